@@ -1,0 +1,25 @@
+# Helpers shared by the folder CMakeLists: one static library per source folder, sources globbed so a
+# new file needs no CMake edit.
+
+# smallmind_library(NAME DIR [DEPS ...]): every .cc directly in DIR (not main.cc) becomes library NAME.
+function(smallmind_library name dir)
+  file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cc)
+  list(FILTER srcs EXCLUDE REGEX ".*/main\\.cc$")
+  if(srcs)
+    add_library(${name} STATIC ${srcs})
+    target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${name} PUBLIC ${ARGN})
+  else()  # header-only so far
+    add_library(${name} INTERFACE)
+    target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${name} INTERFACE ${ARGN})
+  endif()
+endfunction()
+
+# smallmind_executable(NAME MAIN [DEPS ...]): a thin main over the libraries.
+function(smallmind_executable name main)
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${main})
+    add_executable(${name} ${main})
+    target_link_libraries(${name} PRIVATE ${ARGN})
+  endif()
+endfunction()

@@ -1,0 +1,39 @@
+// Tokenizer: text <-> token ids for one model. Built once by a loader, then shared read-only by
+// the scheduler thread and service threads. All methods are const and thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "worker/model/model_config.h"
+
+namespace smallmind::worker {
+
+enum class TokenizerKind { kSpm, kBpe, kByte };
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+
+  virtual TokenizerKind kind() const = 0;
+  virtual int vocab_size() const = 0;
+  virtual TokenId bos_id() const = 0;  // -1 when the vocabulary has none
+  virtual TokenId eos_id() const = 0;  // -1 when the vocabulary has none
+  // Whether the model wants BOS prepended by default.
+  virtual bool add_bos_default() const = 0;
+
+  // Encodes text; special-token text is treated as plain text. Prepends BOS when add_bos.
+  virtual std::vector<TokenId> Encode(std::string_view text, bool add_bos) const = 0;
+
+  // Appends the raw bytes token `id` contributes when it follows `prev` (-1 at the start):
+  // byte-fallback tokens give their one byte; a leading space after BOS is dropped (SentencePiece
+  // rule); BOS/EOS and other control tokens give nothing. Bytes may be incomplete UTF-8; the
+  // Detokenizer assembles code points. Never allocates when `out` has capacity.
+  virtual void AppendTokenBytes(TokenId prev, TokenId id, std::string* out) const = 0;
+
+  // The vocabulary entry of `id` as stored (for debugging / TokenizeResponse.pieces).
+  virtual std::string_view Piece(TokenId id) const = 0;
+};
+
+}  // namespace smallmind::worker
