@@ -22,7 +22,7 @@ class CheckFailure {
 
 // Lets the macro below be an expression whose stream operands are evaluated only on failure.
 struct CheckVoidify {
-  void operator&(CheckFailure&) {}
+  void operator&(const CheckFailure&) {}
 };
 
 }  // namespace smallmind::shared

@@ -1,0 +1,94 @@
+// Golden greedy outputs of llama2.c's run.c on stories260K, reproduced through a real gateway and a
+// real worker process over gRPC, on both kernel paths.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/testing/rpc/gateway_fixture.h"
+
+namespace smallmind {
+namespace {
+
+struct GoldenCase {
+  std::string prompt;
+  int steps;
+  std::vector<uint32_t> token_ids;
+  std::vector<uint32_t> prompt_token_ids;
+  std::string stop;
+  std::string text;
+};
+
+std::vector<GoldenCase> LoadGoldens(const std::string& path) {
+  std::vector<GoldenCase> cases;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto j = nlohmann::json::parse(line);
+    cases.push_back({j["prompt"], j["steps"], j["token_ids"], j["prompt_token_ids"], j["stop"],
+                     j["text"]});
+  }
+  return cases;
+}
+
+class GoldenGreedyTest : public ::testing::TestWithParam<bool> {
+ protected:
+  static void SetUpTestSuite() {
+    shared_dir_ = testing::SharedDataDir();
+    if (shared_dir_.empty()) return;
+    testing::GatewayOptions options;
+    options.model = shared_dir_ + "/models/stories260K.bin";
+    options.workers = 1;
+    auto started = testing::GatewayFixture::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    gateway_ = std::move(started).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete gateway_;
+    gateway_ = nullptr;
+  }
+  static std::string shared_dir_;
+  static testing::GatewayFixture* gateway_;
+};
+
+std::string GoldenGreedyTest::shared_dir_;
+testing::GatewayFixture* GoldenGreedyTest::gateway_ = nullptr;
+
+TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
+  if (shared_dir_.empty()) GTEST_SKIP() << "../shared/models is absent; golden tests skipped";
+  ASSERT_NE(gateway_, nullptr);
+  std::vector<GoldenCase> cases = LoadGoldens(shared_dir_ + "/models/golden-greedy.jsonl");
+  ASSERT_FALSE(cases.empty());
+  for (const GoldenCase& g : cases) {
+    SCOPED_TRACE("prompt '" + g.prompt + "'");
+    v1::GenerateRequest req;
+    req.set_prompt(g.prompt);
+    req.mutable_sampling()->set_temperature(0);
+    // run.c runs `steps` positions; position 0 is BOS, so steps + 1 tokens in all.
+    const int max_new = g.steps + 1 - static_cast<int>(g.prompt_token_ids.size());
+    req.mutable_stopping()->set_max_new_tokens(max_new);
+    req.mutable_runtime()->set_deterministic(GetParam());
+    testing::GenerateOutcome out = testing::RunGenerate(gateway_->stub(), req);
+    ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+
+    std::vector<uint32_t> want(g.token_ids.begin() + g.prompt_token_ids.size(), g.token_ids.end());
+    if (g.stop == "bos") want.pop_back();  // the model produced BOS: run.c stops, we end the stream
+    EXPECT_EQ(out.token_ids(), want);
+    ASSERT_NE(out.last(), nullptr);
+    EXPECT_EQ(out.last()->finish_reason(), g.stop == "bos" ? v1::EOS : v1::LENGTH);
+    EXPECT_EQ(out.last()->usage().prompt_tokens(), g.prompt_token_ids.size());
+    EXPECT_EQ(out.last()->usage().completion_tokens(), want.size());
+    // run.c prints the prompt's pieces too; the stream carries only the new text.
+    ASSERT_EQ(g.text.substr(0, g.prompt.size()), g.prompt);
+    EXPECT_EQ(out.text(), g.text.substr(g.prompt.size()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothPaths, GoldenGreedyTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Deterministic" : "Parallel"; });
+
+}  // namespace
+}  // namespace smallmind

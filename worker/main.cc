@@ -1,0 +1,46 @@
+// smallmind-worker: flags -> WorkerConfig -> Worker::Start(); SIGTERM/SIGINT shut it down.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "shared/log.h"
+#include "worker/worker.h"
+
+int main(int argc, char** argv) {
+  using smallmind::shared::StatusCode;
+  auto config = smallmind::worker::ParseWorkerFlags(argc, argv);
+  if (!config.ok()) {
+    bool help = config.status().code() == StatusCode::kNotFound;
+    std::fprintf(help ? stdout : stderr, "%s\n", config.status().message().c_str());
+    return help ? 0 : 2;
+  }
+  smallmind::shared::InitLogging("worker-" + std::to_string(config->worker_id), config->log_level);
+
+  // Signals are taken by one thread with sigwait, so no handler runs inside library code.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  smallmind::worker::Worker worker(std::move(config).value());
+  smallmind::shared::Status started = worker.Start();
+  if (!started.ok()) {
+    spdlog::error("worker failed to start: {}", started.ToString());
+    return 1;
+  }
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    spdlog::info("signal {} received, shutting down", sig);
+    worker.Shutdown();
+  });
+  worker.Wait();
+  signal_thread.join();
+  spdlog::info("worker stopped");
+  return 0;
+}

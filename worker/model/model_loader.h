@@ -1,0 +1,36 @@
+// LoadModel: turns a model spec ("builtin:tiny", a llama2.c .bin, later GGUF) into the weights,
+// tokenizer and description a worker serves. Called once at worker start; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shared/status.h"
+#include "worker/model/weights.h"
+#include "worker/tokenizer/tokenizer.h"
+
+namespace smallmind::worker {
+
+struct ModelSpec {
+  std::string model = "builtin:tiny";  // "builtin:tiny" or a file path
+  // llama2.c checkpoints only: the tokenizer.bin. Empty: "tokenizer.bin", then "tok<vocab>.bin",
+  // next to the model file.
+  std::string tokenizer;
+};
+
+struct LoadedModel {
+  LlamaModel llama;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::string source;                     // the spec's model string
+  std::string tokenizer_source;           // where the tokenizer came from
+  uint64_t file_size = 0;                 // bytes of the model file (0 for builtin)
+  uint64_t parameter_count = 0;
+  std::string quantization;               // type of the largest weights, e.g. "F32"
+  std::vector<std::string> tensor_types;  // every type present
+};
+
+shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec);
+
+}  // namespace smallmind::worker

@@ -1,0 +1,49 @@
+#include "worker/sched/engine_loop.h"
+
+namespace smallmind::worker {
+
+EngineLoop::EngineLoop(Scheduler* scheduler, Engine* engine, CommandQueue* commands,
+                       SchedulerStats* stats)
+    : scheduler_(scheduler), engine_(engine), commands_(commands), stats_(stats) {}
+
+void EngineLoop::Run() {
+  while (true) {
+    commands_->DrainInto(&drained_, /*wait=*/scheduler_->idle());
+    ApplyCommands();
+    if (commands_->closed()) break;
+    RunOnce();
+  }
+  scheduler_->CancelAll();
+  scheduler_->PublishStats(stats_);
+}
+
+bool EngineLoop::RunOnce() {
+  commands_->DrainInto(&drained_, /*wait=*/false);
+  ApplyCommands();
+  while (!scheduler_->Schedule(&shape_)) {
+    scheduler_->PreemptNewest();
+    stats_->preemptions_total.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (shape_.entries.empty()) {
+    scheduler_->PublishStats(stats_);
+    return false;
+  }
+  scheduler_->Apply(shape_, &plan_);
+  engine_->Step(plan_);
+  scheduler_->Update([this](int i) { return engine_->Logits(i); });
+  scheduler_->PublishStats(stats_);
+  return true;
+}
+
+void EngineLoop::ApplyCommands() {
+  for (Command& command : drained_) {
+    if (auto* submit = std::get_if<SubmitCommand>(&command)) {
+      scheduler_->Add(std::move(submit->sequence));
+    } else {
+      scheduler_->Cancel(std::get<CancelCommand>(command).sequence_id);
+    }
+  }
+  drained_.clear();
+}
+
+}  // namespace smallmind::worker

@@ -1,0 +1,220 @@
+#include "worker/sched/scheduler.h"
+
+#include <algorithm>
+
+#include "shared/check.h"
+
+namespace smallmind::worker {
+namespace {
+
+double MillisBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, int block_size)
+    : options_(options), pool_(pool), block_size_(block_size) {
+  SM_CHECK(options.max_step_tokens > 0 && options.max_seqs > 0 && block_size > 0);
+  running_.reserve(options.max_seqs);
+  step_seqs_.reserve(options.max_seqs);
+  step_tokens_.reserve(options.max_seqs);
+}
+
+Scheduler::~Scheduler() { CancelAll(); }
+
+void Scheduler::Add(std::unique_ptr<Sequence> seq) {
+  if (static_cast<int>(waiting_.size()) >= options_.max_waiting) {
+    seq->sink->OnFinish({shared::ResourceExhausted(
+        "worker queue is full (" + std::to_string(options_.max_waiting) + " waiting requests)")});
+    return;
+  }
+  int max_positions = seq->num_prompt_tokens + seq->request.stopping.max_new_tokens;
+  seq->block_table.reserve(BlocksFor(max_positions));
+  ++requests_total_;
+  prompt_tokens_total_ += seq->num_prompt_tokens;
+  waiting_.push_back(std::move(seq));
+}
+
+void Scheduler::Cancel(uint64_t sequence_id) {
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    if ((*it)->id == sequence_id) {
+      Finish(it->get(), FinishReason::kCancelled, shared::Status::Ok());
+      waiting_.erase(it);
+      return;
+    }
+  }
+  for (auto& seq : running_) {
+    if (seq->id == sequence_id && !seq->finished) {
+      Finish(seq.get(), FinishReason::kCancelled, shared::Status::Ok());
+    }
+  }
+  std::erase_if(running_, [](const auto& s) { return s->finished; });
+}
+
+void Scheduler::CancelAll() {
+  for (auto& seq : waiting_) Finish(seq.get(), FinishReason::kCancelled, shared::Status::Ok());
+  waiting_.clear();
+  for (auto& seq : running_) {
+    if (!seq->finished) Finish(seq.get(), FinishReason::kCancelled, shared::Status::Ok());
+  }
+  running_.clear();
+}
+
+bool Scheduler::Schedule(StepShape* out) const {
+  StepShape& shape = *out;
+  shape.entries.clear();
+  int budget = options_.max_step_tokens;
+  int free_blocks = pool_->num_free();
+  // Running sequences: decodes first so a long prompt never stalls them, then prefill chunks.
+  for (bool decode_pass : {true, false}) {
+    for (const auto& seq : running_) {
+      int pending = seq->num_pending();
+      if (pending == 0 || (pending == 1) != decode_pass) continue;
+      if (static_cast<int>(shape.entries.size()) == options_.max_seqs || budget == 0) break;
+      int have = static_cast<int>(seq->block_table.size());
+      int n = std::min({pending, budget, (have + free_blocks) * block_size_ - seq->num_computed});
+      if (n <= 0) return false;  // out of blocks: the caller preempts the newest
+      int need = BlocksFor(seq->num_computed + n) - have;
+      free_blocks -= need;
+      budget -= n;
+      shape.entries.push_back({seq.get(), n, need, false});
+    }
+  }
+  // Waiting sequences in FIFO order, keeping one free block per running sequence so the next
+  // decode step does not preempt what was just admitted.
+  for (const auto& seq : waiting_) {
+    if (static_cast<int>(shape.entries.size()) == options_.max_seqs || budget == 0) break;
+    int spare = free_blocks - static_cast<int>(shape.entries.size());
+    int n = std::min({seq->num_pending(), budget, spare * block_size_});
+    if (n <= 0) break;
+    int need = BlocksFor(n);
+    free_blocks -= need;
+    budget -= n;
+    shape.entries.push_back({seq.get(), n, need, true});
+  }
+  return true;
+}
+
+void Scheduler::PreemptNewest() {
+  SM_CHECK(!running_.empty()) << "nothing to preempt";
+  std::unique_ptr<Sequence> victim = std::move(running_.back());
+  running_.pop_back();
+  Release(victim.get());
+  victim->num_computed = 0;
+  ++victim->preemptions;
+  waiting_.push_front(std::move(victim));
+}
+
+void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
+  plan->seqs.clear();
+  plan->mode = kernels::ExecMode::kParallel;
+  plan->max_threads = 0;
+  step_seqs_.clear();
+  step_tokens_.clear();
+  const Clock::time_point now = Clock::now();
+  for (const StepShape::Entry& e : shape.entries) {
+    Sequence* seq = e.seq;
+    if (e.admitted) {
+      SM_CHECK(!waiting_.empty() && waiting_.front().get() == seq) << "admission out of order";
+      running_.push_back(std::move(waiting_.front()));
+      waiting_.pop_front();
+      if (seq->first_scheduled == Clock::time_point{}) seq->first_scheduled = now;
+    }
+    SM_CHECK(pool_->AllocateN(e.new_blocks, &seq->block_table)) << "schedule over-committed blocks";
+    // A deterministic request makes the whole step deterministic: it is the slower path but its
+    // results are valid for every request, while the reverse would break batch invariance.
+    if (seq->request.mode == kernels::ExecMode::kDeterministic) {
+      plan->mode = kernels::ExecMode::kDeterministic;
+    }
+    int mt = seq->request.max_threads;
+    if (mt > 0 && (plan->max_threads == 0 || mt < plan->max_threads)) plan->max_threads = mt;
+    std::span<const TokenId> all(seq->tokens);
+    plan->seqs.push_back({all.subspan(seq->num_computed, e.n_tokens), seq->num_computed,
+                          std::span<const int32_t>(seq->block_table),
+                          seq->num_computed + e.n_tokens == seq->num_tokens()});
+    step_seqs_.push_back(seq);
+    step_tokens_.push_back(e.n_tokens);
+  }
+}
+
+void Scheduler::Update(const std::function<std::span<float>(int)>& logits) {
+  for (size_t i = 0; i < step_seqs_.size(); ++i) {
+    Sequence* seq = step_seqs_[i];
+    seq->num_computed += step_tokens_[i];
+    if (seq->num_pending() == 0) SampleAndEmit(seq, logits(static_cast<int>(i)));
+  }
+  step_seqs_.clear();
+  step_tokens_.clear();
+  std::erase_if(running_, [](const auto& s) { return s->finished; });
+}
+
+void Scheduler::SampleAndEmit(Sequence* seq, std::span<float> logits) {
+  const bool want_logprobs = seq->request.sampling.logprobs > 0;
+  TokenId id = seq->sampler.Sample(logits, want_logprobs ? &seq->logprobs : nullptr);
+  seq->sampler.Accept(id);
+  const Clock::time_point now = Clock::now();
+  if (seq->num_generated() == 0) seq->first_token = now;
+  seq->last_token = now;
+  seq->tokens.push_back(id);
+  ++generation_tokens_total_;
+
+  seq->text_scratch.clear();
+  seq->detokenizer.Push(id, &seq->text_scratch);
+  seq->emit_scratch.clear();
+  FinishReason reason = seq->stop.OnToken(id, seq->text_scratch, &seq->emit_scratch);
+  if (reason == FinishReason::kLength || reason == FinishReason::kEos) {
+    // The stream ends here: an incomplete code point left over becomes U+FFFD.
+    seq->detokenizer.Flush(&seq->emit_scratch);
+  }
+  bool end_token = reason == FinishReason::kEos;  // EOS itself is not part of the output
+  std::span<const TokenId> ids(&seq->tokens.back(), end_token ? 0 : 1);
+  if (!ids.empty() || !seq->emit_scratch.empty()) {
+    std::span<const SampleLogprobs> lps(&seq->logprobs, want_logprobs && !ids.empty() ? 1 : 0);
+    seq->sink->OnTokens({ids, seq->emit_scratch, lps});
+  }
+  if (reason != FinishReason::kNone) Finish(seq, reason, shared::Status::Ok());
+}
+
+void Scheduler::Finish(Sequence* seq, FinishReason reason, shared::Status status) {
+  FinishEvent event;
+  event.status = std::move(status);
+  event.reason = reason;
+  event.prompt_tokens = seq->num_prompt_tokens;
+  event.completion_tokens = seq->num_generated();
+  if (reason == FinishReason::kEos && event.completion_tokens > 0) --event.completion_tokens;
+  const double gateway_ms = seq->request.gateway_queue_ms;
+  if (seq->first_scheduled != Clock::time_point{}) {
+    event.queue_ms = gateway_ms + MillisBetween(seq->arrived, seq->first_scheduled);
+  }
+  if (seq->num_generated() > 0) {
+    event.ttft_ms = gateway_ms + MillisBetween(seq->arrived, seq->first_token);
+    double prefill_ms = MillisBetween(seq->first_scheduled, seq->first_token);
+    if (prefill_ms > 0) event.prefill_tokens_per_s = 1000.0 * seq->num_prompt_tokens / prefill_ms;
+    double decode_ms = MillisBetween(seq->first_token, seq->last_token);
+    if (seq->num_generated() > 1 && decode_ms > 0) {
+      event.decode_tokens_per_s = 1000.0 * (seq->num_generated() - 1) / decode_ms;
+    }
+  }
+  seq->sink->OnFinish(event);
+  seq->sink = nullptr;
+  Release(seq);
+  seq->finished = true;
+}
+
+void Scheduler::Release(Sequence* seq) {
+  for (int32_t block : seq->block_table) pool_->Release(block);
+  seq->block_table.clear();
+}
+
+void Scheduler::PublishStats(SchedulerStats* stats) const {
+  stats->running.store(static_cast<uint32_t>(running_.size()), std::memory_order_relaxed);
+  stats->waiting.store(static_cast<uint32_t>(waiting_.size()), std::memory_order_relaxed);
+  stats->kv_pages_used.store(pool_->num_used(), std::memory_order_relaxed);
+  stats->kv_pages_total.store(pool_->num_total(), std::memory_order_relaxed);
+  stats->requests_total.store(requests_total_, std::memory_order_relaxed);
+  stats->prompt_tokens_total.store(prompt_tokens_total_, std::memory_order_relaxed);
+  stats->generation_tokens_total.store(generation_tokens_total_, std::memory_order_relaxed);
+}
+
+}  // namespace smallmind::worker

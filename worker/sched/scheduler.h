@@ -1,0 +1,87 @@
+// Scheduler: continuous batching over the KV block pool. Each step: Schedule() decides, without
+// mutating, which sequences run and how many tokens each feeds (decodes first, then prefill chunks
+// under a token budget); when the running sequences do not fit it returns false and the caller
+// preempts the newest (Preempt). Apply() commits the decision into a StepPlan; after the engine
+// runs, Update() samples, streams and retires sequences. Owned by the scheduler thread; not
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "worker/engine/step_plan.h"
+#include "worker/kv/block_pool.h"
+#include "worker/sched/scheduler_stats.h"
+#include "worker/sched/sequence.h"
+
+namespace smallmind::worker {
+
+struct SchedulerOptions {
+  int max_step_tokens = 256;  // token budget of one step (decodes + prefill chunks)
+  int max_seqs = 32;          // sequences in one step
+  int max_waiting = 1024;     // queue length before RESOURCE_EXHAUSTED
+};
+
+// The decision of one step: which sequences feed how many tokens. Plain data.
+struct StepShape {
+  struct Entry {
+    Sequence* seq;
+    int n_tokens;    // tokens fed this step
+    int new_blocks;  // blocks to allocate before the step
+    bool admitted;   // moves from waiting to running
+  };
+  std::vector<Entry> entries;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerOptions& options, BlockPool* pool, int block_size);
+  ~Scheduler();
+
+  // Queues a sequence; fails it at once (via its sink) when the queue is full.
+  void Add(std::unique_ptr<Sequence> seq);
+  // Finishes a sequence as cancelled and frees its blocks; unknown ids are ignored (already done).
+  void Cancel(uint64_t sequence_id);
+  // Finishes every sequence as cancelled (shutdown).
+  void CancelAll();
+
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+
+  // Prepare: fills the next step's shape (reusing its capacity); false when the running sequences
+  // need more blocks than are free. Mutates nothing else.
+  bool Schedule(StepShape* shape) const;
+  // Preempts the newest running sequence: frees its blocks; it recomputes later from the waiting
+  // queue's front.
+  void PreemptNewest();
+  // Commit: allocates the blocks of `shape`, admits its waiting sequences and fills `plan`.
+  void Apply(const StepShape& shape, StepPlan* plan);
+  // After the engine ran `plan`: advances positions, samples (logits of plan entry i come from
+  // `logits(i)`), streams tokens and retires finished sequences.
+  void Update(const std::function<std::span<float>(int)>& logits);
+
+  void PublishStats(SchedulerStats* stats) const;
+
+ private:
+  int BlocksFor(int n_positions) const { return (n_positions + block_size_ - 1) / block_size_; }
+  void SampleAndEmit(Sequence* seq, std::span<float> logits);
+  void Finish(Sequence* seq, FinishReason reason, shared::Status status);
+  void Release(Sequence* seq);
+
+  const SchedulerOptions options_;
+  BlockPool* pool_;
+  const int block_size_;
+  uint64_t requests_total_ = 0;
+  uint64_t prompt_tokens_total_ = 0;
+  uint64_t generation_tokens_total_ = 0;
+  std::deque<std::unique_ptr<Sequence>> waiting_;  // FIFO; preempted sequences go to the front
+  std::vector<std::unique_ptr<Sequence>> running_;  // admission order: newest last
+  std::vector<Sequence*> step_seqs_;  // [plan.seqs.size()]: the sequence of each plan entry
+  std::vector<int> step_tokens_;      // [plan.seqs.size()]: tokens each entry fed
+};
+
+}  // namespace smallmind::worker

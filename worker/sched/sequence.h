@@ -1,0 +1,64 @@
+// Sequence: one request's state inside the worker: its tokens, KV block table, sampler, stop
+// checker and detokenizer. Created by the service thread, then owned by the scheduler thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/exec_mode.h"
+#include "worker/sample/sampler.h"
+#include "worker/sample/stop_checker.h"
+#include "worker/sched/sequence_sink.h"
+#include "worker/tokenizer/detokenizer.h"
+
+namespace smallmind::worker {
+
+using Clock = std::chrono::steady_clock;
+
+// What a request asks for, already validated by the gateway and checked against the model.
+struct SequenceRequest {
+  std::string request_id;
+  std::vector<TokenId> prompt;  // non-empty; BOS already applied
+  SamplingParams sampling;
+  StopConfig stopping;          // max_new_tokens already capped by the context
+  kernels::ExecMode mode = kernels::ExecMode::kParallel;
+  int max_threads = 0;
+  double gateway_queue_ms = 0;
+};
+
+struct Sequence {
+  Sequence(uint64_t id, SequenceRequest request, const Tokenizer& tokenizer, int vocab_size,
+           SequenceSink* sink);
+
+  int num_tokens() const { return static_cast<int>(tokens.size()); }
+  int num_generated() const { return num_tokens() - num_prompt_tokens; }
+  // Tokens not yet in the KV cache: the next step feeds tokens[num_computed..].
+  int num_pending() const { return num_tokens() - num_computed; }
+
+  const uint64_t id;
+  SequenceRequest request;
+  const int num_prompt_tokens;
+  std::vector<TokenId> tokens;       // [prompt + generated]; capacity reserved up front
+  int num_computed = 0;              // positions whose K/V are in the pool
+  std::vector<int32_t> block_table;  // KV block ids, position p in block_table[p / block_size]
+
+  Sampler sampler;
+  StopChecker stop;
+  Detokenizer detokenizer;
+  std::string text_scratch;  // this token's bytes, reused
+  std::string emit_scratch;  // text released to the client this step, reused
+  SampleLogprobs logprobs;   // this step's logprobs when asked
+  SequenceSink* sink;        // not owned; valid until OnFinish
+
+  bool finished = false;  // OnFinish sent; removed at the end of the step
+  int preemptions = 0;
+  Clock::time_point arrived = Clock::now();
+  Clock::time_point first_scheduled{};
+  Clock::time_point first_token{};
+  Clock::time_point last_token{};
+};
+
+}  // namespace smallmind::worker

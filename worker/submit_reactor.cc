@@ -1,0 +1,147 @@
+#include "worker/submit_reactor.h"
+
+#include <spdlog/spdlog.h>
+
+#include "shared/grpc_status.h"
+#include "worker/request_builder.h"
+
+namespace smallmind::worker {
+namespace {
+
+v1::FinishReason ToProto(FinishReason r) {
+  switch (r) {
+    case FinishReason::kLength: return v1::LENGTH;
+    case FinishReason::kStop: return v1::STOP;
+    case FinishReason::kEos: return v1::EOS;
+    case FinishReason::kCancelled: return v1::CANCELLED;
+    case FinishReason::kNone: break;
+  }
+  return v1::FINISH_REASON_UNSPECIFIED;
+}
+
+}  // namespace
+
+SubmitReactor::SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model,
+                             CommandQueue* commands, uint64_t sequence_id)
+    : commands_(commands), sequence_id_(sequence_id) {
+  auto built = BuildSequenceRequest(request, model);
+  if (!built.ok()) {
+    scheduler_done_ = true;
+    finish_called_ = true;
+    Finish(shared::ToGrpcStatus(built.status()));
+    return;
+  }
+  auto seq = std::make_unique<Sequence>(sequence_id, std::move(built).value(), *model.tokenizer,
+                                        model.llama.config.vocab_size, this);
+  commands_->Push(SubmitCommand{std::move(seq)});
+}
+
+v1::GenerateResponse* SubmitReactor::OpenMessageLocked() {
+  if (outbox_.empty() || final_queued_) outbox_.emplace_back();
+  return outbox_.back().mutable_response();
+}
+
+void SubmitReactor::OnTokens(const TokenEvent& event) {
+  Action action;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_) return;
+    v1::GenerateResponse* msg = OpenMessageLocked();
+    for (TokenId id : event.token_ids) msg->add_token_ids(static_cast<uint32_t>(id));
+    msg->mutable_text()->append(event.text);
+    for (const SampleLogprobs& lp : event.logprobs) {
+      v1::TokenLogprobs* out = msg->add_logprobs();
+      out->set_token_id(static_cast<uint32_t>(lp.chosen.id));
+      out->set_logprob(lp.chosen.logprob);
+      for (int k = 0; k < lp.n_top; ++k) {
+        v1::TopLogprob* top = out->add_top();
+        top->set_token_id(static_cast<uint32_t>(lp.top[k].id));
+        top->set_logprob(lp.top[k].logprob);
+      }
+    }
+    action = NextActionLocked();
+  }
+  Act(action);
+}
+
+void SubmitReactor::OnFinish(const FinishEvent& event) {
+  Action action;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    scheduler_done_ = true;
+    if (!event.status.ok()) {
+      final_status_ = shared::ToGrpcStatus(event.status);
+      outbox_.clear();
+    } else if (event.reason == FinishReason::kCancelled && broken_) {
+      final_status_ = grpc::Status::CANCELLED;
+    } else if (!broken_) {
+      v1::GenerateResponse* msg = OpenMessageLocked();
+      msg->set_finish_reason(ToProto(event.reason));
+      v1::Usage* usage = msg->mutable_usage();
+      usage->set_prompt_tokens(event.prompt_tokens);
+      usage->set_completion_tokens(event.completion_tokens);
+      usage->set_cached_prompt_tokens(event.cached_prompt_tokens);
+      v1::Timings* t = msg->mutable_timings();
+      t->set_queue_ms(event.queue_ms);
+      t->set_ttft_ms(event.ttft_ms);
+      t->set_prefill_tokens_per_s(event.prefill_tokens_per_s);
+      t->set_decode_tokens_per_s(event.decode_tokens_per_s);
+      final_queued_ = true;
+    }
+    action = NextActionLocked();
+  }
+  Act(action);
+}
+
+SubmitReactor::Action SubmitReactor::NextActionLocked() {
+  if (writing_ || finish_called_) return Action::kNone;
+  if (!outbox_.empty() && !broken_) {
+    in_flight_ = std::move(outbox_.front());
+    outbox_.pop_front();
+    if (outbox_.empty()) final_queued_ = false;
+    writing_ = true;
+    return Action::kWrite;
+  }
+  if (scheduler_done_) {
+    finish_called_ = true;
+    if (broken_ && final_status_.ok()) final_status_ = grpc::Status::CANCELLED;
+    return Action::kFinish;
+  }
+  return Action::kNone;
+}
+
+void SubmitReactor::Act(Action action) {
+  // No member may be touched after Finish: OnDone (which deletes this) may already be running.
+  if (action == Action::kWrite) {
+    StartWrite(&in_flight_);
+  } else if (action == Action::kFinish) {
+    Finish(final_status_);
+  }
+}
+
+void SubmitReactor::OnWriteDone(bool ok) {
+  Action action;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    writing_ = false;
+    if (!ok) {
+      broken_ = true;
+      outbox_.clear();
+    }
+    action = NextActionLocked();
+  }
+  if (!ok) commands_->Push(CancelCommand{sequence_id_});
+  Act(action);
+}
+
+void SubmitReactor::OnCancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    broken_ = true;
+  }
+  commands_->Push(CancelCommand{sequence_id_});
+}
+
+void SubmitReactor::OnDone() { delete this; }
+
+}  // namespace smallmind::worker

@@ -1,0 +1,106 @@
+#include "worker/worker.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "shared/cpu_topology.h"
+
+namespace smallmind::worker {
+
+Worker::Worker(WorkerConfig config) : config_(std::move(config)) {}
+
+Worker::~Worker() { Shutdown(); }
+
+shared::Status Worker::PlanKv() {
+  const ModelConfig& c = model_->llama.config;
+  const int bs = config_.kv.block_size;
+  const int64_t bytes_per_block = 2LL * c.n_layers * c.kv_dim() * bs * sizeof(float);
+  const int context_blocks = (c.context_length + bs - 1) / bs;
+  int64_t blocks = config_.kv.num_blocks;
+  if (blocks == 0) {
+    int64_t budget = static_cast<int64_t>(config_.kv.memory_mb) << 20;
+    int64_t wanted = static_cast<int64_t>(context_blocks) * config_.scheduler.max_seqs;
+    blocks = std::min(wanted, budget / bytes_per_block);
+  }
+  // One sequence must always fit alone, so preemption can always make progress.
+  if (blocks < context_blocks) {
+    return shared::InvalidArgument(
+        "the KV pool holds " + std::to_string(blocks) + " blocks of " + std::to_string(bs) +
+        " tokens, fewer than one full context of " + std::to_string(c.context_length) +
+        " tokens; raise --kv-memory-mb or --kv-blocks");
+  }
+  kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs);
+  block_pool_ = std::make_unique<BlockPool>(static_cast<int>(blocks));
+  spdlog::info("KV pool: {} blocks x {} tokens ({:.1f} MiB)", blocks, bs,
+               kv_pool_->bytes() / 1048576.0);
+  return shared::Status::Ok();
+}
+
+shared::Status Worker::Start() {
+  if (config_.cpus.empty()) {
+    cpus_ = shared::AllowedCpus();
+  } else {
+    SM_ASSIGN_OR_RETURN(cpus_, shared::ParseCpuList(config_.cpus));
+  }
+  SM_ASSIGN_OR_RETURN(model_, LoadModel(config_.model));
+  const ModelConfig& c = model_->llama.config;
+  spdlog::info("model {}: {} dim={} layers={} heads={}/{} vocab={} context={} ({})",
+               model_->source, c.architecture, c.dim, c.n_layers, c.n_heads, c.n_kv_heads,
+               c.vocab_size, c.context_length, model_->quantization);
+  SM_RETURN_IF_ERROR(PlanKv());
+  EngineOptions engine_options;
+  engine_options.max_step_tokens = config_.scheduler.max_step_tokens;
+  engine_options.max_seqs = config_.scheduler.max_seqs;
+  engine_ = std::make_unique<Engine>(c, model_->llama.weights, kv_pool_.get(), engine_options);
+  scheduler_ = std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(),
+                                           config_.kv.block_size);
+  loop_ = std::make_unique<EngineLoop>(scheduler_.get(), engine_.get(), &commands_, &stats_);
+  scheduler_->PublishStats(&stats_);
+  scheduler_thread_ = std::thread([this] { SchedulerThreadMain(); });
+
+  service_ = std::make_unique<WorkerService>(*model_, &commands_, &stats_, config_.worker_id);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config_.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  server_ = builder.BuildAndStart();
+  if (!server_) {
+    Shutdown();
+    return shared::Unavailable("cannot listen on " + config_.listen +
+                               " (address in use, bad path or permissions)");
+  }
+  spdlog::info("worker {} (pid {}) serving on {}", config_.worker_id, getpid(), config_.listen);
+  return shared::Status::Ok();
+}
+
+void Worker::SchedulerThreadMain() {
+  shared::Status pinned = shared::PinCurrentThread(cpus_);
+  if (pinned.ok()) {
+    spdlog::info("scheduler thread pinned to CPUs {}", shared::FormatCpuList(cpus_));
+  } else {
+    spdlog::warn("scheduler thread not pinned: {}", pinned.ToString());
+  }
+  loop_->Run();
+}
+
+void Worker::Wait() {
+  if (server_) server_->Wait();
+}
+
+void Worker::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // Drain first: the scheduler keeps running while in-flight streams finish (or are cancelled at
+  // the deadline), so every reactor gets its OnFinish; then the scheduler thread stops.
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  }
+  commands_.Close();
+  if (scheduler_thread_.joinable()) scheduler_thread_.join();
+}
+
+}  // namespace smallmind::worker

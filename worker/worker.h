@@ -1,0 +1,60 @@
+// Worker: everything one worker process runs, built from a WorkerConfig: the model, the KV pool, the
+// engine, the scheduler thread and the worker.proto server. main() builds exactly one; tests may
+// build several in one process. Start/Shutdown from one controlling thread; not thread-safe.
+#pragma once
+
+#include <memory>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "shared/status.h"
+#include "worker/engine/engine.h"
+#include "worker/kv/block_pool.h"
+#include "worker/kv/kv_pool.h"
+#include "worker/model/model_loader.h"
+#include "worker/sched/command_queue.h"
+#include "worker/sched/engine_loop.h"
+#include "worker/sched/scheduler.h"
+#include "worker/worker_config.h"
+#include "worker/worker_service.h"
+
+namespace smallmind::worker {
+
+class Worker {
+ public:
+  explicit Worker(WorkerConfig config);
+  ~Worker();
+
+  // Loads the model, plans memory, starts the scheduler thread and the server. Errors name what
+  // failed (model file, socket, CPU set).
+  shared::Status Start();
+  // Blocks until Shutdown() is called from elsewhere.
+  void Wait();
+  // Stops accepting, lets in-flight streams finish for a grace period, then cancels the rest and
+  // joins the scheduler thread. Idempotent.
+  void Shutdown();
+
+  const LoadedModel& model() const { return *model_; }
+
+ private:
+  shared::Status PlanKv();
+  void SchedulerThreadMain();
+
+  WorkerConfig config_;
+  std::vector<int> cpus_;
+  std::unique_ptr<LoadedModel> model_;
+  std::unique_ptr<KvPool> kv_pool_;
+  std::unique_ptr<BlockPool> block_pool_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Scheduler> scheduler_;
+  CommandQueue commands_;
+  SchedulerStats stats_;
+  std::unique_ptr<EngineLoop> loop_;
+  std::unique_ptr<WorkerService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::thread scheduler_thread_;
+  bool shut_down_ = false;
+};
+
+}  // namespace smallmind::worker

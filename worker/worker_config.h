@@ -1,0 +1,34 @@
+// WorkerConfig: every option of a worker process, with defaults in place; parsed once in main()
+// (ParseWorkerFlags) and checked by Validate(). Plain data.
+#pragma once
+
+#include <string>
+
+#include "shared/status.h"
+#include "worker/model/model_loader.h"
+#include "worker/sched/scheduler.h"
+
+namespace smallmind::worker {
+
+struct WorkerConfig {
+  ModelSpec model;
+  std::string listen = "unix:/tmp/smallmind-worker.sock";  // unix:/path or host:port
+  int worker_id = 0;
+  std::string cpus;  // "0-3"; empty = every CPU this process may use
+  int threads = 0;   // compute threads; 0 = one per CPU of the set
+  std::string log_level = "info";
+  struct Kv {
+    int block_size = 16;    // tokens per KV block
+    int num_blocks = 0;     // 0 = derive from memory_mb
+    int memory_mb = 1024;   // KV pool budget when num_blocks = 0
+  } kv;
+  SchedulerOptions scheduler;
+
+  shared::Status Validate() const;
+};
+
+// Parses argv into a config. On --help prints usage and returns a NotFound status with the usage
+// text as message (main exits 0 then).
+shared::Result<WorkerConfig> ParseWorkerFlags(int argc, char** argv);
+
+}  // namespace smallmind::worker

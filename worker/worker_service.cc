@@ -1,0 +1,113 @@
+#include "worker/worker_service.h"
+
+#include <unistd.h>
+
+#include "worker/submit_reactor.h"
+#include "worker/tokenizer/detokenizer.h"
+
+namespace smallmind::worker {
+namespace {
+
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, grpc::Status status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
+const char* TokenizerKindName(TokenizerKind kind) {
+  switch (kind) {
+    case TokenizerKind::kSpm: return "spm";
+    case TokenizerKind::kBpe: return "bpe";
+    case TokenizerKind::kByte: return "byte";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+WorkerService::WorkerService(const LoadedModel& model, CommandQueue* commands,
+                             const SchedulerStats* stats, int worker_id)
+    : model_(model), commands_(commands), stats_(stats), worker_id_(worker_id) {}
+
+grpc::ServerWriteReactor<v1::SubmitResponse>* WorkerService::Submit(
+    grpc::CallbackServerContext* context, const v1::SubmitRequest* request) {
+  return new SubmitReactor(*request, model_, commands_, next_sequence_id_.fetch_add(1));
+}
+
+grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* context,
+                                                  const v1::TokenizeRequest* request,
+                                                  v1::TokenizeResponse* response) {
+  const Tokenizer& tok = *model_.tokenizer;
+  if (request->has_token_ids()) {
+    Detokenizer detok(tok);
+    std::string text;
+    for (uint32_t id : request->token_ids().ids()) {
+      if (id >= static_cast<uint32_t>(tok.vocab_size())) {
+        return Done(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                          "token_ids contains " + std::to_string(id) +
+                                              ", outside the vocabulary [0, " +
+                                              std::to_string(tok.vocab_size()) + ")"));
+      }
+      detok.Push(static_cast<TokenId>(id), &text);
+      std::string piece;
+      tok.AppendTokenBytes(-1, static_cast<TokenId>(id), &piece);
+      response->add_pieces(std::move(piece));
+    }
+    detok.Flush(&text);
+    response->set_text(std::move(text));
+  } else {
+    bool add_bos = request->has_add_bos() ? request->add_bos() : tok.add_bos_default();
+    for (TokenId id : tok.Encode(request->text(), add_bos)) {
+      response->add_token_ids(static_cast<uint32_t>(id));
+      std::string piece;
+      tok.AppendTokenBytes(-1, id, &piece);
+      response->add_pieces(std::move(piece));
+    }
+  }
+  return Done(context, grpc::Status::OK);
+}
+
+void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
+  const ModelConfig& c = model.llama.config;
+  info->set_model(model.source);
+  info->set_architecture(c.architecture);
+  info->set_parameter_count(model.parameter_count);
+  info->set_vocab_size(c.vocab_size);
+  info->set_context_length(c.context_length);
+  info->set_quantization(model.quantization);
+  info->set_tokenizer(TokenizerKindName(model.tokenizer->kind()));
+  info->set_file_size_bytes(model.file_size);
+  info->set_workers(1);
+  info->set_embedding_dim(c.dim);
+  info->set_layers(c.n_layers);
+  info->set_heads(c.n_heads);
+  info->set_kv_heads(c.n_kv_heads);
+  info->set_bos_token_id(static_cast<uint32_t>(model.tokenizer->bos_id()));
+  info->set_eos_token_id(static_cast<uint32_t>(model.tokenizer->eos_id()));
+  for (const std::string& t : model.tensor_types) info->add_tensor_types(t);
+}
+
+grpc::ServerUnaryReactor* WorkerService::GetModelInfo(grpc::CallbackServerContext* context,
+                                                      const v1::GetModelInfoRequest* request,
+                                                      v1::ModelInfo* response) {
+  FillModelInfo(model_, response);
+  return Done(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* context,
+                                               const v1::StatsRequest* request,
+                                               v1::WorkerStats* response) {
+  auto load = [](const auto& a) { return a.load(std::memory_order_relaxed); };
+  response->set_worker_id(worker_id_);
+  response->set_running(load(stats_->running));
+  response->set_waiting(load(stats_->waiting));
+  response->set_kv_pages_used(load(stats_->kv_pages_used));
+  response->set_kv_pages_total(load(stats_->kv_pages_total));
+  response->set_requests_total(load(stats_->requests_total));
+  response->set_prompt_tokens_total(load(stats_->prompt_tokens_total));
+  response->set_generation_tokens_total(load(stats_->generation_tokens_total));
+  response->set_pid(static_cast<uint32_t>(getpid()));
+  return Done(context, grpc::Status::OK);
+}
+
+}  // namespace smallmind::worker

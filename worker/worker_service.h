@@ -1,0 +1,46 @@
+// WorkerService: the worker.proto server (Submit, Tokenize, GetModelInfo, Stats) over the callback
+// API. Submit streams are SubmitReactors; the unary rpcs answer inline from read-only state.
+// Thread-safe: called on gRPC threads; the model is read-only and stats are atomics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <grpcpp/grpcpp.h>
+
+#include "smallmind/v1/worker.grpc.pb.h"
+#include "worker/model/model_loader.h"
+#include "worker/sched/command_queue.h"
+#include "worker/sched/scheduler_stats.h"
+
+namespace smallmind::worker {
+
+class WorkerService final : public v1::Worker::CallbackService {
+ public:
+  WorkerService(const LoadedModel& model, CommandQueue* commands, const SchedulerStats* stats,
+                int worker_id);
+
+  grpc::ServerWriteReactor<v1::SubmitResponse>* Submit(grpc::CallbackServerContext* context,
+                                                       const v1::SubmitRequest* request) override;
+  grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
+                                     const v1::TokenizeRequest* request,
+                                     v1::TokenizeResponse* response) override;
+  grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
+                                         const v1::GetModelInfoRequest* request,
+                                         v1::ModelInfo* response) override;
+  grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context,
+                                  const v1::StatsRequest* request,
+                                  v1::WorkerStats* response) override;
+
+ private:
+  const LoadedModel& model_;
+  CommandQueue* commands_;
+  const SchedulerStats* stats_;
+  const int worker_id_;
+  std::atomic<uint64_t> next_sequence_id_{1};
+};
+
+// Fills `info` from the model (workers = 1; the gateway overwrites it).
+void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info);
+
+}  // namespace smallmind::worker
