@@ -1,0 +1,16 @@
+// Scalar reference causal attention over a paged KV cache (multi-head and grouped-query). Called
+// through KernelTable by the engine, once per sequence and layer; thread-safe on disjoint row
+// ranges when each thread passes its own scores scratch. Reduction order: the q.k dot over head_dim
+// left to right, softmax as SoftmaxRef, then the weighted V sum over positions 0..p in order.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace smallmind::kernels {
+
+// For every flat row r = t * n_heads + h in rows: out[t, h, :] = sum over p' <= start_pos + t of
+// softmax_p'(q[t, h, :] . K[p', kv_h, :] / sqrt(head_dim)) * V[p', kv_h, :], with
+// kv_h = h / (n_heads / n_kv_heads), K and V read from args.kv.
+void AttentionRef(const AttentionArgs& args, RowRange rows);
+
+}  // namespace smallmind::kernels

@@ -1,0 +1,23 @@
+#include "kernels/ref/elementwise_ref.h"
+
+#include <cstdint>
+
+namespace smallmind::kernels {
+
+void SwiGluRef(float* gate, const float* up, int hidden, RowRange tokens) {
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
+    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
+    for (int i = 0; i < hidden; i++) g[i] = Silu(g[i]) * u[i];
+  }
+}
+
+void AddRef(float* x, const float* delta, int dim, RowRange tokens) {
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* xt = x + static_cast<int64_t>(t) * dim;            // [dim]
+    const float* dt = delta + static_cast<int64_t>(t) * dim;  // [dim]
+    for (int i = 0; i < dim; i++) xt[i] += dt[i];
+  }
+}
+
+}  // namespace smallmind::kernels

@@ -1,0 +1,20 @@
+// Scalar reference element-wise ops of the llama block: SwiGLU and the residual add. Called through
+// KernelTable by the engine; thread-safe on disjoint token ranges. No reduction.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/partition.h"
+
+namespace smallmind::kernels {
+
+// silu(x) = x * sigmoid(x), written as run.c does.
+inline float Silu(float x) { return x * (1.0f / (1.0f + std::exp(-x))); }
+
+// gate[t, i] = silu(gate[t, i]) * up[t, i] for t in tokens. gate, up: [n_tokens, hidden].
+void SwiGluRef(float* gate, const float* up, int hidden, RowRange tokens);
+
+// x[t, i] += delta[t, i] for t in tokens. x, delta: [n_tokens, dim].
+void AddRef(float* x, const float* delta, int dim, RowRange tokens);
+
+}  // namespace smallmind::kernels

@@ -1,0 +1,58 @@
+// Counts heap allocations made during Engine::Step: a decode step must make none (DESIGN §4). This
+// binary replaces the global operator new to count; the counter is the only global here.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "worker/engine/engine.h"
+#include "worker/model/builtin_tiny.h"
+
+namespace {
+std::atomic<long> g_allocations{0};  // NOLINT: the counter a replaced operator new needs
+}  // namespace
+
+void* operator new(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace smallmind::worker {
+namespace {
+
+TEST(EngineAllocTest, StepMakesNoHeapAllocationForPrefillOrDecode) {
+  const long probe = g_allocations.load();
+  int* volatile canary = new int(1);
+  delete canary;
+  ASSERT_EQ(g_allocations.load() - probe, 1) << "the replaced operator new is not in effect";
+
+  const LlamaModel model = MakeBuiltinTinyModel();
+  KvPool pool(model.config, 16, 16);
+  Engine engine(model.config, model.weights, &pool, EngineOptions{32, 2});
+  const std::vector<TokenId> prompt = {1, 40, 41, 42, 43};
+  const std::vector<int32_t> blocks_a = {0, 1, 2}, blocks_b = {3, 4, 5};
+  std::vector<TokenId> next = {7, 8};
+
+  StepPlan plan;  // built before counting: its vector is the scheduler's, reused every step
+  plan.seqs.reserve(2);
+  const long before = g_allocations.load();
+  plan.seqs.push_back(SeqStep{prompt, 0, blocks_a, true});
+  engine.Step(plan);
+  for (int pos = 5; pos < 40; pos++) {
+    plan.seqs.clear();
+    plan.seqs.push_back(SeqStep{std::span<const TokenId>(next).subspan(0, 1), pos, blocks_a, true});
+    plan.seqs.push_back(
+        SeqStep{std::span<const TokenId>(next).subspan(1, 1), pos - 5, blocks_b, true});
+    engine.Step(plan);
+    next[0] = static_cast<TokenId>(3 + static_cast<int>(engine.Logits(0)[0] > 0));
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+}
+
+}  // namespace
+}  // namespace smallmind::worker

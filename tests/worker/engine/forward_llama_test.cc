@@ -1,0 +1,128 @@
+// Checks the whole forward pass against an independent float64 llama written plainly below, on the
+// builtin tiny model (GQA: 4 query heads over 2 KV heads), for both RoPE layouts.
+#include "worker/engine/forward_llama.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "worker/engine/engine.h"
+#include "worker/model/builtin_tiny.h"
+
+namespace smallmind::worker {
+namespace {
+
+using Vec = std::vector<double>;
+
+Vec MatVec(const TensorView& w, const Vec& x) {
+  Vec y(w.rows, 0.0);
+  for (int64_t r = 0; r < w.rows; r++) {
+    for (int64_t j = 0; j < w.cols; j++) y[r] += w.f32()[r * w.cols + j] * x[j];
+  }
+  return y;
+}
+
+Vec RmsNorm(const Vec& x, const TensorView& w, double eps) {
+  double ss = 0;
+  for (double v : x) ss += v * v;
+  const double inv = 1.0 / std::sqrt(ss / x.size() + eps);
+  Vec out(x.size());
+  for (size_t i = 0; i < x.size(); i++) out[i] = w.f32()[i] * x[i] * inv;
+  return out;
+}
+
+void Rope(Vec& x, int n_heads, int head_dim, int pos, double theta, RopeStyle style) {
+  for (int h = 0; h < n_heads; h++) {
+    double* v = x.data() + h * head_dim;
+    for (int i = 0; i < head_dim / 2; i++) {
+      const int a = style == RopeStyle::kNeox ? i : 2 * i;
+      const int b = style == RopeStyle::kNeox ? i + head_dim / 2 : 2 * i + 1;
+      const double angle = pos * std::pow(theta, -2.0 * i / head_dim);
+      const double v0 = v[a], v1 = v[b];
+      v[a] = v0 * std::cos(angle) - v1 * std::sin(angle);
+      v[b] = v0 * std::sin(angle) + v1 * std::cos(angle);
+    }
+  }
+}
+
+// Logits of the last of `tokens` (at positions 0..n-1), computed in float64 with a contiguous
+// cache.
+Vec ReferenceLogits(const ModelConfig& c, const Weights& w, const std::vector<TokenId>& tokens) {
+  const int hd = c.head_dim(), n = static_cast<int>(tokens.size());
+  std::vector<std::vector<Vec>> k_cache(c.n_layers), v_cache(c.n_layers);  // [layer][pos][kv_dim]
+  Vec x;
+  for (int pos = 0; pos < n; pos++) {
+    x.assign(w.token_embedding.f32() + tokens[pos] * c.dim,
+             w.token_embedding.f32() + (tokens[pos] + 1) * c.dim);
+    for (int l = 0; l < c.n_layers; l++) {
+      const LayerWeights& lw = w.layers[l];
+      Vec xb = RmsNorm(x, lw.attn_norm, c.rms_norm_eps);
+      Vec q = MatVec(lw.wq, xb), k = MatVec(lw.wk, xb);
+      Rope(q, c.n_heads, hd, pos, c.rope_theta, c.rope_style);
+      Rope(k, c.n_kv_heads, hd, pos, c.rope_theta, c.rope_style);
+      k_cache[l].push_back(k);
+      v_cache[l].push_back(MatVec(lw.wv, xb));
+      Vec att(c.dim, 0.0);
+      for (int h = 0; h < c.n_heads; h++) {
+        const int kv = (h / c.kv_group()) * hd;
+        Vec s(pos + 1);
+        double max_s = -1e300, sum = 0;
+        for (int p = 0; p <= pos; p++) {
+          s[p] = 0;
+          for (int i = 0; i < hd; i++) s[p] += q[h * hd + i] * k_cache[l][p][kv + i];
+          s[p] /= std::sqrt(static_cast<double>(hd));
+          max_s = std::max(max_s, s[p]);
+        }
+        for (double& v : s) sum += (v = std::exp(v - max_s));
+        for (int p = 0; p <= pos; p++) {
+          for (int i = 0; i < hd; i++) att[h * hd + i] += s[p] / sum * v_cache[l][p][kv + i];
+        }
+      }
+      Vec o = MatVec(lw.wo, att);
+      for (int i = 0; i < c.dim; i++) x[i] += o[i];
+      xb = RmsNorm(x, lw.ffn_norm, c.rms_norm_eps);
+      Vec g = MatVec(lw.w1, xb), u = MatVec(lw.w3, xb);
+      for (int i = 0; i < c.hidden_dim; i++) g[i] = g[i] / (1 + std::exp(-g[i])) * u[i];
+      Vec d = MatVec(lw.w2, g);
+      for (int i = 0; i < c.dim; i++) x[i] += d[i];
+    }
+  }
+  return MatVec(w.classifier, RmsNorm(x, w.final_norm, c.rms_norm_eps));
+}
+
+void ExpectEngineMatchesReference(const ModelConfig& config, const Weights& weights) {
+  KvPool pool(config, 8, 4);
+  Engine engine(config, weights, &pool, EngineOptions{32, 1});
+  const std::vector<TokenId> tokens = {1,  72,  101, 108, 108, 111, 44,
+                                       32, 119, 111, 114, 108, 100, 33};
+  const std::vector<int32_t> blocks = {6, 1, 4, 3};
+  StepPlan plan;
+  plan.seqs.push_back(SeqStep{tokens, 0, blocks, true});
+  engine.Step(plan);
+  const std::span<const float> got = engine.Logits(0);
+  const Vec want = ReferenceLogits(config, weights, tokens);
+  ASSERT_EQ(got.size(), want.size());
+  double max_err = 0, max_abs = 0;
+  for (size_t i = 0; i < want.size(); i++) {
+    max_err = std::max(max_err, std::fabs(got[i] - want[i]));
+    max_abs = std::max(max_abs, std::fabs(want[i]));
+  }
+  EXPECT_GT(max_abs, 0.5) << "logits too small to tell anything apart";
+  EXPECT_LT(max_err, 1e-4) << "largest |logit| " << max_abs;
+}
+
+TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithInterleavedRope) {
+  const LlamaModel m = MakeBuiltinTinyModel();
+  ExpectEngineMatchesReference(m.config, m.weights);
+}
+
+TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithNeoxRope) {
+  const LlamaModel m = MakeBuiltinTinyModel();
+  ModelConfig neox = m.config;
+  neox.rope_style = RopeStyle::kNeox;
+  ExpectEngineMatchesReference(neox, m.weights);
+}
+
+}  // namespace
+}  // namespace smallmind::worker

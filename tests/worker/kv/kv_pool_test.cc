@@ -1,0 +1,80 @@
+#include "worker/kv/kv_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace smallmind::worker {
+namespace {
+
+ModelConfig SmallConfig() {
+  ModelConfig c;
+  c.dim = 16;
+  c.hidden_dim = 32;
+  c.n_layers = 3;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;  // kv_dim = 8
+  c.vocab_size = 10;
+  c.context_length = 64;
+  return c;
+}
+
+TEST(KvPoolTest, SizesStorageForEveryLayerOfEveryBlock) {
+  const KvPool pool(SmallConfig(), 5, 4);
+  EXPECT_EQ(pool.num_blocks(), 5);
+  EXPECT_EQ(pool.block_size(), 4);
+  EXPECT_EQ(pool.kv_dim(), 8);
+  EXPECT_EQ(pool.bytes(),
+            5 * 3 * 2 * 4 * 8 * 4);  // blocks x layers x (K, V) x slots x kv_dim x float
+}
+
+TEST(KvPoolTest, LaysOutEachBlockAsKThenVPerLayer) {
+  KvPool pool(SmallConfig(), 5, 4);
+  const float* base = pool.KRow(0, 0, 0);
+  EXPECT_EQ(pool.KRow(0, 0, 1) - base, 8);              // slots are kv_dim apart
+  EXPECT_EQ(pool.VRow(0, 0, 0) - base, 4 * 8);          // V follows the block_size K rows
+  EXPECT_EQ(pool.KRow(0, 1, 0) - base, 2 * 4 * 8);      // next layer after K and V
+  EXPECT_EQ(pool.KRow(1, 0, 0) - base, 3 * 2 * 4 * 8);  // next block after all layers
+}
+
+TEST(KvPoolTest, StartsZeroedAndKeepsEveryRowApart) {
+  KvPool pool(SmallConfig(), 3, 2);
+  for (int b = 0; b < 3; b++) {
+    for (int l = 0; l < 3; l++) {
+      for (int s = 0; s < 2; s++) {
+        for (int i = 0; i < 8; i++) {
+          ASSERT_EQ(pool.KRow(b, l, s)[i], 0.0f);
+          pool.KRow(b, l, s)[i] = static_cast<float>(((b * 3 + l) * 2 + s) * 100 + i);
+          pool.VRow(b, l, s)[i] = -static_cast<float>(((b * 3 + l) * 2 + s) * 100 + i);
+        }
+      }
+    }
+  }
+  for (int b = 0; b < 3; b++) {
+    for (int l = 0; l < 3; l++) {
+      for (int s = 0; s < 2; s++) {
+        const float want = static_cast<float>(((b * 3 + l) * 2 + s) * 100 + 7);
+        EXPECT_EQ(pool.KRow(b, l, s)[7], want);
+        EXPECT_EQ(pool.VRow(b, l, s)[7], -want);
+      }
+    }
+  }
+}
+
+TEST(KvPoolTest, LayerViewFindsPositionsThroughTheBlockTable) {
+  KvPool pool(SmallConfig(), 6, 4);
+  const std::vector<int32_t> table = {5, 2, 0};  // positions 0-3 in block 5, 4-7 in 2, 8-11 in 0
+  for (int pos = 0; pos < 12; pos++) {
+    pool.KRow(table[pos / 4], 2, pos % 4)[0] = static_cast<float>(pos);
+    pool.VRow(table[pos / 4], 2, pos % 4)[3] = static_cast<float>(1000 + pos);
+  }
+  const kernels::KvView view = pool.LayerView(2, table);
+  for (int pos = 0; pos < 12; pos++) {
+    EXPECT_EQ(view.KRow(pos), pool.KRow(table[pos / 4], 2, pos % 4));
+    EXPECT_EQ(view.KRow(pos)[0], static_cast<float>(pos));
+    EXPECT_EQ(view.VRow(pos)[3], static_cast<float>(1000 + pos));
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::worker

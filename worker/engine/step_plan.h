@@ -1,0 +1,31 @@
+// StepPlan: the engine's only input, one batched step of tokens for several sequences. Filled by
+// the scheduler thread, read by Engine::Step on the same thread; plain data pointing into buffers
+// the scheduler keeps alive until Step returns.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/exec_mode.h"
+#include "worker/model/model_config.h"
+
+namespace smallmind::worker {
+
+// One sequence's slice of a step.
+struct SeqStep {
+  std::span<const TokenId>
+      tokens;  // tokens fed this step, at positions start_pos, start_pos+1, ...
+  int start_pos = 0;
+  std::span<const int32_t>
+      block_table;           // KV block ids covering positions [0, start_pos + tokens.size())
+  bool want_logits = false;  // compute logits of the last token of this slice
+};
+
+struct StepPlan {
+  std::vector<SeqStep> seqs;
+  kernels::ExecMode mode = kernels::ExecMode::kParallel;
+  int max_threads = 0;  // 0 = the engine's default
+};
+
+}  // namespace smallmind::worker

@@ -1,0 +1,132 @@
+#include "worker/model/weights.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace smallmind::worker {
+namespace {
+
+constexpr std::align_val_t kHeapAlignment{64};  // one cache line, and a full AVX-512 vector
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// OK when `t` is present with shape [rows, cols]; otherwise what is wrong with it.
+shared::Status CheckShape(const TensorView& t, const std::string& name, int64_t rows,
+                          int64_t cols) {
+  if (!t.present()) return shared::InvalidArgument("missing tensor " + name);
+  if (t.rows != rows || t.cols != cols) {
+    return shared::InvalidArgument("tensor " + name + " has shape [" + std::to_string(t.rows) +
+                                   ", " + std::to_string(t.cols) + "], expected [" +
+                                   std::to_string(rows) + ", " + std::to_string(cols) + "]");
+  }
+  return shared::Status::Ok();
+}
+
+shared::Status CheckOptional(const TensorView& t, const std::string& name, int64_t cols) {
+  return t.present() ? CheckShape(t, name, 1, cols) : shared::Status::Ok();
+}
+
+}  // namespace
+
+WeightStorage::~WeightStorage() { Release(); }
+
+WeightStorage::WeightStorage(WeightStorage&& other) noexcept
+    : kind_(std::exchange(other.kind_, Kind::kNone)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+WeightStorage& WeightStorage::operator=(WeightStorage&& other) noexcept {
+  if (this != &other) {
+    Release();
+    kind_ = std::exchange(other.kind_, Kind::kNone);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void WeightStorage::Release() {
+  if (kind_ == Kind::kHeap) ::operator delete(data_, kHeapAlignment);
+  if (kind_ == Kind::kMapped) munmap(data_, size_);
+  kind_ = Kind::kNone;
+  data_ = nullptr;
+  size_ = 0;
+}
+
+shared::Result<WeightStorage> WeightStorage::MapFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const std::string reason = ErrnoText();
+    if (errno == ENOENT) return shared::NotFound(path + ": cannot open model file: " + reason);
+    return shared::InvalidArgument(path + ": cannot open model file: " + reason);
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return shared::InvalidArgument(path + ": not a regular file");
+  }
+  WeightStorage storage;
+  if (st.st_size > 0) {
+    void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const std::string reason = ErrnoText();
+      close(fd);
+      return shared::InvalidArgument(path + ": cannot map model file: " + reason);
+    }
+    storage.kind_ = Kind::kMapped;
+    storage.data_ = static_cast<std::byte*>(p);
+    storage.size_ = static_cast<size_t>(st.st_size);
+  }
+  close(fd);  // the mapping stays valid after the descriptor is closed
+  return storage;
+}
+
+WeightStorage WeightStorage::Allocate(size_t bytes) {
+  WeightStorage storage;
+  if (bytes == 0) return storage;
+  storage.kind_ = Kind::kHeap;
+  storage.data_ = static_cast<std::byte*>(::operator new(bytes, kHeapAlignment));
+  storage.size_ = bytes;
+  std::memset(storage.data_, 0, bytes);
+  return storage;
+}
+
+std::byte* WeightStorage::mutable_data() {
+  SM_CHECK(kind_ == Kind::kHeap) << "only heap weight storage is writable";
+  return data_;
+}
+
+shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
+  SM_RETURN_IF_ERROR(CheckShape(w.token_embedding, "token_embedding", c.vocab_size, c.dim));
+  if (static_cast<int>(w.layers.size()) != c.n_layers) {
+    return shared::InvalidArgument("weights hold " + std::to_string(w.layers.size()) +
+                                   " layers, config says " + std::to_string(c.n_layers));
+  }
+  for (int l = 0; l < c.n_layers; l++) {
+    const LayerWeights& lw = w.layers[l];
+    const std::string p = "layer " + std::to_string(l) + " ";
+    SM_RETURN_IF_ERROR(CheckShape(lw.attn_norm, p + "attn_norm", 1, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wq, p + "wq", c.dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wk, p + "wk", c.kv_dim(), c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wv, p + "wv", c.kv_dim(), c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wo, p + "wo", c.dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.ffn_norm, p + "ffn_norm", 1, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w1, p + "w1", c.hidden_dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w2, p + "w2", c.dim, c.hidden_dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w3, p + "w3", c.hidden_dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.bq, p + "bq", c.dim));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.bk, p + "bk", c.kv_dim()));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.bv, p + "bv", c.kv_dim()));
+  }
+  SM_RETURN_IF_ERROR(CheckShape(w.final_norm, "final_norm", 1, c.dim));
+  return CheckShape(w.classifier, "classifier", c.vocab_size, c.dim);
+}
+
+}  // namespace smallmind::worker

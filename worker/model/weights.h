@@ -1,0 +1,96 @@
+// Model weights: typed tensor views into one owned block of bytes (an mmap of the model file or a
+// heap buffer), grouped per layer as the llama forward pass reads them. Built once by a loader,
+// then read-only and shared by all engine threads; move-only because the views point into the
+// storage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "shared/check.h"
+#include "shared/status.h"
+#include "worker/model/model_config.h"
+
+namespace smallmind::worker {
+
+// Owns the bytes the tensor views point into: a read-only private mapping of a file, or a 64-byte
+// aligned heap buffer. Move-only; the bytes never move, so views stay valid when it is moved.
+class WeightStorage {
+ public:
+  WeightStorage() = default;
+  ~WeightStorage();
+  WeightStorage(WeightStorage&& other) noexcept;
+  WeightStorage& operator=(WeightStorage&& other) noexcept;
+  WeightStorage(const WeightStorage&) = delete;
+  WeightStorage& operator=(const WeightStorage&) = delete;
+
+  // Maps the whole file read-only. Errors name the file and the OS reason.
+  static shared::Result<WeightStorage> MapFile(const std::string& path);
+  // A zero-filled heap buffer of `bytes` bytes, aligned to 64.
+  static WeightStorage Allocate(size_t bytes);
+
+  const std::byte* data() const { return data_; }
+  std::byte* mutable_data();  // heap storage only
+  size_t size() const { return size_; }
+
+ private:
+  enum class Kind { kNone, kHeap, kMapped };
+  void Release();
+
+  Kind kind_ = Kind::kNone;
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A 2-D tensor (a vector is one row) of `type` elements, row-major, inside some WeightStorage.
+struct TensorView {
+  kernels::DType type = kernels::DType::kF32;
+  const void* data = nullptr;  // nullptr: the tensor is absent (optional tensors such as biases)
+  int64_t rows = 0;
+  int64_t cols = 0;
+
+  bool present() const { return data != nullptr; }
+  const float* f32() const {
+    SM_CHECK(type == kernels::DType::kF32) << "tensor is not F32";
+    return static_cast<const float*>(data);
+  }
+};
+
+struct LayerWeights {
+  TensorView attn_norm;  // [1, dim]
+  TensorView wq;         // [dim, dim] (n_heads * head_dim rows)
+  TensorView wk;         // [kv_dim, dim]
+  TensorView wv;         // [kv_dim, dim]
+  TensorView wo;         // [dim, dim]
+  TensorView ffn_norm;   // [1, dim]
+  TensorView w1;         // [hidden_dim, dim] gate
+  TensorView w2;         // [dim, hidden_dim] down
+  TensorView w3;         // [hidden_dim, dim] up
+  TensorView bq;         // [1, dim] optional (qwen2)
+  TensorView bk;         // [1, kv_dim] optional
+  TensorView bv;         // [1, kv_dim] optional
+};
+
+struct Weights {
+  WeightStorage storage;             // the bytes every view below points into
+  TensorView token_embedding;        // [vocab_size, dim]
+  std::vector<LayerWeights> layers;  // [n_layers]
+  TensorView final_norm;             // [1, dim]
+  TensorView classifier;             // [vocab_size, dim]; may alias token_embedding
+};
+
+// A loaded llama-family model: its hyperparameters and weights.
+struct LlamaModel {
+  ModelConfig config;
+  Weights weights;
+};
+
+// Checks every required tensor of `weights` is present with the shape `config` implies (and
+// optional biases, when present, too). Loaders call it before handing a model out; errors name the
+// tensor.
+shared::Status ValidateLlamaWeights(const ModelConfig& config, const Weights& weights);
+
+}  // namespace smallmind::worker
