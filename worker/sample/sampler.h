@@ -1,0 +1,92 @@
+// Sampler: picks one request's next token from the model's logits: penalties -> temperature ->
+// top-k -> top-p -> min-p -> a draw from the request's own counter-based RNG. One per request,
+// built when the request is admitted; used by the scheduler thread only, not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "shared/status.h"
+#include "worker/model/model_config.h"
+
+namespace smallmind::worker {
+
+struct SamplingParams {
+  float temperature = 1.0f;         // 0 = greedy argmax (lowest id wins ties)
+  int top_k = 0;                    // 0 = off; keep the k most likely tokens
+  float top_p = 1.0f;               // 1 = off; keep the smallest prefix with this much mass
+  float min_p = 0.0f;               // 0 = off; drop tokens below min_p * p(most likely)
+  float repetition_penalty = 1.0f;  // over prompt + generated tokens: l > 0 ? l / r : l * r
+  float presence_penalty = 0.0f;    // over generated tokens: l -= presence * (count > 0)
+  float frequency_penalty = 0.0f;   // over generated tokens: l -= frequency * count
+  uint64_t seed = 0;
+  int logprobs = 0;  // top-N alternatives to report, 0..kMaxLogprobs
+};
+
+inline constexpr int kMaxLogprobs = 20;
+
+// InvalidArgument naming the first bad field, e.g. "sampling.top_p must be in (0, 1], got 1.5".
+shared::Status ValidateSamplingParams(const SamplingParams& params);
+
+struct TokenLogprob {
+  TokenId id = -1;
+  float logprob = 0.0f;  // log-softmax of the penalised, pre-temperature logits
+};
+
+// Filled by Sample() when asked: the chosen token and the top `n_top` tokens (highest first,
+// lowest id first on ties).
+struct SampleLogprobs {
+  TokenLogprob chosen;
+  int n_top = 0;
+  std::array<TokenLogprob, kMaxLogprobs> top;
+};
+
+class Sampler {
+ public:
+  // `params` must pass ValidateSamplingParams. Allocates all scratch here; Sample() never does.
+  Sampler(const SamplingParams& params, int vocab_size);
+
+  // Records prompt tokens for the repetition penalty. Call before the first Sample().
+  void AddPromptTokens(std::span<const TokenId> ids);
+
+  // Chooses the next token from `logits` [vocab_size]. Penalties are applied to `logits` in place;
+  // temperature and truncation work on private scratch. The draw index is num_generated(), so
+  // calling Sample twice before Accept gives the same token. Fills `logprobs` when not null and
+  // params.logprobs > 0 (n_top = params.logprobs).
+  TokenId Sample(std::span<float> logits, SampleLogprobs* logprobs = nullptr);
+
+  // Records a generated token (for penalties and the draw index).
+  void Accept(TokenId id);
+
+  int num_generated() const { return num_generated_; }
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  struct Candidate {
+    float value;  // logit while selecting top-k, then unnormalised probability
+    TokenId id;
+  };
+
+  bool has_penalties() const;
+  void MarkSeen(TokenId id);
+  void ApplyPenalties(std::span<float> logits) const;
+  TokenId Greedy(std::span<const float> logits) const;
+  TokenId Draw(std::span<const float> logits);
+  int SelectTopK(std::span<const float> logits);
+  int KeepTopP(int n, bool sorted);
+  int KeepMinP(int n, bool sorted);
+  void FillLogprobs(std::span<const float> logits, TokenId chosen, SampleLogprobs* out) const;
+
+  SamplingParams params_;
+  int vocab_size_;
+  int num_generated_ = 0;
+  std::vector<TokenId> seen_ids_;  // [<= vocab] distinct prompt + generated ids, first-seen order
+  std::vector<uint8_t> seen_;      // [vocab] 1 when the id is in seen_ids_; empty without penalties
+  std::vector<int32_t> gen_counts_;    // [vocab] times generated; empty without presence/frequency
+  std::vector<Candidate> candidates_;  // [vocab] scratch; empty when greedy
+  std::vector<double> bucket_mass_;    // [kMassBuckets] top-p histogram; empty without top-p
+};
+
+}  // namespace smallmind::worker
