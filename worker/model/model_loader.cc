@@ -3,8 +3,13 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "kernels/kernels.h"
 
 #include "worker/model/builtin_tiny.h"
+#include "worker/model/gguf_loader.h"
 #include "worker/model/llama2c_reader.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
@@ -60,18 +65,86 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadLlama2c(const ModelSpec& spec) 
   return m;
 }
 
+shared::Result<std::unique_ptr<LoadedModel>> LoadGguf(const ModelSpec& spec) {
+  SM_ASSIGN_OR_RETURN(GgufModel g, LoadGgufModel(spec.model));
+  auto m = std::make_unique<LoadedModel>();
+  m->llama = std::move(g.llama);
+  m->tokenizer = std::move(g.tokenizer);
+  m->source = spec.model;
+  m->tokenizer_source = spec.model + " (tokenizer.ggml metadata)";
+  m->file_size = g.file_size;
+  return m;
+}
+
+bool IsGguf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::string(magic, 4) == "GGUF";
+}
+
+// Every tensor type the forward pass meets must have a kernel; say which one does not.
+shared::Status CheckKernelsExist(const LoadedModel& m) {
+  const kernels::KernelTable table = kernels::RefKernelTable();
+  const Weights& w = m.llama.weights;
+  auto check = [&](const TensorView& t, const char* what) -> shared::Status {
+    const kernels::DTypeTraits* traits = kernels::GetDTypeTraits(static_cast<uint32_t>(t.type));
+    if (table.MatmulFor(t.type) != nullptr) return shared::Status::Ok();
+    return shared::InvalidArgument(m.source + ": " + what + " weights of type " +
+                                   (traits ? traits->name : "?") + " have no kernel yet");
+  };
+  SM_RETURN_IF_ERROR(check(w.classifier, "classifier"));
+  if (w.token_embedding.type != kernels::DType::kF32 || w.final_norm.type != kernels::DType::kF32) {
+    return shared::InvalidArgument(m.source + ": token embedding and norms must be F32 for now");
+  }
+  for (const LayerWeights& l : w.layers) {
+    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
+      SM_RETURN_IF_ERROR(check(*t, "layer"));
+    }
+    for (const TensorView* t : {&l.attn_norm, &l.ffn_norm, &l.bq, &l.bk, &l.bv}) {
+      if (t->present() && t->type != kernels::DType::kF32) {
+        return shared::InvalidArgument(m.source + ": norm and bias tensors must be F32");
+      }
+    }
+  }
+  return shared::Status::Ok();
+}
+
+// tensor_types: every type present; quantization: the type of the FFN weights, which hold most
+// of the parameters.
+void DescribeTypes(LoadedModel* m) {
+  const Weights& w = m->llama.weights;
+  std::set<std::string> types;
+  auto name = [](const TensorView& t) {
+    const kernels::DTypeTraits* traits = kernels::GetDTypeTraits(static_cast<uint32_t>(t.type));
+    return std::string(traits ? traits->name : "?");
+  };
+  for (const TensorView* t : {&w.token_embedding, &w.final_norm, &w.classifier}) {
+    types.insert(name(*t));
+  }
+  for (const LayerWeights& l : w.layers) {
+    for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w1,
+                                &l.w2, &l.w3, &l.bq, &l.bk, &l.bv}) {
+      if (t->present()) types.insert(name(*t));
+    }
+  }
+  m->quantization = w.layers.empty() ? name(w.classifier) : name(w.layers[0].w1);
+  m->tensor_types.assign(types.begin(), types.end());
+}
+
 }  // namespace
 
 shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec) {
   shared::Result<std::unique_ptr<LoadedModel>> loaded =
-      spec.model == kBuiltinTiny ? LoadBuiltinTiny() : LoadLlama2c(spec);
+      spec.model == kBuiltinTiny ? LoadBuiltinTiny()
+      : IsGguf(spec.model)       ? LoadGguf(spec)
+                                 : LoadLlama2c(spec);
   if (!loaded.ok()) return loaded.status();
   std::unique_ptr<LoadedModel> m = std::move(loaded).value();
   const Weights& w = m->llama.weights;
   m->parameter_count =
       CountParameters(m->llama.config, w.classifier.data == w.token_embedding.data);
-  m->quantization = "F32";
-  m->tensor_types = {"F32"};
+  DescribeTypes(m.get());
+  SM_RETURN_IF_ERROR(CheckKernelsExist(*m));
   return m;
 }
 

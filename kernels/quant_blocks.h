@@ -1,0 +1,107 @@
+// Quantized block layouts bit-compatible with GGUF/ggml (ggml-common.h block_q8_0, block_q4_0,
+// block_q4_K, block_q6_K) and the scalar fp16/bf16 <-> fp32 conversions they need. Used by loaders,
+// the model generator and every quantized kernel. Plain data and pure functions; thread-safe.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+namespace smallmind::kernels {
+
+static_assert(std::endian::native == std::endian::little, "GGUF blocks are read as little-endian");
+
+inline constexpr int kQk8_0 = 32;  // elements per Q8_0 block
+inline constexpr int kQk4_0 = 32;  // elements per Q4_0 block
+inline constexpr int kQkK = 256;   // elements per K-quant super-block
+inline constexpr int kKScaleSize = 12;
+
+// x[i] = qs[i] * d.
+struct BlockQ8_0 {
+  uint16_t d;         // fp16 scale
+  int8_t qs[kQk8_0];  // quants
+};
+
+// x[j] = ((qs[j] & 0xF) - 8) * d and x[j + 16] = ((qs[j] >> 4) - 8) * d for j < 16.
+struct BlockQ4_0 {
+  uint16_t d;              // fp16 scale
+  uint8_t qs[kQk4_0 / 2];  // nibbles: low = elements 0..15, high = 16..31
+};
+
+// 8 sub-blocks of 32. Sub-block s has a 6-bit scale sc_s and a 6-bit min m_s packed in `scales`;
+// x = d * sc_s * q - dmin * m_s with q the 4-bit quant. The 64 elements [64k, 64k + 64) take the
+// low nibbles (sub-block 2k) then the high nibbles (sub-block 2k + 1) of qs[32k .. 32k + 32).
+struct BlockQ4_K {
+  uint16_t d;                   // fp16 super-block scale of the scales
+  uint16_t dmin;                // fp16 super-block scale of the mins
+  uint8_t scales[kKScaleSize];  // 6-bit scales and mins of the 8 sub-blocks
+  uint8_t qs[kQkK / 2];         // 4-bit quants
+};
+
+// 16 sub-blocks of 16 with int8 scales; x = d * scales[s] * (q - 32), q a 6-bit quant made of 4 low
+// bits in ql and 2 high bits in qh (layout in kernels/ref/dequant_ref.cc).
+struct BlockQ6_K {
+  uint8_t ql[kQkK / 2];      // quants, low 4 bits
+  uint8_t qh[kQkK / 4];      // quants, high 2 bits
+  int8_t scales[kQkK / 16];  // sub-block scales
+  uint16_t d;                // fp16 super-block scale
+};
+
+static_assert(sizeof(BlockQ8_0) == 34 && std::is_trivially_copyable_v<BlockQ8_0>);
+static_assert(sizeof(BlockQ4_0) == 18 && std::is_trivially_copyable_v<BlockQ4_0>);
+static_assert(sizeof(BlockQ4_K) == 144 && std::is_trivially_copyable_v<BlockQ4_K>);
+static_assert(sizeof(BlockQ6_K) == 210 && std::is_trivially_copyable_v<BlockQ6_K>);
+static_assert(alignof(BlockQ8_0) == 2 && alignof(BlockQ4_0) == 2 && alignof(BlockQ4_K) == 2 &&
+              alignof(BlockQ6_K) == 2);
+
+// IEEE binary16 -> binary32; exact for every input (subnormals, inf, NaN payloads kept).
+inline float Fp16ToFp32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24, exact in float
+    const float mag = static_cast<float>(mant) * 0x1p-24f;
+    return sign ? -mag : mag;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));  // inf / NaN
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));  // rebias 15 -> 127
+}
+
+// binary32 -> binary16 with round-to-nearest-even (as F16C's vcvtps2ph with the default mode).
+// Overflow gives inf, tiny values give signed zero or a subnormal, NaN stays a (quiet) NaN.
+inline uint16_t Fp32ToFp16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | 0x7e00u | static_cast<uint16_t>((abs >> 13) & 0x3ffu);
+  const int exp = static_cast<int>(abs >> 23) - 127;  // unbiased
+  if (exp >= 16) return sign | 0x7c00u;               // >= 2^16 (and inf): inf
+  uint32_t mant = abs & 0x7fffffu;
+  uint32_t shift;    // bits of the 24-bit significand dropped
+  uint32_t h;        // truncated half, exponent field included
+  if (exp >= -14) {  // normal half
+    shift = 13;
+    h = (static_cast<uint32_t>(exp + 15) << 10) | (mant >> 13);
+  } else {
+    if (exp < -25) return sign;  // below half the smallest subnormal: rounds to zero
+    mant |= 0x800000u;           // implicit bit; the half is mant * 2^(exp + 1) units of 2^-24
+    shift = static_cast<uint32_t>(-exp - 1);
+    h = mant >> shift;
+  }
+  const uint32_t rem = mant & ((1u << shift) - 1);
+  const uint32_t halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (h & 1u))) h++;  // a carry may roll into exponent / inf
+  return sign | static_cast<uint16_t>(h);
+}
+
+// bfloat16 -> binary32: the top 16 bits of the float.
+inline float Bf16ToFp32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// binary32 -> bfloat16 with round-to-nearest-even; NaN stays a quiet NaN.
+inline uint16_t Fp32ToBf16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+}  // namespace smallmind::kernels

@@ -1,0 +1,326 @@
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/quant_blocks.h"
+#include "kernels/ref/dequant_ref.h"
+
+namespace smallmind::kernels {
+namespace {
+
+TEST(Fp16Test, DecodesNormalsSubnormalsInfinitiesAndNans) {
+  EXPECT_EQ(Fp16ToFp32(0x3c00), 1.0f);
+  EXPECT_EQ(Fp16ToFp32(0xc000), -2.0f);
+  EXPECT_EQ(Fp16ToFp32(0x7bff), 65504.0f);               // largest finite
+  EXPECT_EQ(Fp16ToFp32(0x0400), std::ldexp(1.0f, -14));  // smallest normal
+  EXPECT_EQ(Fp16ToFp32(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+  EXPECT_EQ(Fp16ToFp32(0x03ff), 1023 * std::ldexp(1.0f, -24));
+  EXPECT_EQ(Fp16ToFp32(0x3555), 0.333251953125f);
+  EXPECT_EQ(Fp16ToFp32(0x7c00), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(Fp16ToFp32(0xfc00), -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(Fp16ToFp32(0x7e00)));
+  EXPECT_TRUE(std::isnan(Fp16ToFp32(0x7c01)));  // signalling payload stays a NaN
+  EXPECT_TRUE(std::signbit(Fp16ToFp32(0x8000)));
+  EXPECT_EQ(Fp16ToFp32(0x8000), 0.0f);
+}
+
+TEST(Fp16Test, EncodesWithRoundToNearestEven) {
+  EXPECT_EQ(Fp32ToFp16(1.0f), 0x3c00);
+  EXPECT_EQ(Fp32ToFp16(-2.0f), 0xc000);
+  EXPECT_EQ(Fp32ToFp16(65504.0f), 0x7bff);
+  EXPECT_EQ(Fp32ToFp16(65519.0f), 0x7bff);  // below the midpoint to 65536
+  EXPECT_EQ(Fp32ToFp16(65520.0f), 0x7c00);  // the midpoint ties to even: infinity
+  EXPECT_EQ(Fp32ToFp16(1e10f), 0x7c00);
+  EXPECT_EQ(Fp32ToFp16(-std::numeric_limits<float>::infinity()), 0xfc00);
+  EXPECT_EQ(Fp32ToFp16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie, 0x3c00 is even
+  EXPECT_EQ(Fp32ToFp16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie, 0x3c02 is even
+  EXPECT_EQ(Fp32ToFp16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
+  EXPECT_EQ(Fp32ToFp16(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(Fp32ToFp16(std::ldexp(1.0f, -25)), 0x0000);      // tie with zero: even
+  EXPECT_EQ(Fp32ToFp16(std::ldexp(1.01f, -25)), 0x0001);     // just above the tie
+  EXPECT_EQ(Fp32ToFp16(3 * std::ldexp(1.0f, -25)), 0x0002);  // 1.5 units ties to 2
+  EXPECT_EQ(Fp32ToFp16(std::ldexp(1.0f, -14) - std::ldexp(1.0f, -25)), 0x0400);  // into normals
+  EXPECT_EQ(Fp32ToFp16(1e-30f), 0x0000);
+  EXPECT_EQ(Fp32ToFp16(-1e-30f), 0x8000);
+  EXPECT_EQ(Fp32ToFp16(std::numeric_limits<float>::denorm_min()), 0x0000);
+  EXPECT_EQ(Fp32ToFp16(-0.0f), 0x8000);
+  const uint16_t nan = Fp32ToFp16(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(nan & 0x7c00, 0x7c00);
+  EXPECT_NE(nan & 0x03ff, 0);
+}
+
+TEST(Fp16Test, EveryHalfRoundTripsThroughFloat) {
+  for (uint32_t h = 0; h <= 0xffff; h++) {
+    const float f = Fp16ToFp32(static_cast<uint16_t>(h));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(Fp32ToFp16(f), h) << "half 0x" << std::hex << h;
+  }
+}
+
+TEST(Fp16Test, EncodingPicksTheNearestHalf) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> exponent(-26.0f, 15.99f);  // finite results only
+  for (int i = 0; i < 200000; i++) {
+    const float f = std::exp2(exponent(rng)) * (rng() & 1 ? 1.0f : -1.0f);
+    const uint16_t h = Fp32ToFp16(f);
+    const double err = std::fabs(static_cast<double>(f) - Fp16ToFp32(h));
+    for (int delta : {-1, 1}) {  // neighbours in magnitude (same sign)
+      const uint16_t n = static_cast<uint16_t>(h + delta);
+      if ((n & 0x7fff) > 0x7bff || (n & 0x8000) != (h & 0x8000)) continue;
+      ASSERT_LE(err, std::fabs(static_cast<double>(f) - Fp16ToFp32(n))) << f;
+    }
+  }
+}
+
+TEST(Bf16Test, ConvertsWithRoundToNearestEven) {
+  EXPECT_EQ(Bf16ToFp32(0x3f80), 1.0f);
+  EXPECT_EQ(Bf16ToFp32(0xc049), -3.140625f);
+  EXPECT_EQ(Bf16ToFp32(0x7f80), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(Bf16ToFp32(0x7fc0)));
+  EXPECT_EQ(Fp32ToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(Fp32ToBf16(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie: even
+  EXPECT_EQ(Fp32ToBf16(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie: even
+  EXPECT_EQ(Fp32ToBf16(std::bit_cast<float>(0x3f808001u)), 0x3f81);
+  EXPECT_TRUE(std::isnan(Bf16ToFp32(Fp32ToBf16(std::numeric_limits<float>::quiet_NaN()))));
+  const uint16_t in[3] = {0x3f80, 0xc049, 0x0000};
+  float out[3];
+  DequantizeBf16Ref(in, out, 3);
+  EXPECT_EQ(out[1], -3.140625f);
+}
+
+TEST(DequantTest, F16RowDecodesEachElement) {
+  const uint16_t in[4] = {0x3c00, 0xc000, 0x3800, 0x0001};
+  float out[4];
+  DequantizeF16Ref(in, out, 4);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -2.0f);
+  EXPECT_EQ(out[2], 0.5f);
+  EXPECT_EQ(out[3], std::ldexp(1.0f, -24));
+}
+
+TEST(DequantTest, Q8_0MultipliesEachQuantByTheScale) {
+  BlockQ8_0 b[2] = {};
+  b[0].d = 0x3800;  // 0.5
+  b[1].d = 0xc400;  // -4
+  for (int j = 0; j < 32; j++) {
+    b[0].qs[j] = static_cast<int8_t>(j - 16);
+    b[1].qs[j] = static_cast<int8_t>(j % 2 ? -128 : 127);
+  }
+  float y[64];
+  DequantizeQ8_0Ref(b, y, 64);
+  EXPECT_EQ(y[0], -8.0f);
+  EXPECT_EQ(y[17], 0.5f);
+  EXPECT_EQ(y[31], 7.5f);
+  EXPECT_EQ(y[32], -508.0f);
+  EXPECT_EQ(y[33], 512.0f);
+}
+
+TEST(DequantTest, Q4_0LowNibblesAreTheFirstHalfHighNibblesTheSecond) {
+  BlockQ4_0 b = {};
+  b.d = 0x4000;  // 2
+  b.qs[0] = 0xf0;
+  b.qs[5] = 0x83;
+  b.qs[15] = 0x7f;
+  float y[32];
+  DequantizeQ4_0Ref(&b, y, 32);
+  EXPECT_EQ(y[0], (0 - 8) * 2.0f);
+  EXPECT_EQ(y[16], (15 - 8) * 2.0f);
+  EXPECT_EQ(y[5], (3 - 8) * 2.0f);
+  EXPECT_EQ(y[21], 0.0f);
+  EXPECT_EQ(y[15], (15 - 8) * 2.0f);
+  EXPECT_EQ(y[31], (7 - 8) * 2.0f);
+  EXPECT_EQ(y[1], -16.0f);  // a zero byte is -8 * d in both halves
+  EXPECT_EQ(y[17], -16.0f);
+}
+
+// Scales and mins of the 8 Q4_K sub-blocks, packed by hand into the 12 bytes as the format defines:
+// bytes 0-3: low 6 bits = scale of sub-blocks 0-3, top 2 bits = bits 4-5 of the scale of 4-7;
+// bytes 4-7: low 6 bits = min of sub-blocks 0-3, top 2 bits = bits 4-5 of the min of 4-7;
+// bytes 8-11: low nibble = bits 0-3 of the scale of 4-7, high nibble = bits 0-3 of its min.
+// scales = {1, 2, 3, 4, 33, 10, 63, 16}, mins = {0, 5, 7, 1, 40, 2, 63, 17}.
+constexpr uint8_t kQ4KScales[12] = {
+    0x81,  // 1 | (33 >> 4) << 6
+    0x02,  // 2 | (10 >> 4) << 6
+    0xc3,  // 3 | (63 >> 4) << 6
+    0x44,  // 4 | (16 >> 4) << 6
+    0x80,  // 0 | (40 >> 4) << 6
+    0x05,  // 5 | (2 >> 4) << 6
+    0xc7,  // 7 | (63 >> 4) << 6
+    0x41,  // 1 | (17 >> 4) << 6
+    0x81,  // (33 & 15) | (40 & 15) << 4
+    0x2a,  // (10 & 15) | (2 & 15) << 4
+    0xff,  // (63 & 15) | (63 & 15) << 4
+    0x10,  // (16 & 15) | (17 & 15) << 4
+};
+
+TEST(DequantTest, Q4_KAppliesSixBitScalesAndMinsPerSubBlock) {
+  BlockQ4_K b = {};
+  b.d = 0x3c00;     // 1
+  b.dmin = 0x3800;  // 0.5
+  std::memcpy(b.scales, kQ4KScales, sizeof(kQ4KScales));
+  for (int l = 0; l < 128; l++) b.qs[l] = static_cast<uint8_t>((l % 16) | ((15 - l % 16) << 4));
+  float y[256];
+  DequantizeQ4_KRef(&b, y, 256);
+  // Element e: group g = e / 64 reads qs[32g .. 32g + 31]; e % 64 < 32 takes low nibbles with
+  // sub-block 2g, else high nibbles with sub-block 2g + 1. x = d * scale * q - dmin * min.
+  EXPECT_EQ(y[0], 1 * 1 * 0 - 0.5f * 0);        // sub 0, qs[0] low = 0
+  EXPECT_EQ(y[5], 1 * 1 * 5 - 0.5f * 0);        // sub 0, qs[5] low = 5
+  EXPECT_EQ(y[33], 1 * 2 * 14 - 0.5f * 5);      // sub 1, qs[1] high = 14
+  EXPECT_EQ(y[64 + 20], 1 * 3 * 4 - 0.5f * 7);  // sub 2, qs[52] low = 4
+  EXPECT_EQ(y[130], 1 * 33 * 2 - 0.5f * 40);    // sub 4, qs[66] low = 2
+  EXPECT_EQ(y[170], 1 * 10 * 5 - 0.5f * 2);     // sub 5, qs[74] high = 15 - 10 = 5
+  EXPECT_EQ(y[200], 1 * 63 * 8 - 0.5f * 63);    // sub 6, qs[104] low = 8
+  EXPECT_EQ(y[255], 1 * 16 * 0 - 0.5f * 17);    // sub 7, qs[127] high = 0
+  const int scale[8] = {1, 2, 3, 4, 33, 10, 63, 16};
+  const int min[8] = {0, 5, 7, 1, 40, 2, 63, 17};
+  for (int e = 0; e < 256; e++) {
+    const int g = e / 64, p = e % 64;
+    const int sub = 2 * g + (p >= 32 ? 1 : 0);
+    const uint8_t byte = b.qs[32 * g + p % 32];
+    const int q = p < 32 ? (byte & 15) : (byte >> 4);
+    ASSERT_EQ(y[e], static_cast<float>(scale[sub] * q) - 0.5f * min[sub]) << "element " << e;
+  }
+}
+
+TEST(DequantTest, Q6_KCombinesLowNibblesAndHighBitPairs) {
+  BlockQ6_K b = {};
+  b.d = 0x3c00;  // 1
+  for (int8_t& s : b.scales) s = 1;
+  b.ql[0] = 0x21;        // element 0: low 1; element 64: low 2
+  b.qh[0] = 0b11100100;  // bit pairs: element 0 -> 0, 32 -> 1, 64 -> 2, 96 -> 3
+  float y[256];
+  DequantizeQ6_KRef(&b, y, 256);
+  EXPECT_EQ(y[0], (1 | 0 << 4) - 32.0f);
+  EXPECT_EQ(y[32], (0 | 1 << 4) - 32.0f);
+  EXPECT_EQ(y[64], (2 | 2 << 4) - 32.0f);
+  EXPECT_EQ(y[96], (0 | 3 << 4) - 32.0f);
+  EXPECT_EQ(y[1], -32.0f);
+  EXPECT_EQ(y[128], -32.0f);
+}
+
+TEST(DequantTest, Q6_KUsesOneSignedScalePerSixteenElements) {
+  BlockQ6_K b = {};
+  b.d = 0x3400;  // 0.25
+  for (int s = 0; s < 16; s++) b.scales[s] = static_cast<int8_t>(s % 2 ? -(s + 1) : s + 1);
+  std::vector<int> q(256);
+  for (int e = 0; e < 256; e++) q[e] = (e * 7) % 64;
+  // Pack per the layout: half h, l < 32 -> elements 128h + l + {0, 32, 64, 96}.
+  for (int h = 0; h < 2; h++) {
+    for (int l = 0; l < 32; l++) {
+      const int* e = &q[128 * h + l];
+      b.ql[64 * h + l] = static_cast<uint8_t>((e[0] & 15) | (e[64] & 15) << 4);
+      b.ql[64 * h + l + 32] = static_cast<uint8_t>((e[32] & 15) | (e[96] & 15) << 4);
+      b.qh[32 * h + l] = static_cast<uint8_t>(e[0] >> 4 | (e[32] >> 4) << 2 | (e[64] >> 4) << 4 |
+                                              (e[96] >> 4) << 6);
+    }
+  }
+  float y[256];
+  DequantizeQ6_KRef(&b, y, 256);
+  EXPECT_EQ(y[0], 0.25f * 1 * (0 - 32));
+  EXPECT_EQ(y[100], 0.25f * 7 * (60 - 32));    // scale 6 = 7, q = 700 % 64 = 60
+  EXPECT_EQ(y[255], 0.25f * -16 * (57 - 32));  // scale 15 = -16, q = 1785 % 64 = 57
+  for (int e = 0; e < 256; e++) {
+    ASSERT_EQ(y[e], 0.25f * b.scales[e / 16] * (q[e] - 32)) << "element " << e;
+  }
+}
+
+TEST(DequantTest, DispatchCoversEveryType) {
+  const float f32[2] = {1.5f, -2.0f};
+  float y[32] = {};
+  ASSERT_TRUE(DequantizeRef(DType::kF32, f32, y, 2));
+  EXPECT_EQ(y[1], -2.0f);
+  BlockQ8_0 q8 = {};
+  q8.d = 0x3c00;
+  q8.qs[3] = -7;
+  ASSERT_TRUE(DequantizeRef(DType::kQ8_0, &q8, y, 32));
+  EXPECT_EQ(y[3], -7.0f);
+  EXPECT_FALSE(DequantizeRef(static_cast<DType>(6), &q8, y, 32));  // Q5_0: no routine
+}
+
+TEST(QuantizeTest, Q8_0MatchesGgmlRounding) {
+  float x[32];
+  for (int j = 0; j < 32; j++) x[j] = static_cast<float>(j - 16);
+  BlockQ8_0 b;
+  QuantizeQ8_0Ref(x, &b, 32);
+  EXPECT_EQ(b.d, Fp32ToFp16(16.0f / 127.0f));  // d = amax / 127
+  EXPECT_EQ(b.qs[0], -127);
+  EXPECT_EQ(b.qs[8], -64);  // -8 * 127 / 16 = -63.5 rounds away from zero
+  EXPECT_EQ(b.qs[16], 0);
+  EXPECT_EQ(b.qs[24], 64);
+  EXPECT_EQ(b.qs[31], 119);  // 15 * 127 / 16 = 119.06
+}
+
+TEST(QuantizeTest, Q4_0MatchesGgmlRounding) {
+  float x[32];
+  for (int j = 0; j < 32; j++) x[j] = static_cast<float>(j - 16);
+  BlockQ4_0 b;
+  QuantizeQ4_0Ref(x, &b, 32);
+  // max = -16 (largest magnitude), d = max / -8 = 2, q = min(15, trunc(x / 2 + 8.5)).
+  EXPECT_EQ(b.d, 0x4000);
+  EXPECT_EQ(b.qs[0] & 15, 0);    // x = -16: 0.5 -> 0
+  EXPECT_EQ(b.qs[1] & 15, 1);    // x = -15: 1.0 -> 1
+  EXPECT_EQ(b.qs[2] & 15, 1);    // x = -14: 1.5 -> 1
+  EXPECT_EQ(b.qs[0] >> 4, 8);    // x = 0: 8.5 -> 8
+  EXPECT_EQ(b.qs[15] >> 4, 15);  // x = 15: 16 -> clamped to 15
+}
+
+TEST(QuantizeTest, AllZeroBlocksDequantizeToZero) {
+  const float x[32] = {};
+  BlockQ8_0 q8;
+  BlockQ4_0 q4;
+  QuantizeQ8_0Ref(x, &q8, 32);
+  QuantizeQ4_0Ref(x, &q4, 32);
+  float y[32];
+  DequantizeQ8_0Ref(&q8, y, 32);
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+  DequantizeQ4_0Ref(&q4, y, 32);
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+}
+
+// Error bound per element, with d the block's step and d16 its fp16 rounding:
+//   Q8_0: |x - q * d16| <= d / 2 + 127 * |d - d16|   (d = amax / 127)
+//   Q4_0: |x - (q - 8) * d16| <= d + 8 * |d - d16|   (d = amax / 8; a full step at the clamped end)
+TEST(QuantizeTest, RoundTripErrorStaysWithinTheStepBound) {
+  constexpr int kBlocks = 512;
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(kBlocks * 32);
+  for (int b = 0; b < kBlocks; b++) {
+    const float scale = std::exp2(static_cast<float>(b % 16) - 8.0f);  // 2^-8 .. 2^7
+    for (int j = 0; j < 32; j++) x[b * 32 + j] = normal(rng) * scale;
+  }
+  std::vector<BlockQ8_0> q8(kBlocks);
+  std::vector<BlockQ4_0> q4(kBlocks);
+  QuantizeQ8_0Ref(x.data(), q8.data(), static_cast<int64_t>(x.size()));
+  QuantizeQ4_0Ref(x.data(), q4.data(), static_cast<int64_t>(x.size()));
+  std::vector<float> y8(x.size()), y4(x.size());
+  DequantizeQ8_0Ref(q8.data(), y8.data(), static_cast<int64_t>(x.size()));
+  DequantizeQ4_0Ref(q4.data(), y4.data(), static_cast<int64_t>(x.size()));
+  double sum_sq_err8 = 0.0, sum_sq_err4 = 0.0, sum_sq = 0.0;
+  for (int b = 0; b < kBlocks; b++) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; j++) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+    const float d8 = amax / 127.0f, d4 = amax / 8.0f;
+    const float bound8 = d8 / 2 + 127 * std::fabs(d8 - Fp16ToFp32(q8[b].d)) + 1e-6f * amax;
+    const float bound4 = d4 + 8 * std::fabs(d4 - std::fabs(Fp16ToFp32(q4[b].d))) + 1e-6f * amax;
+    for (int j = 0; j < 32; j++) {
+      const int i = b * 32 + j;
+      ASSERT_LE(std::fabs(x[i] - y8[i]), bound8) << "Q8_0 block " << b << " element " << j;
+      ASSERT_LE(std::fabs(x[i] - y4[i]), bound4) << "Q4_0 block " << b << " element " << j;
+      sum_sq_err8 += (x[i] - y8[i]) * (x[i] - y8[i]);
+      sum_sq_err4 += (x[i] - y4[i]) * (x[i] - y4[i]);
+      sum_sq += x[i] * x[i];
+    }
+  }
+  // Relative RMS error: Q8_0 about 0.5%, Q4_0 about 10% on Gaussian blocks of 32.
+  EXPECT_LT(std::sqrt(sum_sq_err8 / sum_sq), 0.01);
+  EXPECT_LT(std::sqrt(sum_sq_err4 / sum_sq), 0.15);
+}
+
+}  // namespace
+}  // namespace smallmind::kernels
