@@ -1,49 +1,113 @@
 #include "worker/model/gguf_vocab.h"
 
+#include <array>
+#include <string_view>
+
+#include "worker/tokenizer/bpe_tokenizer.h"
+#include "worker/tokenizer/pre_tokenizer_families.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {
 
-shared::Result<std::unique_ptr<Tokenizer>> GgufTokenizer(const GgufFile& f) {
-  SM_ASSIGN_OR_RETURN(std::string model, f.GetString("tokenizer.ggml.model"));
-  if (model != "llama") {
-    return shared::InvalidArgument(f.path() + ": tokenizer.ggml.model '" + model +
-                                   "' is not supported yet (supported: llama)");
+namespace {
+
+constexpr char kTokensKey[] = "tokenizer.ggml.tokens";
+
+shared::Status KeyError(const GgufFile& f, std::string_view key, const std::string& what) {
+  return shared::InvalidArgument(f.path() + ": " + std::string(key) + ": " + what);
+}
+
+// All normal when the key is absent.
+shared::Result<std::vector<SpmTokenType>> ReadTokenTypes(const GgufFile& f, size_t n_tokens) {
+  constexpr char kKey[] = "tokenizer.ggml.token_type";
+  std::vector<SpmTokenType> types(n_tokens, SpmTokenType::kNormal);
+  if (f.Find(kKey) == nullptr) return types;
+  SM_ASSIGN_OR_RETURN(std::vector<int32_t> raw, f.GetI32Array(kKey));
+  if (raw.size() != n_tokens) {
+    return KeyError(f, kKey,
+                    "has " + std::to_string(raw.size()) + " entries for " +
+                        std::to_string(n_tokens) + " tokens");
   }
+  for (size_t i = 0; i < raw.size(); ++i) types[i] = static_cast<SpmTokenType>(raw[i]);
+  return types;
+}
+
+shared::Result<TokenId> OptionalId(const GgufFile& f, const char* key, TokenId fallback) {
+  if (f.Find(key) == nullptr) return fallback;
+  SM_ASSIGN_OR_RETURN(uint32_t value, f.GetU32(key));
+  if (value >= static_cast<uint32_t>(INT32_MAX)) return KeyError(f, key, "id out of range");
+  return static_cast<TokenId>(value);
+}
+
+shared::Result<bool> OptionalBool(const GgufFile& f, const char* key, bool fallback) {
+  if (f.Find(key) == nullptr) return fallback;
+  return f.GetBool(key);
+}
+
+// Files without tokenizer.ggml.eot_token_id: the first of the usual end-of-turn spellings the
+// vocabulary has (Llama 3, ChatML/Qwen, Phi-3, Gemma, GPT-2 style, Granite, CodeLlama).
+TokenId FindEotBySpelling(const std::vector<std::string>& tokens) {
+  constexpr std::array<std::string_view, 7> kSpellings = {
+      "<|eot_id|>",    "<|im_end|>",      "<|end|>", "<end_of_turn>",
+      "<|endoftext|>", "<|end_of_text|>", "<EOT>"};
+  for (std::string_view spelling : kSpellings) {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (tokens[i] == spelling) return static_cast<TokenId>(i);
+    }
+  }
+  return -1;
+}
+
+shared::Result<std::unique_ptr<Tokenizer>> LoadSpm(const GgufFile& f) {
   SpmVocab v;
-  SM_ASSIGN_OR_RETURN(v.pieces, f.GetStringArray("tokenizer.ggml.tokens"));
+  SM_ASSIGN_OR_RETURN(v.pieces, f.GetStringArray(kTokensKey));
   if (f.Find("tokenizer.ggml.scores") != nullptr) {
     SM_ASSIGN_OR_RETURN(v.scores, f.GetF32Array("tokenizer.ggml.scores"));
   } else {
     v.scores.assign(v.pieces.size(), 0.0f);
   }
-  v.types.assign(v.pieces.size(), SpmTokenType::kNormal);
-  if (f.Find("tokenizer.ggml.token_type") != nullptr) {
-    SM_ASSIGN_OR_RETURN(std::vector<int32_t> types, f.GetI32Array("tokenizer.ggml.token_type"));
-    if (types.size() != v.pieces.size()) {
-      return shared::InvalidArgument(f.path() + ": tokenizer.ggml.token_type has " +
-                                     std::to_string(types.size()) + " entries for " +
-                                     std::to_string(v.pieces.size()) + " tokens");
-    }
-    for (size_t i = 0; i < types.size(); ++i) v.types[i] = static_cast<SpmTokenType>(types[i]);
-  }
-  auto id = [&](const char* key, TokenId fallback) -> shared::Result<TokenId> {
-    if (f.Find(key) == nullptr) return fallback;
-    SM_ASSIGN_OR_RETURN(uint32_t value, f.GetU32(key));
-    return static_cast<TokenId>(value);
-  };
-  SM_ASSIGN_OR_RETURN(v.bos_id, id("tokenizer.ggml.bos_token_id", 1));
-  SM_ASSIGN_OR_RETURN(v.eos_id, id("tokenizer.ggml.eos_token_id", 2));
-  SM_ASSIGN_OR_RETURN(v.unk_id, id("tokenizer.ggml.unknown_token_id", 0));
-  if (f.Find("tokenizer.ggml.add_bos_token") != nullptr) {
-    SM_ASSIGN_OR_RETURN(v.add_bos, f.GetBool("tokenizer.ggml.add_bos_token"));
-  }
-  if (f.Find("tokenizer.ggml.add_space_prefix") != nullptr) {
-    SM_ASSIGN_OR_RETURN(v.add_space_prefix, f.GetBool("tokenizer.ggml.add_space_prefix"));
-  }
+  SM_ASSIGN_OR_RETURN(v.types, ReadTokenTypes(f, v.pieces.size()));
+  SM_ASSIGN_OR_RETURN(v.bos_id, OptionalId(f, "tokenizer.ggml.bos_token_id", 1));
+  SM_ASSIGN_OR_RETURN(v.eos_id, OptionalId(f, "tokenizer.ggml.eos_token_id", 2));
+  SM_ASSIGN_OR_RETURN(v.unk_id, OptionalId(f, "tokenizer.ggml.unknown_token_id", 0));
+  SM_ASSIGN_OR_RETURN(v.add_bos, OptionalBool(f, "tokenizer.ggml.add_bos_token", true));
+  SM_ASSIGN_OR_RETURN(v.add_space_prefix, OptionalBool(f, "tokenizer.ggml.add_space_prefix", true));
   auto tok = SpmTokenizer::Create(std::move(v));
   if (!tok.ok()) return shared::InvalidArgument(f.path() + ": " + tok.status().message());
   return std::unique_ptr<Tokenizer>(std::move(tok).value());
+}
+
+shared::Result<std::unique_ptr<Tokenizer>> LoadBpe(const GgufFile& f) {
+  BpeVocab v;
+  SM_ASSIGN_OR_RETURN(v.tokens, f.GetStringArray(kTokensKey));
+  SM_ASSIGN_OR_RETURN(v.types, ReadTokenTypes(f, v.tokens.size()));
+  SM_ASSIGN_OR_RETURN(v.merges, f.GetStringArray("tokenizer.ggml.merges"));
+  std::string pre = "default";  // llama.cpp's choice for files written before the key existed
+  if (f.Find("tokenizer.ggml.pre") != nullptr) {
+    SM_ASSIGN_OR_RETURN(pre, f.GetString("tokenizer.ggml.pre"));
+  }
+  auto family = FindPreTokenizerFamily(pre);
+  if (!family.ok()) return KeyError(f, "tokenizer.ggml.pre", family.status().message());
+  v.pre = std::move(family).value();
+  SM_ASSIGN_OR_RETURN(v.bos_id, OptionalId(f, "tokenizer.ggml.bos_token_id", -1));
+  SM_ASSIGN_OR_RETURN(v.eos_id, OptionalId(f, "tokenizer.ggml.eos_token_id", -1));
+  SM_ASSIGN_OR_RETURN(v.eot_id, OptionalId(f, "tokenizer.ggml.eot_token_id", -1));
+  if (v.eot_id < 0) v.eot_id = FindEotBySpelling(v.tokens);
+  SM_ASSIGN_OR_RETURN(v.add_bos, OptionalBool(f, "tokenizer.ggml.add_bos_token", v.pre.add_bos));
+  SM_ASSIGN_OR_RETURN(v.add_eos, OptionalBool(f, "tokenizer.ggml.add_eos_token", false));
+  auto tok = BpeTokenizer::Create(std::move(v));
+  if (!tok.ok()) return shared::InvalidArgument(f.path() + ": " + tok.status().message());
+  return std::unique_ptr<Tokenizer>(std::move(tok).value());
+}
+
+}  // namespace
+
+shared::Result<std::unique_ptr<Tokenizer>> GgufTokenizer(const GgufFile& f) {
+  SM_ASSIGN_OR_RETURN(std::string model, f.GetString("tokenizer.ggml.model"));
+  if (model == "llama") return LoadSpm(f);
+  if (model == "gpt2") return LoadBpe(f);
+  return KeyError(f, "tokenizer.ggml.model",
+                  "'" + model + "' is not supported (supported: llama, gpt2)");
 }
 
 }  // namespace smallmind::worker

@@ -10,7 +10,11 @@
 
 namespace smallmind::worker {
 
-// SentencePiece-style (`tokenizer.ggml.model = llama`). Errors name the file and the key.
+// `tokenizer.ggml.model = llama`: SentencePiece-style SpmTokenizer (scores, byte fallback, dummy
+// prefix). `gpt2`: byte-level BpeTokenizer with the merges list and the pre-tokenizer named by
+// `tokenizer.ggml.pre` ("default" when absent). BOS/EOS (and EOT for BPE) ids and the
+// add_bos/add_eos flags come from their keys when present. Errors name the file and the key; an
+// unsupported model or pre-tokenizer is InvalidArgument listing what is supported.
 shared::Result<std::unique_ptr<Tokenizer>> GgufTokenizer(const GgufFile& file);
 
 }  // namespace smallmind::worker

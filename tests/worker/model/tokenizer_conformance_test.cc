@@ -1,0 +1,155 @@
+// Tokenizer conformance: every vocabulary in ../shared/tokenizer-vectors is loaded through
+// GgufTokenizer and each of its input strings must encode (no BOS/EOS, special-token text as plain
+// text) to exactly the ids the model's reference tokenizer gives. A family smallmind does not
+// implement is skipped by name with the reason, after checking that loading it is refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf_vocab.h"
+#include "worker/tokenizer/tokenizer.h"
+
+namespace smallmind::worker {
+namespace {
+
+const std::string kVectorsDir = std::string(SMALLMIND_SHARED_DATA_DIR) + "/tokenizer-vectors";
+
+struct VocabCase {
+  const char* name;         // ggml-vocab-<name>.gguf
+  TokenizerKind kind;       // what GgufTokenizer must build
+  const char* unsupported;  // why the family is skipped; nullptr when it must pass
+};
+
+const VocabCase kCases[] = {
+    {"llama-spm", TokenizerKind::kSpm, nullptr},
+    {"phi-3", TokenizerKind::kSpm, nullptr},
+    {"gpt-2", TokenizerKind::kBpe, nullptr},
+    {"mpt", TokenizerKind::kBpe, nullptr},
+    {"falcon", TokenizerKind::kBpe, nullptr},
+    {"starcoder", TokenizerKind::kBpe, nullptr},
+    {"refact", TokenizerKind::kBpe, nullptr},
+    {"deepseek-coder", TokenizerKind::kBpe, nullptr},
+    {"deepseek-llm", TokenizerKind::kBpe, nullptr},
+    {"bert-bge", TokenizerKind::kBpe,
+     "WordPiece (tokenizer.ggml.model = bert, an encoder-only embedding vocabulary) is not "
+     "implemented"},
+};
+
+void PrintTo(const VocabCase& c, std::ostream* os) { *os << c.name; }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// .inp: every string followed by "\n__ggml_vocab_test__\n"; nothing is trimmed.
+std::vector<std::string> ReadInputs(const std::string& path) {
+  const std::string all = ReadAll(path);
+  const std::string sep = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t pos = all.find(sep); pos != std::string::npos; pos = all.find(sep, start)) {
+    out.push_back(all.substr(start, pos - start));
+    start = pos + sep.size();
+  }
+  return out;
+}
+
+// .out: one line per input, each id preceded by a space.
+std::vector<std::vector<TokenId>> ReadExpected(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<TokenId>> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::vector<TokenId> ids;
+    for (long id; words >> id;) ids.push_back(static_cast<TokenId>(id));
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+std::string Ids(const std::vector<TokenId>& ids) {
+  std::string s;
+  for (TokenId id : ids) s += " " + std::to_string(id);
+  return s;
+}
+
+class TokenizerConformanceTest : public ::testing::TestWithParam<VocabCase> {};
+
+TEST_P(TokenizerConformanceTest, EncodesEveryVectorToTheReferenceIds) {
+  const VocabCase& c = GetParam();
+  const std::string gguf = kVectorsDir + "/ggml-vocab-" + c.name + ".gguf";
+  if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent (no ../shared data)";
+  auto file = GgufFile::Open(gguf);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto tok = GgufTokenizer(**file);
+  if (c.unsupported != nullptr) {
+    // Refused, not silently accepted: a change that adds the family must move it to the list.
+    ASSERT_FALSE(tok.ok()) << c.name << " loads now; add it to the supported cases";
+    EXPECT_NE(tok.status().message().find("not supported"), std::string::npos)
+        << tok.status().ToString();
+    GTEST_SKIP() << c.name << " skipped: " << c.unsupported << " (" << tok.status().message()
+                 << ")";
+  }
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  const Tokenizer& t = **tok;
+  EXPECT_EQ(t.kind(), c.kind);
+
+  const std::vector<std::string> inputs = ReadInputs(gguf + ".inp");
+  const std::vector<std::vector<TokenId>> expected = ReadExpected(gguf + ".out");
+  ASSERT_EQ(inputs.size(), 46u) << "the README promises 46 strings";
+  ASSERT_EQ(expected.size(), inputs.size());
+  int mismatches = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<TokenId> got = t.Encode(inputs[i], /*add_bos=*/false);
+    if (got != expected[i]) ++mismatches;
+    EXPECT_EQ(Ids(got), Ids(expected[i])) << c.name << " line " << i << ": '" << inputs[i] << "'";
+    if (t.kind() != TokenizerKind::kBpe) continue;
+    // Byte-level BPE loses nothing: the ids' bytes are the input again.
+    std::string bytes;
+    for (size_t k = 0; k < got.size(); ++k) t.AppendTokenBytes(k ? got[k - 1] : -1, got[k], &bytes);
+    EXPECT_EQ(bytes, inputs[i]) << c.name << " line " << i << " does not decode back";
+  }
+  EXPECT_EQ(mismatches, 0) << c.name << ": " << mismatches << " of " << inputs.size()
+                           << " lines differ";
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabs, TokenizerConformanceTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<VocabCase>& info) {
+                           std::string name = info.param.name;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(TokenizerConformanceCoverageTest, EveryVocabularyInTheVectorsDirectoryHasACase) {
+  if (!std::filesystem::exists(kVectorsDir)) GTEST_SKIP() << kVectorsDir << " is absent";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kVectorsDir)) {
+    const std::string file = entry.path().filename().string();
+    const std::string prefix = "ggml-vocab-";
+    const std::string suffix = ".gguf";
+    if (file.rfind(prefix, 0) != 0 || file.size() <= prefix.size() + suffix.size() ||
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string name =
+        file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+    ++seen;
+    EXPECT_TRUE(std::any_of(std::begin(kCases), std::end(kCases),
+                            [&](const VocabCase& c) { return name == c.name; }))
+        << file << " has vectors but no conformance case";
+  }
+  EXPECT_GT(seen, 0);
+}
+
+}  // namespace
+}  // namespace smallmind::worker

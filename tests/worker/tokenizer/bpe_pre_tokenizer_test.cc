@@ -1,0 +1,112 @@
+// PreTokenizer and the tokenizer.ggml.pre families: splits computed by hand from each family's
+// regexes, every family compiling, and robustness on invalid UTF-8 and very long runs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "worker/tokenizer/pre_tokenizer.h"
+#include "worker/tokenizer/pre_tokenizer_families.h"
+
+namespace smallmind::worker {
+namespace {
+
+using Pieces = std::vector<std::string>;
+
+Pieces SplitWith(const std::string& pre, const std::string& text) {
+  auto family = FindPreTokenizerFamily(pre);
+  SM_CHECK(family.ok()) << family.status().ToString();
+  auto splitter = PreTokenizer::Create(family->patterns);
+  SM_CHECK(splitter.ok()) << splitter.status().ToString();
+  std::vector<std::string_view> views;
+  (*splitter)->Split(text, &views);
+  return Pieces(views.begin(), views.end());
+}
+
+std::string Join(const Pieces& pieces) {
+  std::string s;
+  for (const std::string& p : pieces) s += p;
+  return s;
+}
+
+TEST(PreTokenizerTest, Gpt2KeepsASpaceWithTheWordAfterItAndSplitsContractions) {
+  EXPECT_EQ(SplitWith("gpt-2", "Hello world's  test 12345!!"),
+            (Pieces{"Hello", " world", "'s", " ", " test", " 12345", "!!"}));
+  EXPECT_EQ(SplitWith("gpt-2", "a\n\nb"), (Pieces{"a", "\n", "\n", "b"}));
+  EXPECT_EQ(SplitWith("gpt-2", "I'M"), (Pieces{"I", "'", "M"}));  // case-sensitive contractions
+}
+
+TEST(PreTokenizerTest, Llama3GroupsDigitsInThreesAndFoldsContractionCase) {
+  EXPECT_EQ(SplitWith("llama-bpe", "I'M 1234567 ok"),
+            (Pieces{"I", "'M", " ", "123", "456", "7", " ok"}));
+  // A letter run takes one leading non-letter; newlines go with the preceding symbols.
+  EXPECT_EQ(SplitWith("llama3", "(x) ...\n\nnext"), (Pieces{"(x", ")", " ...\n\n", "next"}));
+}
+
+TEST(PreTokenizerTest, Qwen2SplitsEveryDigit) {
+  EXPECT_EQ(SplitWith("qwen2", "x 2024"), (Pieces{"x", " ", "2", "0", "2", "4"}));
+}
+
+TEST(PreTokenizerTest, StarcoderIsolatesDigitsBeforeTheGpt2Regex) {
+  EXPECT_EQ(SplitWith("starcoder", "v12 go"), (Pieces{"v", "1", "2", " go"}));
+}
+
+TEST(PreTokenizerTest, FalconSplitsPunctuationRunsAndDigitTriples) {
+  EXPECT_EQ(SplitWith("falcon", "a+=b 12345"), (Pieces{"a", "+=", "b", " ", "123", "45"}));
+}
+
+TEST(PreTokenizerTest, DeepseekCoderSplitsNewlinesLettersPunctuationAndDigits) {
+  EXPECT_EQ(SplitWith("deepseek-coder", "if x:\n  y=42"),
+            (Pieces{"if", " x", ":", "\n", " ", " y", "=", "4", "2"}));
+}
+
+TEST(PreTokenizerTest, EverySupportedFamilyCompilesAndCoversItsInput) {
+  const std::string text =
+      "Hello, y'all! How are you \xF0\x9F\x98\x81 ?\xE6\x88\x91\xE6\x83\xB3 1314151 \t\n  end";
+  for (std::string_view pre : SupportedPreTokenizerNames()) {
+    auto family = FindPreTokenizerFamily(pre);
+    ASSERT_TRUE(family.ok()) << pre;
+    auto splitter = PreTokenizer::Create(family->patterns);
+    ASSERT_TRUE(splitter.ok()) << pre << ": " << splitter.status().ToString();
+    EXPECT_EQ((*splitter)->pattern_count(), static_cast<int>(family->patterns.size()));
+    EXPECT_EQ(Join(SplitWith(std::string(pre), text)), text) << pre;
+  }
+}
+
+TEST(PreTokenizerTest, UnknownFamilyIsNotFoundAndListsTheSupportedNames) {
+  auto family = FindPreTokenizerFamily("tekken");
+  ASSERT_FALSE(family.ok());
+  EXPECT_EQ(family.status().code(), shared::StatusCode::kNotFound);
+  EXPECT_NE(family.status().message().find("'tekken'"), std::string::npos);
+  EXPECT_NE(family.status().message().find("llama-bpe"), std::string::npos);
+}
+
+TEST(PreTokenizerTest, InvalidUtf8IsKeptInThePiecesBetweenMatches) {
+  const std::string text = "ab\xFF\xC3 cd\x80";
+  const Pieces pieces = SplitWith("gpt-2", text);
+  EXPECT_EQ(Join(pieces), text);
+  EXPECT_EQ(pieces.front(), "ab");
+}
+
+TEST(PreTokenizerTest, LongRunsAreSplitWithoutLosingBytes) {
+  const std::string spaces(1 << 20, ' ');
+  const std::string text = spaces + "x" + std::string(1 << 20, '7') + spaces;
+  for (const char* pre : {"gpt-2", "llama-bpe", "qwen2", "deepseek-llm", "falcon"}) {
+    const Pieces pieces = SplitWith(pre, text);
+    EXPECT_EQ(Join(pieces), text) << pre;
+  }
+}
+
+TEST(PreTokenizerTest, NoPatternKeepsTheTextWhole) {
+  auto splitter = PreTokenizer::Create({});
+  ASSERT_TRUE(splitter.ok());
+  std::vector<std::string_view> pieces;
+  (*splitter)->Split("a b", &pieces);
+  EXPECT_EQ(pieces, (std::vector<std::string_view>{"a b"}));
+  pieces.clear();
+  (*splitter)->Split("", &pieces);
+  EXPECT_TRUE(pieces.empty());
+}
+
+}  // namespace
+}  // namespace smallmind::worker
