@@ -2,7 +2,9 @@
 // concurrent streams, cancellation mid-stream, bad requests, and a worker killed with SIGKILL.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -120,11 +122,16 @@ TEST_F(GatewayWorkersTest, BadRequestsGetInvalidArgumentNamingTheProblem) {
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+// Children of every thread of `pid` (a child belongs to the thread that spawned it).
 std::vector<pid_t> ChildrenOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
   std::vector<pid_t> out;
-  pid_t child;
-  while (in >> child) out.push_back(child);
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "children");
+    pid_t child;
+    while (in >> child) out.push_back(child);
+  }
   return out;
 }
 
@@ -138,19 +145,23 @@ TEST_F(GatewayWorkersTest, KilledWorkerIsRestartedAndRequestsKeepSucceeding) {
     auto r = testing::RunGenerate(gateway_->stub(), Request("survivor", 8, 10 + i));
     EXPECT_TRUE(r.status.ok()) << i << ": " << r.status.error_message();
   }
-  // The supervisor restarts it: wait (bounded) for two ready workers again.
+  // The supervisor restarts it: wait (bounded) for a new worker process beside the survivor and
+  // for the gateway to report two ready workers again.
   bool back = false;
   for (int attempt = 0; attempt < 300 && !back; ++attempt) {
+    std::vector<pid_t> now = ChildrenOf(gateway_->process().pid());
+    bool replaced = now.size() == 2 && std::find(now.begin(), now.end(), before[0]) == now.end();
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
     v1::ModelInfo info;
-    back = gateway_->stub().GetModelInfo(&ctx, v1::GetModelInfoRequest(), &info).ok() &&
+    back = replaced &&
+           gateway_->stub().GetModelInfo(&ctx, v1::GetModelInfoRequest(), &info).ok() &&
            info.workers() == 2;
     if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_TRUE(back) << "the killed worker was not restarted";
-  std::vector<pid_t> after = ChildrenOf(gateway_->process().pid());
-  EXPECT_EQ(after.size(), 2u);
+  ASSERT_TRUE(back) << "the killed worker was not replaced by a ready one";
+  auto r = testing::RunGenerate(gateway_->stub(), Request("restarted", 8, 99));
+  EXPECT_TRUE(r.status.ok()) << r.status.error_message();
 }
 
 }  // namespace
