@@ -1,5 +1,6 @@
 // smallmind-worker: flags -> WorkerConfig -> Worker::Start(); SIGTERM/SIGINT shut it down.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,6 +27,11 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (config->exit_with_parent) {
+    // A gateway killed with SIGKILL cannot stop its workers; the kernel does it for us.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) return 1;  // the parent died before prctl took effect
+  }
 
   smallmind::worker::Worker worker(std::move(config).value());
   smallmind::shared::Status started = worker.Start();

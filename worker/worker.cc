@@ -62,6 +62,7 @@ shared::Status Worker::Start() {
   scheduler_thread_ = std::thread([this] { SchedulerThreadMain(); });
 
   service_ = std::make_unique<WorkerService>(*model_, &commands_, &stats_, config_.worker_id);
+  grpc::EnableDefaultHealthCheckService(true);  // compose health checks probe workers directly
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config_.listen, grpc::InsecureServerCredentials(), &port);

@@ -33,6 +33,8 @@ shared::Result<WorkerConfig> ParseWorkerFlags(int argc, char** argv) {
   app.add_option("--cpus", c.cpus, "CPU list to pin to, e.g. 0-3");
   app.add_option("--threads", c.threads, "compute threads (0 = one per CPU)");
   app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error");
+  app.add_flag("--exit-with-parent", c.exit_with_parent,
+               "terminate when the parent process (the gateway) dies");
   app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV block");
   app.add_option("--kv-blocks", c.kv.num_blocks, "KV blocks (0 = from --kv-memory-mb)");
   app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV pool budget in MiB");

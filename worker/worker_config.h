@@ -17,6 +17,7 @@ struct WorkerConfig {
   std::string cpus;  // "0-3"; empty = every CPU this process may use
   int threads = 0;   // compute threads; 0 = one per CPU of the set
   std::string log_level = "info";
+  bool exit_with_parent = false;  // SIGTERM when the parent dies (set by the gateway supervisor)
   struct Kv {
     int block_size = 16;    // tokens per KV block
     int num_blocks = 0;     // 0 = derive from memory_mb

@@ -1,0 +1,75 @@
+// GatewayConfig: everything the gateway process is configured with (STYLE §21), with its nested
+// option structs and defaults in place. Parsed once in main() from flags; Validate() says what is
+// wrong. Plain data; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "shared/status.h"
+
+namespace smallmind::gateway {
+
+struct RelayOptions {
+  // Worker messages held for a slow client before the worker stream stops being read, which
+  // pushes back on the worker through gRPC flow control.
+  size_t outbox_capacity = 8;
+  // A request that fails with UNAVAILABLE or RESOURCE_EXHAUSTED before its first message is sent
+  // again, on another worker, this many times.
+  int max_retries = 1;
+};
+
+struct WorkerPoolOptions {
+  // How often every worker's Stats is polled; also how fast a restarted worker rejoins.
+  std::chrono::milliseconds poll_interval{500};
+  std::chrono::milliseconds poll_timeout{1000};
+};
+
+struct SupervisorOptions {
+  std::string worker_binary;         // "" = smallmind-worker beside this executable
+  std::string runtime_dir = "/tmp";  // a private 0700 directory for the sockets is made inside
+  int cpus_per_worker = 0;           // 0 = the allowed CPUs split evenly over the workers
+  int threads_per_worker = 0;        // 0 = one per CPU of the worker's set
+  // Loading a large model takes a while; a worker not answering Stats by then is an error.
+  std::chrono::milliseconds ready_timeout{120000};
+  std::chrono::milliseconds restart_backoff_initial{250};
+  std::chrono::milliseconds restart_backoff_max{16000};
+  // A worker that stayed up this long before crashing restarts with the initial backoff again.
+  std::chrono::milliseconds stable_uptime{30000};
+  // Between SIGTERM and SIGKILL at shutdown.
+  std::chrono::milliseconds stop_grace{10000};
+};
+
+struct GatewayConfig {
+  std::string model = "builtin:tiny";
+  std::string tokenizer;  // "" = the model's own
+  int workers = 2;
+  std::string listen_host = "0.0.0.0";
+  int port = 50051;  // 0 = any free port, printed at startup
+  // Non-empty: attach to these workers ("host:port" or "unix:/path") instead of spawning.
+  std::vector<std::string> worker_endpoints;
+  // Non-empty: Generate, Tokenize and GetModelInfo need `authorization: Bearer <key>`.
+  std::vector<std::string> api_keys;
+  std::string log_level = "info";
+  // How long in-flight streams may run on after SIGTERM before they are cancelled.
+  std::chrono::milliseconds drain_timeout{30000};
+  // With worker_endpoints: how long to wait for one of them to answer at startup.
+  std::chrono::milliseconds attach_timeout{60000};
+  SupervisorOptions supervisor;
+  WorkerPoolOptions pool;
+  RelayOptions relay;
+
+  shared::Status Validate() const;
+};
+
+// Parses `--flag value` and `--flag=value` (argv[0] skipped). Unknown flags are errors.
+shared::Result<GatewayConfig> ParseGatewayFlags(int argc, const char* const* argv);
+// The --help text.
+std::string GatewayUsage();
+
+// "a,b,,c" -> {"a","b","c"}.
+std::vector<std::string> SplitCommaList(std::string_view text);
+
+}  // namespace smallmind::gateway

@@ -1,0 +1,124 @@
+#include "gateway/inference_service.h"
+
+#include <random>
+#include <utility>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "shared/grpc_status.h"
+
+namespace smallmind::gateway {
+namespace {
+
+using smallmind::v1::GenerateRequest;
+using smallmind::v1::GenerateResponse;
+
+std::string RandomPrefix() {
+  std::random_device rd;
+  return fmt::format("{:08x}", static_cast<uint32_t>(rd()));
+}
+
+// Sends one unary call to a healthy worker and finishes `reactor` with its answer. The client
+// context inherits the caller's deadline and cancellation. `after` edits a successful response.
+template <typename Request, typename Response, typename Method, typename After>
+grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPool& pool,
+                                  const Request* request, Response* response, Method method,
+                                  After after) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::shared_ptr<WorkerLink> link = pool.Pick();
+  if (!link) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                 fmt::format("no healthy worker (0 of {} ready)", pool.size())));
+    return reactor;
+  }
+  grpc::ClientContext* client = grpc::ClientContext::FromCallbackServerContext(*context).release();
+  method(link->stub().async(), client, request, response,
+         [reactor, client, link, response, after](grpc::Status s) {
+           link->EndRequest();
+           delete client;
+           if (s.ok()) after(response);
+           reactor->Finish(s);
+         });
+  return reactor;
+}
+
+}  // namespace
+
+InferenceService::InferenceService(std::shared_ptr<RelayEnv> env, ModelLimits limits,
+                                   std::vector<std::string> api_keys)
+    : env_(std::move(env)),
+      limits_(limits),
+      api_keys_(std::move(api_keys)),
+      id_prefix_(RandomPrefix()) {}
+
+shared::Status InferenceService::Authenticate(const grpc::CallbackServerContext& context) const {
+  if (api_keys_.empty()) return shared::Status::Ok();
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) {
+    return {shared::StatusCode::kUnauthenticated,
+            "this gateway requires an API key: send metadata `authorization: Bearer <key>`"};
+  }
+  constexpr std::string_view kBearer = "Bearer ";
+  const std::string_view value(it->second.data(), it->second.size());
+  if (value.substr(0, kBearer.size()) == kBearer) {
+    const std::string_view key = value.substr(kBearer.size());
+    for (const auto& k : api_keys_) {
+      if (key == k) return shared::Status::Ok();
+    }
+  }
+  return {shared::StatusCode::kUnauthenticated,
+          "the API key in `authorization: Bearer <key>` is not one this gateway accepts"};
+}
+
+std::string InferenceService::NextRequestId() {
+  return fmt::format("gw-{}-{}", id_prefix_, next_id_.fetch_add(1, std::memory_order_relaxed));
+}
+
+grpc::ServerWriteReactor<GenerateResponse>* InferenceService::Generate(
+    grpc::CallbackServerContext* context, const GenerateRequest* request) {
+  shared::Status auth = Authenticate(*context);
+  if (!auth.ok()) return new GenerateReactor(context, env_, std::move(auth));
+  return new GenerateReactor(context, env_, Validate(*request, limits_, NextRequestId()));
+}
+
+grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext* context,
+                                                     const smallmind::v1::TokenizeRequest* request,
+                                                     smallmind::v1::TokenizeResponse* response) {
+  shared::Status status = Authenticate(*context);
+  if (status.ok() && request->input_case() == smallmind::v1::TokenizeRequest::INPUT_NOT_SET) {
+    status = shared::InvalidArgument("exactly one of text or token_ids must be set, got neither");
+  }
+  if (!status.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(shared::ToGrpcStatus(status));
+    return reactor;
+  }
+  return Forward(
+      context, *env_->pool, request, response,
+      [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
+        stub->Tokenize(client, req, resp, std::move(done));
+      },
+      [](smallmind::v1::TokenizeResponse*) {});
+}
+
+grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
+    grpc::CallbackServerContext* context, const smallmind::v1::GetModelInfoRequest* request,
+    smallmind::v1::ModelInfo* response) {
+  shared::Status auth = Authenticate(*context);
+  if (!auth.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(shared::ToGrpcStatus(auth));
+    return reactor;
+  }
+  return Forward(
+      context, *env_->pool, request, response,
+      [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
+        stub->GetModelInfo(client, req, resp, std::move(done));
+      },
+      [env = env_](smallmind::v1::ModelInfo* info) {
+        info->set_workers(static_cast<uint32_t>(env->pool->HealthyCount()));
+      });
+}
+
+}  // namespace smallmind::gateway

@@ -1,0 +1,175 @@
+// A scripted in-process smallmind.v1.Worker on a Unix socket for gateway tests (header-only: the
+// test build compiles *_test.cc only). The prompt picks the script: see FakeWorker::Stream.
+// Thread-safe; its waits are bounded condition-variable waits.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "smallmind/v1/worker.grpc.pb.h"
+
+namespace smallmind::gateway::testing {
+
+inline constexpr uint32_t kFakeVocab = 1000;
+inline constexpr uint32_t kFakeContext = 512;
+inline constexpr char kInvalidMessage[] = "prompt has 9000 tokens; the context holds 512";
+
+class FakeWorker final : public smallmind::v1::Worker::CallbackService {
+ public:
+  // `fail_every_submit`: every Submit fails at once with this code.
+  FakeWorker(uint32_t id, std::string socket_path,
+             std::optional<grpc::StatusCode> fail_every_submit = std::nullopt)
+      : id_(id), socket_path_(std::move(socket_path)), fail_every_submit_(fail_every_submit) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(target(), grpc::InsecureServerCredentials());
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeWorker() override { Shutdown(); }
+
+  bool started() const { return server_ != nullptr; }
+  std::string target() const { return "unix:" + socket_path_; }
+  void Shutdown() {
+    if (server_) server_->Shutdown(std::chrono::system_clock::now());
+  }
+
+  int submits() const { return Get(submits_); }
+  int cancels() const { return Get(cancels_); }
+  smallmind::v1::SubmitRequest last_submit() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_submit_;
+  }
+  bool WaitForSubmits(int n, std::chrono::milliseconds timeout) {
+    return WaitFor(submits_, n, timeout);
+  }
+  bool WaitForCancels(int n, std::chrono::milliseconds timeout) {
+    return WaitFor(cancels_, n, timeout);
+  }
+
+  grpc::ServerWriteReactor<smallmind::v1::SubmitResponse>* Submit(
+      grpc::CallbackServerContext*, const smallmind::v1::SubmitRequest* request) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++submits_;
+      last_submit_ = *request;
+    }
+    changed_.notify_all();
+    return new Stream(this, *request);
+  }
+  grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
+                                     const smallmind::v1::TokenizeRequest* request,
+                                     smallmind::v1::TokenizeResponse* response) override {
+    // One id per byte, so tests can predict the answer.
+    for (unsigned char c : request->text()) response->add_token_ids(c);
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
+                                         const smallmind::v1::GetModelInfoRequest*,
+                                         smallmind::v1::ModelInfo* response) override {
+    response->set_model("fake");
+    response->set_architecture("llama");
+    response->set_vocab_size(kFakeVocab);
+    response->set_context_length(kFakeContext);
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context,
+                                  const smallmind::v1::StatsRequest*,
+                                  smallmind::v1::WorkerStats* response) override {
+    response->set_worker_id(id_);
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+ private:
+  // One Submit stream playing its script: "block" streams nothing until cancelled, "invalid" fails
+  // with INVALID_ARGUMENT, "fail-after-2" sends two messages then fails with INTERNAL; any other
+  // prompt streams max_new_tokens one-token messages (ids 1, 2, ...), the last with LENGTH.
+  class Stream final : public grpc::ServerWriteReactor<smallmind::v1::SubmitResponse> {
+   public:
+    Stream(FakeWorker* owner, const smallmind::v1::SubmitRequest& submit)
+        : owner_(owner), request_(submit.request()) {
+      const std::string& prompt = request_.prompt();
+      if (owner_->fail_every_submit_) {
+        Finish(grpc::Status(*owner_->fail_every_submit_, "fake worker refuses"));
+      } else if (prompt == "invalid") {
+        Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, kInvalidMessage));
+      } else if (prompt != "block") {
+        total_ = prompt == "fail-after-2" ? 2 : request_.stopping().max_new_tokens();
+        WriteNext();
+      }
+    }
+    void OnWriteDone(bool ok) override {
+      if (!ok) return Finish(grpc::Status::CANCELLED);
+      if (sent_ < total_) return WriteNext();
+      if (request_.prompt() == "fail-after-2") {
+        return Finish(grpc::Status(grpc::StatusCode::INTERNAL, "engine fault"));
+      }
+      Finish(grpc::Status::OK);
+    }
+    void OnCancel() override {
+      owner_->RecordCancel();
+      if (request_.prompt() == "block") Finish(grpc::Status::CANCELLED);
+    }
+    void OnDone() override { delete this; }
+
+   private:
+    void WriteNext() {
+      auto* r = message_.mutable_response();
+      r->Clear();
+      r->set_request_id(request_.request_id());
+      ++sent_;
+      r->add_token_ids(sent_);
+      r->set_text("t" + std::to_string(sent_) + " ");
+      if (sent_ == total_ && request_.prompt() != "fail-after-2") {
+        r->set_finish_reason(smallmind::v1::LENGTH);
+        r->mutable_usage()->set_prompt_tokens(3);
+        r->mutable_usage()->set_completion_tokens(sent_);
+      }
+      StartWrite(&message_);
+    }
+    FakeWorker* const owner_;
+    const smallmind::v1::GenerateRequest request_;
+    smallmind::v1::SubmitResponse message_;
+    uint32_t total_ = 0;
+    uint32_t sent_ = 0;
+  };
+
+  void RecordCancel() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++cancels_;
+    }
+    changed_.notify_all();
+  }
+  int Get(const int& field) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return field;
+  }
+  bool WaitFor(const int& field, int n, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, timeout, [&] { return field >= n; });
+  }
+
+  const uint32_t id_;
+  const std::string socket_path_;
+  const std::optional<grpc::StatusCode> fail_every_submit_;
+  std::unique_ptr<grpc::Server> server_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  int submits_ = 0;                           // guarded by mu_
+  int cancels_ = 0;                           // guarded by mu_
+  smallmind::v1::SubmitRequest last_submit_;  // guarded by mu_
+};
+
+}  // namespace smallmind::gateway::testing

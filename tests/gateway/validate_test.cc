@@ -1,0 +1,170 @@
+#include "gateway/validate.h"
+
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace smallmind::gateway {
+namespace {
+
+using smallmind::v1::GenerateRequest;
+
+constexpr ModelLimits kLimits{/*vocab_size=*/32000, /*context_length=*/2048};
+
+GenerateRequest TextRequest() {
+  GenerateRequest r;
+  r.set_prompt("Once upon a time");
+  return r;
+}
+
+// The validation error for `r`, which the test expects to fail.
+std::string ErrorFor(const GenerateRequest& r) {
+  auto v = Validate(r, kLimits, "gen-1");
+  EXPECT_FALSE(v.ok());
+  if (v.ok()) return "";
+  EXPECT_EQ(v.status().code(), shared::StatusCode::kInvalidArgument);
+  return v.status().message();
+}
+
+TEST(ValidateTest, FillsDocumentedDefaultsAndAGeneratedId) {
+  auto v = Validate(TextRequest(), kLimits, "gen-1");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const GenerateRequest& p = v->proto();
+  EXPECT_EQ(v->request_id(), "gen-1");
+  EXPECT_EQ(p.sampling().temperature(), 1.0f);
+  EXPECT_EQ(p.sampling().top_p(), 1.0f);
+  EXPECT_EQ(p.sampling().repetition_penalty(), 1.0f);
+  EXPECT_EQ(p.stopping().max_new_tokens(), kDefaultMaxNewTokens);
+  EXPECT_EQ(p.prompt(), "Once upon a time");
+}
+
+TEST(ValidateTest, KeepsCallerValuesIncludingGreedyTemperatureZero) {
+  GenerateRequest r = TextRequest();
+  r.set_request_id("mine");
+  r.mutable_sampling()->set_temperature(0);
+  r.mutable_sampling()->set_top_p(0.5f);
+  r.mutable_sampling()->set_seed(7);
+  r.mutable_stopping()->set_max_new_tokens(10);
+  auto v = Validate(r, kLimits, "gen-1");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->request_id(), "mine");
+  EXPECT_EQ(v->proto().sampling().temperature(), 0.0f);
+  EXPECT_EQ(v->proto().sampling().top_p(), 0.5f);
+  EXPECT_EQ(v->proto().sampling().seed(), 7u);
+  EXPECT_EQ(v->proto().stopping().max_new_tokens(), 10u);
+}
+
+TEST(ValidateTest, DefaultMaxNewTokensIsCappedByTheRoomTheIdPromptLeaves) {
+  GenerateRequest r;
+  for (int i = 0; i < 2000; ++i) r.mutable_prompt_token_ids()->add_ids(5);
+  auto v = Validate(r, kLimits, "gen-1");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->proto().stopping().max_new_tokens(), 48u);
+  EXPECT_EQ(v->prompt_token_count(), 2000u);
+}
+
+TEST(ValidateTest, RejectsARequestWithNeitherPromptForm) {
+  EXPECT_EQ(ErrorFor(GenerateRequest()),
+            "exactly one of prompt or prompt_token_ids must be set, got neither");
+  GenerateRequest empty_text;  // generation from BOS alone, as run.c does with no prompt
+  empty_text.set_prompt("");
+  EXPECT_TRUE(Validate(empty_text, kLimits, "gen-1").ok());
+  GenerateRequest empty_ids;
+  empty_ids.mutable_prompt_token_ids();
+  EXPECT_EQ(ErrorFor(empty_ids),
+            "prompt_token_ids must hold [1, 2048] ids (the context length), got 0");
+}
+
+TEST(ValidateTest, RejectsTokenIdsOutsideTheVocabularyNamingTheIndex) {
+  GenerateRequest r;
+  r.mutable_prompt_token_ids()->add_ids(1);
+  r.mutable_prompt_token_ids()->add_ids(32000);
+  EXPECT_EQ(ErrorFor(r), "prompt_token_ids[1] must be in [0, 32000) (the vocabulary), got 32000");
+}
+
+TEST(ValidateTest, RejectsAnIdPromptLongerThanTheContext) {
+  GenerateRequest r;
+  for (int i = 0; i < 2049; ++i) r.mutable_prompt_token_ids()->add_ids(1);
+  EXPECT_EQ(ErrorFor(r), "prompt_token_ids must hold [1, 2048] ids (the context length), got 2049");
+}
+
+TEST(ValidateTest, EverySamplingFieldErrorNamesFieldRangeAndValue) {
+  struct Case {
+    void (*set)(smallmind::v1::SamplingOptions*);
+    const char* message;
+  };
+  const Case cases[] = {
+      {[](auto* s) { s->set_temperature(-0.5f); },
+       "sampling.temperature must be in [0, 100], got -0.5"},
+      {[](auto* s) { s->set_temperature(101); },
+       "sampling.temperature must be in [0, 100], got 101"},
+      {[](auto* s) { s->set_temperature(std::nanf("")); },
+       "sampling.temperature must be in [0, 100], got nan"},
+      {[](auto* s) { s->set_top_k(32001); },
+       "sampling.top_k must be in [0, 32000] (0 = off), got 32001"},
+      {[](auto* s) { s->set_top_p(0); }, "sampling.top_p must be in (0, 1], got 0"},
+      {[](auto* s) { s->set_top_p(1.5f); }, "sampling.top_p must be in (0, 1], got 1.5"},
+      {[](auto* s) { s->set_min_p(-0.25f); }, "sampling.min_p must be in [0, 1], got -0.25"},
+      {[](auto* s) { s->set_repetition_penalty(0); },
+       "sampling.repetition_penalty must be in (0, 10], got 0"},
+      {[](auto* s) { s->set_repetition_penalty(11); },
+       "sampling.repetition_penalty must be in (0, 10], got 11"},
+      {[](auto* s) { s->set_presence_penalty(2.5f); },
+       "sampling.presence_penalty must be in [-2, 2], got 2.5"},
+      {[](auto* s) { s->set_frequency_penalty(-3); },
+       "sampling.frequency_penalty must be in [-2, 2], got -3"},
+  };
+  for (const Case& c : cases) {
+    GenerateRequest r = TextRequest();
+    c.set(r.mutable_sampling());
+    EXPECT_EQ(ErrorFor(r), c.message);
+  }
+}
+
+TEST(ValidateTest, AcceptsTheEdgesOfEverySamplingRange) {
+  GenerateRequest r = TextRequest();
+  auto* s = r.mutable_sampling();
+  s->set_temperature(100);
+  s->set_top_k(32000);
+  s->set_top_p(1);
+  s->set_min_p(1);
+  s->set_repetition_penalty(10);
+  s->set_presence_penalty(-2);
+  s->set_frequency_penalty(2);
+  r.set_logprobs(20);
+  r.mutable_stopping()->set_max_new_tokens(2048);
+  EXPECT_TRUE(Validate(r, kLimits, "gen-1").ok());
+}
+
+TEST(ValidateTest, StoppingErrorsNameFieldAndRange) {
+  GenerateRequest too_many_tokens = TextRequest();
+  too_many_tokens.mutable_stopping()->set_max_new_tokens(2049);
+  EXPECT_EQ(ErrorFor(too_many_tokens),
+            "stopping.max_new_tokens must be in [1, 2048] (the context length; 0 = 256), got 2049");
+
+  GenerateRequest too_many_stops = TextRequest();
+  for (int i = 0; i < 17; ++i) too_many_stops.mutable_stopping()->add_stop(std::string("x"));
+  EXPECT_EQ(ErrorFor(too_many_stops), "stopping.stop must hold at most 16 strings, got 17");
+
+  GenerateRequest empty_stop = TextRequest();
+  empty_stop.mutable_stopping()->add_stop(std::string("ok"));
+  empty_stop.mutable_stopping()->add_stop(std::string(""));
+  EXPECT_EQ(ErrorFor(empty_stop), "stopping.stop[1] must be [1, 256] bytes long, got 0");
+
+  GenerateRequest long_stop = TextRequest();
+  long_stop.mutable_stopping()->add_stop(std::string(257, 'a'));
+  EXPECT_EQ(ErrorFor(long_stop), "stopping.stop[0] must be [1, 256] bytes long, got 257");
+}
+
+TEST(ValidateTest, TopLevelErrorsNameFieldAndRange) {
+  GenerateRequest logprobs = TextRequest();
+  logprobs.set_logprobs(21);
+  EXPECT_EQ(ErrorFor(logprobs), "logprobs must be in [0, 20] (0 = none), got 21");
+  GenerateRequest long_id = TextRequest();
+  long_id.set_request_id(std::string(129, 'i'));
+  EXPECT_EQ(ErrorFor(long_id), "request_id must be [0, 128] bytes long, got 129");
+}
+
+}  // namespace
+}  // namespace smallmind::gateway
