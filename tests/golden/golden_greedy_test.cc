@@ -1,6 +1,8 @@
 // Golden greedy outputs of llama2.c's run.c on stories260K, reproduced through a real gateway and a
 // real worker process over gRPC, on both kernel paths.
 #include <fstream>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,33 +36,39 @@ std::vector<GoldenCase> LoadGoldens(const std::string& path) {
   return cases;
 }
 
-class GoldenGreedyTest : public ::testing::TestWithParam<bool> {
- protected:
-  static void SetUpTestSuite() {
-    shared_dir_ = testing::SharedDataDir();
-    if (shared_dir_.empty()) return;
-    testing::GatewayOptions options;
-    options.model = shared_dir_ + "/models/stories260K.bin";
-    options.workers = 1;
-    auto started = testing::GatewayFixture::Start(options);
-    ASSERT_TRUE(started.ok()) << started.status().ToString();
-    gateway_ = std::move(started).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete gateway_;
-    gateway_ = nullptr;
-  }
-  static std::string shared_dir_;
-  static testing::GatewayFixture* gateway_;
+struct GoldenParam {
+  std::string model_file;  // under ../shared/models
+  bool deterministic;
 };
 
-std::string GoldenGreedyTest::shared_dir_;
-testing::GatewayFixture* GoldenGreedyTest::gateway_ = nullptr;
+// One gateway (one worker) per model file, started on first use and kept for the suite.
+class GoldenGreedyTest : public ::testing::TestWithParam<GoldenParam> {
+ protected:
+  static void TearDownTestSuite() { gateways_.clear(); }
+
+  static testing::GatewayFixture* GatewayFor(const std::string& model_path) {
+    auto it = gateways_.find(model_path);
+    if (it != gateways_.end()) return it->second.get();
+    testing::GatewayOptions options;
+    options.model = model_path;
+    options.workers = 1;
+    auto started = testing::GatewayFixture::Start(options);
+    EXPECT_TRUE(started.ok()) << started.status().ToString();
+    if (!started.ok()) return nullptr;
+    return (gateways_[model_path] = std::move(started).value()).get();
+  }
+
+  static std::map<std::string, std::unique_ptr<testing::GatewayFixture>> gateways_;
+};
+
+std::map<std::string, std::unique_ptr<testing::GatewayFixture>> GoldenGreedyTest::gateways_;
 
 TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
-  if (shared_dir_.empty()) GTEST_SKIP() << "../shared/models is absent; golden tests skipped";
-  ASSERT_NE(gateway_, nullptr);
-  std::vector<GoldenCase> cases = LoadGoldens(shared_dir_ + "/models/golden-greedy.jsonl");
+  const std::string shared_dir = testing::SharedDataDir();
+  if (shared_dir.empty()) GTEST_SKIP() << "../shared/models is absent; golden tests skipped";
+  testing::GatewayFixture* gateway = GatewayFor(shared_dir + "/models/" + GetParam().model_file);
+  ASSERT_NE(gateway, nullptr);
+  std::vector<GoldenCase> cases = LoadGoldens(shared_dir + "/models/golden-greedy.jsonl");
   ASSERT_FALSE(cases.empty());
   for (const GoldenCase& g : cases) {
     SCOPED_TRACE("prompt '" + g.prompt + "'");
@@ -70,8 +78,8 @@ TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
     // run.c runs `steps` positions; position 0 is BOS, so steps + 1 tokens in all.
     const int max_new = g.steps + 1 - static_cast<int>(g.prompt_token_ids.size());
     req.mutable_stopping()->set_max_new_tokens(max_new);
-    req.mutable_runtime()->set_deterministic(GetParam());
-    testing::GenerateOutcome out = testing::RunGenerate(gateway_->stub(), req);
+    req.mutable_runtime()->set_deterministic(GetParam().deterministic);
+    testing::GenerateOutcome out = testing::RunGenerate(gateway->stub(), req);
     ASSERT_TRUE(out.status.ok()) << out.status.error_message();
 
     std::vector<uint32_t> want(g.token_ids.begin() + g.prompt_token_ids.size(), g.token_ids.end());
@@ -87,8 +95,16 @@ TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothPaths, GoldenGreedyTest, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "Deterministic" : "Parallel"; });
+// The llama2.c checkpoint and the same model as GGUF (tokenizer from its metadata), on both paths.
+INSTANTIATE_TEST_SUITE_P(
+    ModelsAndPaths, GoldenGreedyTest,
+    ::testing::Values(GoldenParam{"stories260K.bin", false}, GoldenParam{"stories260K.bin", true},
+                      GoldenParam{"stories260K.gguf", false},
+                      GoldenParam{"stories260K.gguf", true}),
+    [](const auto& info) {
+      std::string name = info.param.model_file.ends_with(".gguf") ? "Gguf" : "Llama2c";
+      return name + (info.param.deterministic ? "Deterministic" : "Parallel");
+    });
 
 }  // namespace
 }  // namespace smallmind
