@@ -1,101 +1,81 @@
 #include "worker/model/builtin_tiny.h"
 
-#include <cmath>
-#include <cstdint>
+#include <cstring>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf_vocab.h"
+#include "worker/model/model_generator.h"
 
 namespace smallmind::worker {
 namespace {
 
-constexpr uint64_t kSeed = 0x736d616c6c6d696eULL;  // "smallmin"
+constexpr char kName[] = "builtin:tiny";
 
-// SplitMix64: a tiny integer generator whose output is the same on every platform (std's
-// distributions are not).
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+// Views of the llama tensors of `f`, pointing into `storage`, which holds the same bytes as f.
+TensorView View(const GgufFile& f, const WeightStorage& storage, const std::string& name) {
+  const GgufTensorInfo* t = f.FindTensor(name);
+  if (t == nullptr) return TensorView{};
+  return TensorView{t->type, storage.data() + f.data_offset() + t->offset, t->n_rows(),
+                    t->row_length()};
+}
+
+Weights MapWeights(const GgufFile& f, const ModelConfig& c, WeightStorage storage) {
+  Weights w;
+  w.token_embedding = View(f, storage, "token_embd.weight");
+  w.final_norm = View(f, storage, "output_norm.weight");
+  w.classifier = View(f, storage, "output.weight");
+  if (!w.classifier.present()) w.classifier = w.token_embedding;  // tied
+  w.layers.resize(c.n_layers);
+  for (int l = 0; l < c.n_layers; l++) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights& lw = w.layers[l];
+    const auto view = [&](const char* name) { return View(f, storage, p + name); };
+    lw.attn_norm = view("attn_norm.weight");
+    lw.wq = view("attn_q.weight");
+    lw.wk = view("attn_k.weight");
+    lw.wv = view("attn_v.weight");
+    lw.wo = view("attn_output.weight");
+    lw.ffn_norm = view("ffn_norm.weight");
+    lw.w1 = view("ffn_gate.weight");
+    lw.w2 = view("ffn_down.weight");
+    lw.w3 = view("ffn_up.weight");
   }
-  // Uniform in [-1, 1), exactly representable (24 random bits).
-  float UniformSigned() { return static_cast<float>(Next() >> 40) * 0x1p-23f - 1.0f; }
-
- private:
-  uint64_t state_;
-};
-
-// Fills `count` floats uniform in [-bound, bound).
-void FillUniform(SplitMix64& rng, float bound, int64_t count, float* out) {
-  for (int64_t i = 0; i < count; i++) out[i] = bound * rng.UniformSigned();
-}
-
-void FillOnes(int64_t count, float* out) {
-  for (int64_t i = 0; i < count; i++) out[i] = 1.0f;
-}
-
-// Writes the weights in llama2.c array order (see llama2c_reader.cc), shared classifier. Matrices
-// are uniform with bound 1/sqrt(fan_in), so every matmul keeps activations near unit scale; norms
-// are 1.
-void FillLlama2cOrder(const ModelConfig& c, SplitMix64& rng, float* p) {
-  const int64_t n = c.n_layers, dim = c.dim, hidden = c.hidden_dim, kv_dim = c.kv_dim();
-  const float dim_bound = 1.0f / std::sqrt(static_cast<float>(dim));
-  const float hidden_bound = 1.0f / std::sqrt(static_cast<float>(hidden));
-  const auto uniform = [&](float bound, int64_t count) {
-    FillUniform(rng, bound, count, p);
-    p += count;
-  };
-  const auto ones = [&](int64_t count) {
-    FillOnes(count, p);
-    p += count;
-  };
-  // Token embedding, also the classifier: bound 0.5 gives logits of standard deviation ~2.3 on a
-  // unit-RMS final state, peaked enough for greedy decoding yet not one-hot.
-  uniform(0.5f, c.vocab_size * dim);
-  ones(n * dim);                            // attention norms
-  uniform(dim_bound, n * dim * dim);        // wq
-  uniform(dim_bound, n * kv_dim * dim);     // wk
-  uniform(dim_bound, n * kv_dim * dim);     // wv
-  uniform(dim_bound, n * dim * dim);        // wo
-  ones(n * dim);                            // FFN norms
-  uniform(dim_bound, n * hidden * dim);     // w1
-  uniform(hidden_bound, n * dim * hidden);  // w2
-  uniform(dim_bound, n * hidden * dim);     // w3
-  ones(dim);                                // final norm
+  w.storage = std::move(storage);
+  return w;
 }
 
 }  // namespace
 
 ModelConfig BuiltinTinyConfig() {
-  ModelConfig c;
-  c.architecture = "llama";
-  c.dim = 64;
-  c.hidden_dim = 172;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.n_kv_heads = 2;
-  c.vocab_size = 259;  // <unk>, <s>, </s>, <0x00>..<0xFF>
-  c.context_length = 512;
-  c.rms_norm_eps = 1e-5f;
-  c.rope_theta = 10000.0f;
-  c.rope_style = RopeStyle::kInterleaved;
-  return c;
+  return GeneratorConfig(GeneratorOptions{});  // the defaults are the tiny preset
 }
 
-LlamaModel MakeBuiltinTinyModel() {
-  const ModelConfig config = BuiltinTinyConfig();
-  const int64_t floats = Llama2cCoreFloats(config);
-  WeightStorage storage = WeightStorage::Allocate(static_cast<size_t>(floats) * sizeof(float));
-  SplitMix64 rng(kSeed);
-  FillLlama2cOrder(config, rng, reinterpret_cast<float*>(storage.mutable_data()));
-  Weights weights = MapLlama2cWeights(config, std::move(storage), 0, ClassifierLayout::kShared);
-  const shared::Status valid = ValidateLlamaWeights(config, weights);
+GgufModel MakeBuiltinTiny() {
+  // Generated and parsed with the same code as every GGUF file; a failure here is a bug in the
+  // generator, so it aborts.
+  shared::Result<std::vector<uint8_t>> bytes = GenerateModelBuffer(GeneratorOptions{});
+  SM_CHECK(bytes.ok()) << bytes.status().ToString();
+  auto file = GgufFile::FromBuffer(*bytes, kName);
+  SM_CHECK(file.ok()) << file.status().ToString();
+  GgufModel m;
+  auto config = GgufModelConfig(**file);
+  SM_CHECK(config.ok()) << config.status().ToString();
+  m.llama.config = std::move(config).value();
+  auto tokenizer = GgufTokenizer(**file);
+  SM_CHECK(tokenizer.ok()) << tokenizer.status().ToString();
+  m.tokenizer = std::move(tokenizer).value();
+  // The weights live in their own 64-byte aligned copy of the file's bytes.
+  WeightStorage storage = WeightStorage::Allocate(bytes->size());
+  std::memcpy(storage.mutable_data(), bytes->data(), bytes->size());
+  m.llama.weights = MapWeights(**file, m.llama.config, std::move(storage));
+  const shared::Status valid = ValidateLlamaWeights(m.llama.config, m.llama.weights);
   SM_CHECK(valid.ok()) << valid.ToString();
-  return LlamaModel{config, std::move(weights)};
+  return m;
 }
+
+LlamaModel MakeBuiltinTinyModel() { return std::move(MakeBuiltinTiny().llama); }
 
 }  // namespace smallmind::worker

@@ -1,15 +1,20 @@
-// The builtin:tiny model: a small llama-shaped model with deterministic pseudo-random weights made
-// in process, so the service starts with no download. Called once at worker start; stateless,
-// thread-safe. Its 259-entry vocabulary is the byte-level one the tokenizer builds for it.
+// The builtin:tiny model: the model generator's "tiny" preset (deterministic pseudo-random
+// weights), generated as a GGUF into memory and loaded through the GGUF loader's parsing, so the
+// service starts with no download. Called once at worker start; stateless, thread-safe.
 #pragma once
 
+#include "worker/model/gguf_loader.h"
 #include "worker/model/weights.h"
 
 namespace smallmind::worker {
 
 // dim 64, hidden 172, 2 layers, 4 query heads, 2 KV heads, vocab 259, context 512, F32, interleaved
-// RoPE. The same bytes on every call and every machine (fixed seed, integer PRNG).
+// RoPE, tied classifier. The same bytes on every call and every machine (fixed seed, integer PRNG).
 ModelConfig BuiltinTinyConfig();
 LlamaModel MakeBuiltinTinyModel();
+// The model with the tokenizer from its GGUF metadata: the 259-token byte-level vocabulary
+// (<unk>, <s>, </s>, <0x00>..<0xFF>), BOS added, no dummy prefix, so it encodes text exactly as
+// MakeByteLevelTokenizer() does. file_size is 0.
+GgufModel MakeBuiltinTiny();
 
 }  // namespace smallmind::worker

@@ -1,0 +1,148 @@
+// smallmind-modelgen: writes llama-shaped GGUF models for tests and benchmarks.
+//   smallmind-modelgen [--preset tiny|bench-110M|bench-1B] [--type f32|f16|q8_0|q4_0] [--seed N]
+//                      [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N] [--vocab N]
+//                      [--context N] [--embd-type T] [--name S] -o out.gguf
+//   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
+// Prints what it wrote (shapes, tensor types, parameter count, bytes); errors go to stderr, exit 1.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "shared/status.h"
+#include "worker/model/llama2c_to_gguf.h"
+#include "worker/model/model_generator.h"
+
+namespace {
+
+using smallmind::shared::Result;
+namespace w = smallmind::worker;
+
+struct Flags {
+  std::string out;
+  std::optional<std::string> preset;  // default tiny
+  std::string type = "f32";
+  std::optional<std::string> embd_type;
+  std::optional<uint64_t> seed;
+  std::optional<std::string> name;
+  std::optional<int> dim, layers, heads, kv_heads, ffn, vocab, context;
+  std::string from_llama2c;
+  std::string tokenizer;
+};
+
+// "1234567" -> "1,234,567".
+std::string Grouped(uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); i++) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+void PrintSummary(const std::string& path, const w::GgufBuildSummary& s) {
+  const w::ModelConfig& c = s.config;
+  std::printf("wrote %s\n", path.c_str());
+  std::printf(
+      "  %s: dim %d, ffn %d, %d layers, %d heads, %d kv heads, head size %d, vocab %d, "
+      "context %d\n",
+      c.architecture.c_str(), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
+      c.head_dim(), c.vocab_size, c.context_length);
+  std::printf("  file type %s; tensors:",
+              smallmind::kernels::GetDTypeTraits(static_cast<uint32_t>(s.file_type))->name);
+  for (const auto& [type, count] : s.tensors_per_type) std::printf(" %d %s", count, type.c_str());
+  std::printf("\n  parameters %s (%.1f M); %s bytes (%.1f MiB)\n",
+              Grouped(s.parameter_count).c_str(), static_cast<double>(s.parameter_count) / 1e6,
+              Grouped(s.file_bytes).c_str(), static_cast<double>(s.file_bytes) / (1 << 20));
+  for (const std::string& note : s.notes) std::printf("  note: %s\n", note.c_str());
+}
+
+Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
+  SM_ASSIGN_OR_RETURN(w::GeneratorOptions o, w::GeneratorPreset(f.preset.value_or("tiny")));
+  SM_ASSIGN_OR_RETURN(o.weight_type, w::ParseWeightType(f.type));
+  if (f.embd_type) {
+    SM_ASSIGN_OR_RETURN(o.embedding_type, w::ParseWeightType(*f.embd_type));
+  }
+  if (f.seed) o.seed = *f.seed;
+  if (f.name) o.name = *f.name;
+  for (auto [flag, field] : {std::pair{&f.dim, &o.dim}, std::pair{&f.layers, &o.n_layers},
+                             std::pair{&f.heads, &o.n_heads}, std::pair{&f.kv_heads, &o.n_kv_heads},
+                             std::pair{&f.ffn, &o.hidden_dim}, std::pair{&f.vocab, &o.vocab_size},
+                             std::pair{&f.context, &o.context_length}}) {
+    if (*flag) *field = **flag;
+  }
+  // Overriding the heads of a preset without its kv heads keeps plain multi-head attention.
+  if (f.heads && !f.kv_heads) o.n_kv_heads = o.n_heads;
+  SM_RETURN_IF_ERROR(w::ValidateGeneratorOptions(o));
+  return o;
+}
+
+Result<w::GgufBuildSummary> Run(const Flags& f) {
+  if (f.from_llama2c.empty()) {
+    SM_ASSIGN_OR_RETURN(w::GeneratorOptions o, OptionsFromFlags(f));
+    return w::WriteGeneratedModel(o, f.out);
+  }
+  if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads || f.ffn ||
+      f.vocab || f.context) {
+    return smallmind::shared::InvalidArgument(
+        "--from-llama2c takes its shapes and weights from the checkpoint: drop --preset, --seed, "
+        "--embd-type and the shape flags");
+  }
+  if (f.tokenizer.empty()) {
+    return smallmind::shared::InvalidArgument("--from-llama2c needs --tokenizer tok.bin");
+  }
+  w::Llama2cConversion conv;
+  conv.model_path = f.from_llama2c;
+  conv.tokenizer_path = f.tokenizer;
+  SM_ASSIGN_OR_RETURN(conv.type, w::ParseWeightType(f.type));
+  if (f.name) conv.name = *f.name;
+  return w::ConvertLlama2cToGguf(conv, f.out);
+}
+
+void AddFlags(CLI::App& app, Flags& f) {
+  app.add_option("-o,--output", f.out, "the GGUF file to write")->required();
+  app.add_option("--preset", f.preset, "tiny | bench-110M | bench-1B (default tiny)");
+  app.add_option("--type", f.type, "2-D weight type: f32 | f16 | q8_0 | q4_0 (default f32)");
+  app.add_option("--embd-type", f.embd_type, "token_embd type (default: --type)");
+  app.add_option("--seed", f.seed, "weight seed (default: builtin:tiny's)");
+  app.add_option("--name", f.name, "general.name");
+  app.add_option("--dim", f.dim, "embedding width");
+  app.add_option("--layers", f.layers, "transformer blocks");
+  app.add_option("--heads", f.heads, "query heads");
+  app.add_option("--kv-heads", f.kv_heads, "key/value heads");
+  app.add_option("--ffn", f.ffn, "feed-forward width");
+  app.add_option("--vocab", f.vocab, "vocabulary size (>= 259)");
+  app.add_option("--context", f.context, "context length");
+  app.add_option("--from-llama2c", f.from_llama2c, "convert this llama2.c checkpoint instead");
+  app.add_option("--tokenizer", f.tokenizer, "the checkpoint's tokenizer.bin");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "smallmind-modelgen: writes llama-shaped GGUF models (seeded random weights, or "
+      "converted from llama2.c)"};
+  Flags flags;
+  AddFlags(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    Result<w::GgufBuildSummary> summary = Run(flags);
+    if (!summary.ok()) {
+      std::fprintf(stderr, "smallmind-modelgen: %s\n", summary.status().message().c_str());
+      return 1;
+    }
+    PrintSummary(flags.out, *summary);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "smallmind-modelgen: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,275 @@
+#include "worker/model/model_generator.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/ref/dequant_ref.h"
+#include "worker/model/builtin_tiny.h"
+#include "worker/model/gguf_loader.h"
+#include "worker/model/gguf_reader.h"
+
+namespace smallmind::worker {
+namespace {
+
+using kernels::DType;
+
+// A model small enough for a unit test whose every matrix row (64 or 128) splits into blocks.
+GeneratorOptions SmallOptions(DType type) {
+  GeneratorOptions o;
+  o.name = "test-small";
+  o.dim = 64;
+  o.hidden_dim = 128;
+  o.n_layers = 2;
+  o.n_heads = 4;
+  o.n_kv_heads = 2;
+  o.vocab_size = 600;
+  o.context_length = 256;
+  o.weight_type = type;
+  o.tied_embeddings = false;
+  o.init = WeightInit::kGaussian;
+  o.norm_noise = 0.1f;
+  return o;
+}
+
+class ModelGeneratorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("model_generator_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const GeneratorOptions& o, const std::string& name) {
+    const std::string path = (dir_ / name).string();
+    auto summary = WriteGeneratedModel(o, path);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    return path;
+  }
+
+  std::filesystem::path dir_;
+};
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<float> Dequantized(const TensorView& t) {
+  std::vector<float> out(static_cast<size_t>(t.rows * t.cols));
+  EXPECT_TRUE(kernels::DequantizeRef(t.type, t.data, out.data(), t.rows * t.cols));
+  return out;
+}
+
+TEST_F(ModelGeneratorTest, EveryWeightTypeLoadsWithItsConfigTypesAndTokenizer) {
+  for (DType type : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
+    const GeneratorOptions o = SmallOptions(type);
+    auto m = LoadGgufModel(Write(o, "small.gguf"));
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const ModelConfig& c = m->llama.config;
+    EXPECT_EQ(c.dim, 64);
+    EXPECT_EQ(c.hidden_dim, 128);
+    EXPECT_EQ(c.n_layers, 2);
+    EXPECT_EQ(c.n_heads, 4);
+    EXPECT_EQ(c.n_kv_heads, 2);
+    EXPECT_EQ(c.vocab_size, 600);
+    EXPECT_EQ(c.context_length, 256);
+    EXPECT_EQ(c.rope_style, RopeStyle::kInterleaved);
+    const Weights& w = m->llama.weights;
+    EXPECT_EQ(w.token_embedding.type, type);  // quantized like the rest, as llama.cpp does
+    EXPECT_EQ(w.classifier.type, type);
+    EXPECT_NE(w.classifier.data, w.token_embedding.data);
+    for (const LayerWeights& l : w.layers) {
+      for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
+        EXPECT_EQ(t->type, type);
+      }
+      EXPECT_EQ(l.attn_norm.type, DType::kF32);
+      EXPECT_EQ(l.ffn_norm.type, DType::kF32);
+    }
+    EXPECT_EQ(w.final_norm.type, DType::kF32);
+    ASSERT_EQ(m->tokenizer->vocab_size(), 600);
+    EXPECT_EQ(m->tokenizer->bos_id(), 1);
+    EXPECT_EQ(m->tokenizer->eos_id(), 2);
+    const std::string text = "The little dog saw a big tree.";
+    const std::vector<TokenId> ids = m->tokenizer->Encode(text, true);
+    EXPECT_LT(ids.size(), text.size() / 2);  // merged pieces, not bytes
+    std::string decoded;
+    for (size_t i = 1; i < ids.size(); i++)
+      m->tokenizer->AppendTokenBytes(ids[i - 1], ids[i], &decoded);
+    EXPECT_EQ(decoded, text);
+  }
+}
+
+TEST_F(ModelGeneratorTest, WritesLlamaCppMetadataKeys) {
+  auto file = GgufFile::Open(Write(SmallOptions(DType::kQ4_0), "keys.gguf"));
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  const GgufFile& f = **file;
+  EXPECT_EQ(f.version(), 3u);
+  EXPECT_EQ(f.GetString("general.architecture").value(), "llama");
+  EXPECT_EQ(f.GetString("general.name").value(), "test-small");
+  EXPECT_EQ(f.GetU32("general.file_type").value(), 2u);  // LLAMA_FTYPE_MOSTLY_Q4_0
+  EXPECT_EQ(f.GetU32("general.quantization_version").value(), 2u);
+  EXPECT_EQ(f.Find("general.alignment"), nullptr);  // the default 32
+  EXPECT_EQ(f.GetU32("llama.rope.dimension_count").value(), 16u);
+  EXPECT_EQ(f.GetU32("llama.vocab_size").value(), 600u);
+  EXPECT_EQ(f.GetF32("llama.rope.freq_base").value(), 10000.0f);
+  EXPECT_EQ(f.GetString("tokenizer.ggml.model").value(), "llama");
+  EXPECT_TRUE(f.GetBool("tokenizer.ggml.add_space_prefix").value());
+  EXPECT_NE(f.FindTensor("output.weight"), nullptr);
+}
+
+TEST_F(ModelGeneratorTest, TheSameSeedGivesTheSameBytesAndAnotherSeedOthers) {
+  GeneratorOptions o = SmallOptions(DType::kQ8_0);
+  auto a = GenerateModelBuffer(o);
+  auto b = GenerateModelBuffer(o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(ReadFile(Write(o, "seeded.gguf")), *a);  // file and buffer agree
+  o.seed++;
+  auto c = GenerateModelBuffer(o);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), a->size());
+  EXPECT_NE(*c, *a);
+}
+
+TEST_F(ModelGeneratorTest, QuantizedFilesHoldTheF32WeightsQuantizedByTheReferenceQuantizer) {
+  auto f32 = LoadGgufModel(Write(SmallOptions(DType::kF32), "f32.gguf"));
+  auto q8 = LoadGgufModel(Write(SmallOptions(DType::kQ8_0), "q8.gguf"));
+  auto q4 = LoadGgufModel(Write(SmallOptions(DType::kQ4_0), "q4.gguf"));
+  ASSERT_TRUE(f32.ok() && q8.ok() && q4.ok());
+  const TensorView& ref = f32->llama.weights.layers[1].w2;
+  const int64_t n = ref.rows * ref.cols;
+  std::vector<kernels::BlockQ8_0> want_q8(n / 32);
+  std::vector<kernels::BlockQ4_0> want_q4(n / 32);
+  kernels::QuantizeQ8_0Ref(ref.f32(), want_q8.data(), n);
+  kernels::QuantizeQ4_0Ref(ref.f32(), want_q4.data(), n);
+  EXPECT_EQ(std::memcmp(q8->llama.weights.layers[1].w2.data, want_q8.data(), n / 32 * 34), 0);
+  EXPECT_EQ(std::memcmp(q4->llama.weights.layers[1].w2.data, want_q4.data(), n / 32 * 18), 0);
+  // And the F16 file holds the same values rounded to half precision.
+  auto f16 = LoadGgufModel(Write(SmallOptions(DType::kF16), "f16.gguf"));
+  ASSERT_TRUE(f16.ok());
+  const std::vector<float> halves = Dequantized(f16->llama.weights.layers[1].w2);
+  for (int64_t i = 0; i < n; i++) {
+    ASSERT_EQ(halves[i], kernels::Fp16ToFp32(kernels::Fp32ToFp16(ref.f32()[i]))) << i;
+  }
+}
+
+TEST_F(ModelGeneratorTest, GaussianWeightsHaveTheirFanInSpreadAndNormsSmallNoise) {
+  auto m = LoadGgufModel(Write(SmallOptions(DType::kF32), "stats.gguf"));
+  ASSERT_TRUE(m.ok());
+  const TensorView& w2 = m->llama.weights.layers[0].w2;  // fan-in 128
+  double sum = 0, sum_sq = 0;
+  float max_abs = 0;
+  const int64_t n = w2.rows * w2.cols;
+  for (int64_t i = 0; i < n; i++) {
+    sum += w2.f32()[i];
+    sum_sq += double{w2.f32()[i]} * w2.f32()[i];
+    max_abs = std::max(max_abs, std::fabs(w2.f32()[i]));
+  }
+  const double want_std = 1.0 / std::sqrt(128.0);
+  EXPECT_NEAR(sum / n, 0.0, 0.05 * want_std);
+  EXPECT_NEAR(std::sqrt(sum_sq / n), want_std, 0.03 * want_std);
+  EXPECT_LE(max_abs, 3.47 * want_std);
+  EXPECT_GT(max_abs, 2.5 * want_std);  // tails exist: not a uniform distribution
+  std::set<float> distinct;
+  for (int i = 0; i < 64; i++) {
+    const float v = m->llama.weights.layers[1].attn_norm.f32()[i];
+    EXPECT_NEAR(v, 1.0f, 0.35f);
+    distinct.insert(v);
+  }
+  EXPECT_GT(distinct.size(), 60u);
+}
+
+TEST_F(ModelGeneratorTest, KeepsARowLengthThatIsNoWholeBlockInF32AndSaysSo) {
+  GeneratorOptions o = SmallOptions(DType::kQ8_0);
+  o.hidden_dim = 172;  // ffn_down rows have 172 elements
+  auto summary = WriteGeneratedModel(o, (dir_ / "odd.gguf").string());
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(summary->notes.size(), 1u);
+  EXPECT_EQ(summary->notes[0],
+            "blk.*.ffn_down.weight kept F32: its row length 172 is not a multiple of the Q8_0 "
+            "block (32)");
+  EXPECT_EQ(summary->tensors_per_type.at("F32"), 2 * 3 + 1);  // 2 norms + ffn_down per layer
+  EXPECT_EQ(summary->tensors_per_type.at("Q8_0"), 2 * 6 + 2);
+  const uint64_t want_params =
+      600 * 64 * 2 + 64 + 2 * (2 * 64 + 2 * 64 * 64 + 2 * 32 * 64 + 3 * 172 * 64);
+  EXPECT_EQ(summary->parameter_count, want_params);
+  EXPECT_EQ(summary->file_bytes, std::filesystem::file_size(dir_ / "odd.gguf"));
+  auto m = LoadGgufModel((dir_ / "odd.gguf").string());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->llama.weights.layers[0].w2.type, DType::kF32);
+  EXPECT_EQ(m->llama.weights.layers[0].w1.type, DType::kQ8_0);
+}
+
+TEST_F(ModelGeneratorTest, PresetsHaveTheDesignShapes) {
+  auto tiny = GeneratorPreset("tiny");
+  auto b110 = GeneratorPreset("bench-110M");
+  auto b1 = GeneratorPreset("bench-1B");
+  ASSERT_TRUE(tiny.ok() && b110.ok() && b1.ok());
+  EXPECT_EQ(std::vector<int>({tiny->dim, tiny->hidden_dim, tiny->n_layers, tiny->n_heads,
+                              tiny->n_kv_heads, tiny->vocab_size, tiny->context_length}),
+            std::vector<int>({64, 172, 2, 4, 2, 259, 512}));
+  EXPECT_EQ(std::vector<int>({b110->dim, b110->hidden_dim, b110->n_layers, b110->n_heads,
+                              b110->n_kv_heads, b110->vocab_size, b110->context_length}),
+            std::vector<int>({768, 2048, 12, 12, 12, 32000, 2048}));
+  EXPECT_EQ(std::vector<int>({b1->dim, b1->hidden_dim, b1->n_layers, b1->n_heads, b1->n_kv_heads,
+                              b1->vocab_size, b1->context_length}),
+            std::vector<int>({2048, 5632, 22, 32, 4, 32000, 2048}));
+  EXPECT_FALSE(b1->tied_embeddings);
+  EXPECT_TRUE(ValidateGeneratorOptions(*b1).ok());
+  EXPECT_EQ(GeneratorPreset("huge").status().message(),
+            "unknown preset 'huge' (presets: tiny, bench-110M, bench-1B)");
+}
+
+TEST_F(ModelGeneratorTest, RejectsShapesTheLoaderCouldNotRead) {
+  const auto rejects = [](auto change) {
+    GeneratorOptions o;
+    change(o);
+    return !ValidateGeneratorOptions(o).ok() && !GenerateModelBuffer(o).ok();
+  };
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.n_heads = 3; }));     // 64 / 3
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.n_kv_heads = 3; }));  // 4 / 3
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.n_heads = 64; }));    // head size 1
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.vocab_size = 100; }));
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.n_layers = 0; }));
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.weight_type = DType::kQ6_K; }));
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.norm_noise = NAN; }));
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.name.clear(); }));
+}
+
+TEST(BuiltinTinyGgufTest, IsTheTinyPresetAndItsTokenizerEncodesLikeTheByteLevelOne) {
+  const GgufModel m = MakeBuiltinTiny();
+  auto preset = GeneratorPreset("tiny");
+  ASSERT_TRUE(preset.ok());
+  auto bytes = GenerateModelBuffer(*preset);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_EQ(m.llama.weights.storage.size(), bytes->size());
+  EXPECT_EQ(std::memcmp(m.llama.weights.storage.data(), bytes->data(), bytes->size()), 0);
+  const std::unique_ptr<SpmTokenizer> want = MakeByteLevelTokenizer();
+  std::string all_bytes;
+  for (int b = 0; b < 256; b++) all_bytes.push_back(static_cast<char>(b));
+  for (const std::string& text : {std::string(), std::string(" "), std::string("Hello, world!"),
+                                  std::string("  two\nlines\t\xC3\xA9\xE2\x82\xAC"), all_bytes}) {
+    for (bool bos : {true, false}) {
+      EXPECT_EQ(m.tokenizer->Encode(text, bos), want->Encode(text, bos)) << text;
+    }
+  }
+  EXPECT_EQ(m.tokenizer->vocab_size(), 259);
+  EXPECT_TRUE(m.tokenizer->add_bos_default());
+  EXPECT_EQ(m.tokenizer->bos_id(), want->bos_id());
+  EXPECT_EQ(m.tokenizer->eos_id(), want->eos_id());
+}
+
+}  // namespace
+}  // namespace smallmind::worker

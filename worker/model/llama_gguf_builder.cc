@@ -1,0 +1,220 @@
+// Keys follow llama.cpp's expectations for the llama architecture (llama-arch.cpp / gguf-py
+// constants): {arch}.context_length, embedding_length, block_count, feed_forward_length,
+// rope.dimension_count, attention.head_count(_kv), attention.layer_norm_rms_epsilon,
+// rope.freq_base, vocab_size; tokenizer.ggml.* for a SentencePiece ("llama") vocabulary.
+#include "worker/model/llama_gguf_builder.h"
+
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "kernels/quant_blocks.h"
+#include "kernels/ref/dequant_ref.h"
+
+namespace smallmind::worker {
+
+using kernels::DType;
+
+namespace {
+
+constexpr char kArch[] = "llama";
+constexpr uint32_t kQuantizationVersion = 2;   // ggml's GGML_QNT_VERSION
+constexpr char kSpaceMark[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
+
+const kernels::DTypeTraits& Traits(DType type) {
+  const kernels::DTypeTraits* t = kernels::GetDTypeTraits(static_cast<uint32_t>(type));
+  SM_CHECK(t != nullptr) << "unknown dtype " << static_cast<uint32_t>(type);
+  return *t;
+}
+
+std::string SpaceToMark(std::string_view piece) {
+  std::string out;
+  for (char ch : piece) {
+    if (ch == ' ') {
+      out += kSpaceMark;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// "blk.12.ffn_down.weight" -> "blk.*.ffn_down.weight", so one note covers every layer.
+std::string NamePattern(std::string_view name) {
+  constexpr std::string_view kBlk = "blk.";
+  if (name.substr(0, kBlk.size()) != kBlk) return std::string(name);
+  size_t end = kBlk.size();
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) end++;
+  return std::string(kBlk) + "*" + std::string(name.substr(end));
+}
+
+}  // namespace
+
+bool IsWritableWeightType(DType type) {
+  return type == DType::kF32 || type == DType::kF16 || type == DType::kQ8_0 || type == DType::kQ4_0;
+}
+
+shared::Result<DType> ParseWeightType(std::string_view name) {
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "f32") return DType::kF32;
+  if (lower == "f16") return DType::kF16;
+  if (lower == "q8_0") return DType::kQ8_0;
+  if (lower == "q4_0") return DType::kQ4_0;
+  return shared::InvalidArgument("weight type '" + std::string(name) +
+                                 "' is not one of f32, f16, q8_0, q4_0");
+}
+
+uint32_t LlamaFileType(DType type) {
+  switch (type) {
+    case DType::kF32:
+      return 0;
+    case DType::kF16:
+      return 1;
+    case DType::kQ4_0:
+      return 2;
+    case DType::kQ8_0:
+      return 7;
+    default:
+      break;
+  }
+  SM_CHECK(false) << "no llama file type for dtype " << static_cast<uint32_t>(type);
+  return 0;
+}
+
+void EncodeF32Row(std::span<const float> x, DType type, uint8_t* out) {
+  const auto n = static_cast<int64_t>(x.size());
+  switch (type) {
+    case DType::kF32:
+      std::memcpy(out, x.data(), x.size() * sizeof(float));
+      return;
+    case DType::kF16:
+      for (int64_t i = 0; i < n; i++) {
+        const uint16_t h = kernels::Fp32ToFp16(x[i]);
+        std::memcpy(out + 2 * i, &h, sizeof(h));
+      }
+      return;
+    case DType::kQ8_0:
+      // Blocks are 2-byte aligned structs: `out` is a row start inside a heap buffer, at a
+      // multiple of the (even) block size, so the cast is to a suitably aligned address.
+      kernels::QuantizeQ8_0Ref(x.data(), reinterpret_cast<kernels::BlockQ8_0*>(out), n);
+      return;
+    case DType::kQ4_0:
+      kernels::QuantizeQ4_0Ref(x.data(), reinterpret_cast<kernels::BlockQ4_0*>(out), n);
+      return;
+    default:
+      break;
+  }
+  SM_CHECK(false) << "cannot encode dtype " << static_cast<uint32_t>(type);
+}
+
+LlamaGgufBuilder::LlamaGgufBuilder(const ModelConfig& c, std::string_view name, DType file_type) {
+  SM_CHECK(IsWritableWeightType(file_type)) << "unsupported file type";
+  summary_.config = c;
+  summary_.config.architecture = kArch;
+  summary_.file_type = file_type;
+  const std::string a = kArch;
+  writer_.AddString("general.architecture", a);
+  writer_.AddString("general.name", name);
+  writer_.AddU32("general.file_type", LlamaFileType(file_type));
+  writer_.AddU32("general.quantization_version", kQuantizationVersion);
+  writer_.AddU32(a + ".vocab_size", static_cast<uint32_t>(c.vocab_size));
+  writer_.AddU32(a + ".context_length", static_cast<uint32_t>(c.context_length));
+  writer_.AddU32(a + ".embedding_length", static_cast<uint32_t>(c.dim));
+  writer_.AddU32(a + ".block_count", static_cast<uint32_t>(c.n_layers));
+  writer_.AddU32(a + ".feed_forward_length", static_cast<uint32_t>(c.hidden_dim));
+  writer_.AddU32(a + ".rope.dimension_count", static_cast<uint32_t>(c.head_dim()));
+  writer_.AddU32(a + ".attention.head_count", static_cast<uint32_t>(c.n_heads));
+  writer_.AddU32(a + ".attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
+  writer_.AddF32(a + ".attention.layer_norm_rms_epsilon", c.rms_norm_eps);
+  writer_.AddF32(a + ".rope.freq_base", c.rope_theta);
+}
+
+void LlamaGgufBuilder::AddSpmVocab(const SpmVocab& v) {
+  std::vector<std::string> pieces;
+  pieces.reserve(v.pieces.size());
+  for (const std::string& p : v.pieces) pieces.push_back(SpaceToMark(p));
+  std::vector<int32_t> types;
+  types.reserve(v.types.size());
+  for (SpmTokenType t : v.types) types.push_back(static_cast<int32_t>(t));
+  writer_.AddString("tokenizer.ggml.model", "llama");
+  writer_.AddStringArray("tokenizer.ggml.tokens", pieces);
+  writer_.AddF32Array("tokenizer.ggml.scores", v.scores);
+  writer_.AddI32Array("tokenizer.ggml.token_type", types);
+  for (auto [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", v.bos_id},
+                         std::pair{"tokenizer.ggml.eos_token_id", v.eos_id},
+                         std::pair{"tokenizer.ggml.unknown_token_id", v.unk_id}}) {
+    if (id >= 0) writer_.AddU32(key, static_cast<uint32_t>(id));
+  }
+  writer_.AddBool("tokenizer.ggml.add_bos_token", v.add_bos);
+  writer_.AddBool("tokenizer.ggml.add_eos_token", false);
+  writer_.AddBool("tokenizer.ggml.add_space_prefix", v.add_space_prefix);
+}
+
+void LlamaGgufBuilder::Note(std::string_view name, int64_t cols, DType wanted) {
+  const kernels::DTypeTraits& t = Traits(wanted);
+  std::string note = NamePattern(name) + " kept F32: its row length " + std::to_string(cols) +
+                     " is not a multiple of the " + t.name + " block (" +
+                     std::to_string(t.block_elems) + ")";
+  for (const std::string& n : summary_.notes) {
+    if (n == note) return;
+  }
+  summary_.notes.push_back(std::move(note));
+}
+
+void LlamaGgufBuilder::AddMatrix(std::string_view name, int64_t rows, int64_t cols, DType type,
+                                 RowSource source) {
+  SM_CHECK(IsWritableWeightType(type)) << "unsupported weight type for " << name;
+  if (cols % Traits(type).block_elems != 0) {
+    Note(name, cols, type);
+    type = DType::kF32;
+  }
+  AddTensor(name, {cols, rows}, type, std::move(source));
+}
+
+void LlamaGgufBuilder::AddVector(std::string_view name, int64_t n, RowSource source) {
+  AddTensor(name, {n}, DType::kF32, std::move(source));
+}
+
+void LlamaGgufBuilder::AddTensor(std::string_view name, std::vector<int64_t> dims, DType type,
+                                 RowSource source) {
+  const int64_t cols = dims[0];
+  const int64_t rows = dims.size() > 1 ? dims[1] : 1;
+  summary_.parameter_count += static_cast<uint64_t>(rows * cols);
+  summary_.tensors_per_type[Traits(type).name]++;
+  const size_t row_bytes = kernels::RowBytes(Traits(type), cols);
+  // Generates one row at a time into a [cols] scratch row, so a tensor costs its encoded bytes
+  // (the writer's buffer) plus one F32 row.
+  writer_.AddTensor(
+      name, type, dims,
+      [rows, cols, type, row_bytes, source = std::move(source)](std::span<uint8_t> out) {
+        SM_CHECK(out.size() == row_bytes * static_cast<size_t>(rows))
+            << "tensor bytes do not match its shape";
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows; r++) {
+          source(r, row);
+          EncodeF32Row(row, type, out.data() + r * row_bytes);
+        }
+      });
+}
+
+shared::Result<GgufBuildSummary> LlamaGgufBuilder::WriteFile(const std::string& path) {
+  SM_RETURN_IF_ERROR(writer_.WriteFile(path));
+  GgufBuildSummary summary = summary_;
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  summary.file_bytes = ec ? 0 : static_cast<uint64_t>(size);
+  return summary;
+}
+
+shared::Result<std::vector<uint8_t>> LlamaGgufBuilder::WriteBuffer(GgufBuildSummary* summary) {
+  SM_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, writer_.WriteBuffer());
+  if (summary != nullptr) {
+    *summary = summary_;
+    summary->file_bytes = bytes.size();
+  }
+  return bytes;
+}
+
+}  // namespace smallmind::worker

@@ -1,0 +1,79 @@
+// LlamaGgufBuilder: assembles a GGUF file of the `llama` architecture (llama.cpp's metadata keys,
+// tensor names and SentencePiece tokenizer keys) from tensors given as F32 row sources, encoding
+// each row to its stored type while the file is written. Used by the model generator and the
+// llama2.c converter. Not thread-safe: one builder per file, on one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "shared/status.h"
+#include "worker/model/gguf_writer.h"
+#include "worker/model/model_config.h"
+#include "worker/tokenizer/spm_tokenizer.h"
+
+namespace smallmind::worker {
+
+// What a built file holds, for the command line to print.
+struct GgufBuildSummary {
+  ModelConfig config;
+  kernels::DType file_type = kernels::DType::kF32;  // general.file_type's weight type
+  uint64_t parameter_count = 0;                     // elements of every tensor
+  uint64_t file_bytes = 0;
+  std::map<std::string, int> tensors_per_type;  // "Q8_0" -> number of tensors stored so
+  // Tensors stored in another type than asked, with the reason (one line per name pattern).
+  std::vector<std::string> notes;
+};
+
+// Weight types a builder can store: F32, F16, Q8_0, Q4_0.
+bool IsWritableWeightType(kernels::DType type);
+// "f32", "f16", "q8_0", "q4_0" (either case) -> the type; InvalidArgument names the choices.
+shared::Result<kernels::DType> ParseWeightType(std::string_view name);
+// llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2,
+// MOSTLY_Q8_0 7) for a file whose 2-D weights are `type`.
+uint32_t LlamaFileType(kernels::DType type);
+// Encodes x: [n] floats as n elements of `type` (n a multiple of its block size) into out:
+// [RowBytes(type, n)] bytes. Q8_0 and Q4_0 use ggml's reference quantizers bit for bit.
+void EncodeF32Row(std::span<const float> x, kernels::DType type, uint8_t* out);
+
+class LlamaGgufBuilder {
+ public:
+  // Fills out: [cols] with the F32 values of row `row` of a tensor. Called while the file is
+  // written, rows in order; must not fail.
+  using RowSource = std::function<void(int64_t row, std::span<float> out)>;
+
+  // Writes general.* and llama.* hyperparameter keys of `config` (which the caller has
+  // validated). `name` is general.name; `file_type` the type most 2-D weights are stored in.
+  LlamaGgufBuilder(const ModelConfig& config, std::string_view name, kernels::DType file_type);
+
+  // tokenizer.ggml.* keys (model "llama"): pieces with ' ' written as U+2581, scores, token
+  // types, special ids, add_bos_token and add_space_prefix from `vocab`.
+  void AddSpmVocab(const SpmVocab& vocab);
+
+  // A [rows, cols] matrix stored as `type`, or as F32 when cols is not a multiple of the type's
+  // block size (recorded in the summary's notes).
+  void AddMatrix(std::string_view name, int64_t rows, int64_t cols, kernels::DType type,
+                 RowSource source);
+  // A [n] vector (norm weights), always F32 as llama.cpp stores them.
+  void AddVector(std::string_view name, int64_t n, RowSource source);
+
+  // The first error of any Add call fails these.
+  shared::Result<GgufBuildSummary> WriteFile(const std::string& path);
+  shared::Result<std::vector<uint8_t>> WriteBuffer(GgufBuildSummary* summary = nullptr);
+
+ private:
+  void AddTensor(std::string_view name, std::vector<int64_t> dims, kernels::DType type,
+                 RowSource source);
+  void Note(std::string_view name, int64_t cols, kernels::DType wanted);
+
+  GgufWriter writer_;
+  GgufBuildSummary summary_;
+};
+
+}  // namespace smallmind::worker
