@@ -38,11 +38,12 @@ std::string FindLlama2cTokenizer(const std::string& model_path, int vocab_size) 
 }
 
 shared::Result<std::unique_ptr<LoadedModel>> LoadBuiltinTiny() {
+  GgufModel g = MakeBuiltinTiny();
   auto m = std::make_unique<LoadedModel>();
-  m->llama = MakeBuiltinTinyModel();
-  m->tokenizer = MakeByteLevelTokenizer();
+  m->llama = std::move(g.llama);
+  m->tokenizer = std::move(g.tokenizer);
   m->source = kBuiltinTiny;
-  m->tokenizer_source = "builtin byte-level vocabulary";
+  m->tokenizer_source = "builtin:tiny GGUF metadata (byte-level vocabulary)";
   return m;
 }
 
