@@ -14,39 +14,6 @@ namespace {
 
 constexpr char kName[] = "builtin:tiny";
 
-// Views of the llama tensors of `f`, pointing into `storage`, which holds the same bytes as f.
-TensorView View(const GgufFile& f, const WeightStorage& storage, const std::string& name) {
-  const GgufTensorInfo* t = f.FindTensor(name);
-  if (t == nullptr) return TensorView{};
-  return TensorView{t->type, storage.data() + f.data_offset() + t->offset, t->n_rows(),
-                    t->row_length()};
-}
-
-Weights MapWeights(const GgufFile& f, const ModelConfig& c, WeightStorage storage) {
-  Weights w;
-  w.token_embedding = View(f, storage, "token_embd.weight");
-  w.final_norm = View(f, storage, "output_norm.weight");
-  w.classifier = View(f, storage, "output.weight");
-  if (!w.classifier.present()) w.classifier = w.token_embedding;  // tied
-  w.layers.resize(c.n_layers);
-  for (int l = 0; l < c.n_layers; l++) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    LayerWeights& lw = w.layers[l];
-    const auto view = [&](const char* name) { return View(f, storage, p + name); };
-    lw.attn_norm = view("attn_norm.weight");
-    lw.wq = view("attn_q.weight");
-    lw.wk = view("attn_k.weight");
-    lw.wv = view("attn_v.weight");
-    lw.wo = view("attn_output.weight");
-    lw.ffn_norm = view("ffn_norm.weight");
-    lw.w1 = view("ffn_gate.weight");
-    lw.w2 = view("ffn_down.weight");
-    lw.w3 = view("ffn_up.weight");
-  }
-  w.storage = std::move(storage);
-  return w;
-}
-
 }  // namespace
 
 ModelConfig BuiltinTinyConfig() {
@@ -70,7 +37,9 @@ GgufModel MakeBuiltinTiny() {
   // The weights live in their own 64-byte aligned copy of the file's bytes.
   WeightStorage storage = WeightStorage::Allocate(bytes->size());
   std::memcpy(storage.mutable_data(), bytes->data(), bytes->size());
-  m.llama.weights = MapWeights(**file, m.llama.config, std::move(storage));
+  auto weights = MapGgufWeights(**file, m.llama.config, std::move(storage));
+  SM_CHECK(weights.ok()) << weights.status().ToString();
+  m.llama.weights = std::move(weights).value();
   const shared::Status valid = ValidateLlamaWeights(m.llama.config, m.llama.weights);
   SM_CHECK(valid.ok()) << valid.ToString();
   return m;

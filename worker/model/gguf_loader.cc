@@ -40,6 +40,9 @@ shared::Result<TensorView> Tensor(const GgufFile& f, const WeightStorage& storag
   return v;
 }
 
+
+}  // namespace
+
 shared::Result<Weights> MapGgufWeights(const GgufFile& f, const ModelConfig& c,
                                        WeightStorage storage) {
   Weights w;
@@ -67,8 +70,6 @@ shared::Result<Weights> MapGgufWeights(const GgufFile& f, const ModelConfig& c,
   w.storage = std::move(storage);
   return w;
 }
-
-}  // namespace
 
 shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
   ModelConfig c;

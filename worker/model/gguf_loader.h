@@ -21,6 +21,12 @@ struct GgufModel {
 
 shared::Result<GgufModel> LoadGgufModel(const std::string& path);
 
+// Views of the llama tensors of `file` pointing into `storage`, which must hold the same bytes as
+// the file (a mapping of it, or a copy); the returned Weights owns `storage`. Errors name the
+// missing tensor.
+shared::Result<Weights> MapGgufWeights(const GgufFile& file, const ModelConfig& config,
+                                       WeightStorage storage);
+
 // The hyperparameters from `{arch}.*` metadata keys. Errors name the missing or bad key.
 shared::Result<ModelConfig> GgufModelConfig(const GgufFile& file);
 
