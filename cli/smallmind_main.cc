@@ -25,6 +25,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include "cli/load_bench.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.grpc.pb.h"
 
@@ -42,6 +43,8 @@ constexpr char kUsage[] =
     "  smallmind tokenize \"text\" [--add-bos=false]\n"
     "  smallmind tokenize --decode ID ID ...\n"
     "  smallmind info\n"
+    "  smallmind bench \"prompt\" [--concurrency C] [--requests N] [--max-tokens M]\n"
+    "                  [--temperature T] [--seed S] [--deterministic] [--max-seconds S]\n"
     "  smallmind health      (exit 0 when the server at --addr reports SERVING; works on workers)\n"
     "common flags: --addr HOST:PORT (default localhost:50051), --api-key KEY (or "
     "SMALLMIND_API_KEY)\n";
@@ -154,7 +157,7 @@ class Client {
 };
 
 Result<smallmind::v1::GenerateRequest> BuildGenerateRequest(const Args& args) {
-  if (args.positional.size() != 1) return InvalidArgument("generate takes exactly one prompt");
+  if (args.positional.size() != 1) return InvalidArgument(args.command + " takes exactly one prompt");
   smallmind::v1::GenerateRequest request;
   request.set_prompt(args.positional[0]);
   auto* sampling = request.mutable_sampling();
@@ -317,6 +320,33 @@ Result<int> Health(const Args& args) {
   return serving ? 0 : 1;
 }
 
+// Load generator: prints throughput, TTFT and inter-token latency percentiles.
+Result<int> Bench(const Args& args) {
+  smallmind::cli::LoadBenchOptions options;
+  SM_ASSIGN_OR_RETURN(options.request, BuildGenerateRequest(args));
+  if (auto v = args.Get("--concurrency")) {
+    SM_ASSIGN_OR_RETURN(options.concurrency, ParseNumber<int>("--concurrency", *v));
+  }
+  if (auto v = args.Get("--requests")) {
+    SM_ASSIGN_OR_RETURN(options.requests, ParseNumber<int>("--requests", *v));
+  }
+  if (auto v = args.Get("--max-seconds")) {
+    SM_ASSIGN_OR_RETURN(options.max_seconds, ParseNumber<double>("--max-seconds", *v));
+  }
+  if (options.concurrency < 1 || options.concurrency > 1024 || options.requests < 1) {
+    return InvalidArgument("--concurrency must be in [1, 1024] and --requests >= 1");
+  }
+  if (auto key = args.Get("--api-key")) {
+    options.api_key = *key;
+  } else if (const char* env = std::getenv("SMALLMIND_API_KEY")) {
+    options.api_key = env;
+  }
+  Client client(args);
+  const smallmind::cli::LoadBenchReport report = smallmind::cli::RunLoadBench(client.stub(), options);
+  std::fputs(smallmind::cli::FormatLoadBenchReport(options, report).c_str(), stdout);
+  return report.failed == 0 ? 0 : 1;
+}
+
 Result<int> Run(int argc, char** argv) {
   SM_ASSIGN_OR_RETURN(const Args args, ParseArgs(argc, argv));
   if (args.Has("--help") || args.command.empty()) {
@@ -327,6 +357,7 @@ Result<int> Run(int argc, char** argv) {
   if (args.command == "tokenize") return Tokenize(args);
   if (args.command == "info") return Info(args);
   if (args.command == "health") return Health(args);
+  if (args.command == "bench") return Bench(args);
   return InvalidArgument("unknown command '" + args.command + "'");
 }
 
