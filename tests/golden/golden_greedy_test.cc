@@ -37,9 +37,24 @@ std::vector<GoldenCase> LoadGoldens(const std::string& path) {
 }
 
 struct GoldenParam {
-  std::string model_file;  // under ../shared/models
+  std::string model_file;  // under ../shared/models, or kConverted
   bool deterministic;
 };
+
+// stories260K.bin + tok512.bin converted by `smallmind-modelgen --from-llama2c` at test time.
+constexpr char kConverted[] = "converted.gguf";
+
+// Runs the converter into a temp dir; returns the GGUF path or "" on failure.
+std::string ConvertStories(const std::string& shared_dir) {
+  const std::string out = ::testing::TempDir() + "/stories260K-converted.gguf";
+  auto child = testing::ChildProcess::Spawn(
+      {testing::BinaryPath("smallmind-modelgen"), "--from-llama2c",
+       shared_dir + "/models/stories260K.bin", "--tokenizer", shared_dir + "/models/tok512.bin",
+       "--type", "f32", "-o", out});
+  if (!child.ok()) return "";
+  int status = (*child)->Wait(std::chrono::milliseconds(60000));
+  return status == 0 ? out : "";
+}
 
 // One gateway (one worker) per model file, started on first use and kept for the suite.
 class GoldenGreedyTest : public ::testing::TestWithParam<GoldenParam> {
@@ -66,7 +81,12 @@ std::map<std::string, std::unique_ptr<testing::GatewayFixture>> GoldenGreedyTest
 TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
   const std::string shared_dir = testing::SharedDataDir();
   if (shared_dir.empty()) GTEST_SKIP() << "../shared/models is absent; golden tests skipped";
-  testing::GatewayFixture* gateway = GatewayFor(shared_dir + "/models/" + GetParam().model_file);
+  std::string model = shared_dir + "/models/" + GetParam().model_file;
+  if (GetParam().model_file == kConverted) {
+    model = ConvertStories(shared_dir);
+    ASSERT_FALSE(model.empty()) << "smallmind-modelgen --from-llama2c failed";
+  }
+  testing::GatewayFixture* gateway = GatewayFor(model);
   ASSERT_NE(gateway, nullptr);
   std::vector<GoldenCase> cases = LoadGoldens(shared_dir + "/models/golden-greedy.jsonl");
   ASSERT_FALSE(cases.empty());
@@ -95,14 +115,17 @@ TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
   }
 }
 
-// The llama2.c checkpoint and the same model as GGUF (tokenizer from its metadata), on both paths.
+// The llama2.c checkpoint, the same model as GGUF (tokenizer from its metadata) on both paths, and
+// our own conversion of the checkpoint.
 INSTANTIATE_TEST_SUITE_P(
     ModelsAndPaths, GoldenGreedyTest,
     ::testing::Values(GoldenParam{"stories260K.bin", false}, GoldenParam{"stories260K.bin", true},
                       GoldenParam{"stories260K.gguf", false},
-                      GoldenParam{"stories260K.gguf", true}),
+                      GoldenParam{"stories260K.gguf", true}, GoldenParam{kConverted, false}),
     [](const auto& info) {
-      std::string name = info.param.model_file.ends_with(".gguf") ? "Gguf" : "Llama2c";
+      std::string name = info.param.model_file == kConverted         ? "Converted"
+                         : info.param.model_file.ends_with(".gguf") ? "Gguf"
+                                                                     : "Llama2c";
       return name + (info.param.deterministic ? "Deterministic" : "Parallel");
     });
 
