@@ -1,9 +1,9 @@
-// KernelTable: one function pointer per CPU op, filled once (today with the scalar reference
-// kernels of kernels/ref/) and passed to the engine, which calls ops only through it. Every op
-// computes the explicit RowRange it is given, so a caller may split the work among threads. Kernels
-// never allocate. A table is immutable plain data; the ops are thread-safe on disjoint output rows.
+// KernelTable: one function pointer per CPU op (a matmul per weight type), filled by dispatch.cc for
+// one ISA and ExecMode; the engine calls ops only through it, each on an explicit RowRange. Tables
+// are immutable plain data; kernels never allocate and are thread-safe on disjoint output rows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -36,11 +36,16 @@ struct KvView {
   }
 };
 
+// Query heads an attention kernel may score in one pass over the cache (heads sharing a KV head
+// read each K/V row once); its scores scratch holds that many rows.
+inline constexpr int kAttentionHeadsPerPass = 8;
+
 // Causal attention of one sequence's slice of tokens over its cache.
 struct AttentionArgs {
   const float* q = nullptr;  // [n_tokens, n_heads * head_dim], already rotated
   float* out = nullptr;      // [n_tokens, n_heads * head_dim]
-  float* scores = nullptr;   // [start_pos + n_tokens] scratch owned by the calling thread
+  // [kAttentionHeadsPerPass, start_pos + n_tokens] scratch owned by the calling thread
+  float* scores = nullptr;
   int n_tokens = 0;  // token t sits at position start_pos + t and attends to 0..start_pos + t
   int start_pos = 0;
   int n_heads = 0;  // query heads; query head h reads KV head h / (n_heads / n_kv_heads)
@@ -50,9 +55,32 @@ struct AttentionArgs {
 };
 
 // y[t, r] = dot(w[r, :], x[t, :]) for t < n_tokens and r in rows. w: [out_dim, in_dim] row-major of
-// the table entry's dtype; x: [n_tokens, in_dim]; y: [n_tokens, out_dim].
-using MatmulFn = void (*)(const void* w, const float* x, float* y, int n_tokens, int in_dim,
+// the weight type of the op, or the op's packed layout when it has a PackFn; y: [n_tokens,
+// out_dim]. x: [n_tokens, in_dim] floats, or for an op whose input is MatmulInput::kQ8, n_tokens
+// rows of Q8ActRowBytes(in_dim) bytes (kernels/q8_act.h).
+using MatmulFn = void (*)(const void* w, const void* x, float* y, int n_tokens, int in_dim,
                           int out_dim, RowRange rows);
+// What a MatmulFn reads as x.
+enum class MatmulInput {
+  kF32,  // float rows
+  kQ8,   // rows quantized by KernelTable::quantize_q8 (8-bit, one scale per 32 elements)
+};
+// Repacks a [rows, cols] matrix of the op's weight type into the layout its fn reads: dst holds
+// packed_bytes(rows, cols) bytes (64-byte aligned).
+using PackFn = void (*)(const void* src, void* dst, int rows, int cols);
+using PackedBytesFn = size_t (*)(int rows, int cols);
+struct MatmulOp {
+  MatmulFn fn = nullptr;
+  MatmulInput input = MatmulInput::kF32;
+  PackFn pack = nullptr;  // nullptr: fn reads the weights as stored (GGUF layout)
+  PackedBytesFn packed_bytes = nullptr;
+};
+// Converts float rows x: [n, in_dim] (in_dim a multiple of 32) into Q8 rows xq: [n,
+// Q8ActRowBytes(in_dim)] bytes, for the rows in `tokens`.
+using QuantizeQ8Fn = void (*)(const float* x, void* xq, int in_dim, RowRange tokens);
+// out: [n] = the n elements (a multiple of the type's block size) of one row of a tensor of the
+// table entry's type, dequantized exactly as kernels/ref/dequant_ref.h does.
+using DequantRowFn = void (*)(const void* row, float* out, int n);
 // out[t, :] = weight * x[t, :] / sqrt(mean(x[t, :]^2) + eps) for t in tokens; x, out: [n, dim]
 // (out may equal x).
 using RmsNormFn = void (*)(const float* x, const float* weight, float* out, int dim, float eps,
@@ -67,23 +95,50 @@ using SoftmaxFn = void (*)(float* x, int row_len, RowRange rows);
 using SwiGluFn = void (*)(float* gate, const float* up, int hidden, RowRange tokens);
 // x[t, :] += delta[t, :] for t in tokens; x, delta: [n, dim].
 using AddFn = void (*)(float* x, const float* delta, int dim, RowRange tokens);
+// x[t, :] += bias[:] for t in tokens; x: [n, dim], bias: [dim].
+using AddBiasFn = void (*)(float* x, const float* bias, int dim, RowRange tokens);
 // Rows are the flat (token, query head) pairs r = t * n_heads + h of args.
 using AttentionFn = void (*)(const AttentionArgs& args, RowRange rows);
 
+// Weight types with a matmul slot, in slot order.
+inline constexpr DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
+                                         DType::kQ4_0, DType::kQ4_K, DType::kQ6_K};
+inline constexpr int kNumWeightTypes = sizeof(kWeightTypes) / sizeof(kWeightTypes[0]);
+
+// Slot of `t` in kWeightTypes, or -1.
+constexpr int WeightSlot(DType t) {
+  for (int i = 0; i < kNumWeightTypes; i++) {
+    if (kWeightTypes[i] == t) return i;
+  }
+  return -1;
+}
+
 struct KernelTable {
-  MatmulFn matmul_f32 = nullptr;  // quantized weight types join with their kernels (issue 3)
+  MatmulOp matmul[kNumWeightTypes];                // by WeightSlot
+  DequantRowFn dequant_row[kNumWeightTypes] = {};  // by WeightSlot (embedding lookup)
+  QuantizeQ8Fn quantize_q8 = nullptr;              // set when some matmul reads MatmulInput::kQ8
   RmsNormFn rmsnorm = nullptr;
   RopeFn rope = nullptr;
   SoftmaxFn softmax = nullptr;
   SwiGluFn swiglu = nullptr;
   AddFn add = nullptr;
+  AddBiasFn add_bias = nullptr;
   AttentionFn attention = nullptr;
 
   // The matmul for weights of type t, or nullptr when the table has none.
-  MatmulFn MatmulFor(DType t) const { return t == DType::kF32 ? matmul_f32 : nullptr; }
+  const MatmulOp* MatmulFor(DType t) const {
+    const int s = WeightSlot(t);
+    return s >= 0 && matmul[s].fn != nullptr ? &matmul[s] : nullptr;
+  }
+  // The row dequantizer for type t, or nullptr.
+  DequantRowFn DequantRowFor(DType t) const {
+    const int s = WeightSlot(t);
+    return s >= 0 ? dequant_row[s] : nullptr;
+  }
 };
 
 // The scalar reference kernels (kernels/ref/): the oracles every SIMD variant is tested against.
+// Every matmul reads float input.
 KernelTable RefKernelTable();
 
 }  // namespace smallmind::kernels

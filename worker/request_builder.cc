@@ -82,6 +82,7 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   out.mode = req.runtime().deterministic() ? kernels::ExecMode::kDeterministic
                                            : kernels::ExecMode::kParallel;
   out.max_threads = static_cast<int>(req.runtime().max_threads());
+  out.parallel_threshold = static_cast<int>(req.runtime().parallel_threshold());
   out.gateway_queue_ms = submit.gateway_queue_ms();
   return out;
 }

@@ -54,6 +54,9 @@ shared::Status Worker::Start() {
   EngineOptions engine_options;
   engine_options.max_step_tokens = config_.scheduler.max_step_tokens;
   engine_options.max_seqs = config_.scheduler.max_seqs;
+  engine_options.num_threads =
+      config_.threads > 0 ? config_.threads : std::max<int>(1, static_cast<int>(cpus_.size()));
+  engine_options.cpus = cpus_;
   engine_ = std::make_unique<Engine>(c, model_->llama.weights, kv_pool_.get(), engine_options);
   scheduler_ = std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(),
                                            config_.kv.block_size);

@@ -20,4 +20,11 @@ void AddRef(float* x, const float* delta, int dim, RowRange tokens) {
   }
 }
 
+void AddBiasRef(float* x, const float* bias, int dim, RowRange tokens) {
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* xt = x + static_cast<int64_t>(t) * dim;  // [dim]
+    for (int i = 0; i < dim; i++) xt[i] += bias[i];
+  }
+}
+
 }  // namespace smallmind::kernels

@@ -1,5 +1,5 @@
-// Scalar reference element-wise ops of the llama block: SwiGLU and the residual add. Called through
-// KernelTable by the engine; thread-safe on disjoint token ranges. No reduction.
+// Scalar reference element-wise ops of the llama block: SwiGLU, the residual add and the bias add.
+// Called through KernelTable by the engine; thread-safe on disjoint token ranges. No reduction.
 #pragma once
 
 #include <cmath>
@@ -16,5 +16,8 @@ void SwiGluRef(float* gate, const float* up, int hidden, RowRange tokens);
 
 // x[t, i] += delta[t, i] for t in tokens. x, delta: [n_tokens, dim].
 void AddRef(float* x, const float* delta, int dim, RowRange tokens);
+
+// x[t, i] += bias[i] for t in tokens. x: [n_tokens, dim]; bias: [dim].
+void AddBiasRef(float* x, const float* bias, int dim, RowRange tokens);
 
 }  // namespace smallmind::kernels

@@ -1,6 +1,7 @@
 // RefKernelTable(): the KernelTable of the scalar reference kernels.
 #include "kernels/kernels.h"
 #include "kernels/ref/attention_ref.h"
+#include "kernels/ref/dequant_ref.h"
 #include "kernels/ref/elementwise_ref.h"
 #include "kernels/ref/matmul_ref.h"
 #include "kernels/ref/rmsnorm_ref.h"
@@ -8,15 +9,40 @@
 #include "kernels/ref/softmax_ref.h"
 
 namespace smallmind::kernels {
+namespace {
+
+// DequantRowFn adapters over the typed reference routines.
+template <typename Block, void (*Dequant)(const Block*, float*, int64_t)>
+void DequantRow(const void* row, float* out, int n) {
+  Dequant(static_cast<const Block*>(row), out, n);
+}
+
+void DequantRowF32(const void* row, float* out, int n) { DequantizeRef(DType::kF32, row, out, n); }
+
+}  // namespace
 
 KernelTable RefKernelTable() {
   KernelTable t;
-  t.matmul_f32 = &MatmulF32Ref;
+  const MatmulFn matmuls[kNumWeightTypes] = {&MatmulF32Ref,  &MatmulF16Ref,  &MatmulBf16Ref,
+                                             &MatmulQ8_0Ref, &MatmulQ4_0Ref, &MatmulQ4_KRef,
+                                             &MatmulQ6_KRef};
+  const DequantRowFn rows[kNumWeightTypes] = {&DequantRowF32,
+                                              &DequantRow<uint16_t, DequantizeF16Ref>,
+                                              &DequantRow<uint16_t, DequantizeBf16Ref>,
+                                              &DequantRow<BlockQ8_0, DequantizeQ8_0Ref>,
+                                              &DequantRow<BlockQ4_0, DequantizeQ4_0Ref>,
+                                              &DequantRow<BlockQ4_K, DequantizeQ4_KRef>,
+                                              &DequantRow<BlockQ6_K, DequantizeQ6_KRef>};
+  for (int i = 0; i < kNumWeightTypes; i++) {
+    t.matmul[i] = MatmulOp{matmuls[i], MatmulInput::kF32};
+    t.dequant_row[i] = rows[i];
+  }
   t.rmsnorm = &RmsNormRef;
   t.rope = &RopeRef;
   t.softmax = &SoftmaxRef;
   t.swiglu = &SwiGluRef;
   t.add = &AddRef;
+  t.add_bias = &AddBiasRef;
   t.attention = &AttentionRef;
   return t;
 }

@@ -31,5 +31,12 @@ TEST(ElementwiseRefTest, AddAccumulatesDeltaIntoItsTokens) {
   EXPECT_EQ(x, (std::vector<float>{11, 12, 23, 24, 5, 6}));
 }
 
+TEST(ElementwiseRefTest, AddBiasAddsTheSameVectorToEachOfItsTokens) {
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};  // 3 tokens of dim 2
+  const std::vector<float> bias = {10, -1};
+  AddBiasRef(x.data(), bias.data(), 2, RowRange{1, 3});
+  EXPECT_EQ(x, (std::vector<float>{1, 2, 13, 3, 15, 5}));
+}
+
 }  // namespace
 }  // namespace smallmind::kernels

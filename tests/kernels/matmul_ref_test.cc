@@ -5,16 +5,13 @@
 #include <random>
 #include <vector>
 
+#include "kernels/kernels.h"
+#include "tests/kernels/random_weights.h"
+
 namespace smallmind::kernels {
 namespace {
 
-std::vector<float> RandomVector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+std::vector<float> RandomVector(size_t n, uint32_t seed) { return testing::RandomFloats(n, seed); }
 
 TEST(MatmulRefTest, ComputesOneDotProductPerWeightRow) {
   // w: [2, 3], x: [2 tokens, 3]
@@ -69,6 +66,46 @@ TEST(MatmulRefTest, GivesBitwiseTheSameRowWhateverTheBatchAndSplit) {
                  AllRows(out_dim));
     for (int r = 0; r < out_dim; r++) EXPECT_EQ(single[r], batched[t * out_dim + r]);
   }
+}
+
+// Every typed reference matmul is, bit for bit, the F32 reference matmul over its dequantized
+// weights: the same products in the same order.
+TEST(MatmulRefTest, EveryWeightTypeEqualsDequantizeThenF32MatmulBitwise) {
+  const KernelTable ref = RefKernelTable();
+  for (DType type : kWeightTypes) {
+    const int block = GetDTypeTraits(static_cast<uint32_t>(type))->block_elems;
+    const int in_dim = block == 1 ? 72 : 2 * (block == 32 ? 96 : 256);
+    const int out_dim = 11, n_tokens = 3;
+    const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, 10);
+    const std::vector<float> wf = testing::DequantizeAll(type, w, out_dim, in_dim);
+    const std::vector<float> x = RandomVector(n_tokens * in_dim, 11);
+    std::vector<float> want(n_tokens * out_dim), got(n_tokens * out_dim, -1.0f);
+    MatmulF32Ref(wf.data(), x.data(), want.data(), n_tokens, in_dim, out_dim, AllRows(out_dim));
+    const MatmulOp* op = ref.MatmulFor(type);
+    ASSERT_NE(op, nullptr) << GetDTypeTraits(static_cast<uint32_t>(type))->name;
+    EXPECT_EQ(op->input, MatmulInput::kF32);
+    op->fn(w.data(), x.data(), got.data(), n_tokens, in_dim, out_dim, AllRows(out_dim));
+    EXPECT_EQ(got, want) << GetDTypeTraits(static_cast<uint32_t>(type))->name;
+  }
+}
+
+TEST(MatmulRefTest, DequantRowOfEveryTypeMatchesDequantizeRef) {
+  const KernelTable ref = RefKernelTable();
+  for (DType type : kWeightTypes) {
+    const int cols = 512, rows = 3;
+    const std::vector<uint8_t> w = testing::RandomWeights(type, rows, cols, 12);
+    const std::vector<float> all = testing::DequantizeAll(type, w, rows, cols);
+    const size_t row_bytes = RowBytes(*GetDTypeTraits(static_cast<uint32_t>(type)), cols);
+    std::vector<float> row(cols);
+    ASSERT_NE(ref.DequantRowFor(type), nullptr);
+    ref.DequantRowFor(type)(w.data() + 2 * row_bytes, row.data(), cols);
+    EXPECT_EQ(row, std::vector<float>(all.begin() + 2 * cols, all.end()));
+  }
+}
+
+TEST(MatmulRefTest, HasNoKernelForATypeWithoutMatmul) {
+  EXPECT_EQ(RefKernelTable().MatmulFor(static_cast<DType>(3)), nullptr);
+  EXPECT_EQ(RefKernelTable().DequantRowFor(static_cast<DType>(3)), nullptr);
 }
 
 }  // namespace

@@ -1,31 +1,62 @@
 #include "worker/engine/engine.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 #include "shared/check.h"
 #include "worker/engine/forward_llama.h"
+#include "worker/engine/numa_binding.h"
+#include "worker/engine/op_runner.h"
 
 namespace smallmind::worker {
 namespace {
 
-// Aborts unless the engine can run `w`: every matrix has a kernel for its type, and the parts this
-// forward pass reads element by element are F32.
+// Aborts unless the engine can run `w` with `k`: every matrix has a matmul for its type, the token
+// embedding a row dequantizer, and norms and biases are F32 (loaders reject other files first).
 void CheckSupported(const ModelConfig& c, const Weights& w, const kernels::KernelTable& k) {
   const shared::Status valid = ValidateLlamaWeights(c, w);
   SM_CHECK(valid.ok()) << valid.ToString();
   SM_CHECK(c.head_dim() % 2 == 0) << "RoPE needs an even head_dim, got " << c.head_dim();
-  SM_CHECK(w.token_embedding.type == kernels::DType::kF32) << "the engine embeds from F32 only";
+  SM_CHECK(k.DequantRowFor(w.token_embedding.type) != nullptr)
+      << "no row dequantizer for the token embedding's type "
+      << static_cast<int>(w.token_embedding.type);
   SM_CHECK(k.MatmulFor(w.classifier.type) != nullptr) << "no matmul for the classifier's type";
   SM_CHECK(w.final_norm.type == kernels::DType::kF32) << "norm weights must be F32";
   for (const LayerWeights& l : w.layers) {
-    SM_CHECK(!l.bq.present() && !l.bk.present() && !l.bv.present())
-        << "q/k/v biases are not supported by this engine";
     SM_CHECK(l.attn_norm.type == kernels::DType::kF32 && l.ffn_norm.type == kernels::DType::kF32)
         << "norm weights must be F32";
+    for (const TensorView* b : {&l.bq, &l.bk, &l.bv}) {
+      SM_CHECK(!b->present() || b->type == kernels::DType::kF32) << "biases must be F32";
+    }
     for (const TensorView* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
       SM_CHECK(k.MatmulFor(m->type) != nullptr)
           << "no matmul kernel for weight type " << static_cast<int>(m->type);
     }
+  }
+}
+
+// Binds the weights and the activation buffers to the NUMA node of the engine's CPUs (no-op on a
+// single node).
+void PlaceMemory(const std::vector<int>& cpus, const Weights& w,
+                 std::initializer_list<const PackedWeights*> packed, Activations* a) {
+  const int node = NumaNodeToBind(cpus);
+  if (node < 0) return;
+  bool ok = BindToNumaNode(w.storage.data(), w.storage.size(), node);
+  for (const PackedWeights* p : packed) {
+    if (p->bytes() > 0) ok = BindToNumaNode(p->storage(), p->bytes(), node) && ok;
+  }
+  for (std::vector<float>* buf : {&a->x, &a->xb, &a->xb2, &a->q, &a->k, &a->v, &a->hb, &a->hb2,
+                                  &a->scores, &a->last_x, &a->logits}) {
+    ok = BindToNumaNode(buf->data(), buf->size() * sizeof(float), node) && ok;
+  }
+  ok = BindToNumaNode(a->xq.data(), a->xq.size(), node) && ok;
+  if (ok) {
+    spdlog::info("engine memory bound to NUMA node {}", node);
+  } else {
+    spdlog::warn("binding engine memory to NUMA node {} failed for some buffers", node);
   }
 }
 
@@ -37,14 +68,23 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
       weights_(weights),
       kv_(kv),
       options_(options),
-      kernels_(kernels::RefKernelTable()),
-      act_(config, options.max_step_tokens, options.max_seqs) {
+      deterministic_(kernels::SelectKernels(options.isa, kernels::ExecMode::kDeterministic)),
+      parallel_(kernels::SelectKernels(options.isa, kernels::ExecMode::kParallel)),
+      packed_deterministic_(weights, deterministic_),
+      packed_parallel_(weights, parallel_),
+      act_(config, options.max_step_tokens, options.max_seqs, std::max(1, options.num_threads)) {
   SM_CHECK(kv_ != nullptr) << "the engine needs a KV pool";
   SM_CHECK(kv_->n_layers() == config.n_layers && kv_->kv_dim() == config.kv_dim())
       << "KV pool shape (" << kv_->n_layers() << " layers x " << kv_->kv_dim()
       << ") does not match the model (" << config.n_layers << " x " << config.kv_dim() << ")";
-  CheckSupported(config_, weights_, kernels_);
+  SM_CHECK(options.num_threads >= 1) << "the engine needs at least one thread";
+  CheckSupported(config_, weights_, deterministic_);
+  CheckSupported(config_, weights_, parallel_);
+  PlaceMemory(options_.cpus, weights_, {&packed_deterministic_, &packed_parallel_}, &act_);
+  pool_ = std::make_unique<ThreadPool>(options_.num_threads, options_.cpus);
 }
+
+Engine::~Engine() = default;
 
 void Engine::CheckPlan(const StepPlan& plan) const {
   SM_CHECK(static_cast<int>(plan.seqs.size()) <= options_.max_seqs)
@@ -72,9 +112,18 @@ void Engine::CheckPlan(const StepPlan& plan) const {
 
 void Engine::Step(const StepPlan& plan) {
   CheckPlan(plan);
-  // TODO(issue 4): pick the kernel table and thread split from plan.mode and plan.max_threads.
-  const LlamaForwardContext ctx{config_, weights_, kernels_, *kv_};
-  ForwardLlama(ctx, plan, &act_);
+  const bool deterministic = plan.mode == kernels::ExecMode::kDeterministic;
+  OpLimits limits;
+  limits.mode = plan.mode;
+  limits.max_threads = plan.max_threads > 0 ? std::min(plan.max_threads, options_.num_threads)
+                                            : options_.num_threads;
+  limits.min_rows_per_thread =
+      plan.parallel_threshold > 0 ? plan.parallel_threshold : options_.parallel_threshold;
+  OpRunner ops(deterministic ? deterministic_ : parallel_,
+               deterministic ? packed_deterministic_ : packed_parallel_, pool_.get(), limits,
+               &act_);
+  const LlamaForwardContext ctx{config_, weights_, *kv_};
+  ForwardLlama(ctx, plan, ops, &act_);
   last_step_seqs_ = static_cast<int>(plan.seqs.size());
 }
 

@@ -1,13 +1,19 @@
-// Engine: runs batched steps of the model over the paged KV cache. The scheduler thread builds a
-// StepPlan and calls Step(), then reads Logits(); one thread at a time, not thread-safe. Step()
-// does no heap allocation: every buffer is sized at construction for EngineOptions' limits.
+// Engine: runs batched steps of the model over the paged KV cache on a pinned thread pool. The
+// scheduler thread builds a StepPlan and calls Step(), then reads Logits(); one thread at a time,
+// not thread-safe (the calling thread joins the pool as its thread 0). Step() does no heap
+// allocation: every buffer is sized at construction for EngineOptions' limits.
 #pragma once
 
+#include <memory>
 #include <span>
+#include <vector>
 
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "worker/engine/activations.h"
+#include "worker/engine/packed_weights.h"
 #include "worker/engine/step_plan.h"
+#include "worker/engine/thread_pool.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/model/weights.h"
 
@@ -16,6 +22,12 @@ namespace smallmind::worker {
 struct EngineOptions {
   int max_step_tokens = 512;  // tokens over all sequences of one step
   int max_seqs = 64;          // sequences in one step
+  int num_threads = 1;        // threads of the pool, the thread calling Step() included
+  // Thread i is pinned to cpus[i % size] (empty: no pinning); memory is bound to the NUMA node of
+  // these CPUs when the machine has several.
+  std::vector<int> cpus = {};
+  int parallel_threshold = 4;  // default rows per thread below which an op stays on one thread
+  kernels::Isa isa = kernels::Isa::kBest;  // kernel set (kRef: the scalar oracles)
 };
 
 class Engine {
@@ -24,12 +36,14 @@ class Engine {
   // name.
   Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
          const EngineOptions& options);
+  ~Engine();
 
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Runs every seq's tokens through the model, writing their K/V into the pool. The plan must fit
-  // the options and the model (checked: a violation is a scheduler bug and aborts).
+  // Runs every seq's tokens through the model, writing their K/V into the pool, with the kernels
+  // of plan.mode on at most plan.max_threads threads (0: all). The plan must fit the options and
+  // the model (checked: a violation is a scheduler bug and aborts).
   void Step(const StepPlan& plan);
 
   // [vocab_size] logits of the last token of plan.seqs[seq_index] of the last Step, which must have
@@ -46,8 +60,12 @@ class Engine {
   const Weights& weights_;
   KvPool* kv_;
   const EngineOptions options_;
-  const kernels::KernelTable kernels_;
+  const kernels::KernelTable deterministic_;  // kernels of ExecMode::kDeterministic
+  const kernels::KernelTable parallel_;       // kernels of ExecMode::kParallel
+  const PackedWeights packed_deterministic_;  // matrices deterministic_ reads repacked
+  const PackedWeights packed_parallel_;       // matrices parallel_ reads repacked
   Activations act_;
+  std::unique_ptr<ThreadPool> pool_;
   int last_step_seqs_ = 0;  // plan.seqs.size() of the last Step
 };
 

@@ -6,29 +6,17 @@
 namespace smallmind::worker {
 namespace {
 
-using kernels::AllRows;
-using kernels::RowRange;
-
-// y[t, :] = w . x[t, :] for the first n tokens, with the table's matmul for w's type.
-void Matmul(const kernels::KernelTable& k, const TensorView& w, const float* x, float* y, int n) {
-  k.MatmulFor(w.type)(w.data, x, y, n, static_cast<int>(w.cols), static_cast<int>(w.rows),
-                      AllRows(static_cast<int>(w.rows)));
-}
-
 kernels::RopeLayout Layout(RopeStyle style) {
   return style == RopeStyle::kNeox ? kernels::RopeLayout::kNeox : kernels::RopeLayout::kInterleaved;
 }
 
-// x[t, :] = embedding row of the t-th token of the step (seqs in order); positions[t] = its
-// position. Returns the number of tokens.
-int EmbedTokens(const LlamaForwardContext& m, const StepPlan& plan, Activations* a) {
-  const int dim = m.config.dim;
-  const float* embedding = m.weights.token_embedding.f32();  // [vocab_size, dim]
+// The step's token ids in order (seqs one after another) into `ids` and their positions into
+// act->positions. Returns the number of tokens.
+int GatherTokens(const StepPlan& plan, Activations* a, int32_t* ids) {
   int t = 0;
   for (const SeqStep& seq : plan.seqs) {
     for (size_t i = 0; i < seq.tokens.size(); i++, t++) {
-      const float* row = embedding + static_cast<int64_t>(seq.tokens[i]) * dim;
-      std::copy(row, row + dim, a->x.data() + static_cast<int64_t>(t) * dim);
+      ids[t] = seq.tokens[i];
       a->positions[t] = seq.start_pos + static_cast<int32_t>(i);
     }
   }
@@ -52,29 +40,35 @@ void StoreKv(const StepPlan& plan, int layer, const Activations& a, KvPool& kv) 
   }
 }
 
-// xb[t, :] = causal attention of q[t, :] over its own sequence's cache, one sequence at a time.
-void Attend(const LlamaForwardContext& m, const StepPlan& plan, int layer, Activations* a) {
+// xb[t, :] = causal attention of q[t, :] over its own sequence's cache, all seqs at once.
+void Attend(const LlamaForwardContext& m, const StepPlan& plan, int layer, OpRunner& ops,
+            Activations* a) {
   const ModelConfig& c = m.config;
   int t = 0;  // first token of the current sequence
-  for (const SeqStep& seq : plan.seqs) {
+  a->attention_rows[0] = 0;
+  for (size_t s = 0; s < plan.seqs.size(); s++) {
+    const SeqStep& seq = plan.seqs[s];
     const int n = static_cast<int>(seq.tokens.size());
-    kernels::AttentionArgs args;
+    kernels::AttentionArgs& args = a->attention[s];
     args.q = a->q.data() + static_cast<int64_t>(t) * c.dim;
     args.out = a->xb.data() + static_cast<int64_t>(t) * c.dim;
-    args.scores = a->scores.data();
     args.n_tokens = n;
     args.start_pos = seq.start_pos;
     args.n_heads = c.n_heads;
     args.n_kv_heads = c.n_kv_heads;
     args.head_dim = c.head_dim();
     args.kv = m.kv.LayerView(layer, seq.block_table);
-    m.kernels.attention(args, AllRows(n * c.n_heads));
+    a->attention_rows[s + 1] = a->attention_rows[s] + n * c.n_heads;
     t += n;
   }
+  const size_t n_seqs = plan.seqs.size();
+  ops.Attention(std::span<const kernels::AttentionArgs>(a->attention).first(n_seqs),
+                std::span<const int>(a->attention_rows).first(n_seqs + 1));
 }
 
 // For every seq that wants logits: logits row = classifier . rmsnorm(x of its last token).
-void ComputeLogits(const LlamaForwardContext& m, const StepPlan& plan, Activations* a) {
+void ComputeLogits(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& ops,
+                   Activations* a) {
   const int dim = m.config.dim;
   int t = 0;     // first token of the current sequence
   int rows = 0;  // sequences wanting logits so far
@@ -89,52 +83,60 @@ void ComputeLogits(const LlamaForwardContext& m, const StepPlan& plan, Activatio
     t += n;
   }
   if (rows == 0) return;
-  m.kernels.rmsnorm(a->last_x.data(), m.weights.final_norm.f32(), a->last_x.data(), dim,
-                    m.config.rms_norm_eps, AllRows(rows));
-  Matmul(m.kernels, m.weights.classifier, a->last_x.data(), a->logits.data(), rows);
+  float* last_x = a->last_x.data();  // [rows, dim]
+  ops.RmsNorm(last_x, m.weights.final_norm, last_x, rows, dim, m.config.rms_norm_eps);
+  MatmulSource in = OpRunner::Source(last_x, rows, dim);
+  ops.Matmul(m.weights.classifier, &in, a->logits.data());
 }
 
 }  // namespace
 
-void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, Activations* a) {
+void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& ops,
+                  Activations* a) {
   const ModelConfig& c = m.config;
-  const kernels::KernelTable& k = m.kernels;
   const kernels::RopeLayout rope = Layout(c.rope_style);
-  const int n = EmbedTokens(m, plan, a);  // x = token embeddings
-  const RowRange tokens = AllRows(n);
+  const float eps = c.rms_norm_eps;
   float* x = a->x.data();      // [n, dim]
   float* xb = a->xb.data();    // [n, dim]
   float* xb2 = a->xb2.data();  // [n, dim]
+  float* q = a->q.data();      // [n, dim]
+  float* k = a->k.data();      // [n, kv_dim]
+  float* v = a->v.data();      // [n, kv_dim]
   float* hb = a->hb.data();    // [n, hidden_dim]
   float* hb2 = a->hb2.data();  // [n, hidden_dim]
+  const int n = GatherTokens(plan, a, a->token_ids.data());
+  ops.Embed(m.weights.token_embedding, std::span<const int32_t>(a->token_ids).first(n), x);
 
   for (int l = 0; l < c.n_layers; l++) {
     const LayerWeights& w = m.weights.layers[l];
 
-    // Attention: qkv of the normed input, rotate q and k, cache k and v, attend, project, add.
-    k.rmsnorm(x, w.attn_norm.f32(), xb, c.dim, c.rms_norm_eps, tokens);
-    Matmul(k, w.wq, xb, a->q.data(), n);
-    Matmul(k, w.wk, xb, a->k.data(), n);
-    Matmul(k, w.wv, xb, a->v.data(), n);
-    k.rope(a->q.data(), a->positions.data(), c.n_heads, c.head_dim(), c.rope_theta, rope,
-           AllRows(n * c.n_heads));
-    k.rope(a->k.data(), a->positions.data(), c.n_kv_heads, c.head_dim(), c.rope_theta, rope,
-           AllRows(n * c.n_kv_heads));
+    // Attention: qkv of the normed input (+ biases), rotate q and k, cache k and v, attend,
+    // project, add.
+    ops.RmsNorm(x, w.attn_norm, xb, n, c.dim, eps);
+    MatmulSource attn_in = OpRunner::Source(xb, n, c.dim);
+    ops.Matmuls({{w.wq, q}, {w.wk, k}, {w.wv, v}}, &attn_in);
+    if (w.bq.present()) ops.AddBias(q, w.bq, n);
+    if (w.bk.present()) ops.AddBias(k, w.bk, n);
+    if (w.bv.present()) ops.AddBias(v, w.bv, n);
+    ops.Rope(q, a->positions.data(), n, c.n_heads, c.head_dim(), c.rope_theta, rope);
+    ops.Rope(k, a->positions.data(), n, c.n_kv_heads, c.head_dim(), c.rope_theta, rope);
     StoreKv(plan, l, *a, m.kv);
-    Attend(m, plan, l, a);  // xb = attention output
-    Matmul(k, w.wo, xb, xb2, n);
-    k.add(x, xb2, c.dim, tokens);
+    Attend(m, plan, l, ops, a);  // xb = attention output
+    MatmulSource attn_out = OpRunner::Source(xb, n, c.dim);
+    ops.Matmul(w.wo, &attn_out, xb2);
+    ops.Add(x, xb2, n, c.dim);
 
     // Feed-forward: x += w2 . (silu(w1 . xb) * (w3 . xb)) with xb the normed input.
-    k.rmsnorm(x, w.ffn_norm.f32(), xb, c.dim, c.rms_norm_eps, tokens);
-    Matmul(k, w.w1, xb, hb, n);
-    Matmul(k, w.w3, xb, hb2, n);
-    k.swiglu(hb, hb2, c.hidden_dim, tokens);
-    Matmul(k, w.w2, hb, xb2, n);
-    k.add(x, xb2, c.dim, tokens);
+    ops.RmsNorm(x, w.ffn_norm, xb, n, c.dim, eps);
+    MatmulSource ffn_in = OpRunner::Source(xb, n, c.dim);
+    ops.Matmuls({{w.w1, hb}, {w.w3, hb2}}, &ffn_in);
+    ops.SwiGlu(hb, hb2, n, c.hidden_dim);
+    MatmulSource ffn_hidden = OpRunner::Source(hb, n, c.hidden_dim);
+    ops.Matmul(w.w2, &ffn_hidden, xb2);
+    ops.Add(x, xb2, n, c.dim);
   }
 
-  ComputeLogits(m, plan, a);  // final norm and classifier, last token of each seq that asks
+  ComputeLogits(m, plan, ops, a);  // final norm and classifier, last token of each seq that asks
 }
 
 }  // namespace smallmind::worker

@@ -25,7 +25,8 @@ struct SeqStep {
 struct StepPlan {
   std::vector<SeqStep> seqs;
   kernels::ExecMode mode = kernels::ExecMode::kParallel;
-  int max_threads = 0;  // 0 = the engine's default
+  int max_threads = 0;         // 0 = the engine's default (all its threads)
+  int parallel_threshold = 0;  // ops with fewer rows than this run on one thread; 0 = engine's
 };
 
 }  // namespace smallmind::worker

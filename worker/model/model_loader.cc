@@ -94,10 +94,12 @@ shared::Status CheckKernelsExist(const LoadedModel& m) {
                                    (traits ? traits->name : "?") + " have no kernel yet");
   };
   SM_RETURN_IF_ERROR(check(w.classifier, "classifier"));
-  if (w.token_embedding.type != kernels::DType::kF32 || w.final_norm.type != kernels::DType::kF32) {
-    return shared::InvalidArgument(m.source + ": token embedding and norms must be F32 for now");
+  if (table.DequantRowFor(w.token_embedding.type) == nullptr) {
+    return shared::InvalidArgument(m.source + ": the token embedding's type has no kernel yet");
   }
-  for (const LayerWeights& l : w.layers) {
+  if (w.final_norm.type != kernels::DType::kF32) {
+    return shared::InvalidArgument(m.source + ": norm and bias tensors must be F32");
+  }  for (const LayerWeights& l : w.layers) {
     for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
       SM_RETURN_IF_ERROR(check(*t, "layer"));
     }

@@ -110,6 +110,7 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
   plan->seqs.clear();
   plan->mode = kernels::ExecMode::kParallel;
   plan->max_threads = 0;
+  plan->parallel_threshold = 0;
   step_seqs_.clear();
   step_tokens_.clear();
   const Clock::time_point now = Clock::now();
@@ -129,6 +130,8 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
     }
     int mt = seq->request.max_threads;
     if (mt > 0 && (plan->max_threads == 0 || mt < plan->max_threads)) plan->max_threads = mt;
+    // The most conservative request wins: a larger threshold keeps more ops on one thread.
+    plan->parallel_threshold = std::max(plan->parallel_threshold, seq->request.parallel_threshold);
     std::span<const TokenId> all(seq->tokens);
     plan->seqs.push_back({all.subspan(seq->num_computed, e.n_tokens), seq->num_computed,
                           std::span<const int32_t>(seq->block_table),

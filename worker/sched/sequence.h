@@ -26,6 +26,7 @@ struct SequenceRequest {
   StopConfig stopping;          // max_new_tokens already capped by the context
   kernels::ExecMode mode = kernels::ExecMode::kParallel;
   int max_threads = 0;
+  int parallel_threshold = 0;  // 0 = the worker's default
   double gateway_queue_ms = 0;
 };
 

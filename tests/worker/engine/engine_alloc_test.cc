@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/model/builtin_tiny.h"
 
@@ -25,21 +26,21 @@ void operator delete(void* p, size_t) noexcept { std::free(p); }
 namespace smallmind::worker {
 namespace {
 
-TEST(EngineAllocTest, StepMakesNoHeapAllocationForPrefillOrDecode) {
-  const long probe = g_allocations.load();
-  int* volatile canary = new int(1);
-  delete canary;
-  ASSERT_EQ(g_allocations.load() - probe, 1) << "the replaced operator new is not in effect";
-
-  const LlamaModel model = MakeBuiltinTinyModel();
+// Prefill then 35 decode steps of two sequences, on `threads` threads in `mode`: returns the heap
+// allocations made inside those steps.
+long AllocationsInSteps(const LlamaModel& model, int threads, kernels::ExecMode mode) {
   KvPool pool(model.config, 16, 16);
-  Engine engine(model.config, model.weights, &pool, EngineOptions{32, 2});
+  EngineOptions options{32, 2};
+  options.num_threads = threads;
+  options.parallel_threshold = 1;
+  Engine engine(model.config, model.weights, &pool, options);
   const std::vector<TokenId> prompt = {1, 40, 41, 42, 43};
   const std::vector<int32_t> blocks_a = {0, 1, 2}, blocks_b = {3, 4, 5};
   std::vector<TokenId> next = {7, 8};
 
   StepPlan plan;  // built before counting: its vector is the scheduler's, reused every step
   plan.seqs.reserve(2);
+  plan.mode = mode;
   const long before = g_allocations.load();
   plan.seqs.push_back(SeqStep{prompt, 0, blocks_a, true});
   engine.Step(plan);
@@ -51,7 +52,33 @@ TEST(EngineAllocTest, StepMakesNoHeapAllocationForPrefillOrDecode) {
     engine.Step(plan);
     next[0] = static_cast<TokenId>(3 + static_cast<int>(engine.Logits(0)[0] > 0));
   }
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  return g_allocations.load() - before;
+}
+
+TEST(EngineAllocTest, StepMakesNoHeapAllocationForPrefillOrDecode) {
+  const long probe = g_allocations.load();
+  int* volatile canary = new int(1);
+  delete canary;
+  ASSERT_EQ(g_allocations.load() - probe, 1) << "the replaced operator new is not in effect";
+
+  const LlamaModel model = MakeBuiltinTinyModel();
+  for (int threads : {1, 3}) {
+    for (kernels::ExecMode mode :
+         {kernels::ExecMode::kDeterministic, kernels::ExecMode::kParallel}) {
+      EXPECT_EQ(AllocationsInSteps(model, threads, mode), 0)
+          << threads << " threads, mode " << static_cast<int>(mode);
+    }
+  }
+}
+
+TEST(EngineAllocTest, QuantizedModelStepsMakeNoHeapAllocation) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  spec.config.vocab_size = 259;
+  spec.matrix_type = kernels::DType::kQ4_0;
+  spec.embedding_type = kernels::DType::kQ8_0;
+  const LlamaModel model = testing::MakeRandomModel(spec);
+  EXPECT_EQ(AllocationsInSteps(model, 2, kernels::ExecMode::kParallel), 0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Golden greedy test: the engine on stories260K must pick exactly the tokens llama2.c run.c picks
 // (../shared/models/golden-greedy.jsonl), whether the prompt is fed token by token, as one chunk,
-// or beside another sequence in the same steps.
+// or beside another sequence in the same steps; with the reference kernels and with the best this
+// CPU runs, on both the deterministic and the parallel path, on one and on two threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -103,7 +104,13 @@ std::vector<int32_t> Blocks(int first, int stride) {
   return table;
 }
 
-class EngineGoldenTest : public ::testing::Test {
+struct GoldenParam {
+  kernels::Isa isa;
+  kernels::ExecMode mode;
+  int threads;
+};
+
+class EngineGoldenTest : public ::testing::TestWithParam<GoldenParam> {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(kModels + "/stories260K.bin")) {
@@ -119,9 +126,14 @@ class EngineGoldenTest : public ::testing::Test {
   // Runs all `seqs` together, one step each, until every one is done.
   void RunBatched(std::vector<GreedySeq*> seqs) {
     KvPool pool(model_->config, kNumBlocks, kBlockSize);
-    Engine engine(model_->config, model_->weights, &pool, EngineOptions{64, 4});
+    EngineOptions options{64, 4};
+    options.isa = GetParam().isa;
+    options.num_threads = GetParam().threads;
+    options.parallel_threshold = 1;
+    Engine engine(model_->config, model_->weights, &pool, options);
     while (true) {
       StepPlan plan;
+      plan.mode = GetParam().mode;
       std::vector<GreedySeq*> running;
       for (GreedySeq* s : seqs) {
         if (s->done()) continue;
@@ -141,7 +153,7 @@ class EngineGoldenTest : public ::testing::Test {
   std::vector<Golden> goldens_;
 };
 
-TEST_F(EngineGoldenTest, MatchesRunCTokenByToken) {
+TEST_P(EngineGoldenTest, MatchesRunCTokenByToken) {
   for (const Golden& g : goldens_) {
     GreedySeq seq(g, 1, Blocks(40, -3));
     RunBatched({&seq});
@@ -149,7 +161,7 @@ TEST_F(EngineGoldenTest, MatchesRunCTokenByToken) {
   }
 }
 
-TEST_F(EngineGoldenTest, MatchesRunCWithThePromptPrefilledInOneChunk) {
+TEST_P(EngineGoldenTest, MatchesRunCWithThePromptPrefilledInOneChunk) {
   for (const Golden& g : goldens_) {
     GreedySeq seq(g, 1000, Blocks(7, 4));
     RunBatched({&seq});
@@ -157,7 +169,7 @@ TEST_F(EngineGoldenTest, MatchesRunCWithThePromptPrefilledInOneChunk) {
   }
 }
 
-TEST_F(EngineGoldenTest, MatchesRunCForTwoSequencesBatchedInTheSameSteps) {
+TEST_P(EngineGoldenTest, MatchesRunCForTwoSequencesBatchedInTheSameSteps) {
   for (size_t i = 0; i < goldens_.size(); i++) {
     const Golden& a = goldens_[i];
     const Golden& b = goldens_[(i + 1) % goldens_.size()];
@@ -170,6 +182,19 @@ TEST_F(EngineGoldenTest, MatchesRunCForTwoSequencesBatchedInTheSameSteps) {
         << "prompt \"" << b.prompt << "\" beside \"" << a.prompt << "\"";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    KernelsAndPaths, EngineGoldenTest,
+    ::testing::Values(GoldenParam{kernels::Isa::kRef, kernels::ExecMode::kDeterministic, 1},
+                      GoldenParam{kernels::Isa::kBest, kernels::ExecMode::kDeterministic, 1},
+                      GoldenParam{kernels::Isa::kBest, kernels::ExecMode::kDeterministic, 2},
+                      GoldenParam{kernels::Isa::kBest, kernels::ExecMode::kParallel, 1},
+                      GoldenParam{kernels::Isa::kBest, kernels::ExecMode::kParallel, 2}),
+    [](const ::testing::TestParamInfo<GoldenParam>& info) {
+      return std::string(kernels::IsaName(info.param.isa)) +
+             (info.param.mode == kernels::ExecMode::kDeterministic ? "Deterministic" : "Parallel") +
+             std::to_string(info.param.threads) + "Threads";
+    });
 
 }  // namespace
 }  // namespace smallmind::worker

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/model/builtin_tiny.h"
 
@@ -21,6 +22,11 @@ Vec MatVec(const TensorView& w, const Vec& x) {
     for (int64_t j = 0; j < w.cols; j++) y[r] += w.f32()[r * w.cols + j] * x[j];
   }
   return y;
+}
+
+void AddBias(Vec& x, const TensorView& b) {
+  if (!b.present()) return;
+  for (size_t i = 0; i < x.size(); i++) x[i] += b.f32()[i];
 }
 
 Vec RmsNorm(const Vec& x, const TensorView& w, double eps) {
@@ -58,11 +64,14 @@ Vec ReferenceLogits(const ModelConfig& c, const Weights& w, const std::vector<To
     for (int l = 0; l < c.n_layers; l++) {
       const LayerWeights& lw = w.layers[l];
       Vec xb = RmsNorm(x, lw.attn_norm, c.rms_norm_eps);
-      Vec q = MatVec(lw.wq, xb), k = MatVec(lw.wk, xb);
+      Vec q = MatVec(lw.wq, xb), k = MatVec(lw.wk, xb), v = MatVec(lw.wv, xb);
+      AddBias(q, lw.bq);
+      AddBias(k, lw.bk);
+      AddBias(v, lw.bv);
       Rope(q, c.n_heads, hd, pos, c.rope_theta, c.rope_style);
       Rope(k, c.n_kv_heads, hd, pos, c.rope_theta, c.rope_style);
       k_cache[l].push_back(k);
-      v_cache[l].push_back(MatVec(lw.wv, xb));
+      v_cache[l].push_back(v);
       Vec att(c.dim, 0.0);
       for (int h = 0; h < c.n_heads; h++) {
         const int kv = (h / c.kv_group()) * hd;
@@ -122,6 +131,15 @@ TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithNeoxRope) {
   ModelConfig neox = m.config;
   neox.rope_style = RopeStyle::kNeox;
   ExpectEngineMatchesReference(neox, m.weights);
+}
+
+TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithQkvBiases) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  spec.config.rope_style = RopeStyle::kNeox;  // as qwen2
+  spec.biases = true;
+  const LlamaModel m = testing::MakeRandomModel(spec);
+  ExpectEngineMatchesReference(m.config, m.weights);
 }
 
 }  // namespace

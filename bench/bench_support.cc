@@ -1,0 +1,154 @@
+#include "bench/bench_support.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <thread>
+
+#include "kernels/dtype.h"
+#include "shared/cpu_topology.h"
+#include "worker/model/builtin_tiny.h"
+#include "worker/model/gguf_loader.h"
+#include "worker/model/llama2c_reader.h"
+#include "worker/model/model_generator.h"
+
+namespace smallmind::worker::bench {
+namespace {
+
+std::vector<std::string> Split(std::string_view s) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    const size_t comma = s.find(',');
+    out.emplace_back(s.substr(0, comma));
+    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+  }
+  return out;
+}
+
+uint64_t MatrixBytes(const Weights& w) {
+  uint64_t total = 0;
+  auto add = [&](const TensorView& t) {
+    total += kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(t.type)), t.cols) *
+             static_cast<uint64_t>(t.rows);
+  };
+  add(w.classifier);
+  for (const LayerWeights& l : w.layers) {
+    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) add(*t);
+  }
+  return total;
+}
+
+// The preset's GGUF in the temp directory, generated on first use.
+shared::Result<std::string> PresetFile(const Flags& f) {
+  SM_ASSIGN_OR_RETURN(GeneratorOptions options, GeneratorPreset(f.preset));
+  SM_ASSIGN_OR_RETURN(options.weight_type, ParseWeightType(f.type));
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path =
+      std::string(tmp ? tmp : "/tmp") + "/smallmind-bench-" + f.preset + "-" +
+      kernels::GetDTypeTraits(static_cast<uint32_t>(options.weight_type))->name + ".gguf";
+  if (!std::filesystem::exists(path)) {
+    std::fprintf(stderr, "generating %s ...\n", path.c_str());
+    SM_RETURN_IF_ERROR(WriteGeneratedModel(options, path).status());
+  }
+  return path;
+}
+
+}  // namespace
+
+Flags ParseFlags(int* argc, char** argv) {
+  Flags f;
+  int kept = 1;
+  for (int i = 1; i < *argc; i++) {
+    const std::string_view a = argv[i];
+    auto value = [&](std::string_view name) { return std::string(a.substr(name.size())); };
+    if (a.starts_with("--model=")) {
+      f.model = value("--model=");
+    } else if (a.starts_with("--preset=")) {
+      f.preset = value("--preset=");
+    } else if (a.starts_with("--type=")) {
+      f.type = value("--type=");
+    } else if (a.starts_with("--threads=")) {
+      f.threads.clear();
+      for (const std::string& t : Split(a.substr(10))) f.threads.push_back(std::stoi(t));
+    } else if (a.starts_with("--paths=")) {
+      f.modes.clear();
+      for (const std::string& p : Split(a.substr(8))) {
+        f.modes.push_back(p == "det" ? kernels::ExecMode::kDeterministic
+                                     : kernels::ExecMode::kParallel);
+      }
+    } else if (a == "--recompute") {
+      f.recompute = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  return f;
+}
+
+shared::Result<std::unique_ptr<BenchModel>> LoadBenchModel(const Flags& f) {
+  auto m = std::make_unique<BenchModel>();
+  std::string path = f.model;
+  if (path.empty() && !f.preset.empty()) {
+    SM_ASSIGN_OR_RETURN(path, PresetFile(f));
+  }
+  if (path.empty()) {
+    m->name = "builtin-tiny";
+    m->llama = std::make_unique<LlamaModel>(MakeBuiltinTinyModel());
+  } else if (path.ends_with(".gguf")) {
+    SM_ASSIGN_OR_RETURN(GgufModel g, LoadGgufModel(path));
+    m->llama = std::make_unique<LlamaModel>(std::move(g.llama));
+    m->name = std::filesystem::path(path).stem().string();
+  } else {
+    SM_ASSIGN_OR_RETURN(LlamaModel l, LoadLlama2cCheckpoint(path));
+    m->llama = std::make_unique<LlamaModel>(std::move(l));
+    m->name = std::filesystem::path(path).stem().string();
+  }
+  m->matrix_bytes = MatrixBytes(m->llama->weights);
+  std::fprintf(stderr, "model %s: dim %d, %d layers, %.1f MiB of matrices per token\n",
+               m->name.c_str(), m->llama->config.dim, m->llama->config.n_layers,
+               static_cast<double>(m->matrix_bytes) / (1 << 20));
+  return m;
+}
+
+std::vector<int> PinnableCpus(int threads) {
+  std::vector<int> cpus = shared::AllowedCpus();
+  if (static_cast<int>(cpus.size()) < threads) return {};
+  cpus.resize(static_cast<size_t>(threads));
+  return cpus;
+}
+
+double MeasureReadBandwidth(int threads) {
+  constexpr size_t kBytes = size_t{1} << 30;
+  const size_t words = kBytes / sizeof(uint64_t);
+  std::vector<uint64_t> buffer(words, 1);
+  std::vector<uint64_t> sums(static_cast<size_t>(threads));
+  const size_t share = words / static_cast<size_t>(threads);
+  double best = 0;
+  for (int pass = 0; pass < 3; pass++) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; i++) {
+      pool.emplace_back([&, i] {
+        const uint64_t* p = buffer.data() + share * i;
+        uint64_t a[8] = {};
+        for (size_t j = 0; j + 8 <= share; j += 8) {
+          for (int k = 0; k < 8; k++) a[k] += p[j + k];
+        }
+        sums[i] = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+      });
+    }
+    for (std::thread& t : pool) t.join();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, static_cast<double>(share * threads * sizeof(uint64_t)) / s);
+  }
+  std::fprintf(stderr, "read bandwidth, %d thread(s): %.2f GB/s (checksum %llu)\n", threads,
+               best / 1e9, static_cast<unsigned long long>(sums[0]));
+  return best;
+}
+
+}  // namespace smallmind::worker::bench

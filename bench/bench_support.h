@@ -1,0 +1,44 @@
+// Shared pieces of the end-to-end benchmarks: flag parsing, loading or generating the model to run
+// (a GGUF or llama2.c file, a bench preset made once by the model generator, or builtin:tiny), the
+// CPUs to pin to, and a read-bandwidth probe. Called from benchmark main()s; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/exec_mode.h"
+#include "shared/status.h"
+#include "worker/model/weights.h"
+
+namespace smallmind::worker::bench {
+
+struct Flags {
+  std::string model;   // --model=PATH (.gguf or llama2.c .bin); empty: preset or builtin:tiny
+  std::string preset;  // --preset=bench-110M|bench-1B|tiny
+  std::string type = "q8_0";          // --type= weight type of a preset
+  std::vector<int> threads = {1, 2};  // --threads=1,2
+  std::vector<kernels::ExecMode> modes = {kernels::ExecMode::kDeterministic,
+                                          kernels::ExecMode::kParallel};  // --paths=det,par
+  bool recompute = false;                                                 // --recompute
+};
+
+// Removes the flags above from argv (leaving Google Benchmark's); aborts on a malformed one.
+Flags ParseFlags(int* argc, char** argv);
+
+struct BenchModel {
+  std::string name;  // e.g. "bench-1B-Q4_0" or the file name
+  std::unique_ptr<LlamaModel> llama;
+  uint64_t matrix_bytes = 0;  // bytes of every matrix one token multiplies by
+};
+
+shared::Result<std::unique_ptr<BenchModel>> LoadBenchModel(const Flags& flags);
+
+// The first `threads` CPUs this process may run on (one per thread), or empty if there are fewer.
+std::vector<int> PinnableCpus(int threads);
+
+// Aggregate bytes/s `threads` threads read from a 1 GiB buffer (best of 3 passes).
+double MeasureReadBandwidth(int threads);
+
+}  // namespace smallmind::worker::bench

@@ -1,0 +1,209 @@
+// Google Benchmark of every kernel per ISA, path, weight type and shape (bench-110M and bench-1B
+// matrices; n_tokens 1 = decode, 128 = prefill), with bytes_per_second (weight bytes streamed) and
+// GFLOP/s counters. Decode matmuls cycle through enough copies of the matrix (>= 256 MiB) that the
+// weights come from DRAM, as in a real model, not from the last-level cache.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/q8_act.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/ref/dequant_ref.h"
+#include "tests/kernels/random_weights.h"
+
+namespace smallmind::kernels {
+namespace {
+
+constexpr size_t kDramBytes = size_t{256} << 20;
+
+struct MatmulCase {
+  Isa isa;
+  ExecMode mode;
+  DType type;
+  int out_dim, in_dim, n_tokens;
+};
+
+void BM_Matmul(benchmark::State& state, MatmulCase c) {
+  const KernelTable table = SelectKernels(c.isa, c.mode);
+  const MatmulOp& op = *table.MatmulFor(c.type);
+  const size_t bytes =
+      RowBytes(*GetDTypeTraits(static_cast<uint32_t>(c.type)), c.in_dim) * c.out_dim;
+  const std::vector<uint8_t> w0 = testing::RandomWeights(c.type, c.out_dim, c.in_dim, 1);
+  // Copies so that one pass over all of them exceeds the caches (decode); one copy for prefill,
+  // which is compute-bound and reads each matrix once per many tokens.
+  const size_t copies = c.n_tokens == 1 ? (kDramBytes + bytes - 1) / bytes : 1;
+  std::vector<uint8_t> w(bytes * copies);
+  for (size_t i = 0; i < copies; i++) std::copy(w0.begin(), w0.end(), w.begin() + i * bytes);
+  const std::vector<float> x = testing::RandomFloats(static_cast<size_t>(c.n_tokens) * c.in_dim, 2);
+  std::vector<uint8_t> xq(static_cast<size_t>(c.n_tokens) * Q8ActRowBytes(c.in_dim));
+  std::vector<float> y(static_cast<size_t>(c.n_tokens) * c.out_dim);
+  size_t next = 0;
+  for (auto _ : state) {
+    const void* input = x.data();
+    if (op.input == MatmulInput::kQ8) {  // the per-op activation quantization is part of the cost
+      table.quantize_q8(x.data(), xq.data(), c.in_dim, AllRows(c.n_tokens));
+      input = xq.data();
+    }
+    op.fn(w.data() + next * bytes, input, y.data(), c.n_tokens, c.in_dim, c.out_dim,
+          AllRows(c.out_dim));
+    benchmark::ClobberMemory();
+    next = (next + 1) % copies;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * c.out_dim * c.in_dim * c.n_tokens * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+
+void RegisterMatmuls() {
+  struct Shape {
+    const char* name;
+    int out_dim, in_dim;
+  };
+  const Shape shapes[] = {{"1B.wq", 2048, 2048},
+                          {"1B.w1", 5632, 2048},
+                          {"1B.w2", 2048, 5632},
+                          {"110M.w1", 2048, 768},
+                          {"110M.w2", 768, 2048}};
+  const Isa best = BestIsa();
+  for (DType type :
+       {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K, DType::kQ6_K}) {
+    for (const Shape& s : shapes) {
+      for (int n_tokens : {1, 128}) {
+        for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
+          const std::string name = std::string("BM_Matmul/") + IsaName(best) + "/" +
+                                   (mode == ExecMode::kDeterministic ? "det" : "par") + "/" +
+                                   GetDTypeTraits(static_cast<uint32_t>(type))->name + "/" +
+                                   s.name + "/tokens:" + std::to_string(n_tokens);
+          benchmark::RegisterBenchmark(name.c_str(), BM_Matmul,
+                                       MatmulCase{best, mode, type, s.out_dim, s.in_dim, n_tokens})
+              ->Unit(benchmark::kMicrosecond);
+        }
+      }
+    }
+  }
+  // The scalar oracle once, for scale.
+  benchmark::RegisterBenchmark(
+      "BM_Matmul/ref/Q8_0/1B.wq/tokens:1", BM_Matmul,
+      MatmulCase{Isa::kRef, ExecMode::kDeterministic, DType::kQ8_0, 2048, 2048, 1})
+      ->Unit(benchmark::kMicrosecond);
+}
+
+// ---- the other kernels, 1B shapes: dim 2048, ffn 5632, 32 heads of 64 over 4 KV heads ----
+
+void Rates(benchmark::State& state, double bytes, double flops) {
+  const auto it = static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(it * bytes));
+  state.counters["GFLOP/s"] = benchmark::Counter(it * flops / 1e9, benchmark::Counter::kIsRate);
+}
+
+void BM_RmsNorm(benchmark::State& state, Isa isa, int n_tokens) {
+  const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
+  const int dim = 2048;
+  std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * dim, 1), out(x.size());
+  const std::vector<float> w = testing::RandomFloats(dim, 2);
+  for (auto _ : state) k.rmsnorm(x.data(), w.data(), out.data(), dim, 1e-5f, AllRows(n_tokens));
+  Rates(state, 8.0 * n_tokens * dim, 4.0 * n_tokens * dim);
+}
+
+void BM_SwiGlu(benchmark::State& state, Isa isa, int n_tokens) {
+  const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
+  const int hidden = 5632;
+  std::vector<float> g = testing::RandomFloats(size_t(n_tokens) * hidden, 1);
+  const std::vector<float> u = testing::RandomFloats(g.size(), 2);
+  for (auto _ : state) k.swiglu(g.data(), u.data(), hidden, AllRows(n_tokens));
+  Rates(state, 12.0 * n_tokens * hidden, 5.0 * n_tokens * hidden);
+}
+
+void BM_Softmax(benchmark::State& state, Isa isa, int len) {
+  const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
+  std::vector<float> x = testing::RandomFloats(size_t(len), 1, -5, 5);
+  for (auto _ : state) k.softmax(x.data(), len, AllRows(1));
+  Rates(state, 8.0 * len, 4.0 * len);
+}
+
+void BM_Rope(benchmark::State& state, Isa isa, int n_tokens) {
+  const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
+  const int heads = 32, head_dim = 64;
+  std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * heads * head_dim, 1);
+  std::vector<int32_t> pos(static_cast<size_t>(n_tokens));
+  for (int i = 0; i < n_tokens; i++) pos[i] = 100 + i;
+  for (auto _ : state) {
+    k.rope(x.data(), pos.data(), heads, head_dim, 10000.0f, RopeLayout::kInterleaved,
+           AllRows(n_tokens * heads));
+  }
+  Rates(state, 8.0 * n_tokens * heads * head_dim, 3.0 * n_tokens * heads * head_dim);
+}
+
+void BM_QuantizeQ8(benchmark::State& state, int n_tokens) {
+  const KernelTable k = SelectKernels(BestIsa(), ExecMode::kParallel);
+  if (k.quantize_q8 == nullptr) return state.SkipWithError("no Q8 activation kernels");
+  const int dim = 2048;
+  const std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * dim, 1);
+  std::vector<uint8_t> xq(size_t(n_tokens) * Q8ActRowBytes(dim));
+  for (auto _ : state) k.quantize_q8(x.data(), xq.data(), dim, AllRows(n_tokens));
+  Rates(state, 5.0 * n_tokens * dim, 3.0 * n_tokens * dim);
+}
+
+// One token attending to `context` positions (decode), all 32 heads, over a paged cache.
+void BM_Attention(benchmark::State& state, Isa isa, int context) {
+  const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
+  const int heads = 32, kv_heads = 4, head_dim = 64, kv_dim = kv_heads * head_dim, block = 16;
+  const int blocks = (context + block - 1) / block;
+  const std::vector<float> cache = testing::RandomFloats(size_t(blocks) * 2 * block * kv_dim, 1);
+  std::vector<int32_t> table(static_cast<size_t>(blocks));
+  for (int b = 0; b < blocks; b++) table[b] = (b * 5) % blocks;
+  const std::vector<float> q = testing::RandomFloats(size_t(heads) * head_dim, 2);
+  std::vector<float> out(q.size()), scores(size_t{kAttentionHeadsPerPass} * context);
+  AttentionArgs a;
+  a.q = q.data();
+  a.out = out.data();
+  a.scores = scores.data();
+  a.n_tokens = 1;
+  a.start_pos = context - 1;
+  a.n_heads = heads;
+  a.n_kv_heads = kv_heads;
+  a.head_dim = head_dim;
+  a.kv = KvView{cache.data(), cache.data() + block * kv_dim, table,
+                block,        2L * block * kv_dim,           kv_dim};
+  for (auto _ : state) k.attention(a, AllRows(heads));
+  Rates(state, 2.0 * 4 * context * kv_dim, 4.0 * heads * context * head_dim);
+}
+
+void RegisterOthers() {
+  for (Isa isa : {Isa::kRef, BestIsa()}) {
+    const std::string p = std::string("/") + IsaName(isa);
+    for (int n : {1, 128}) {
+      const std::string t = "/tokens:" + std::to_string(n);
+      benchmark::RegisterBenchmark(("BM_RmsNorm" + p + "/2048" + t).c_str(), BM_RmsNorm, isa, n);
+      benchmark::RegisterBenchmark(("BM_SwiGlu" + p + "/5632" + t).c_str(), BM_SwiGlu, isa, n);
+      benchmark::RegisterBenchmark(("BM_Rope" + p + "/32x64" + t).c_str(), BM_Rope, isa, n);
+    }
+    for (int len : {128, 2048}) {
+      benchmark::RegisterBenchmark(("BM_Softmax" + p + "/" + std::to_string(len)).c_str(),
+                                   BM_Softmax, isa, len);
+      benchmark::RegisterBenchmark(
+          ("BM_Attention" + p + "/32x64/context:" + std::to_string(len)).c_str(), BM_Attention, isa,
+          len);
+    }
+  }
+  for (int n : {1, 128}) {
+    benchmark::RegisterBenchmark(("BM_QuantizeQ8/2048/tokens:" + std::to_string(n)).c_str(),
+                                 BM_QuantizeQ8, n);
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::kernels
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  smallmind::kernels::RegisterMatmuls();
+  smallmind::kernels::RegisterOthers();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

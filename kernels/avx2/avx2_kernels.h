@@ -1,0 +1,67 @@
+// The AVX2 (+FMA, F16C) kernels and their KernelTable. Chosen by kernels/dispatch.cc when the CPU
+// has AVX2; signatures as in kernels/kernels.h; thread-safe on disjoint output rows. Only the
+// *_avx2.cc files are built with AVX2 enabled, so callers reach these through the table.
+#pragma once
+
+#include "kernels/exec_mode.h"
+#include "kernels/kernels.h"
+
+namespace smallmind::kernels::avx2 {
+
+// The table for `mode`: deterministic matmuls everywhere for kDeterministic; for kParallel the
+// Q8_0/Q4_0 matmuls read Q8 activations (integer dot products) and packed weights.
+KernelTable Avx2KernelTable(ExecMode mode);
+
+// Deterministic matmuls, all weight types (matmul_avx2.cc). Reduction order of y[t, r]: K in
+// chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators
+// (element k in lane k % 8, fused multiply-add of the reference-dequantized weight and x, k
+// ascending, a last partial group zero-padded) folded as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
+void MatmulF32Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
+void MatmulF16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
+void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows);
+void MatmulQ8_0Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows);
+void MatmulQ4_0Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows);
+void MatmulQ4_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows);
+void MatmulQ6_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows);
+
+// Parallel path (matmul_q8_avx2.cc): activations quantized per 32 (kernels/q8_act.h), weights
+// repacked 8 rows at a time (layout in the .cc), exact integer block dot products; y[t, r] =
+// sum over blocks in order, in one float, of fma(isum, dw * dx). The quantization is bitwise
+// QuantizeQ8ActRef.
+void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
+void PackQ8_0x8(const void* src, void* dst, int rows, int cols);
+void PackQ4_0x8(const void* src, void* dst, int rows, int cols);
+size_t PackedQ8_0x8Bytes(int rows, int cols);
+size_t PackedQ4_0x8Bytes(int rows, int cols);
+void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+
+// Norm and element-wise ops (elementwise_avx2.cc). RmsNorm: x*x summed in 8 lanes (FMA), folded
+// as Fold; out = weight * (inv * x). Softmax: max, exp (avx2::Exp, ~2 ulp) summed in 8 lanes and
+// folded, then x / sum. SwiGlu: g / (1 + Exp(-g)) * u. Add / AddBias: exact, as the reference.
+void RmsNormAvx2(const float* x, const float* weight, float* out, int dim, float eps,
+                 RowRange tokens);
+void SoftmaxAvx2(float* x, int row_len, RowRange rows);
+void SwiGluAvx2(float* gate, const float* up, int hidden, RowRange tokens);
+void AddAvx2(float* x, const float* delta, int dim, RowRange tokens);
+void AddBiasAvx2(float* x, const float* bias, int dim, RowRange tokens);
+
+// RoPE (rope_avx2.cc): bitwise the reference (same angles, same products, no FMA).
+void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
+              RopeLayout layout, RowRange rows);
+
+// Attention (attention_avx2.cc), per (token, head) row: scores q.k over head_dim in 8 lanes (FMA)
+// folded as Fold, divided by sqrt(head_dim); softmax as SoftmaxAvx2; out[i] = sum over positions
+// in order of p(pos) * v[pos, i] (FMA). head_dim > 256: AttentionRef.
+void AttentionAvx2(const AttentionArgs& args, RowRange rows);
+
+}  // namespace smallmind::kernels::avx2

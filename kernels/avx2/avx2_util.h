@@ -1,0 +1,58 @@
+// Inline AVX2 helpers shared by the kernels/avx2/*.cc files (and only them: they are compiled with
+// -mavx2 -mfma -mf16c). Everything lives in namespace avx2 so no symbol can be merged with a
+// baseline-ISA copy. Pure functions; thread-safe.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace smallmind::kernels::avx2 {
+
+// The 8 lanes of v summed as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): the fixed fold
+// every deterministic AVX2 reduction ends with.
+inline float Fold(__m256 v) {
+  const __m128 pairs = _mm_hadd_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 quads = _mm_hadd_ps(pairs, pairs);  // [l0..3 sum, l4..7 sum, ...]
+  return _mm_cvtss_f32(_mm_add_ss(quads, _mm_movehdup_ps(quads)));
+}
+
+// A mask whose first n (0..8) int32 lanes are all ones, for maskload/maskstore of a tail.
+inline __m256i TailMask(int n) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes);
+}
+
+// Loads n (0..8) floats from p, zero in the other lanes, reading nothing past p + n.
+inline __m256 LoadTail(const float* p, int n) { return _mm256_maskload_ps(p, TailMask(n)); }
+inline void StoreTail(float* p, int n, __m256 v) { _mm256_maskstore_ps(p, TailMask(n), v); }
+
+inline float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
+
+// e^x for every lane, within about 2 ulp for x in [-87, 88] (0 below, inf above): x = n ln2 + r
+// with |r| <= ln2 / 2, e^r by a degree-6 polynomial (Cephes expf coefficients), times 2^n.
+inline __m256 Exp(__m256 x) {
+  x = _mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f));
+  x = _mm256_max_ps(x, _mm256_set1_ps(-88.3762626647949f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // ln2 split in two for
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);      // an exact n * ln2_hi
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // 2^n in the exponent field; n in [-128, 128], so build it in two halves to stay normal.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i half = _mm256_srai_epi32(ni, 1);
+  const __m256 s1 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
+  const __m256 s2 = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), _mm256_set1_epi32(127)), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+}  // namespace smallmind::kernels::avx2

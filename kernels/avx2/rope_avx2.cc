@@ -1,0 +1,91 @@
+// AVX2 RoPE: each token's angles are computed once (the reference's float formula, so bitwise the
+// same cos/sin) and applied to all its heads in the row range with separate multiplies and adds,
+// as the reference does, so the result is bitwise RopeRef's.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/ref/rope_ref.h"
+
+namespace smallmind::kernels::avx2 {
+namespace {
+
+constexpr int kMaxHalf = 512;  // head_dim <= 1024; larger heads take the scalar path
+
+// cos/sin of pos * theta^(-j / head_dim) for the head_dim / 2 pairs, in pair order; j as RopeRef.
+void Angles(int pos, int head_dim, float theta, float* cos_out, float* sin_out) {
+  for (int i = 0; i < head_dim / 2; i++) {
+    const int j = 2 * i;  // the frequency index of pair i in both layouts
+    const float freq = 1.0f / std::pow(theta, j / static_cast<float>(head_dim));
+    const float angle = pos * freq;
+    cos_out[i] = std::cos(angle);
+    sin_out[i] = std::sin(angle);
+  }
+}
+
+// Pairs (2i, 2i+1): out = x * [c, c] + swap(x) * [-s, s].
+void RotateInterleaved(float* head, int head_dim, const float* c, const float* s) {
+  int i = 0;
+  for (; 2 * i + 8 <= head_dim; i += 4) {
+    const __m128 c4 = _mm_loadu_ps(c + i), s4 = _mm_loadu_ps(s + i);
+    const __m256 cc = _mm256_set_m128(_mm_unpackhi_ps(c4, c4), _mm_unpacklo_ps(c4, c4));
+    const __m256 ss = _mm256_set_m128(_mm_unpackhi_ps(s4, s4), _mm_unpacklo_ps(s4, s4));
+    const __m256 v = _mm256_loadu_ps(head + 2 * i);
+    const __m256 swapped = _mm256_permute_ps(v, 0xb1);  // [x1, x0, x3, x2, ...]
+    const __m256 a = _mm256_mul_ps(v, cc);
+    const __m256 b = _mm256_mul_ps(swapped, ss);
+    // Even lanes a - b (x0 c - x1 s), odd lanes a + b (x1 c + x0 s).
+    _mm256_storeu_ps(head + 2 * i, _mm256_addsub_ps(a, b));
+  }
+  for (; 2 * i < head_dim; i++) {
+    const float v0 = head[2 * i], v1 = head[2 * i + 1];
+    head[2 * i] = v0 * c[i] - v1 * s[i];
+    head[2 * i + 1] = v0 * s[i] + v1 * c[i];
+  }
+}
+
+// Pairs (i, i + half).
+void RotateNeox(float* head, int head_dim, const float* c, const float* s) {
+  const int half = head_dim / 2;
+  int i = 0;
+  for (; i + 8 <= half; i += 8) {
+    const __m256 cv = _mm256_loadu_ps(c + i), sv = _mm256_loadu_ps(s + i);
+    const __m256 v0 = _mm256_loadu_ps(head + i), v1 = _mm256_loadu_ps(head + half + i);
+    _mm256_storeu_ps(head + i, _mm256_sub_ps(_mm256_mul_ps(v0, cv), _mm256_mul_ps(v1, sv)));
+    _mm256_storeu_ps(head + half + i, _mm256_add_ps(_mm256_mul_ps(v0, sv), _mm256_mul_ps(v1, cv)));
+  }
+  for (; i < half; i++) {
+    const float v0 = head[i], v1 = head[half + i];
+    head[i] = v0 * c[i] - v1 * s[i];
+    head[half + i] = v0 * s[i] + v1 * c[i];
+  }
+}
+
+}  // namespace
+
+void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
+              RopeLayout layout, RowRange rows) {
+  float c[kMaxHalf], s[kMaxHalf];  // angles of the current token's pairs
+  int angles_of = -1;              // the token c and s belong to
+  for (int r = rows.begin; r < rows.end; r++) {
+    const int t = r / n_heads;
+    if (head_dim / 2 > kMaxHalf) {
+      RopeRef(x, positions, n_heads, head_dim, theta, layout, RowRange{r, r + 1});
+      continue;
+    }
+    if (t != angles_of) {
+      Angles(positions[t], head_dim, theta, c, s);
+      angles_of = t;
+    }
+    float* head = x + static_cast<int64_t>(r) * head_dim;  // [head_dim]
+    if (layout == RopeLayout::kInterleaved) {
+      RotateInterleaved(head, head_dim, c, s);
+    } else {
+      RotateNeox(head, head_dim, c, s);
+    }
+  }
+}
+
+}  // namespace smallmind::kernels::avx2

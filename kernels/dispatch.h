@@ -1,0 +1,30 @@
+// Kernel dispatch: which instruction sets this CPU has (CPUID, read when asked) and the KernelTable
+// of the best (or a chosen) one for an ExecMode. Called once per engine at construction and by
+// tests/benchmarks; pure functions, thread-safe.
+#pragma once
+
+#include "kernels/exec_mode.h"
+#include "kernels/kernels.h"
+
+namespace smallmind::kernels {
+
+enum class Isa {
+  kBest,    // the best this CPU runs
+  kRef,     // the scalar reference kernels
+  kAvx2,    // AVX2 + FMA + F16C
+  kAvx512,  // AVX-512 F/BW/VL (+VNNI)
+};
+
+const char* IsaName(Isa isa);
+
+// Whether this CPU (and OS) runs code built for `isa`; kBest and kRef: always.
+bool CpuSupports(Isa isa);
+
+// The best ISA with kernels here that this CPU supports.
+Isa BestIsa();
+
+// The table for `isa` (kBest: BestIsa()) and `mode`. Each entry falls back to the reference kernel
+// where that ISA has no specialised one. Aborts if the CPU does not support `isa`.
+KernelTable SelectKernels(Isa isa, ExecMode mode);
+
+}  // namespace smallmind::kernels

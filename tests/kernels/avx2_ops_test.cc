@@ -1,0 +1,138 @@
+// The AVX2 norm, element-wise, RoPE and attention kernels against their references over random
+// shapes with odd sizes and tails: RoPE and the adds bitwise (same arithmetic), the others within
+// the stated bounds (different summation order, polynomial exp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/dispatch.h"
+#include "kernels/ref/attention_ref.h"
+#include "kernels/ref/elementwise_ref.h"
+#include "kernels/ref/rmsnorm_ref.h"
+#include "kernels/ref/rope_ref.h"
+#include "kernels/ref/softmax_ref.h"
+#include "tests/kernels/random_weights.h"
+
+namespace smallmind::kernels {
+namespace {
+
+using testing::RandomFloats;
+
+// |got - want| <= rel * |want| + abs, element by element.
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, double rel,
+                 double abs, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); i++) {
+    EXPECT_NEAR(got[i], want[i], rel * std::fabs(want[i]) + abs) << what << " at " << i;
+  }
+}
+
+class Avx2OpsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!CpuSupports(Isa::kAvx2)) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
+  }
+};
+
+const int kWidths[] = {1, 3, 8, 13, 64, 100, 257};
+
+TEST_F(Avx2OpsTest, RmsNormMatchesTheReferenceWithinAFewUlp) {
+  for (int dim : kWidths) {
+    const int n = 3;
+    const std::vector<float> x = RandomFloats(size_t(n) * dim, dim, -4, 4);
+    const std::vector<float> w = RandomFloats(dim, dim + 1);
+    std::vector<float> got(x.size(), NAN), want(x.size(), NAN);
+    avx2::RmsNormAvx2(x.data(), w.data(), got.data(), dim, 1e-5f, RowRange{1, 3});
+    RmsNormRef(x.data(), w.data(), want.data(), dim, 1e-5f, RowRange{1, 3});
+    EXPECT_TRUE(std::isnan(got[0]));  // token 0 is outside the range
+    ExpectClose(std::vector<float>(got.begin() + dim, got.end()),
+                std::vector<float>(want.begin() + dim, want.end()), 4e-7 * (1 + dim / 64), 0,
+                "dim " + std::to_string(dim));
+  }
+}
+
+TEST_F(Avx2OpsTest, SoftmaxMatchesTheReferenceWithinAFewUlp) {
+  for (int len : kWidths) {
+    std::vector<float> got = RandomFloats(size_t(2) * len, len, -20, 5), want = got;
+    avx2::SoftmaxAvx2(got.data(), len, AllRows(2));
+    SoftmaxRef(want.data(), len, AllRows(2));
+    ExpectClose(got, want, 2e-6, 1e-12, "len " + std::to_string(len));
+  }
+}
+
+TEST_F(Avx2OpsTest, SwiGluMatchesTheReferenceWithinAFewUlp) {
+  for (int hidden : kWidths) {
+    std::vector<float> got = RandomFloats(size_t(2) * hidden, hidden, -30, 30), want = got;
+    const std::vector<float> up = RandomFloats(got.size(), hidden + 5);
+    avx2::SwiGluAvx2(got.data(), up.data(), hidden, AllRows(2));
+    SwiGluRef(want.data(), up.data(), hidden, AllRows(2));
+    ExpectClose(got, want, 1e-6, 1e-30, "hidden " + std::to_string(hidden));
+  }
+}
+
+TEST_F(Avx2OpsTest, AddsAreBitwiseTheReference) {
+  for (int dim : kWidths) {
+    std::vector<float> got = RandomFloats(size_t(3) * dim, dim), want = got;
+    const std::vector<float> delta = RandomFloats(got.size(), dim + 9);
+    avx2::AddAvx2(got.data(), delta.data(), dim, RowRange{0, 2});
+    AddRef(want.data(), delta.data(), dim, RowRange{0, 2});
+    avx2::AddBiasAvx2(got.data(), delta.data(), dim, RowRange{1, 3});
+    AddBiasRef(want.data(), delta.data(), dim, RowRange{1, 3});
+    EXPECT_EQ(got, want) << "dim " << dim;
+  }
+}
+
+TEST_F(Avx2OpsTest, RopeIsBitwiseTheReferenceInBothLayouts) {
+  for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kNeox}) {
+    for (int head_dim : {2, 6, 16, 18, 64, 128}) {
+      const int n_tokens = 3, n_heads = 5;
+      const std::vector<int32_t> positions = {0, 7, 1999};
+      std::vector<float> got = RandomFloats(size_t(n_tokens) * n_heads * head_dim, head_dim);
+      std::vector<float> want = got;
+      avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, 10000.0f, layout,
+                     RowRange{2, 14});
+      RopeRef(want.data(), positions.data(), n_heads, head_dim, 10000.0f, layout, RowRange{2, 14});
+      EXPECT_EQ(got, want) << "head_dim " << head_dim << " layout " << static_cast<int>(layout);
+    }
+  }
+}
+
+// Attention over a paged cache with a scrambled block table, GQA, several head sizes.
+TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
+  std::mt19937 rng(5);
+  for (int head_dim : {4, 8, 12, 40, 64, 128}) {
+    const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
+    const int block_size = 5, n_blocks = 12, start_pos = 17, n_tokens = 9;
+    std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
+    std::vector<int32_t> table(n_blocks);
+    for (int b = 0; b < n_blocks; b++) table[b] = (b * 7 + 3) % n_blocks;
+    AttentionArgs a;
+    const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, rng(), -2, 2);
+    std::vector<float> got(q.size(), NAN), want(q.size(), NAN);
+    std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
+    a.q = q.data();
+    a.scores = scores.data();
+    a.n_tokens = n_tokens;
+    a.start_pos = start_pos;
+    a.n_heads = n_heads;
+    a.n_kv_heads = n_kv_heads;
+    a.head_dim = head_dim;
+    a.kv.k = storage.data();
+    a.kv.v = storage.data() + block_size * kv_dim;
+    a.kv.block_table = table;
+    a.kv.block_size = block_size;
+    a.kv.block_stride = 2 * block_size * kv_dim;
+    a.kv.row_stride = kv_dim;
+    a.out = got.data();
+    avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+    a.out = want.data();
+    AttentionRef(a, AllRows(n_tokens * n_heads));
+    ExpectClose(got, want, 1e-5, 1e-6, "head_dim " + std::to_string(head_dim));
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::kernels

@@ -1,0 +1,112 @@
+// The engine runs every weight type: with the reference kernels, a model whose matrices (and token
+// embedding) are quantized gives bitwise the logits of its dequantized F32 copy, since the
+// reference matmuls and the embedding lookup dequantize exactly as DequantizeRef does.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "tests/worker/engine/test_models.h"
+#include "worker/engine/engine.h"
+
+namespace smallmind::worker {
+namespace {
+
+using kernels::DType;
+
+std::vector<float> PrefillLogits(const LlamaModel& m, const EngineOptions& options,
+                                 kernels::ExecMode mode) {
+  KvPool pool(m.config, 8, 8);
+  Engine engine(m.config, m.weights, &pool, options);
+  const std::vector<TokenId> tokens = {1, 17, 250, 3, 99, 42, 7, 300, 5};
+  const std::vector<int32_t> blocks = {5, 2};
+  StepPlan plan;
+  plan.mode = mode;
+  plan.seqs.push_back(SeqStep{tokens, 0, blocks, true});
+  engine.Step(plan);
+  const std::span<const float> logits = engine.Logits(0);
+  return std::vector<float>(logits.begin(), logits.end());
+}
+
+EngineOptions RefOptions() {
+  EngineOptions o;
+  o.max_step_tokens = 16;
+  o.max_seqs = 2;
+  o.isa = kernels::Isa::kRef;
+  return o;
+}
+
+TEST(EngineWeightsTest, QuantizedModelGivesTheLogitsOfItsDequantizedCopyOnTheReferencePath) {
+  for (DType type : kernels::kWeightTypes) {
+    testing::RandomModelSpec spec;
+    spec.config = testing::SmallConfig();
+    spec.matrix_type = type;
+    spec.embedding_type = type;
+    const LlamaModel quantized = testing::MakeRandomModel(spec);
+    const LlamaModel dequantized = testing::DequantizedCopy(quantized);
+    const std::vector<float> want =
+        PrefillLogits(dequantized, RefOptions(), kernels::ExecMode::kDeterministic);
+    EXPECT_EQ(PrefillLogits(quantized, RefOptions(), kernels::ExecMode::kDeterministic), want)
+        << kernels::GetDTypeTraits(static_cast<uint32_t>(type))->name;
+  }
+}
+
+TEST(EngineWeightsTest, EmbeddingTypeMayDifferFromTheMatrices) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  spec.matrix_type = DType::kQ4_0;
+  spec.embedding_type = DType::kQ6_K;
+  const LlamaModel quantized = testing::MakeRandomModel(spec);
+  const LlamaModel dequantized = testing::DequantizedCopy(quantized);
+  EXPECT_EQ(PrefillLogits(quantized, RefOptions(), kernels::ExecMode::kParallel),
+            PrefillLogits(dequantized, RefOptions(), kernels::ExecMode::kParallel));
+}
+
+TEST(EngineWeightsTest, QkvBiasesChangeTheLogits) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  spec.biases = true;
+  const LlamaModel with = testing::MakeRandomModel(spec);
+  LlamaModel without = testing::MakeRandomModel(spec);
+  for (LayerWeights& l : without.weights.layers) l.bq = l.bk = l.bv = TensorView{};
+  EXPECT_NE(PrefillLogits(with, RefOptions(), kernels::ExecMode::kDeterministic),
+            PrefillLogits(without, RefOptions(), kernels::ExecMode::kDeterministic));
+}
+
+// max |a - b| / max |b|.
+double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < b.size(); i++) {
+    err = std::max(err, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+  }
+  return err / scale;
+}
+
+// The fast kernels against the reference on quantized models: the deterministic path differs only
+// in summation order; the parallel path also quantizes activations to 8 bits for Q8_0 / Q4_0.
+TEST(EngineWeightsTest, FastPathsStayCloseToTheReferenceOnQuantizedModels) {
+  for (DType type : kernels::kWeightTypes) {
+    testing::RandomModelSpec spec;
+    spec.config = testing::SmallConfig();
+    spec.matrix_type = type;
+    spec.embedding_type = type;
+    const LlamaModel m = testing::MakeRandomModel(spec);
+    EngineOptions fast = RefOptions();
+    fast.isa = kernels::Isa::kBest;
+    fast.num_threads = 2;
+    const std::vector<float> ref =
+        PrefillLogits(m, RefOptions(), kernels::ExecMode::kDeterministic);
+    const double det =
+        RelativeError(PrefillLogits(m, fast, kernels::ExecMode::kDeterministic), ref);
+    const double par = RelativeError(PrefillLogits(m, fast, kernels::ExecMode::kParallel), ref);
+    const char* name = kernels::GetDTypeTraits(static_cast<uint32_t>(type))->name;
+    EXPECT_LT(det, 1e-5) << name;
+    const bool q8_input = type == DType::kQ8_0 || type == DType::kQ4_0;
+    EXPECT_LT(par, q8_input ? 2e-2 : 1e-5) << name;
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::worker

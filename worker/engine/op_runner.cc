@@ -1,0 +1,170 @@
+#include "worker/engine/op_runner.h"
+
+#include <algorithm>
+
+#include "kernels/q8_act.h"
+#include "shared/check.h"
+
+namespace smallmind::worker {
+namespace {
+
+using kernels::ExecMode;
+using kernels::RowRange;
+
+// Work (multiply-adds or element ops) below which another thread costs more than it saves: a
+// wake-up and barrier take about 1-5 us, in which one core does some 10^4-10^5 SIMD multiply-adds.
+constexpr int64_t kMinWorkPerThread = 1 << 15;
+
+// Matmul rows are handed out in groups of this many so that every thread gets whole groups of the
+// SIMD kernels' row tiles.
+constexpr int kMatmulRowGroup = 16;
+
+}  // namespace
+
+OpRunner::OpRunner(const kernels::KernelTable& table, const PackedWeights& packed, ThreadPool* pool,
+                   const OpLimits& limits, Activations* act)
+    : table_(table), packed_(packed), pool_(pool), limits_(limits), act_(act) {
+  SM_DCHECK(limits_.max_threads >= 1 && limits_.max_threads <= act_->max_threads);
+}
+
+int OpRunner::Threads(int n_rows, int64_t work_per_row) const {
+  const int64_t by_rows = n_rows / std::max(1, limits_.min_rows_per_thread);
+  const int64_t by_work = static_cast<int64_t>(n_rows) * work_per_row / kMinWorkPerThread;
+  const int64_t n = std::min<int64_t>({limits_.max_threads, by_rows, by_work});
+  return static_cast<int>(std::max<int64_t>(1, n));
+}
+
+void OpRunner::QuantizeInput(MatmulSource* in) {
+  SM_DCHECK(in->n_tokens <= act_->max_tokens);
+  uint8_t* xq = act_->xq.data();  // [n_tokens, Q8ActRowBytes(dim)]
+  const kernels::QuantizeQ8Fn quantize = table_.quantize_q8;
+  pool_->ParallelFor(in->n_tokens, Threads(in->n_tokens, in->dim), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { quantize(in->x, xq, in->dim, tokens); });
+  in->q8_version = ++q8_version_;
+}
+
+void OpRunner::Matmul(const TensorView& w, MatmulSource* in, float* y) { Matmuls({{w, y}}, in); }
+
+void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) {
+  constexpr int kMaxJobs = 4;
+  SM_CHECK(jobs.size() <= kMaxJobs) << jobs.size() << " matmuls in one region, at most " << kMaxJobs;
+  struct Prepared {
+    const kernels::MatmulOp* op;
+    const void* w;
+    const void* x;
+    float* y;
+    int out_dim, in_dim;
+    int first_group;  // index of this job's first row group among all jobs' groups
+  };
+  Prepared p[kMaxJobs];
+  int n_jobs = 0, groups = 0;
+  int64_t work = 0;
+  for (const MatmulJob& j : jobs) {
+    const kernels::MatmulOp* op = table_.MatmulFor(j.w.type);
+    const void* x = in->x;
+    if (op->input == kernels::MatmulInput::kQ8) {
+      if (in->q8_version != q8_version_ || in->q8_version < 0) QuantizeInput(in);
+      x = act_->xq.data();
+    }
+    const int out_dim = static_cast<int>(j.w.rows);
+    p[n_jobs++] =
+        Prepared{op, packed_.Data(j.w), x, j.y, out_dim, static_cast<int>(j.w.cols), groups};
+    groups += (out_dim + kMatmulRowGroup - 1) / kMatmulRowGroup;
+    work += static_cast<int64_t>(out_dim) * j.w.cols;
+  }
+  const int n_tokens = in->n_tokens;
+  const int rows = groups * kMatmulRowGroup;
+  const int threads = Threads(rows, work * n_tokens / std::max(1, rows));
+  pool_->ParallelFor(groups, threads, Partition::kStaticRows, [&](RowRange g, int) {
+    for (int i = 0; i < n_jobs; i++) {
+      const Prepared& j = p[i];
+      const int job_groups = (j.out_dim + kMatmulRowGroup - 1) / kMatmulRowGroup;
+      const int lo = std::max(g.begin - j.first_group, 0);
+      const int hi = std::min(g.end - j.first_group, job_groups);
+      if (lo >= hi) continue;
+      const RowRange rows{lo * kMatmulRowGroup, std::min(j.out_dim, hi * kMatmulRowGroup)};
+      j.op->fn(j.w, j.x, j.y, n_tokens, j.in_dim, j.out_dim, rows);
+    }
+  });
+}
+
+void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim,
+                       float eps) {
+  const float* wt = weight.f32();
+  pool_->ParallelFor(n, Threads(n, 2 * dim), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { table_.rmsnorm(x, wt, out, dim, eps, tokens); });
+}
+
+void OpRunner::Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
+                    float theta, kernels::RopeLayout layout) {
+  const int rows = n * n_heads;
+  pool_->ParallelFor(
+      rows, Threads(rows, 4 * head_dim), Partition::kStaticRows,
+      [&](RowRange r, int) { table_.rope(x, positions, n_heads, head_dim, theta, layout, r); });
+}
+
+void OpRunner::SwiGlu(float* gate, const float* up, int n, int hidden) {
+  pool_->ParallelFor(n, Threads(n, 4 * hidden), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { table_.swiglu(gate, up, hidden, tokens); });
+}
+
+void OpRunner::Add(float* x, const float* delta, int n, int dim) {
+  pool_->ParallelFor(n, Threads(n, dim), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { table_.add(x, delta, dim, tokens); });
+}
+
+void OpRunner::AddBias(float* x, const TensorView& bias, int n) {
+  const int dim = static_cast<int>(bias.cols);
+  const float* b = bias.f32();
+  pool_->ParallelFor(n, Threads(n, dim), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { table_.add_bias(x, b, dim, tokens); });
+}
+
+void OpRunner::Embed(const TensorView& table, std::span<const int32_t> tokens, float* x) {
+  const kernels::DequantRowFn dequant = table_.DequantRowFor(table.type);
+  const int dim = static_cast<int>(table.cols);
+  const size_t row_bytes =
+      kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(table.type)), dim);
+  const auto* bytes = static_cast<const uint8_t*>(table.data);
+  const int n = static_cast<int>(tokens.size());
+  pool_->ParallelFor(n, Threads(n, dim), Partition::kStaticRows, [&](RowRange r, int) {
+    for (int t = r.begin; t < r.end; t++) {
+      dequant(bytes + row_bytes * static_cast<size_t>(tokens[t]), x + static_cast<int64_t>(t) * dim,
+              dim);
+    }
+  });
+}
+
+void OpRunner::Attention(std::span<const kernels::AttentionArgs> args,
+                         std::span<const int> row_begin) {
+  const int n_seqs = static_cast<int>(args.size());
+  const int rows = row_begin[n_seqs];
+  if (rows == 0) return;
+  // Average positions attended per row times the per-position work (q.k and the V sum).
+  int64_t positions = 0;
+  for (const kernels::AttentionArgs& a : args) {
+    positions += static_cast<int64_t>(a.start_pos + a.n_tokens) * a.n_tokens * a.n_heads;
+  }
+  const int64_t work_per_row = positions / rows * 4 * args[0].head_dim;
+  // Rows are independent, so any split gives the same bits; the parallel path balances the
+  // uneven causal rows dynamically.
+  const Partition partition =
+      limits_.mode == ExecMode::kDeterministic ? Partition::kStaticRows : Partition::kDynamic;
+  const int64_t scratch = static_cast<int64_t>(act_->scores.size()) / act_->max_threads;
+  pool_->ParallelFor(rows, Threads(rows, work_per_row), partition, [&](RowRange r, int thread) {
+    // The seqs whose rows intersect r, each with this thread's scores scratch.
+    int s = static_cast<int>(
+                std::upper_bound(row_begin.begin(), row_begin.begin() + n_seqs + 1, r.begin) -
+                row_begin.begin()) -
+            1;
+    for (; s < n_seqs && row_begin[s] < r.end; s++) {
+      kernels::AttentionArgs a = args[s];
+      a.scores = act_->scores.data() + thread * scratch;
+      const RowRange local{std::max(r.begin, row_begin[s]) - row_begin[s],
+                           std::min(r.end, row_begin[s + 1]) - row_begin[s]};
+      if (!local.empty()) table_.attention(a, local);
+    }
+  });
+}
+
+}  // namespace smallmind::worker

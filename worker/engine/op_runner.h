@@ -1,0 +1,82 @@
+// OpRunner: runs the kernels of one KernelTable over the ThreadPool for one engine step, each op
+// split by output rows, (token, head) rows or tokens on as many threads as its size justifies.
+// Made by Engine::Step on the engine thread for one step; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+
+#include "kernels/exec_mode.h"
+#include "kernels/kernels.h"
+#include "worker/engine/activations.h"
+#include "worker/engine/packed_weights.h"
+#include "worker/engine/thread_pool.h"
+#include "worker/model/weights.h"
+
+namespace smallmind::worker {
+
+struct OpLimits {
+  kernels::ExecMode mode = kernels::ExecMode::kParallel;
+  int max_threads = 1;          // threads any op may use (<= the pool's)
+  int min_rows_per_thread = 1;  // parallel_threshold: an op with fewer rows runs on one thread
+};
+
+// The input of one or more matmuls: float rows, quantized once (into the step's shared Q8 buffer)
+// the first time a kernel that reads Q8 rows needs them. Valid while x is unchanged and no other
+// input has been quantized since.
+struct MatmulSource {
+  const float* x;  // [n_tokens, dim]
+  int n_tokens;
+  int dim;
+  int64_t q8_version = -1;  // OpRunner's quantization count when x was last quantized
+};
+
+class OpRunner {
+ public:
+  // `table`, `packed` (the table's repacked matrices), `pool` and `act` must outlive the runner;
+  // `act` provides the Q8 input buffer and the per-thread attention scratch.
+  OpRunner(const kernels::KernelTable& table, const PackedWeights& packed, ThreadPool* pool,
+           const OpLimits& limits, Activations* act);
+
+  static MatmulSource Source(const float* x, int n_tokens, int dim) {
+    return MatmulSource{x, n_tokens, dim};
+  }
+
+  // y: [n_tokens, w.rows] = x . w^T.
+  void Matmul(const TensorView& w, MatmulSource* in, float* y);
+  // Several matmuls of the same input in one parallel region (one barrier): q, k and v, or gate
+  // and up. Each thread takes a contiguous share of all their row groups.
+  struct MatmulJob {
+    const TensorView& w;
+    float* y;  // [n_tokens, w.rows]
+  };
+  void Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in);
+  // out[t, :] = rmsnorm(x[t, :]) * weight for t < n.
+  void RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim, float eps);
+  // Rotates the n_heads heads of each of n tokens of x in place.
+  void Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim, float theta,
+            kernels::RopeLayout layout);
+  void SwiGlu(float* gate, const float* up, int n, int hidden);
+  void Add(float* x, const float* delta, int n, int dim);
+  void AddBias(float* x, const TensorView& bias, int n);
+  // x[i, :] = row tokens[i] of `table` (any weight type), dequantized.
+  void Embed(const TensorView& table, std::span<const int32_t> tokens, float* x);
+  // Attention of every seq of the step in one parallel region over all their (token, head) rows:
+  // args[s] covers rows [row_begin[s], row_begin[s + 1]). Scores scratch comes from the runner.
+  void Attention(std::span<const kernels::AttentionArgs> args, std::span<const int> row_begin);
+
+ private:
+  // Threads for an op of n_rows rows of `work_per_row` multiply-adds (or element ops) each.
+  int Threads(int n_rows, int64_t work_per_row) const;
+  void QuantizeInput(MatmulSource* in);
+
+  const kernels::KernelTable& table_;
+  const PackedWeights& packed_;
+  ThreadPool* pool_;
+  const OpLimits limits_;
+  Activations* act_;
+  int64_t q8_version_ = 0;  // quantizations into act_->xq so far
+};
+
+}  // namespace smallmind::worker

@@ -1,0 +1,147 @@
+#include "worker/engine/thread_pool.h"
+
+#include <immintrin.h>
+#include <spdlog/spdlog.h>
+
+#include <bit>
+
+#include "shared/check.h"
+#include "shared/cpu_topology.h"
+
+namespace smallmind::worker {
+namespace {
+
+// Pause-loop iterations a pinned thread spins before sleeping on the futex: about 50-100 us on
+// current x86 cores, longer than the single-threaded gaps between the ops of one step, much
+// shorter than an idle engine.
+constexpr int kSpinIterations = 4096;
+
+constexpr uint32_t kThreadBits = 8;
+constexpr uint32_t kThreadMask = (1u << kThreadBits) - 1;
+constexpr uint32_t kInitialEpoch = 1u << kThreadBits;  // generation 1, no threads (unused)
+
+// Spins (only when `spin`) then sleeps until `word` no longer equals `old`; returns the new value.
+template <typename T>
+T WaitWhileEqual(const std::atomic<T>& word, T old, bool spin) {
+  if (spin) {
+    for (int i = 0; i < kSpinIterations; i++) {
+      const T v = word.load(std::memory_order_acquire);
+      if (v != old) return v;
+      _mm_pause();
+    }
+  }
+  while (true) {
+    const T v = word.load(std::memory_order_acquire);
+    if (v != old) return v;
+    word.wait(old, std::memory_order_acquire);
+  }
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int num_threads, std::vector<int> cpus)
+    : num_threads_(num_threads), cpus_(std::move(cpus)) {
+  SM_CHECK(num_threads_ >= 1 && num_threads_ <= kMaxThreads)
+      << "thread pool size " << num_threads_ << " out of [1, " << kMaxThreads << "]";
+  // Workers report their pinning before any job, so pinned_ is settled when the constructor ends.
+  std::atomic<int> reported{0};
+  std::atomic<int> failed{0};
+  workers_.reserve(static_cast<size_t>(num_threads_ - 1));
+  for (int i = 1; i < num_threads_; i++) {
+    workers_.emplace_back([this, i, &reported, &failed] {
+      if (!cpus_.empty()) {
+        const int cpu = cpus_[static_cast<size_t>(i) % cpus_.size()];
+        if (!shared::PinCurrentThread({cpu}).ok()) failed.fetch_add(1);
+      }
+      reported.fetch_add(1, std::memory_order_release);
+      reported.notify_one();
+      WorkerMain(i);
+    });
+  }
+  for (int r = reported.load(std::memory_order_acquire); r < num_threads_ - 1;
+       r = reported.load(std::memory_order_acquire)) {
+    reported.wait(r, std::memory_order_acquire);
+  }
+  pinned_.store(!cpus_.empty() && failed.load() == 0, std::memory_order_relaxed);
+  if (cpus_.empty()) {
+    spdlog::debug("thread pool: {} threads, not pinned (no CPU set), waiting without spinning",
+                  num_threads_);
+  } else if (pinned()) {
+    spdlog::info("thread pool: {} threads pinned to CPUs {}", num_threads_,
+                 shared::FormatCpuList(cpus_));
+  } else {
+    spdlog::warn(
+        "thread pool: pinning {} of {} worker threads to CPUs {} failed; threads run "
+        "unpinned and wait without spinning",
+        failed.load(), num_threads_ - 1, shared::FormatCpuList(cpus_));
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  // Generation bumped with 0 threads: the stop signal.
+  const uint32_t gen = (epoch_.load(std::memory_order_relaxed) >> kThreadBits) + 1;
+  epoch_.store(gen << kThreadBits, std::memory_order_release);
+  epoch_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::PinCaller() {
+  pinned_caller_ = std::this_thread::get_id();
+  const shared::Status s = shared::PinCurrentThread({cpus_[0]});
+  if (!s.ok()) spdlog::warn("thread pool: pinning the engine thread failed: {}", s.ToString());
+}
+
+void ThreadPool::Run(int n_items, int n_parts, int n_threads, PartFn fn, const void* ctx) {
+  job_fn_ = fn;
+  job_ctx_ = ctx;
+  job_items_ = n_items;
+  job_parts_ = n_parts;
+  done_.store(0, std::memory_order_relaxed);
+  const uint32_t gen = (epoch_.load(std::memory_order_relaxed) >> kThreadBits) + 1;
+  // The claim word first (release: the job fields above go with it), then the wake-up word. Bits
+  // of parts that do not exist start claimed.
+  const uint64_t absent = n_parts == 32 ? 0 : ~((uint64_t{1} << n_parts) - 1) & 0xffffffffu;
+  claims_.store((static_cast<uint64_t>(gen) << 32) | absent, std::memory_order_release);
+  epoch_.store((gen << kThreadBits) | static_cast<uint32_t>(n_threads), std::memory_order_release);
+  epoch_.notify_all();
+  Help(gen, 0, 0);
+  // Parts still running were claimed by workers; wait for them.
+  for (int done = done_.load(std::memory_order_acquire); done != n_parts;) {
+    done = WaitWhileEqual(done_, done, pinned());
+  }
+}
+
+void ThreadPool::Help(uint32_t gen, int first, int thread) {
+  while (true) {
+    uint64_t word = claims_.load(std::memory_order_acquire);
+    int part = -1;
+    while (true) {
+      if (static_cast<uint32_t>(word >> 32) != gen) return;  // a newer job: this one is done
+      const uint64_t free = ~word & 0xffffffffu;
+      if (free == 0) return;
+      // Our own part when free, else the lowest free one.
+      part = (free >> first) & 1 ? first : std::countr_zero(free);
+      if (claims_.compare_exchange_weak(word, word | (uint64_t{1} << part),
+                                        std::memory_order_acq_rel, std::memory_order_acquire)) {
+        break;
+      }
+    }
+    // The claim holds the job open (Run waits for every part), so its fields are stable until
+    // this part is counted done.
+    const int parts = job_parts_;
+    job_fn_(job_ctx_, kernels::StaticRows(job_items_, parts, part), thread);
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == parts) done_.notify_one();
+  }
+}
+
+void ThreadPool::WorkerMain(int index) {
+  uint32_t seen = kInitialEpoch;
+  while (true) {
+    seen = WaitWhileEqual(epoch_, seen, pinned());
+    const int active = static_cast<int>(seen & kThreadMask);
+    if (active == 0) return;  // stop
+    if (index < active) Help(seen >> kThreadBits, index, index);
+  }
+}
+
+}  // namespace smallmind::worker
