@@ -26,6 +26,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "cli/load_bench.h"
+#include "cli/offline_bench.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.grpc.pb.h"
 
@@ -45,12 +46,15 @@ constexpr char kUsage[] =
     "  smallmind info\n"
     "  smallmind bench \"prompt\" [--concurrency C] [--requests N] [--max-tokens M]\n"
     "                  [--temperature T] [--seed S] [--deterministic] [--max-seconds S]\n"
+    "  smallmind bench --offline [--model SPEC] [--tokenizer PATH] [--threads 1,2]\n"
+    "                  [--paths par,det] [--repetitions N] [--no-recompute]\n"
     "  smallmind health      (exit 0 when the server at --addr reports SERVING; works on workers)\n"
     "common flags: --addr HOST:PORT (default localhost:50051), --api-key KEY (or "
     "SMALLMIND_API_KEY)\n";
 
 // Flags that take no value; every other --flag takes one (`--flag v` or `--flag=v`).
-const char* const kSwitches[] = {"--deterministic", "--ids", "--decode", "--help"};
+const char* const kSwitches[] = {"--deterministic", "--ids",     "--decode",
+                                 "--help",          "--offline", "--no-recompute"};
 
 struct Args {
   std::string command;
@@ -320,8 +324,52 @@ Result<int> Health(const Args& args) {
   return serving ? 0 : 1;
 }
 
+// "1,2" -> {1, 2}.
+Result<std::vector<int>> ParseIntList(const std::string& flag, const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    SM_ASSIGN_OR_RETURN(int v, ParseNumber<int>(flag, text.substr(start, comma - start)));
+    if (v < 1 || v > 256) return InvalidArgument(flag + " values must be in [1, 256]");
+    out.push_back(v);
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The engine in-process, llama-bench style (pp128 / tg64 per path and thread count).
+Result<int> OfflineBench(const Args& args) {
+  smallmind::cli::OfflineBenchOptions o;
+  if (auto v = args.Get("--model")) o.model = *v;
+  if (auto v = args.Get("--tokenizer")) o.tokenizer = *v;
+  if (auto v = args.Get("--threads")) {
+    SM_ASSIGN_OR_RETURN(o.threads, ParseIntList("--threads", *v));
+  }
+  if (auto v = args.Get("--repetitions")) {
+    SM_ASSIGN_OR_RETURN(o.repetitions, ParseNumber<int>("--repetitions", *v));
+    if (o.repetitions < 1 || o.repetitions > 100) {
+      return InvalidArgument("--repetitions must be in [1, 100]");
+    }
+  }
+  if (auto v = args.Get("--paths")) {
+    o.modes.clear();
+    if (v->find("par") != std::string::npos) {
+      o.modes.push_back(smallmind::kernels::ExecMode::kParallel);
+    }
+    if (v->find("det") != std::string::npos) {
+      o.modes.push_back(smallmind::kernels::ExecMode::kDeterministic);
+    }
+    if (o.modes.empty()) return InvalidArgument("--paths takes par, det or par,det");
+  }
+  o.recompute = !args.Has("--no-recompute");
+  SM_RETURN_IF_ERROR(smallmind::cli::RunOfflineBench(o));
+  return 0;
+}
+
 // Load generator: prints throughput, TTFT and inter-token latency percentiles.
 Result<int> Bench(const Args& args) {
+  if (args.Has("--offline")) return OfflineBench(args);
   smallmind::cli::LoadBenchOptions options;
   SM_ASSIGN_OR_RETURN(options.request, BuildGenerateRequest(args));
   if (auto v = args.Get("--concurrency")) {
