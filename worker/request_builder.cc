@@ -75,6 +75,7 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   out.stopping.stop.assign(req.stopping().stop().begin(), req.stopping().stop().end());
   out.stopping.ignore_eos = req.stopping().ignore_eos();
   out.stopping.eos_id = tok.eos_id();
+  out.stopping.eot_id = tok.eot_id();
   out.stopping.bos_id = tok.bos_id();
   // llama2.c-style models end a story by producing BOS (run.c stops there), so BOS ends too.
   out.stopping.bos_ends = tok.bos_id() >= 0 && tok.bos_id() != tok.eos_id();

@@ -17,6 +17,7 @@ struct StopConfig {
   std::vector<std::string> stop;  // stop strings; empty ones are ignored
   bool ignore_eos = false;        // generate through EOS (and BOS when bos_ends)
   TokenId eos_id = -1;            // the model's end token; -1 for none
+  TokenId eot_id = -1;            // end of turn (chat models): ends like EOS; -1 for none
   TokenId bos_id = -1;
   bool bos_ends = false;  // llama2.c models: a generated BOS ends the text as run.c does
 };

@@ -61,7 +61,7 @@ class BpeTokenizer final : public Tokenizer {
   // The vocabulary entry as stored (byte-alphabet spelling, e.g. "Ġworld").
   std::string_view Piece(TokenId id) const override;
 
-  TokenId eot_id() const { return eot_id_; }
+  TokenId eot_id() const override { return eot_id_; }
   bool add_eos_default() const { return add_eos_; }
   SpmTokenType Type(TokenId id) const { return types_[id]; }
   const std::string& pre_tokenizer_name() const { return pre_name_; }

@@ -20,6 +20,8 @@ class Tokenizer {
   virtual int vocab_size() const = 0;
   virtual TokenId bos_id() const = 0;  // -1 when the vocabulary has none
   virtual TokenId eos_id() const = 0;  // -1 when the vocabulary has none
+  // End of turn of chat models (<|eot_id|>, <|im_end|>); ends generation like EOS. -1 when none.
+  virtual TokenId eot_id() const { return -1; }
   // Whether the model wants BOS prepended by default.
   virtual bool add_bos_default() const = 0;
 

@@ -65,6 +65,17 @@ TEST(StopCheckerTest, EosEndsGenerationWithoutItsTextUnlessIgnored) {
   EXPECT_EQ(out, "more");
 }
 
+TEST(StopCheckerTest, EndOfTurnTokenEndsGenerationLikeEos) {
+  constexpr TokenId kEot = 7;
+  StopConfig c = Config(10);
+  c.eot_id = kEot;
+  StopChecker checker(c);
+  std::string out;
+  EXPECT_EQ(checker.OnToken(kText, "hi", &out), FinishReason::kNone);
+  EXPECT_EQ(checker.OnToken(kEot, "<|eot_id|>", &out), FinishReason::kEos);
+  EXPECT_EQ(out, "hi");
+}
+
 TEST(StopCheckerTest, BosEndsGenerationOnlyWhenConfigured) {
   std::string out;
   StopChecker plain(Config(10));
