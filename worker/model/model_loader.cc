@@ -18,14 +18,6 @@ namespace {
 
 constexpr char kBuiltinTiny[] = "builtin:tiny";
 
-uint64_t CountParameters(const ModelConfig& c, bool shared_classifier) {
-  const uint64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
-  uint64_t per_layer = 2 * dim + dim * dim * 2 + 2 * kv * dim + 3 * hidden * dim;
-  uint64_t total = per_layer * c.n_layers + dim + uint64_t(c.vocab_size) * dim;
-  if (!shared_classifier) total += uint64_t(c.vocab_size) * dim;
-  return total;
-}
-
 // tokenizer.bin, then tok<vocab>.bin, next to the model.
 std::string FindLlama2cTokenizer(const std::string& model_path, int vocab_size) {
   std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
@@ -99,7 +91,8 @@ shared::Status CheckKernelsExist(const LoadedModel& m) {
   }
   if (w.final_norm.type != kernels::DType::kF32) {
     return shared::InvalidArgument(m.source + ": norm and bias tensors must be F32");
-  }  for (const LayerWeights& l : w.layers) {
+  }
+  for (const LayerWeights& l : w.layers) {
     for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
       SM_RETURN_IF_ERROR(check(*t, "layer"));
     }
@@ -112,22 +105,29 @@ shared::Status CheckKernelsExist(const LoadedModel& m) {
   return shared::Status::Ok();
 }
 
-// tensor_types: every type present; quantization: the type of the FFN weights, which hold most
-// of the parameters.
-void DescribeTypes(LoadedModel* m) {
+// One walk over the tensors: parameter_count (elements of every distinct tensor, biases
+// included, a tied classifier once); tensor_types, every type present; quantization, the type of
+// the FFN weights, which hold most of the parameters.
+void DescribeTensors(LoadedModel* m) {
   const Weights& w = m->llama.weights;
   std::set<std::string> types;
   auto name = [](const TensorView& t) {
     const kernels::DTypeTraits* traits = kernels::GetDTypeTraits(static_cast<uint32_t>(t.type));
     return std::string(traits ? traits->name : "?");
   };
-  for (const TensorView* t : {&w.token_embedding, &w.final_norm, &w.classifier}) {
-    types.insert(name(*t));
-  }
+  auto note = [&](const TensorView& t) {
+    if (!t.present()) return;
+    types.insert(name(t));
+    m->parameter_count += static_cast<uint64_t>(t.rows * t.cols);
+  };
+  m->parameter_count = 0;
+  note(w.token_embedding);
+  note(w.final_norm);
+  if (w.classifier.data != w.token_embedding.data) note(w.classifier);
   for (const LayerWeights& l : w.layers) {
     for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w1,
                                 &l.w2, &l.w3, &l.bq, &l.bk, &l.bv}) {
-      if (t->present()) types.insert(name(*t));
+      note(*t);
     }
   }
   m->quantization = w.layers.empty() ? name(w.classifier) : name(w.layers[0].w1);
@@ -143,10 +143,7 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec) {
                                  : LoadLlama2c(spec);
   if (!loaded.ok()) return loaded.status();
   std::unique_ptr<LoadedModel> m = std::move(loaded).value();
-  const Weights& w = m->llama.weights;
-  m->parameter_count =
-      CountParameters(m->llama.config, w.classifier.data == w.token_embedding.data);
-  DescribeTypes(m.get());
+  DescribeTensors(m.get());
   SM_RETURN_IF_ERROR(CheckKernelsExist(*m));
   return m;
 }

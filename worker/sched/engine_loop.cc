@@ -11,7 +11,7 @@ void EngineLoop::Run() {
     commands_->DrainInto(&drained_, /*wait=*/scheduler_->idle());
     ApplyCommands();
     if (commands_->closed()) break;
-    RunOnce();
+    Step();
   }
   scheduler_->CancelAll();
   scheduler_->PublishStats(stats_);
@@ -20,6 +20,10 @@ void EngineLoop::Run() {
 bool EngineLoop::RunOnce() {
   commands_->DrainInto(&drained_, /*wait=*/false);
   ApplyCommands();
+  return Step();
+}
+
+bool EngineLoop::Step() {
   while (!scheduler_->Schedule(&shape_)) {
     scheduler_->PreemptNewest();
     stats_->preemptions_total.fetch_add(1, std::memory_order_relaxed);

@@ -22,6 +22,8 @@ class EngineLoop {
 
  private:
   void ApplyCommands();
+  // Schedule (preempting until the batch fits), run the engine, update; false when idle.
+  bool Step();
 
   Scheduler* scheduler_;
   Engine* engine_;
