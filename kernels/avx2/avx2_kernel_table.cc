@@ -1,23 +1,28 @@
 // Avx2KernelTable(): the AVX2 kernels for one ExecMode (the embedding row lookup stays the
 // reference one: it runs once per token, off the hot loops).
+//
+// Q8_0 and Q4_0 matrices run the packed integer kernels over Q8 activations on both paths: each
+// output element is one lane reducing its row's blocks left to right, and activations are
+// quantized per token row, so the result does not depend on the batch, the row split or the
+// thread count, which is all the deterministic path asks (DESIGN.md section 4). Both paths then
+// read one packed copy of those matrices. The other types keep float activations on the
+// deterministic path.
 #include "kernels/avx2/avx2_kernels.h"
 
 namespace smallmind::kernels::avx2 {
 
-KernelTable Avx2KernelTable(ExecMode mode) {
+KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   KernelTable t = RefKernelTable();
-  const MatmulFn deterministic[kNumWeightTypes] = {
-      &MatmulF32Avx2,  &MatmulF16Avx2,  &MatmulBf16Avx2, &MatmulQ8_0Avx2,
-      &MatmulQ4_0Avx2, &MatmulQ4_KAvx2, &MatmulQ6_KAvx2};
-  for (int i = 0; i < kNumWeightTypes; i++)
-    t.matmul[i] = MatmulOp{deterministic[i], MatmulInput::kF32};
-  if (mode == ExecMode::kParallel) {
-    t.matmul[WeightSlot(DType::kQ8_0)] =
-        MatmulOp{&MatmulQ8_0x8Q8Avx2, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
-    t.matmul[WeightSlot(DType::kQ4_0)] =
-        MatmulOp{&MatmulQ4_0x8Q8Avx2, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
-    t.quantize_q8 = &QuantizeQ8Avx2;
-  }
+  t.matmul[WeightSlot(DType::kF32)] = MatmulOp{&MatmulF32Avx2, MatmulInput::kF32};
+  t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
+  t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
+  t.matmul[WeightSlot(DType::kQ4_K)] = MatmulOp{&MatmulQ4_KAvx2, MatmulInput::kF32};
+  t.matmul[WeightSlot(DType::kQ6_K)] = MatmulOp{&MatmulQ6_KAvx2, MatmulInput::kF32};
+  t.matmul[WeightSlot(DType::kQ8_0)] =
+      MatmulOp{&MatmulQ8_0x8Q8Avx2, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
+  t.matmul[WeightSlot(DType::kQ4_0)] =
+      MatmulOp{&MatmulQ4_0x8Q8Avx2, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
+  t.quantize_q8 = &QuantizeQ8Avx2;
   t.rmsnorm = &RmsNormAvx2;
   t.rope = &RopeAvx2;
   t.softmax = &SoftmaxAvx2;

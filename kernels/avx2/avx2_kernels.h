@@ -8,11 +8,12 @@
 
 namespace smallmind::kernels::avx2 {
 
-// The table for `mode`: deterministic matmuls everywhere for kDeterministic; for kParallel the
-// Q8_0/Q4_0 matmuls read Q8 activations (integer dot products) and packed weights.
+// The table for `mode`. Every AVX2 kernel is batch-invariant, so both modes get the same table:
+// Q8_0/Q4_0 matmuls read Q8 activations (integer dot products) and packed weights, the other
+// types float activations (avx2_kernel_table.cc says why this is deterministic).
 KernelTable Avx2KernelTable(ExecMode mode);
 
-// Deterministic matmuls, all weight types (matmul_avx2.cc). Reduction order of y[t, r]: K in
+// Float-activation matmuls, every weight type but Q8_0/Q4_0 (matmul_avx2.cc). Reduction order of y[t, r]: K in
 // chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators
 // (element k in lane k % 8, fused multiply-add of the reference-dequantized weight and x, k
 // ascending, a last partial group zero-padded) folded as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
@@ -22,16 +23,12 @@ void MatmulF16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_
                    RowRange rows);
 void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows);
-void MatmulQ8_0Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows);
-void MatmulQ4_0Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows);
 void MatmulQ4_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows);
 void MatmulQ6_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows);
 
-// Parallel path (matmul_q8_avx2.cc): activations quantized per 32 (kernels/q8_act.h), weights
+// Q8_0/Q4_0 matmuls of both paths (matmul_q8_avx2.cc): activations quantized per 32 (kernels/q8_act.h), weights
 // repacked 8 rows at a time (layout in the .cc), exact integer block dot products; y[t, r] =
 // sum over blocks in order, in one float, of fma(isum, dw * dx). The quantization is bitwise
 // QuantizeQ8ActRef.

@@ -157,14 +157,6 @@ void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in
                     RowRange rows) {
   MatmulChunked<Bf16Chunk>(w, x, y, n_tokens, in_dim, out_dim, rows);
 }
-void MatmulQ8_0Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows) {
-  MatmulChunked<Q8_0Chunk>(w, x, y, n_tokens, in_dim, out_dim, rows);
-}
-void MatmulQ4_0Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows) {
-  MatmulChunked<Q4_0Chunk>(w, x, y, n_tokens, in_dim, out_dim, rows);
-}
 void MatmulQ4_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows) {
   MatmulChunked<Q4_KChunk>(w, x, y, n_tokens, in_dim, out_dim, rows);

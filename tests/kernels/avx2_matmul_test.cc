@@ -1,7 +1,8 @@
-// The AVX2 matmuls against their oracles: the deterministic ones bitwise against a scalar emulation
-// of the order avx2_kernels.h states (and within a bound of the reference), invariant to batch and
-// row split; the parallel Q8 ones against the scalar Q8 reference and within the activation
-// quantization error of the float reference. Random shapes with odd sizes and tails.
+// The AVX2 matmuls against their oracles: the float-activation ones bitwise against a scalar
+// emulation of the order avx2_kernels.h states (and within a bound of the reference); the Q8 ones
+// against the scalar Q8 reference and within the activation quantization error of the float
+// reference; every op of both tables invariant to batch and row split. Random shapes with odd sizes
+// and tails.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,10 +51,34 @@ class Avx2MatmulTest : public ::testing::Test {
   }
 };
 
-TEST_F(Avx2MatmulTest, DeterministicMatmulsFollowTheirStatedOrderBitwiseOnRandomShapes) {
-  const KernelTable det = avx2::Avx2KernelTable(ExecMode::kDeterministic);
+// The float-activation kernels by weight type.
+struct FloatKernel {
+  DType type;
+  MatmulFn fn;
+};
+constexpr FloatKernel kFloatKernels[] = {{DType::kF32, &avx2::MatmulF32Avx2},
+                                         {DType::kF16, &avx2::MatmulF16Avx2},
+                                         {DType::kBF16, &avx2::MatmulBf16Avx2},
+                                         {DType::kQ4_K, &avx2::MatmulQ4_KAvx2},
+                                         {DType::kQ6_K, &avx2::MatmulQ6_KAvx2}};
+
+// y = x . w^T by `op` of `table` over `rows`, quantizing x and packing w first when op says so.
+void RunOp(const KernelTable& table, const MatmulOp& op, const std::vector<uint8_t>& w,
+           const float* x, float* y, int n_tokens, int in_dim, int out_dim, RowRange rows) {
+  const std::vector<uint8_t> packed = testing::Pack(op, w, out_dim, in_dim);
+  std::vector<uint8_t> xq;
+  const void* input = x;
+  if (op.input == MatmulInput::kQ8) {
+    xq.resize(n_tokens * Q8ActRowBytes(in_dim));
+    table.quantize_q8(x, xq.data(), in_dim, AllRows(n_tokens));
+    input = xq.data();
+  }
+  op.fn(packed.data(), input, y, n_tokens, in_dim, out_dim, rows);
+}
+
+TEST_F(Avx2MatmulTest, FloatMatmulsFollowTheirStatedOrderBitwiseOnRandomShapes) {
   std::mt19937 rng(7);
-  for (DType type : kWeightTypes) {
+  for (const auto& [type, fn] : kFloatKernels) {
     const int block = GetDTypeTraits(static_cast<uint32_t>(type))->block_elems;
     for (int trial = 0; trial < 6; trial++) {
       // Float types get any width (tails of 1..7), block types 1..3 chunks plus partial ones.
@@ -66,8 +91,7 @@ TEST_F(Avx2MatmulTest, DeterministicMatmulsFollowTheirStatedOrderBitwiseOnRandom
       const std::vector<float> wf = testing::DequantizeAll(type, w, out_dim, in_dim);
       const std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * in_dim, rng());
       std::vector<float> got(size_t(n_tokens) * out_dim, NAN);
-      det.MatmulFor(type)->fn(w.data(), x.data(), got.data(), n_tokens, in_dim, out_dim,
-                              AllRows(out_dim));
+      fn(w.data(), x.data(), got.data(), n_tokens, in_dim, out_dim, AllRows(out_dim));
       EXPECT_EQ(got, EmulateDeterministic(wf, x, n_tokens, in_dim, out_dim))
           << Name(type) << " in " << in_dim << " out " << out_dim << " tokens " << n_tokens;
       std::vector<float> ref(got.size());
@@ -87,24 +111,30 @@ TEST_F(Avx2MatmulTest, DeterministicMatmulsFollowTheirStatedOrderBitwiseOnRandom
   }
 }
 
-TEST_F(Avx2MatmulTest, DeterministicMatmulRowIsTheSameWhateverTheBatchAndRowSplit) {
-  const KernelTable det = avx2::Avx2KernelTable(ExecMode::kDeterministic);
-  const int in_dim = 768, out_dim = 45, n_tokens = 7;
-  for (DType type : kWeightTypes) {
-    const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, 3);
-    const std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * in_dim, 4);
-    std::vector<float> batched(size_t(n_tokens) * out_dim);
-    for (int part = 0; part < 4; part++) {
-      det.MatmulFor(type)->fn(w.data(), x.data(), batched.data(), n_tokens, in_dim, out_dim,
-                              StaticRows(out_dim, 4, part));
-    }
-    for (int t = 0; t < n_tokens; t++) {
-      std::vector<float> single(out_dim);
-      det.MatmulFor(type)->fn(w.data(), x.data() + size_t(t) * in_dim, single.data(), 1, in_dim,
-                              out_dim, AllRows(out_dim));
-      for (int r = 0; r < out_dim; r++) {
-        EXPECT_EQ(single[r], batched[size_t(t) * out_dim + r])
-            << Name(type) << " t" << t << " r" << r;
+// What the deterministic path needs of every op (and the parallel path gets for free here): a
+// token's row of y has the same bits alone or batched (any position, tiles of 4 tokens and the
+// tail), under any row split.
+TEST_F(Avx2MatmulTest, EveryMatmulRowIsTheSameWhateverTheBatchAndRowSplit) {
+  for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
+    const KernelTable table = avx2::Avx2KernelTable(mode);
+    const int in_dim = 768, out_dim = 45, n_tokens = 7;
+    for (DType type : kWeightTypes) {
+      const MatmulOp& op = *table.MatmulFor(type);
+      const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, 3);
+      const std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * in_dim, 4);
+      std::vector<float> batched(size_t(n_tokens) * out_dim);
+      for (int part = 0; part < 4; part++) {
+        RunOp(table, op, w, x.data(), batched.data(), n_tokens, in_dim, out_dim,
+              StaticRows(out_dim, 4, part));
+      }
+      for (int t = 0; t < n_tokens; t++) {
+        std::vector<float> single(out_dim);
+        RunOp(table, op, w, x.data() + size_t(t) * in_dim, single.data(), 1, in_dim, out_dim,
+              AllRows(out_dim));
+        for (int r = 0; r < out_dim; r++) {
+          EXPECT_EQ(single[r], batched[size_t(t) * out_dim + r])
+              << Name(type) << " t" << t << " r" << r;
+        }
       }
     }
   }
@@ -127,11 +157,14 @@ TEST_F(Avx2MatmulTest, QuantizeQ8EqualsTheReferenceBitwise) {
   }
 }
 
-TEST_F(Avx2MatmulTest, ParallelQ8MatmulsMatchTheScalarQ8ReferenceAndTheFloatReference) {
+TEST_F(Avx2MatmulTest, Q8MatmulsMatchTheScalarQ8ReferenceAndTheFloatReference) {
   const KernelTable par = avx2::Avx2KernelTable(ExecMode::kParallel);
+  const KernelTable det = avx2::Avx2KernelTable(ExecMode::kDeterministic);
   std::mt19937 rng(11);
   for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
     ASSERT_EQ(par.MatmulFor(type)->input, MatmulInput::kQ8);
+    // Both paths run this kernel (it is batch-invariant, see the test above).
+    ASSERT_EQ(det.MatmulFor(type)->fn, par.MatmulFor(type)->fn);
     const MatmulFn q8_ref = type == DType::kQ8_0 ? &MatmulQ8_0Q8ActRef : &MatmulQ4_0Q8ActRef;
     for (int trial = 0; trial < 8; trial++) {
       const int in_dim = 32 * (1 + static_cast<int>(rng() % 80));

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <initializer_list>
 
 #include "shared/check.h"
 #include "worker/engine/forward_llama.h"
@@ -41,13 +40,11 @@ void CheckSupported(const ModelConfig& c, const Weights& w, const kernels::Kerne
 // Binds the weights and the activation buffers to the NUMA node of the engine's CPUs (no-op on a
 // single node).
 void PlaceMemory(const std::vector<int>& cpus, const Weights& w,
-                 std::initializer_list<const PackedWeights*> packed, Activations* a) {
+                 const PackedWeights& packed, Activations* a) {
   const int node = NumaNodeToBind(cpus);
   if (node < 0) return;
   bool ok = BindToNumaNode(w.storage.data(), w.storage.size(), node);
-  for (const PackedWeights* p : packed) {
-    if (p->bytes() > 0) ok = BindToNumaNode(p->storage(), p->bytes(), node) && ok;
-  }
+  if (packed.bytes() > 0) ok = BindToNumaNode(packed.storage(), packed.bytes(), node) && ok;
   for (std::vector<float>* buf : {&a->x, &a->xb, &a->xb2, &a->q, &a->k, &a->v, &a->hb, &a->hb2,
                                   &a->scores, &a->last_x, &a->logits}) {
     ok = BindToNumaNode(buf->data(), buf->size() * sizeof(float), node) && ok;
@@ -70,8 +67,7 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
       options_(options),
       deterministic_(kernels::SelectKernels(options.isa, kernels::ExecMode::kDeterministic)),
       parallel_(kernels::SelectKernels(options.isa, kernels::ExecMode::kParallel)),
-      packed_deterministic_(weights, deterministic_),
-      packed_parallel_(weights, parallel_),
+      packed_(weights, {&deterministic_, &parallel_}),
       act_(config, options.max_step_tokens, options.max_seqs, std::max(1, options.num_threads)) {
   SM_CHECK(kv_ != nullptr) << "the engine needs a KV pool";
   SM_CHECK(kv_->n_layers() == config.n_layers && kv_->kv_dim() == config.kv_dim())
@@ -80,7 +76,7 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
   SM_CHECK(options.num_threads >= 1) << "the engine needs at least one thread";
   CheckSupported(config_, weights_, deterministic_);
   CheckSupported(config_, weights_, parallel_);
-  PlaceMemory(options_.cpus, weights_, {&packed_deterministic_, &packed_parallel_}, &act_);
+  PlaceMemory(options_.cpus, weights_, packed_, &act_);
   pool_ = std::make_unique<ThreadPool>(options_.num_threads, options_.cpus);
 }
 
@@ -119,9 +115,7 @@ void Engine::Step(const StepPlan& plan) {
                                             : options_.num_threads;
   limits.min_rows_per_thread =
       plan.parallel_threshold > 0 ? plan.parallel_threshold : options_.parallel_threshold;
-  OpRunner ops(deterministic ? deterministic_ : parallel_,
-               deterministic ? packed_deterministic_ : packed_parallel_, pool_.get(), limits,
-               &act_);
+  OpRunner ops(deterministic ? deterministic_ : parallel_, packed_, pool_.get(), limits, &act_);
   const LlamaForwardContext ctx{config_, weights_, *kv_};
   ForwardLlama(ctx, plan, ops, &act_);
   last_step_seqs_ = static_cast<int>(plan.seqs.size());

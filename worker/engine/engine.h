@@ -62,8 +62,7 @@ class Engine {
   const EngineOptions options_;
   const kernels::KernelTable deterministic_;  // kernels of ExecMode::kDeterministic
   const kernels::KernelTable parallel_;       // kernels of ExecMode::kParallel
-  const PackedWeights packed_deterministic_;  // matrices deterministic_ reads repacked
-  const PackedWeights packed_parallel_;       // matrices parallel_ reads repacked
+  const PackedWeights packed_;  // matrices either table reads repacked, once per layout
   Activations act_;
   std::unique_ptr<ThreadPool> pool_;
   int last_step_seqs_ = 0;  // plan.seqs.size() of the last Step

@@ -68,7 +68,7 @@ void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) 
     }
     const int out_dim = static_cast<int>(j.w.rows);
     p[n_jobs++] =
-        Prepared{op, packed_.Data(j.w), x, j.y, out_dim, static_cast<int>(j.w.cols), groups};
+        Prepared{op, packed_.Data(j.w, *op), x, j.y, out_dim, static_cast<int>(j.w.cols), groups};
     groups += (out_dim + kMatmulRowGroup - 1) / kMatmulRowGroup;
     work += static_cast<int64_t>(out_dim) * j.w.cols;
   }

@@ -1,7 +1,10 @@
 #include "worker/engine/packed_weights.h"
 
 #include <algorithm>
+#include <functional>
 #include <new>
+
+#include "shared/check.h"
 
 namespace smallmind::worker {
 namespace {
@@ -17,38 +20,58 @@ std::vector<const TensorView*> Matrices(const Weights& w) {
   return m;
 }
 
+// Orders keys by address and then by function address (std::less gives a total order on pointers).
+bool KeyLess(const std::pair<std::tuple<const void*, kernels::PackFn>, const void*>& a,
+             const std::pair<std::tuple<const void*, kernels::PackFn>, const void*>& b) {
+  const auto& [ad, ap] = a.first;
+  const auto& [bd, bp] = b.first;
+  if (ad != bd) return std::less<const void*>()(ad, bd);
+  return std::less<const void*>()(reinterpret_cast<const void*>(ap),
+                                  reinterpret_cast<const void*>(bp));
+}
+
 }  // namespace
 
 void PackedWeights::Free::operator()(std::byte* p) const {
   ::operator delete[](p, std::align_val_t(64));
 }
 
-PackedWeights::PackedWeights(const Weights& w, const kernels::KernelTable& table) {
-  std::vector<std::pair<const TensorView*, size_t>> todo;  // (matrix, offset in storage_)
-  for (const TensorView* t : Matrices(w)) {
-    const kernels::MatmulOp* op = table.MatmulFor(t->type);
-    if (op == nullptr || op->pack == nullptr) continue;
-    const bool seen = std::any_of(todo.begin(), todo.end(),
-                                  [&](const auto& e) { return e.first->data == t->data; });
-    if (seen) continue;
-    todo.emplace_back(t, bytes_);
-    bytes_ += Align64(op->packed_bytes(static_cast<int>(t->rows), static_cast<int>(t->cols)));
+PackedWeights::PackedWeights(const Weights& w,
+                             std::initializer_list<const kernels::KernelTable*> tables) {
+  struct Todo {
+    const TensorView* t;
+    const kernels::MatmulOp* op;
+    size_t offset;  // in storage_
+  };
+  std::vector<Todo> todo;
+  for (const kernels::KernelTable* table : tables) {
+    for (const TensorView* t : Matrices(w)) {
+      const kernels::MatmulOp* op = table->MatmulFor(t->type);
+      if (op == nullptr || op->pack == nullptr) continue;
+      const bool seen = std::any_of(todo.begin(), todo.end(), [&](const Todo& e) {
+        return e.t->data == t->data && e.op->pack == op->pack;
+      });
+      if (seen) continue;
+      todo.push_back(Todo{t, op, bytes_});
+      bytes_ += Align64(op->packed_bytes(static_cast<int>(t->rows), static_cast<int>(t->cols)));
+    }
   }
   if (bytes_ == 0) return;
   storage_.reset(static_cast<std::byte*>(::operator new[](bytes_, std::align_val_t(64))));
-  for (const auto& [t, offset] : todo) {
-    std::byte* dst = storage_.get() + offset;
-    table.MatmulFor(t->type)->pack(t->data, dst, static_cast<int>(t->rows),
-                                   static_cast<int>(t->cols));
-    index_.emplace_back(t->data, dst);
+  for (const Todo& e : todo) {
+    std::byte* dst = storage_.get() + e.offset;
+    e.op->pack(e.t->data, dst, static_cast<int>(e.t->rows), static_cast<int>(e.t->cols));
+    index_.emplace_back(Key(e.t->data, e.op->pack), dst);
   }
-  std::sort(index_.begin(), index_.end());
+  std::sort(index_.begin(), index_.end(), KeyLess);
 }
 
-const void* PackedWeights::Data(const TensorView& t) const {
-  const auto it = std::lower_bound(index_.begin(), index_.end(),
-                                   std::pair<const void*, const void*>(t.data, nullptr));
-  return it != index_.end() && it->first == t.data ? it->second : t.data;
+const void* PackedWeights::Data(const TensorView& t, const kernels::MatmulOp& op) const {
+  if (op.pack == nullptr) return t.data;
+  const std::pair<Key, const void*> probe(Key(t.data, op.pack), nullptr);
+  const auto it = std::lower_bound(index_.begin(), index_.end(), probe, KeyLess);
+  SM_CHECK(it != index_.end() && it->first == probe.first) << "matrix was not packed for its op";
+  return it->second;
 }
 
 }  // namespace smallmind::worker

@@ -1,11 +1,13 @@
-// PackedWeights: repacked copies of the matrices whose matmul in a KernelTable has a PackFn (the
-// AVX2 parallel Q4_0/Q8_0 kernels), made once by the Engine's constructor; other matrices are not
-// copied. Immutable after construction; thread-safe to read.
+// PackedWeights: repacked copies of the matrices whose matmul in some KernelTable has a PackFn (the
+// AVX2 Q4_0/Q8_0 kernels), made once by the Engine's constructor. A matrix is packed once per
+// PackFn, so tables that share a layout (the deterministic and parallel AVX2 tables) share one copy;
+// other matrices are not copied. Immutable after construction; thread-safe to read.
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -15,11 +17,11 @@ namespace smallmind::worker {
 
 class PackedWeights {
  public:
-  // Packs every matrix of `w` (layers and classifier) whose matmul in `table` has a PackFn.
-  PackedWeights(const Weights& w, const kernels::KernelTable& table);
+  // Packs every matrix of `w` (layers and classifier) whose matmul in any of `tables` has a PackFn.
+  PackedWeights(const Weights& w, std::initializer_list<const kernels::KernelTable*> tables);
 
-  // What `table`'s matmul for `t` reads: its packed copy, or t.data when it is not packed.
-  const void* Data(const TensorView& t) const;
+  // What `op` reads for `t`: the copy packed by op.pack, or t.data when op reads the stored layout.
+  const void* Data(const TensorView& t, const kernels::MatmulOp& op) const;
 
   const void* storage() const { return storage_.get(); }
   size_t bytes() const { return bytes_; }
@@ -28,9 +30,10 @@ class PackedWeights {
   struct Free {
     void operator()(std::byte* p) const;
   };
+  using Key = std::tuple<const void*, kernels::PackFn>;  // (t.data, pack)
   std::unique_ptr<std::byte[], Free> storage_;  // every packed matrix, each 64-byte aligned
   size_t bytes_ = 0;
-  std::vector<std::pair<const void*, const void*>> index_;  // (t.data, packed), sorted by t.data
+  std::vector<std::pair<Key, const void*>> index_;  // (key, packed copy), sorted by key
 };
 
 }  // namespace smallmind::worker

@@ -84,8 +84,8 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
   return err / scale;
 }
 
-// The fast kernels against the reference on quantized models: the deterministic path differs only
-// in summation order; the parallel path also quantizes activations to 8 bits for Q8_0 / Q4_0.
+// The fast kernels against the reference on quantized models: they differ in summation order, and
+// both paths quantize activations to 8 bits for Q8_0 / Q4_0 weights.
 TEST(EngineWeightsTest, FastPathsStayCloseToTheReferenceOnQuantizedModels) {
   for (DType type : kernels::kWeightTypes) {
     testing::RandomModelSpec spec;
@@ -102,8 +102,8 @@ TEST(EngineWeightsTest, FastPathsStayCloseToTheReferenceOnQuantizedModels) {
         RelativeError(PrefillLogits(m, fast, kernels::ExecMode::kDeterministic), ref);
     const double par = RelativeError(PrefillLogits(m, fast, kernels::ExecMode::kParallel), ref);
     const char* name = kernels::GetDTypeTraits(static_cast<uint32_t>(type))->name;
-    EXPECT_LT(det, 1e-5) << name;
     const bool q8_input = type == DType::kQ8_0 || type == DType::kQ4_0;
+    EXPECT_LT(det, q8_input ? 2e-2 : 1e-5) << name;
     EXPECT_LT(par, q8_input ? 2e-2 : 1e-5) << name;
   }
 }
