@@ -1,6 +1,8 @@
 // Memory bandwidth probe: how fast 1, 2, ... threads stream-read a buffer much larger than the
-// caches (the bound decode runs against: every weight byte read once per token). bytes_per_second
-// is the aggregate read bandwidth; compare decode tok/s x weight bytes against it.
+// caches (the bound decode runs against: every weight byte read once per token), with
+// shared::ReadSum (256-bit loads, two streams per thread, on AVX2 CPUs). bytes_per_second is the
+// aggregate read bandwidth; compare decode tok/s x weight bytes against it. `smallmind bench
+// --offline` runs the same probe and prints decode as a percentage of it.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -8,6 +10,8 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include "shared/memory_bandwidth.h"
 
 namespace {
 
@@ -23,28 +27,18 @@ const uint64_t* Buffer() {
   return buffer;
 }
 
-// Sums a range with 8 independent accumulators so loads, not adds, bound the loop.
-uint64_t SumRange(const uint64_t* p, size_t n) {
-  uint64_t a[8] = {};
-  for (size_t i = 0; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; j++) a[j] += p[i + j];
-  }
-  uint64_t s = 0;
-  for (uint64_t v : a) s += v;
-  return s;
-}
-
 // state.range(0) threads each read their own contiguous share of the buffer per iteration (thread
-// start-up, ~0.1 ms, is noise against the ~100 ms of a pass). bytes_per_second is the aggregate.
+// start-up, ~0.1 ms, is noise against the ~70 ms of a pass). bytes_per_second is the aggregate.
 void BM_ReadBandwidth(benchmark::State& state) {
   const uint64_t* buffer = Buffer();
   const int n_threads = static_cast<int>(state.range(0));
-  const size_t share = kBufferBytes / sizeof(uint64_t) / static_cast<size_t>(n_threads);
+  const size_t share = kBufferBytes / sizeof(uint64_t) / static_cast<size_t>(n_threads) / 16 * 16;
   std::vector<uint64_t> sums(static_cast<size_t>(n_threads));
   for (auto _ : state) {
     std::vector<std::thread> threads;
     for (int i = 0; i < n_threads; i++) {
-      threads.emplace_back([&, i] { sums[i] = SumRange(buffer + share * i, share); });
+      threads.emplace_back(
+          [&, i] { sums[i] = smallmind::shared::ReadSum(buffer + share * i, share); });
     }
     for (std::thread& t : threads) t.join();
     benchmark::DoNotOptimize(sums.data());

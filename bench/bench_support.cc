@@ -10,6 +10,7 @@
 
 #include "kernels/dtype.h"
 #include "shared/cpu_topology.h"
+#include "shared/memory_bandwidth.h"
 #include "worker/model/builtin_tiny.h"
 #include "worker/model/gguf_loader.h"
 #include "worker/model/llama2c_reader.h"
@@ -26,19 +27,6 @@ std::vector<std::string> Split(std::string_view s) {
     s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
   }
   return out;
-}
-
-uint64_t MatrixBytes(const Weights& w) {
-  uint64_t total = 0;
-  auto add = [&](const TensorView& t) {
-    total += kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(t.type)), t.cols) *
-             static_cast<uint64_t>(t.rows);
-  };
-  add(w.classifier);
-  for (const LayerWeights& l : w.layers) {
-    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) add(*t);
-  }
-  return total;
 }
 
 // The preset's GGUF in the temp directory, generated on first use.
@@ -107,7 +95,7 @@ shared::Result<std::unique_ptr<BenchModel>> LoadBenchModel(const Flags& f) {
     m->llama = std::make_unique<LlamaModel>(std::move(l));
     m->name = std::filesystem::path(path).stem().string();
   }
-  m->matrix_bytes = MatrixBytes(m->llama->weights);
+  m->matrix_bytes = MatrixBytesPerToken(m->llama->weights);
   std::fprintf(stderr, "model %s: dim %d, %d layers, %.1f MiB of matrices per token\n",
                m->name.c_str(), m->llama->config.dim, m->llama->config.n_layers,
                static_cast<double>(m->matrix_bytes) / (1 << 20));
@@ -122,32 +110,8 @@ std::vector<int> PinnableCpus(int threads) {
 }
 
 double MeasureReadBandwidth(int threads) {
-  constexpr size_t kBytes = size_t{1} << 30;
-  const size_t words = kBytes / sizeof(uint64_t);
-  std::vector<uint64_t> buffer(words, 1);
-  std::vector<uint64_t> sums(static_cast<size_t>(threads));
-  const size_t share = words / static_cast<size_t>(threads);
-  double best = 0;
-  for (int pass = 0; pass < 3; pass++) {
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (int i = 0; i < threads; i++) {
-      pool.emplace_back([&, i] {
-        const uint64_t* p = buffer.data() + share * i;
-        uint64_t a[8] = {};
-        for (size_t j = 0; j + 8 <= share; j += 8) {
-          for (int k = 0; k < 8; k++) a[k] += p[j + k];
-        }
-        sums[i] = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
-      });
-    }
-    for (std::thread& t : pool) t.join();
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, static_cast<double>(share * threads * sizeof(uint64_t)) / s);
-  }
-  std::fprintf(stderr, "read bandwidth, %d thread(s): %.2f GB/s (checksum %llu)\n", threads,
-               best / 1e9, static_cast<unsigned long long>(sums[0]));
+  const double best = shared::MeasureReadBandwidth(threads);
+  std::fprintf(stderr, "read bandwidth, %d thread(s): %.2f GB/s\n", threads, best / 1e9);
   return best;
 }
 

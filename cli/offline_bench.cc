@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "shared/cpu_topology.h"
+#include "shared/memory_bandwidth.h"
 #include "worker/engine/engine.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/model/model_loader.h"
@@ -95,10 +96,20 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
   std::printf("model %s (%s, %s), prompt %d, generated %d, best of %d\n", o.model.c_str(),
               c.architecture.c_str(), model->quantization.c_str(), kPrompt, kGenerated,
               o.repetitions);
-  std::printf("| path | threads | pp%d tok/s | tg%d tok/s | cached %d tok/s | recompute %d tok/s | cache gain |\n",
-              kPrompt, kGenerated, kRecomputed, kRecomputed);
-  std::printf("|---|---|---|---|---|---|---|\n");
+  const uint64_t matrix_bytes = worker::MatrixBytesPerToken(model->llama.weights);
+  std::printf("%.1f MiB of matrices read per decoded token; read bandwidth per thread count:",
+              static_cast<double>(matrix_bytes) / (1 << 20));
+  std::vector<double> bandwidth;  // bytes/s, by position in o.threads
   for (int threads : o.threads) {
+    bandwidth.push_back(shared::MeasureReadBandwidth(threads));
+    std::printf(" %d: %.1f GB/s", threads, bandwidth.back() / 1e9);
+  }
+  std::printf("\n");
+  std::printf("| path | threads | pp%d tok/s | tg%d tok/s | tg %% of read bw | cached %d tok/s | recompute %d tok/s | cache gain |\n",
+              kPrompt, kGenerated, kRecomputed, kRecomputed);
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (size_t ti = 0; ti < o.threads.size(); ++ti) {
+    const int threads = o.threads[ti];
     const int blocks = (kPrompt + kRecomputed + kBlockSize - 1) / kBlockSize;
     KvPool pool(c, blocks, kBlockSize);
     std::vector<int32_t> table;
@@ -114,7 +125,8 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
     for (kernels::ExecMode mode : o.modes) {
       Row r = Measure(engine, mode, c.vocab_size, table, o);
       const char* path = mode == kernels::ExecMode::kDeterministic ? "deterministic" : "parallel";
-      std::printf("| %s | %d | %.1f | %.1f |", path, threads, r.pp_tok_s, r.tg_tok_s);
+      std::printf("| %s | %d | %.1f | %.1f | %.0f%% |", path, threads, r.pp_tok_s, r.tg_tok_s,
+                  100.0 * r.tg_tok_s * static_cast<double>(matrix_bytes) / bandwidth[ti]);
       if (o.recompute) {
         std::printf(" %.1f | %.2f | %.1fx |\n", r.cached_tok_s, r.recompute_tok_s,
                     r.cached_tok_s / r.recompute_tok_s);
