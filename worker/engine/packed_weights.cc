@@ -4,6 +4,7 @@
 #include <functional>
 #include <new>
 
+#include "kernels/dtype.h"
 #include "shared/check.h"
 
 namespace smallmind::worker {
@@ -28,6 +29,17 @@ bool KeyLess(const std::pair<std::tuple<const void*, kernels::PackFn>, const voi
   if (ad != bd) return std::less<const void*>()(ad, bd);
   return std::less<const void*>()(reinterpret_cast<const void*>(ap),
                                   reinterpret_cast<const void*>(bp));
+}
+
+// True when every table reads `t` packed and nothing reads it as stored (the token embedding's rows
+// are looked up as stored).
+bool OnlyReadPacked(const Weights& w, const TensorView& t,
+                    std::initializer_list<const kernels::KernelTable*> tables) {
+  if (t.data == w.token_embedding.data) return false;
+  return std::all_of(tables.begin(), tables.end(), [&](const kernels::KernelTable* table) {
+    const kernels::MatmulOp* op = table->MatmulFor(t.type);
+    return op != nullptr && op->pack != nullptr;
+  });
 }
 
 }  // namespace
@@ -58,10 +70,21 @@ PackedWeights::PackedWeights(const Weights& w,
   }
   if (bytes_ == 0) return;
   storage_.reset(static_cast<std::byte*>(::operator new[](bytes_, std::align_val_t(64))));
-  for (const Todo& e : todo) {
+  for (size_t i = 0; i < todo.size(); i++) {
+    const Todo& e = todo[i];
     std::byte* dst = storage_.get() + e.offset;
     e.op->pack(e.t->data, dst, static_cast<int>(e.t->rows), static_cast<int>(e.t->cols));
     index_.emplace_back(Key(e.t->data, e.op->pack), dst);
+    // Drop the stored copy as soon as its last packing is done, so that at most one matrix is
+    // resident twice at any time.
+    const bool last = std::none_of(todo.begin() + static_cast<std::ptrdiff_t>(i) + 1, todo.end(),
+                                   [&](const Todo& later) { return later.t->data == e.t->data; });
+    if (last && OnlyReadPacked(w, *e.t, tables)) {
+      const size_t bytes =
+          kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(e.t->type)), e.t->cols) *
+          static_cast<size_t>(e.t->rows);
+      w.storage.DropPages(e.t->data, bytes);
+    }
   }
   std::sort(index_.begin(), index_.end(), KeyLess);
 }

@@ -10,6 +10,8 @@
 #include <new>
 #include <utility>
 
+#include "kernels/dtype.h"
+
 namespace smallmind::worker {
 namespace {
 
@@ -58,6 +60,18 @@ void WeightStorage::Release() {
   kind_ = Kind::kNone;
   data_ = nullptr;
   size_ = 0;
+}
+
+void WeightStorage::DropPages(const void* p, size_t bytes) const {
+  if (kind_ != Kind::kMapped) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t lo = (begin + page - 1) / page * page, hi = (begin + bytes) / page * page;
+  SM_CHECK(begin >= reinterpret_cast<uintptr_t>(data_) &&
+           begin + bytes <= reinterpret_cast<uintptr_t>(data_) + size_)
+      << "range outside the weight storage";
+  // Advice only: a failure leaves the pages resident, which is still correct.
+  if (lo < hi) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
 shared::Result<WeightStorage> WeightStorage::MapFile(const std::string& path) {
@@ -127,6 +141,19 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
   }
   SM_RETURN_IF_ERROR(CheckShape(w.final_norm, "final_norm", 1, c.dim));
   return CheckShape(w.classifier, "classifier", c.vocab_size, c.dim);
+}
+
+uint64_t MatrixBytesPerToken(const Weights& w) {
+  uint64_t total = 0;
+  auto add = [&](const TensorView& t) {
+    total += kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(t.type)), t.cols) *
+             static_cast<uint64_t>(t.rows);
+  };
+  add(w.classifier);
+  for (const LayerWeights& l : w.layers) {
+    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) add(*t);
+  }
+  return total;
 }
 
 }  // namespace smallmind::worker

@@ -34,6 +34,11 @@ class WeightStorage {
 
   const std::byte* data() const { return data_; }
   std::byte* mutable_data();  // heap storage only
+
+  // Hints that [p, p + bytes) will not be read for a while: a mapped file drops the whole pages of
+  // that range from this process (they fault back in from the file, unchanged, if read again); heap
+  // storage keeps them. Used once a copy of a matrix has been repacked elsewhere.
+  void DropPages(const void* p, size_t bytes) const;
   size_t size() const { return size_; }
 
  private:
@@ -87,6 +92,10 @@ struct LlamaModel {
   ModelConfig config;
   Weights weights;
 };
+
+// Bytes of every matrix one token multiplies by (the layers' and the classifier's): what a decode
+// step reads from memory, for bandwidth figures.
+uint64_t MatrixBytesPerToken(const Weights& weights);
 
 // Checks every required tensor of `weights` is present with the shape `config` implies (and
 // optional biases, when present, too). Loaders call it before handing a model out; errors name the

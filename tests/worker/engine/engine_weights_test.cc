@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
+#include "worker/model/gguf_loader.h"
+#include "worker/model/model_generator.h"
 
 namespace smallmind::worker {
 namespace {
@@ -85,7 +89,8 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // The fast kernels against the reference on quantized models: they differ in summation order, and
-// both paths quantize activations to 8 bits for Q8_0 / Q4_0 weights.
+// both paths quantize activations to 8 bits for the quantized weight types (Q8_0, Q4_0, Q4_K,
+// Q6_K), which bounds the difference by that quantization error rather than by rounding.
 TEST(EngineWeightsTest, FastPathsStayCloseToTheReferenceOnQuantizedModels) {
   for (DType type : kernels::kWeightTypes) {
     testing::RandomModelSpec spec;
@@ -102,10 +107,33 @@ TEST(EngineWeightsTest, FastPathsStayCloseToTheReferenceOnQuantizedModels) {
         RelativeError(PrefillLogits(m, fast, kernels::ExecMode::kDeterministic), ref);
     const double par = RelativeError(PrefillLogits(m, fast, kernels::ExecMode::kParallel), ref);
     const char* name = kernels::GetDTypeTraits(static_cast<uint32_t>(type))->name;
-    const bool q8_input = type == DType::kQ8_0 || type == DType::kQ4_0;
+    const bool q8_input = type == DType::kQ8_0 || type == DType::kQ4_0 || type == DType::kQ4_K ||
+                          type == DType::kQ6_K;
     EXPECT_LT(det, q8_input ? 2e-2 : 1e-5) << name;
     EXPECT_LT(par, q8_input ? 2e-2 : 1e-5) << name;
   }
+}
+
+// An engine over a mapped Q8_0 file packs the matrices and drops their file pages; whoever reads
+// the stored layout afterwards (here the reference kernels) faults the same bytes back in.
+TEST(EngineWeightsTest, DroppingThePackedMatricesFilePagesChangesNoResult) {
+  GeneratorOptions g = *GeneratorPreset("tiny");
+  g.weight_type = DType::kQ8_0;
+  g.tied_embeddings = false;
+  g.vocab_size = 512;  // PrefillLogits feeds ids up to 300
+  const std::string path = ::testing::TempDir() + "/engine_weights_test_q8.gguf";
+  ASSERT_TRUE(WriteGeneratedModel(g, path).ok());
+  shared::Result<GgufModel> m = LoadGgufModel(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const std::vector<float> before =
+      PrefillLogits(m->llama, RefOptions(), kernels::ExecMode::kDeterministic);
+  EngineOptions fast = RefOptions();
+  fast.isa = kernels::Isa::kBest;
+  const std::vector<float> packed =
+      PrefillLogits(m->llama, fast, kernels::ExecMode::kDeterministic);
+  EXPECT_EQ(PrefillLogits(m->llama, RefOptions(), kernels::ExecMode::kDeterministic), before);
+  EXPECT_LT(RelativeError(packed, before), 2e-2);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -3,7 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "worker/model/builtin_tiny.h"
 
@@ -19,6 +25,48 @@ TEST(WeightsTest, AllocatedStorageIsZeroedAlignedAndKeepsItsBytesWhenMoved) {
   WeightStorage b = std::move(a);
   EXPECT_EQ(b.data(), bytes);
   EXPECT_EQ(a.size(), 0u);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+}
+
+// Resident kilobytes of the mapping that contains p, from /proc/self/smaps (-1 if not found).
+int64_t ResidentKb(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = addr >= lo && addr < hi;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stoll(line.substr(4));
+    }
+  }
+  return -1;
+}
+
+TEST(WeightsTest, DroppedPagesOfAMappedFileLeaveTheProcessAndReadBackUnchanged) {
+  const std::string path = ::testing::TempDir() + "/weights_test_drop.bin";
+  std::vector<char> bytes(4 << 20);
+  for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<char>(i * 131 % 251);
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  shared::Result<WeightStorage> mapped = WeightStorage::MapFile(path);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  const WeightStorage& s = *mapped;
+  int64_t sum = 0;
+  for (size_t i = 0; i < s.size(); i += 4096) sum += static_cast<int64_t>(s.data()[i]);
+  EXPECT_GT(sum, 0);
+  EXPECT_GE(ResidentKb(s.data()), 4000);
+  s.DropPages(s.data(), s.size());
+  EXPECT_LT(ResidentKb(s.data()), 100);
+  EXPECT_EQ(std::memcmp(s.data(), bytes.data(), bytes.size()), 0);
+  // Heap storage keeps its bytes whatever the hint.
+  WeightStorage heap = WeightStorage::Allocate(8192);
+  heap.mutable_data()[5000] = std::byte{7};
+  heap.DropPages(heap.data(), heap.size());
+  EXPECT_EQ(heap.data()[5000], std::byte{7});
+  std::remove(path.c_str());
 }
 
 TEST(WeightsTest, ValidationNamesAMisshapenTensor) {
