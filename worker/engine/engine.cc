@@ -37,14 +37,15 @@ void CheckSupported(const ModelConfig& c, const Weights& w, const kernels::Kerne
   }
 }
 
-// Binds the weights and the activation buffers to the NUMA node of the engine's CPUs (no-op on a
-// single node).
-void PlaceMemory(const std::vector<int>& cpus, const Weights& w,
-                 const PackedWeights& packed, Activations* a) {
+// Binds the weights, the KV pool and the activation buffers to the NUMA node of the engine's CPUs
+// (no-op on a single node).
+void PlaceMemory(const std::vector<int>& cpus, const Weights& w, const PackedWeights& packed,
+                 const KvPool& kv, Activations* a) {
   const int node = NumaNodeToBind(cpus);
   if (node < 0) return;
   bool ok = BindToNumaNode(w.storage.data(), w.storage.size(), node);
   if (packed.bytes() > 0) ok = BindToNumaNode(packed.storage(), packed.bytes(), node) && ok;
+  ok = BindToNumaNode(kv.data(), static_cast<size_t>(kv.bytes()), node) && ok;
   for (std::vector<float>* buf : {&a->x, &a->xb, &a->xb2, &a->q, &a->k, &a->v, &a->hb, &a->hb2,
                                   &a->scores, &a->last_x, &a->logits}) {
     ok = BindToNumaNode(buf->data(), buf->size() * sizeof(float), node) && ok;
@@ -76,7 +77,7 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
   SM_CHECK(options.num_threads >= 1) << "the engine needs at least one thread";
   CheckSupported(config_, weights_, deterministic_);
   CheckSupported(config_, weights_, parallel_);
-  PlaceMemory(options_.cpus, weights_, packed_, &act_);
+  PlaceMemory(options_.cpus, weights_, packed_, *kv_, &act_);
   pool_ = std::make_unique<ThreadPool>(options_.num_threads, options_.cpus);
 }
 

@@ -23,6 +23,7 @@ class KvPool {
   int n_layers() const { return n_layers_; }
   int kv_dim() const { return kv_dim_; }
   int64_t bytes() const { return total_floats_ * static_cast<int64_t>(sizeof(float)); }
+  const void* data() const { return storage_.get(); }  // bytes() bytes, for memory placement
 
   // The [kv_dim] K or V row of position slot `slot` of block `block`, layer `layer`.
   float* KRow(int32_t block, int layer, int slot) {
