@@ -1,12 +1,11 @@
 // Avx2KernelTable(): the AVX2 kernels for one ExecMode (the embedding row lookup stays the
 // reference one: it runs once per token, off the hot loops).
 //
-// Q8_0 and Q4_0 matrices run the packed integer kernels over Q8 activations on both paths: each
-// output element is one lane reducing its row's blocks left to right, and activations are
-// quantized per token row, so the result does not depend on the batch, the row split or the
+// Q8_0, Q4_0, Q4_K and Q6_K matrices run the packed integer kernels over Q8 activations on both
+// paths: each output element is one lane reducing its row's blocks left to right, and activations
+// are quantized per token row, so the result does not depend on the batch, the row split or the
 // thread count, which is all the deterministic path asks (DESIGN.md section 4). Both paths then
-// read one packed copy of those matrices. The other types keep float activations on the
-// deterministic path.
+// read one packed copy of those matrices. The float types keep float activations.
 #include "kernels/avx2/avx2_kernels.h"
 
 namespace smallmind::kernels::avx2 {
@@ -16,8 +15,10 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.matmul[WeightSlot(DType::kF32)] = MatmulOp{&MatmulF32Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
-  t.matmul[WeightSlot(DType::kQ4_K)] = MatmulOp{&MatmulQ4_KAvx2, MatmulInput::kF32};
-  t.matmul[WeightSlot(DType::kQ6_K)] = MatmulOp{&MatmulQ6_KAvx2, MatmulInput::kF32};
+  t.matmul[WeightSlot(DType::kQ4_K)] =
+      MatmulOp{&MatmulQ4_Kx8Q8Avx2, MatmulInput::kQ8, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
+  t.matmul[WeightSlot(DType::kQ6_K)] =
+      MatmulOp{&MatmulQ6_Kx8Q8Avx2, MatmulInput::kQ8, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
   t.matmul[WeightSlot(DType::kQ8_0)] =
       MatmulOp{&MatmulQ8_0x8Q8Avx2, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
   t.matmul[WeightSlot(DType::kQ4_0)] =

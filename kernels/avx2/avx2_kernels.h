@@ -9,11 +9,12 @@
 namespace smallmind::kernels::avx2 {
 
 // The table for `mode`. Every AVX2 kernel is batch-invariant, so both modes get the same table:
-// Q8_0/Q4_0 matmuls read Q8 activations (integer dot products) and packed weights, the other
-// types float activations (avx2_kernel_table.cc says why this is deterministic).
+// the quantized types' matmuls (Q8_0, Q4_0, Q4_K, Q6_K) read Q8 activations (integer dot
+// products) and packed weights, the float types float activations (avx2_kernel_table.cc says why
+// this is deterministic).
 KernelTable Avx2KernelTable(ExecMode mode);
 
-// Float-activation matmuls, every weight type but Q8_0/Q4_0 (matmul_avx2.cc). Reduction order of y[t, r]: K in
+// Float-activation matmuls of the float types (matmul_avx2.cc). Reduction order of y[t, r]: K in
 // chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators
 // (element k in lane k % 8, fused multiply-add of the reference-dequantized weight and x, k
 // ascending, a last partial group zero-padded) folded as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
@@ -23,15 +24,11 @@ void MatmulF16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_
                    RowRange rows);
 void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows);
-void MatmulQ4_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows);
-void MatmulQ6_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows);
 
-// Q8_0/Q4_0 matmuls of both paths (matmul_q8_avx2.cc): activations quantized per 32 (kernels/q8_act.h), weights
-// repacked 8 rows at a time (layout in the .cc), exact integer block dot products; y[t, r] =
-// sum over blocks in order, in one float, of fma(isum, dw * dx). The quantization is bitwise
-// QuantizeQ8ActRef.
+// Q8_0/Q4_0 matmuls of both paths (matmul_q8_avx2.cc): activations quantized per 32
+// (kernels/q8_act.h), weights repacked 8 rows at a time (layout in the .cc), exact integer block
+// dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
+// quantization is bitwise QuantizeQ8ActRef.
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
 void PackQ8_0x8(const void* src, void* dst, int rows, int cols);
 void PackQ4_0x8(const void* src, void* dst, int rows, int cols);
@@ -40,6 +37,19 @@ size_t PackedQ4_0x8Bytes(int rows, int cols);
 void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+
+// Q4_K/Q6_K matmuls of both paths (matmul_kquant_q8_avx2.cc): the same scheme over the packed
+// layouts the .cc states (the size of the source), bitwise MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef:
+// y[t, r] = per activation block of 32 in order, in one float, fma(float(exact scaled isum),
+// d * dx, y) (Q4_K then fma(-(dmin * m), s, y)).
+void PackQ4_Kx8(const void* src, void* dst, int rows, int cols);
+void PackQ6_Kx8(const void* src, void* dst, int rows, int cols);
+size_t PackedQ4_Kx8Bytes(int rows, int cols);
+size_t PackedQ6_Kx8Bytes(int rows, int cols);
+void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 
 // Norm and element-wise ops (elementwise_avx2.cc). RmsNorm: x*x summed in 8 lanes (FMA), folded

@@ -1,8 +1,8 @@
-// Deterministic AVX2 matmuls for every weight type: weights are dequantized (bitwise as the
-// reference does) one 256-element chunk of up to 16 rows at a time into an L1 buffer, then every
-// (row, token) output reduces the chunk with 8 lane FMA accumulators. The reduction order is in
-// avx2_kernels.h; it depends on nothing but in_dim, so tiles, batch and row ranges never change
-// a bit of the result.
+// AVX2 matmuls of the float weight types (F32, F16, BF16) over float activations: weights are
+// converted (bitwise as the reference does) one 256-element chunk of up to 16 rows at a time into
+// an L1 buffer, then every (row, token) output reduces the chunk with 8 lane FMA accumulators. The
+// reduction order is in avx2_kernels.h; it depends on nothing but in_dim, so tiles, batch and row
+// ranges never change a bit of the result.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/avx2_util.h"
 #include "kernels/avx2/dequant_chunk_avx2.h"
-#include "kernels/avx2/kquant_chunk_avx2.h"
 
 namespace smallmind::kernels::avx2 {
 namespace {
@@ -156,14 +155,6 @@ void MatmulF16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_
 void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows) {
   MatmulChunked<Bf16Chunk>(w, x, y, n_tokens, in_dim, out_dim, rows);
-}
-void MatmulQ4_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows) {
-  MatmulChunked<Q4_KChunk>(w, x, y, n_tokens, in_dim, out_dim, rows);
-}
-void MatmulQ6_KAvx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
-                    RowRange rows) {
-  MatmulChunked<Q6_KChunk>(w, x, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx2

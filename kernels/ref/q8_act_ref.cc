@@ -45,6 +45,70 @@ void MatmulQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_d
   }
 }
 
+// The 6-bit scale and min of Q4_K sub-block j (ggml's get_scale_min_k4, as in dequant_ref.cc).
+void ScaleMinK4(int j, const uint8_t* q, int* scale, int* min) {
+  if (j < 4) {
+    *scale = q[j] & 63;
+    *min = q[j + 4] & 63;
+  } else {
+    *scale = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+    *min = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+// Q4_K: sub-block j of super-block `blk` against 32 activation quants; sets the 6-bit scale and
+// min and returns sum of nibble * x.
+int SubBlockDot(const BlockQ4_K& blk, int j, const int8_t* x, int* scale, int* min) {
+  ScaleMinK4(j, blk.scales, scale, min);
+  const uint8_t* q = blk.qs + 32 * (j / 2);  // low nibbles: sub-block 2g, high: 2g + 1
+  const int shift = 4 * (j % 2);
+  int sum = 0;
+  for (int l = 0; l < 32; l++) sum += ((q[l] >> shift) & 0x0f) * x[l];
+  return sum;
+}
+
+// Q6_K: the quant (0..63, offset not applied) of element e (0..255) of the super-block.
+int Q6Quant(const BlockQ6_K& blk, int e) {
+  const int h = e / 128, k = e % 128 / 32, l = e % 32;  // half, quarter of the half, position
+  const uint8_t lo = blk.ql[64 * h + l + 32 * (k % 2)];
+  const int nibble = k < 2 ? lo & 0x0f : lo >> 4;
+  return nibble | (((blk.qh[32 * h + l] >> (2 * k)) & 3) << 4);
+}
+
+// Q6_K: sc0 * isum0 + sc1 * isum1 of the two sub-blocks of 16 that element block b32 (0..7 in the
+// super-block) covers, against its 32 activation quants.
+int ScaledBlockDot(const BlockQ6_K& blk, int b32, const int8_t* x) {
+  int total = 0;
+  for (int half = 0; half < 2; half++) {
+    const int sub = 2 * b32 + half;  // sub-block of 16, 0..15
+    int sum = 0;
+    for (int l = 0; l < 16; l++) sum += (Q6Quant(blk, 16 * sub + l) - 32) * x[16 * half + l];
+    total += blk.scales[sub] * sum;
+  }
+  return total;
+}
+
+// The K-quant matmuls: y[t, r] = step(super-block, block in it, x quants, dx, s, y) over the
+// activation blocks in order.
+template <typename Block, typename Step>
+void MatmulKQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                  RowRange rows, Step step) {
+  const int n_super = in_dim / kQkK;
+  const size_t x_row_bytes = Q8ActRowBytes(in_dim);
+  for (int r = rows.begin; r < rows.end; r++) {
+    const Block* w_row = static_cast<const Block*>(w) + static_cast<int64_t>(r) * n_super;
+    for (int t = 0; t < n_tokens; t++) {
+      const void* x_row = static_cast<const uint8_t*>(xq) + x_row_bytes * t;
+      float val = 0.0f;
+      for (int b = 0; b < in_dim / kQ8ActBlock; b++) {
+        val = step(w_row[b / 8], b % 8, Q8ActQuants(x_row) + kQ8ActBlock * b,
+                   Q8ActScales(x_row, in_dim)[b], Q8ActSums(x_row, in_dim)[b], val);
+      }
+      y[static_cast<int64_t>(t) * out_dim + r] = val;
+    }
+  }
+}
+
 }  // namespace
 
 void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
@@ -81,6 +145,27 @@ void MatmulQ8_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
 void MatmulQ4_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulQ8Act<BlockQ4_0>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ4_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  const auto step = [](const BlockQ4_K& blk, int j, const int8_t* x, float dx, float sx,
+                       float val) {
+    int scale = 0, min = 0;
+    const int isum = SubBlockDot(blk, j, x, &scale, &min);
+    val = std::fmaf(static_cast<float>(scale * isum), Fp16ToFp32(blk.d) * dx, val);
+    return std::fmaf(-(Fp16ToFp32(blk.dmin) * static_cast<float>(min)), sx, val);
+  };
+  MatmulKQ8Act<BlockQ4_K>(w, xq, y, n_tokens, in_dim, out_dim, rows, step);
+}
+
+void MatmulQ6_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  const auto step = [](const BlockQ6_K& blk, int b32, const int8_t* x, float dx, float, float val) {
+    const int isum = ScaledBlockDot(blk, b32, x);
+    return std::fmaf(static_cast<float>(isum), Fp16ToFp32(blk.d) * dx, val);
+  };
+  MatmulKQ8Act<BlockQ6_K>(w, xq, y, n_tokens, in_dim, out_dim, rows, step);
 }
 
 }  // namespace smallmind::kernels

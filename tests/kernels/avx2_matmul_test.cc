@@ -58,9 +58,7 @@ struct FloatKernel {
 };
 constexpr FloatKernel kFloatKernels[] = {{DType::kF32, &avx2::MatmulF32Avx2},
                                          {DType::kF16, &avx2::MatmulF16Avx2},
-                                         {DType::kBF16, &avx2::MatmulBf16Avx2},
-                                         {DType::kQ4_K, &avx2::MatmulQ4_KAvx2},
-                                         {DType::kQ6_K, &avx2::MatmulQ6_KAvx2}};
+                                         {DType::kBF16, &avx2::MatmulBf16Avx2}};
 
 // y = x . w^T by `op` of `table` over `rows`, quantizing x and packing w first when op says so.
 void RunOp(const KernelTable& table, const MatmulOp& op, const std::vector<uint8_t>& w,

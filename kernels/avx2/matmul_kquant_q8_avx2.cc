@@ -1,0 +1,352 @@
+// AVX2 matmuls of Q4_K / Q6_K weights over Q8 activations (both paths), the K-quant siblings of
+// matmul_q8_avx2.cc: weights repacked 8 rows at a time so one 256-bit register holds 4 consecutive
+// quants of each of 8 rows, a maddubs against 4 activation quants broadcast to every lane advances
+// 8 rows at once (Q6_K: |q - 32| against the quants with q - 32's sign), and each int32 lane ends
+// an activation block of 32 holding its row's exact scaled integer dot product (the sub-block
+// scales are applied by the madd that widens the int16 sums). Per block and row the one float
+// accumulator then gets the fmas MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef state, blocks left to
+// right: bitwise those references.
+//
+// Packed layouts, groups of 8 rows (the last group zero-padded), group-major then
+// super-block-major, each the size of its 8 source blocks (so packing costs no memory):
+//   Q4_Kx8 (1152 B): uint16 d[8], dmin[8] (row r's fp16 scales), uint8 scales[8][8] with
+//     scales[j][r] = sc_j | (m_j >> 4) << 6, uint8 mins[4][8] with mins[p][r] = (m_2p & 15) |
+//     (m_2p+1 & 15) << 4, uint8 qs[4][8][32] with qs[p][m][4r + i] = row r's qs[32p + 4m + i]
+//     (low nibbles: sub-block 2p, element 4m + i; high nibbles: sub-block 2p + 1).
+//   Q6_Kx8 (1680 B): uint16 d[8], int8 scales[16][8] (scales[s][r] = row r's scales[s]), uint8
+//     ql[2][16][32] with ql[h][m][4r + i] = row r's ql[64h + 4m + i], uint8 qh[2][8][32] with
+//     qh[h][m][4r + i] = row r's qh[32h + 4m + i] (bit layout of the half as in dequant_ref.cc).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/q8_act.h"
+#include "kernels/quant_blocks.h"
+
+namespace smallmind::kernels::avx2 {
+namespace {
+
+constexpr int kGroup = 8;  // rows per packed group: the 8 int32 lanes of a register
+
+struct Q4_Kx8 {
+  uint16_t d[kGroup];
+  uint16_t dmin[kGroup];
+  uint8_t scales[8][kGroup];
+  uint8_t mins[4][kGroup];
+  uint8_t qs[4][8][32];
+};
+struct Q6_Kx8 {
+  uint16_t d[kGroup];
+  int8_t scales[16][kGroup];
+  uint8_t ql[2][16][32];
+  uint8_t qh[2][8][32];
+};
+static_assert(sizeof(Q4_Kx8) == kGroup * sizeof(BlockQ4_K));
+static_assert(sizeof(Q6_Kx8) == kGroup * sizeof(BlockQ6_K));
+
+// One Q8 activation row, its quants, scales and block sums.
+struct XRow {
+  const int8_t* qs;  // [in_dim]
+  const float* d;    // [in_dim / 32]
+  const float* s;    // [in_dim / 32] d * sum of the block's quants
+};
+
+inline XRow MakeXRow(const void* xq, int in_dim, int t) {
+  const void* row = static_cast<const uint8_t*>(xq) + Q8ActRowBytes(in_dim) * t;
+  return XRow{Q8ActQuants(row), Q8ActScales(row, in_dim), Q8ActSums(row, in_dim)};
+}
+
+inline __m256i Broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+inline __m256 LoadHalves(const uint16_t* h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
+// 8 bytes widened to int32 lanes: unsigned / signed.
+inline __m256i Bytes(const uint8_t* p) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256i Bytes(const int8_t* p) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+
+// An int32 lane value v (|v| < 2^15) as the int16 pair (v, v), the madd factor of its lane.
+inline __m256i Pair16(__m256i v) { return _mm256_blend_epi16(v, _mm256_slli_epi32(v, 16), 0xAA); }
+
+// ---- Q4_K ----
+
+// Sub-blocks 2p and 2p + 1 of a Q4_Kx8: their scales as madd factors and dmin * m (exact).
+inline void Q4_KScales(const Q4_Kx8& blk, int p, __m256 dmin, __m256i* sc, __m256* mins) {
+  const __m256i a0 = Bytes(blk.scales[2 * p]), a1 = Bytes(blk.scales[2 * p + 1]);
+  const __m256i lo = Bytes(blk.mins[p]);
+  const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
+  sc[0] = Pair16(_mm256_and_si256(a0, six));
+  sc[1] = Pair16(_mm256_and_si256(a1, six));
+  const __m256i m0 =
+      _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(a0, 6), 4), _mm256_and_si256(lo, four));
+  const __m256i m1 =
+      _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(a1, 6), 4), _mm256_srli_epi32(lo, 4));
+  mins[0] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(m0));
+  mins[1] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(m1));
+}
+
+// One Q4_Kx8 super-block (activation blocks 8 sb .. 8 sb + 7) into acc[t] for T tokens.
+template <int T>
+inline void SuperBlock(const Q4_Kx8& blk, const XRow* x, int sb, __m256* acc) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256 d = LoadHalves(blk.d), dmin = LoadHalves(blk.dmin);
+  for (int p = 0; p < 4; p++) {
+    __m256i sc[2];
+    __m256 mins[2];
+    Q4_KScales(blk, p, dmin, sc, mins);
+    for (int half = 0; half < 2; half++) {  // low nibbles: sub-block 2p, high: 2p + 1
+      const int b = 8 * sb + 2 * p + half;
+      __m256i acc16[T];  // int16 pairs; 8 maddubs of nibbles (<= 15) x quants (|q| <= 127) fit
+      for (int t = 0; t < T; t++) acc16[t] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+      for (int m = 0; m < 8; m++) {
+        __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs[p][m]));
+        if (half == 1) q = _mm256_srli_epi16(q, 4);
+        q = _mm256_and_si256(q, low4);
+        for (int t = 0; t < T; t++) {
+          const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
+          acc16[t] = _mm256_add_epi16(acc16[t], _mm256_maddubs_epi16(q, xb));
+        }
+      }
+      for (int t = 0; t < T; t++) {
+        const __m256i isum = _mm256_madd_epi16(acc16[t], sc[half]);  // sc * isum, exact
+        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[t].d[b]));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[t]);
+        acc[t] = _mm256_fnmadd_ps(mins[half], _mm256_set1_ps(x[t].s[b]), acc[t]);
+      }
+    }
+  }
+}
+
+// ---- Q6_K ----
+
+// Quarters K0 and K0 + 2 (K0 = 0 or 1) of half h share the ql bytes (low / high nibbles) and the
+// qh bytes (bits 2 K0, 2 K0 + 1 / 2 K0 + 4, 2 K0 + 5): the weights q - 32 of elements 4m .. 4m + 3
+// of both, for 8 rows.
+template <int K0>
+inline void Q6Weights(const Q6_Kx8& blk, int h, int m, __m256i* w0, __m256i* w1) {
+  const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.ql[h][m + 8 * K0]));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh[h][m]));
+  const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+  const __m256i m32 = _mm256_set1_epi8(32);
+  // High bits moved to bits 4, 5 by 16-bit shifts: the mask drops what crossed a byte.
+  const __m256i h0 =
+      _mm256_and_si256(K0 == 0 ? _mm256_slli_epi16(qh, 4) : _mm256_slli_epi16(qh, 2), bits45);
+  const __m256i h1 = _mm256_and_si256(K0 == 0 ? qh : _mm256_srli_epi16(qh, 2), bits45);
+  const __m256i l0 = _mm256_and_si256(ql, low4);
+  const __m256i l1 = _mm256_and_si256(_mm256_srli_epi16(ql, 4), low4);
+  *w0 = _mm256_sub_epi8(_mm256_or_si256(l0, h0), m32);
+  *w1 = _mm256_sub_epi8(_mm256_or_si256(l1, h1), m32);
+}
+
+// isum0[t] / isum1[t] = the scaled integer dot products of quarters K0 / K0 + 2 of half h of
+// super-block sb with token t: sc0 * isum(first 16) + sc1 * isum(last 16) per row lane.
+template <int T, int K0>
+inline void Q6QuarterPair(const Q6_Kx8& blk, const XRow* x, int sb, int h, __m256i* isum0,
+                          __m256i* isum1) {
+  const int b0 = 8 * sb + 4 * h + K0, b1 = b0 + 2;  // their activation blocks
+  for (int t = 0; t < T; t++) isum0[t] = isum1[t] = _mm256_setzero_si256();
+  for (int sub = 0; sub < 2; sub++) {
+    // int16 pairs of (q - 32) * x: 4 maddubs of |q - 32| <= 32 and |x| <= 127 fit.
+    __m256i acc0[T], acc1[T];
+    for (int t = 0; t < T; t++) acc0[t] = acc1[t] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int m = 4 * sub; m < 4 * sub + 4; m++) {
+      __m256i w0, w1;
+      Q6Weights<K0>(blk, h, m, &w0, &w1);
+      const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);  // maddubs: unsigned side
+      for (int t = 0; t < T; t++) {
+        const __m256i x0 = _mm256_sign_epi8(Broadcast4(x[t].qs + 32 * b0 + 4 * m), w0);
+        const __m256i x1 = _mm256_sign_epi8(Broadcast4(x[t].qs + 32 * b1 + 4 * m), w1);
+        acc0[t] = _mm256_add_epi16(acc0[t], _mm256_maddubs_epi16(a0, x0));
+        acc1[t] = _mm256_add_epi16(acc1[t], _mm256_maddubs_epi16(a1, x1));
+      }
+    }
+    const __m256i sc0 = Pair16(Bytes(blk.scales[8 * h + 2 * K0 + sub]));
+    const __m256i sc1 = Pair16(Bytes(blk.scales[8 * h + 2 * (K0 + 2) + sub]));
+    for (int t = 0; t < T; t++) {
+      const __m256i p0 = _mm256_madd_epi16(acc0[t], sc0), p1 = _mm256_madd_epi16(acc1[t], sc1);
+      isum0[t] = _mm256_add_epi32(isum0[t], p0);
+      isum1[t] = _mm256_add_epi32(isum1[t], p1);
+    }
+  }
+}
+
+// Decode (one token): the four quarters of half h at once, so ql and qh are loaded and unpacked
+// once per step; isum[k][0] as Q6QuarterPair gives it.
+inline void Q6HalfOneToken(const Q6_Kx8& blk, const XRow& x, int sb, int h, __m256i (*isum)[1]) {
+  const int b0 = 8 * sb + 4 * h;
+  for (int k = 0; k < 4; k++) isum[k][0] = _mm256_setzero_si256();
+  for (int sub = 0; sub < 2; sub++) {
+    __m256i acc[4];
+    for (int k = 0; k < 4; k++) acc[k] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int m = 4 * sub; m < 4 * sub + 4; m++) {
+      __m256i w[4];
+      Q6Weights<0>(blk, h, m, &w[0], &w[2]);
+      Q6Weights<1>(blk, h, m, &w[1], &w[3]);
+      for (int k = 0; k < 4; k++) {
+        const __m256i xs = _mm256_sign_epi8(Broadcast4(x.qs + 32 * (b0 + k) + 4 * m), w[k]);
+        acc[k] = _mm256_add_epi16(acc[k], _mm256_maddubs_epi16(_mm256_abs_epi8(w[k]), xs));
+      }
+    }
+    for (int k = 0; k < 4; k++) {
+      const __m256i sc = Pair16(Bytes(blk.scales[8 * h + 2 * k + sub]));
+      isum[k][0] = _mm256_add_epi32(isum[k][0], _mm256_madd_epi16(acc[k], sc));
+    }
+  }
+}
+
+template <int T>
+inline void SuperBlock(const Q6_Kx8& blk, const XRow* x, int sb, __m256* acc) {
+  const __m256 d = LoadHalves(blk.d);
+  for (int h = 0; h < 2; h++) {
+    __m256i isum[4][T];  // by quarter of the half
+    if constexpr (T == 1) {
+      Q6HalfOneToken(blk, x[0], sb, h, isum);
+    } else {
+      Q6QuarterPair<T, 0>(blk, x, sb, h, isum[0], isum[2]);
+      Q6QuarterPair<T, 1>(blk, x, sb, h, isum[1], isum[3]);
+    }
+    for (int k = 0; k < 4; k++) {  // the float steps in block order
+      const int b = 8 * sb + 4 * h + k;
+      for (int t = 0; t < T; t++) {
+        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[t].d[b]));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[k][t]), scale, acc[t]);
+      }
+    }
+  }
+}
+
+// ---- the row-group driver ----
+
+// Rows of group `g` (those inside `rows`) for tokens [t0, t0 + T).
+template <typename Packed, int T>
+void GroupTile(const Packed* group, int n_super, const XRow* x, int g, RowRange rows, int t0,
+               int out_dim, float* y) {
+  __m256 acc[T];
+  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+  for (int sb = 0; sb < n_super; sb++) SuperBlock<T>(group[sb], x, sb, acc);
+  const int r0 = g * kGroup;
+  const int lo = std::max(rows.begin, r0), hi = std::min(rows.end, r0 + kGroup);
+  for (int t = 0; t < T; t++) {
+    float* out = y + static_cast<int64_t>(t0 + t) * out_dim + r0;
+    if (lo == r0 && hi == r0 + kGroup) {
+      _mm256_storeu_ps(out, acc[t]);
+    } else {
+      alignas(32) float lanes[kGroup];
+      _mm256_store_ps(lanes, acc[t]);
+      for (int r = lo; r < hi; r++) out[r - r0] = lanes[r - r0];
+    }
+  }
+}
+
+template <typename Packed>
+void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                  RowRange rows) {
+  const int n_super = in_dim / kQkK;
+  const auto* packed = static_cast<const Packed*>(w);
+  for (int g = rows.begin / kGroup; g * kGroup < rows.end; g++) {
+    const Packed* group = packed + static_cast<int64_t>(g) * n_super;
+    int t = 0;
+    for (; t + 4 <= n_tokens; t += 4) {  // prefill: 4 tokens share each unpacked weight register
+      const XRow x[4] = {MakeXRow(xq, in_dim, t), MakeXRow(xq, in_dim, t + 1),
+                         MakeXRow(xq, in_dim, t + 2), MakeXRow(xq, in_dim, t + 3)};
+      GroupTile<Packed, 4>(group, n_super, x, g, rows, t, out_dim, y);
+    }
+    for (; t < n_tokens; t++) {
+      const XRow x = MakeXRow(xq, in_dim, t);
+      GroupTile<Packed, 1>(group, n_super, &x, g, rows, t, out_dim, y);
+    }
+  }
+}
+
+// ---- packing ----
+
+size_t GroupsOf(int rows) { return static_cast<size_t>((rows + kGroup - 1) / kGroup); }
+
+// ggml's get_scale_min_k4 (see kernels/ref/dequant_ref.cc).
+void ScaleMinK4(int j, const uint8_t* q, int* scale, int* min) {
+  if (j < 4) {
+    *scale = q[j] & 63;
+    *min = q[j + 4] & 63;
+  } else {
+    *scale = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+    *min = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+void PackBlock(const BlockQ4_K& s, int lane, Q4_Kx8& p) {
+  p.d[lane] = s.d;
+  p.dmin[lane] = s.dmin;
+  for (int j = 0; j < 8; j++) {
+    int sc = 0, m = 0;
+    ScaleMinK4(j, s.scales, &sc, &m);
+    p.scales[j][lane] = static_cast<uint8_t>(sc | (m >> 4) << 6);
+    p.mins[j / 2][lane] |= static_cast<uint8_t>((m & 15) << (4 * (j % 2)));
+  }
+  for (int q = 0; q < 4; q++) {
+    for (int m = 0; m < 8; m++) std::memcpy(&p.qs[q][m][4 * lane], &s.qs[32 * q + 4 * m], 4);
+  }
+}
+
+void PackBlock(const BlockQ6_K& s, int lane, Q6_Kx8& p) {
+  p.d[lane] = s.d;
+  for (int k = 0; k < 16; k++) p.scales[k][lane] = s.scales[k];
+  for (int h = 0; h < 2; h++) {
+    for (int m = 0; m < 16; m++) std::memcpy(&p.ql[h][m][4 * lane], &s.ql[64 * h + 4 * m], 4);
+    for (int m = 0; m < 8; m++) std::memcpy(&p.qh[h][m][4 * lane], &s.qh[32 * h + 4 * m], 4);
+  }
+}
+
+template <typename Source, typename Packed>
+void Pack(const void* src, void* dst, int rows, int cols) {
+  const int n_super = cols / kQkK;
+  const auto* in = static_cast<const Source*>(src);
+  auto* out = static_cast<Packed*>(dst);
+  std::memset(dst, 0, GroupsOf(rows) * n_super * sizeof(Packed));  // padding rows: zeros
+  for (int r = 0; r < rows; r++) {
+    for (int sb = 0; sb < n_super; sb++) {
+      PackBlock(in[static_cast<int64_t>(r) * n_super + sb], r % kGroup,
+                out[static_cast<int64_t>(r / kGroup) * n_super + sb]);
+    }
+  }
+}
+
+}  // namespace
+
+void PackQ4_Kx8(const void* src, void* dst, int rows, int cols) {
+  Pack<BlockQ4_K, Q4_Kx8>(src, dst, rows, cols);
+}
+void PackQ6_Kx8(const void* src, void* dst, int rows, int cols) {
+  Pack<BlockQ6_K, Q6_Kx8>(src, dst, rows, cols);
+}
+size_t PackedQ4_Kx8Bytes(int rows, int cols) {
+  return GroupsOf(rows) * (cols / kQkK) * sizeof(Q4_Kx8);
+}
+size_t PackedQ6_Kx8Bytes(int rows, int cols) {
+  return GroupsOf(rows) * (cols / kQkK) * sizeof(Q6_Kx8);
+}
+
+void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  MatmulPacked<Q4_Kx8>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  MatmulPacked<Q6_Kx8>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+}  // namespace smallmind::kernels::avx2
