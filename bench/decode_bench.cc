@@ -3,7 +3,8 @@
 // from an empty context (tg64), per kernel path and thread count, with GB/s (weight bytes x tok/s)
 // and the share of the read bandwidth the same threads measure on this machine. --recompute adds
 // the seed's baseline: 50 new tokens after the prompt recomputed from scratch each time (no KV
-// cache) against 50 cached decode steps.
+// cache) against 50 cached decode steps. tg64x8 decodes 8 sequences in lockstep (one step holds
+// one token of each, as continuous batching runs 8 streams) and reports their aggregate tok/s.
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin] [--preset=bench-110M|bench-1B --type=q8_0|q4_0]
 //                [--threads=1,2] [--paths=det,par] [--recompute] [benchmark flags]
@@ -30,6 +31,9 @@ constexpr int kPrompt = 128;     // pp128
 constexpr int kGenerated = 64;   // tg64
 constexpr int kRecomputed = 50;  // new tokens of the recompute baseline
 constexpr int kBlockSize = 16;
+constexpr int kBatch = 8;  // sequences of tg64x8
+// Blocks one sequence needs for the longest benchmark (prompt + recomputed tokens).
+constexpr int kSeqBlocks = (kPrompt + kRecomputed + kBlockSize) / kBlockSize + 1;
 
 struct Setup {
   const BenchModel* model;
@@ -43,20 +47,18 @@ struct Setup {
 class Engines {
  public:
   explicit Engines(const BenchModel& m) : model_(m) {}
-  Engine& For(int threads, KvPool** pool) {
+  Engine& For(int threads) {
     auto& slot = engines_[threads];
     if (!slot.engine) {
-      const int blocks = (kPrompt + kRecomputed + kBlockSize) / kBlockSize + 1;
-      slot.pool = std::make_unique<KvPool>(model_.llama->config, blocks, kBlockSize);
+      slot.pool = std::make_unique<KvPool>(model_.llama->config, kBatch * kSeqBlocks, kBlockSize);
       EngineOptions o;
       o.max_step_tokens = kPrompt + kRecomputed;
-      o.max_seqs = 1;
+      o.max_seqs = kBatch;
       o.num_threads = threads;
       o.cpus = PinnableCpus(threads);
       slot.engine =
           std::make_unique<Engine>(model_.llama->config, model_.llama->weights, slot.pool.get(), o);
     }
-    *pool = slot.pool.get();
     return *slot.engine;
   }
 
@@ -75,9 +77,10 @@ std::vector<TokenId> Prompt(int n, int vocab) {
   return ids;
 }
 
-std::vector<int32_t> Table(const KvPool& pool) {
+// The block table of sequence `seq`: its own kSeqBlocks blocks of the pool.
+std::vector<int32_t> Table(int seq = 0) {
   std::vector<int32_t> t;
-  for (int b = 0; b < pool.num_blocks(); b++) t.push_back(b);
+  for (int b = 0; b < kSeqBlocks; b++) t.push_back(seq * kSeqBlocks + b);
   return t;
 }
 
@@ -103,19 +106,17 @@ void Counters(benchmark::State& state, const Setup& s, int tokens_per_iteration,
 }
 
 void BM_Prefill(benchmark::State& state, Setup s, Engines* engines) {
-  KvPool* pool = nullptr;
-  Engine& e = engines->For(s.threads, &pool);
+  Engine& e = engines->For(s.threads);
   const std::vector<TokenId> prompt = Prompt(kPrompt, s.model->llama->config.vocab_size);
-  const std::vector<int32_t> table = Table(*pool);
+  const std::vector<int32_t> table = Table();
   for (auto _ : state) Run(e, s.mode, prompt, 0, table);
   Counters(state, s, kPrompt, false);
 }
 
 void BM_Decode(benchmark::State& state, Setup s, Engines* engines) {
-  KvPool* pool = nullptr;
-  Engine& e = engines->For(s.threads, &pool);
+  Engine& e = engines->For(s.threads);
   const std::vector<TokenId> tokens = Prompt(kGenerated, s.model->llama->config.vocab_size);
-  const std::vector<int32_t> table = Table(*pool);
+  const std::vector<int32_t> table = Table();
   for (auto _ : state) {
     for (int pos = 0; pos < kGenerated; pos++) {
       Run(e, s.mode, std::span<const TokenId>(tokens).subspan(pos, 1), pos, table);
@@ -124,13 +125,33 @@ void BM_Decode(benchmark::State& state, Setup s, Engines* engines) {
   Counters(state, s, kGenerated, true);
 }
 
+// kBatch sequences decoding kGenerated tokens each, one token of every sequence per step.
+void BM_DecodeBatch(benchmark::State& state, Setup s, Engines* engines) {
+  Engine& e = engines->For(s.threads);
+  const std::vector<TokenId> tokens = Prompt(kGenerated + kBatch, s.model->llama->config.vocab_size);
+  std::vector<std::vector<int32_t>> tables;
+  for (int q = 0; q < kBatch; q++) tables.push_back(Table(q));
+  StepPlan plan;
+  plan.mode = s.mode;
+  for (auto _ : state) {
+    for (int pos = 0; pos < kGenerated; pos++) {
+      plan.seqs.clear();
+      for (int q = 0; q < kBatch; q++) {  // sequence q reads the ids shifted by q
+        plan.seqs.push_back(
+            SeqStep{std::span<const TokenId>(tokens).subspan(pos + q, 1), pos, tables[q], true});
+      }
+      e.Step(plan);
+    }
+  }
+  Counters(state, s, kGenerated * kBatch, false);
+}
+
 // The 50 tokens after the prompt: with the cache (the prompt prefilled outside the timing, then
 // one step per token) or without (each token recomputes prompt + all tokens so far).
 void BM_FiftyTokens(benchmark::State& state, Setup s, Engines* engines, bool cached) {
-  KvPool* pool = nullptr;
-  Engine& e = engines->For(s.threads, &pool);
+  Engine& e = engines->For(s.threads);
   const std::vector<TokenId> ids = Prompt(kPrompt + kRecomputed, s.model->llama->config.vocab_size);
-  const std::vector<int32_t> table = Table(*pool);
+  const std::vector<int32_t> table = Table();
   for (auto _ : state) {
     if (cached) {
       state.PauseTiming();
@@ -231,6 +252,9 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
       benchmark::RegisterBenchmark(("tg64" + suffix).c_str(), b::BM_Decode, s, &engines)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(("tg64x8" + suffix).c_str(), b::BM_DecodeBatch, s, &engines)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
       if (flags.recompute) {
