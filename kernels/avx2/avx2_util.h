@@ -27,8 +27,6 @@ inline __m256i TailMask(int n) {
 inline __m256 LoadTail(const float* p, int n) { return _mm256_maskload_ps(p, TailMask(n)); }
 inline void StoreTail(float* p, int n, __m256 v) { _mm256_maskstore_ps(p, TailMask(n), v); }
 
-inline float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
-
 // e^x for every lane, within about 2 ulp for x in [-87, 88] (0 below, inf above): x = n ln2 + r
 // with |r| <= ln2 / 2, e^r by a degree-6 polynomial (Cephes expf coefficients), times 2^n.
 inline __m256 Exp(__m256 x) {

@@ -1,6 +1,6 @@
-// AVX2 dequantization of weight-row chunks of the float and 32-element block types into floats,
-// bitwise equal to kernels/ref/dequant_ref (K-quants: kquant_chunk_avx2.h). Used by the
-// deterministic AVX2 matmul (matmul_avx2.cc) only. Pure; thread-safe.
+// AVX2 conversion of weight-row chunks of the float types (F32, F16, BF16) into floats, bitwise
+// equal to kernels/ref/dequant_ref. Used by the float-activation AVX2 matmul (matmul_avx2.cc) only.
+// Pure; thread-safe.
 #pragma once
 
 #include <immintrin.h>
