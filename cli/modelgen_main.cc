@@ -1,9 +1,12 @@
 // smallmind-modelgen: writes llama-shaped GGUF models for tests and benchmarks.
-//   smallmind-modelgen [--preset tiny|bench-110M|bench-1B] [--type f32|f16|q8_0|q4_0] [--seed N]
+//   smallmind-modelgen [--preset tiny|bench-110M|bench-1B] [--type T] [--seed N]
 //                      [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N] [--vocab N]
 //                      [--context N] [--embd-type T] [--name S] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
-// Prints what it wrote (shapes, tensor types, parameter count, bytes); errors go to stderr, exit 1.
+// T: f32 | f16 | q8_0 | q4_0 | q4_k | q6_k | q4_k_m (Q4_K with Q6_K for output.weight and the
+// attn_v / ffn_down of some layers, as llama.cpp's Q4_K_M); K-quants need dim and ffn to be
+// multiples of 256 (not tiny). Prints what it wrote (shapes, tensor types, parameter count,
+// bytes); errors go to stderr, exit 1.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
@@ -62,7 +65,7 @@ void PrintSummary(const std::string& path, const w::GgufBuildSummary& s) {
 
 Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
   SM_ASSIGN_OR_RETURN(w::GeneratorOptions o, w::GeneratorPreset(f.preset.value_or("tiny")));
-  SM_ASSIGN_OR_RETURN(o.weight_type, w::ParseWeightType(f.type));
+  SM_RETURN_IF_ERROR(w::SetWeightScheme(f.type, &o));
   if (f.embd_type) {
     SM_ASSIGN_OR_RETURN(o.embedding_type, w::ParseWeightType(*f.embd_type));
   }
@@ -105,7 +108,10 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("-o,--output", f.out, "the GGUF file to write")->required();
   app.add_option("--preset", f.preset, "tiny | bench-110M | bench-1B (default tiny)");
-  app.add_option("--type", f.type, "2-D weight type: f32 | f16 | q8_0 | q4_0 (default f32)");
+  app.add_option("--type", f.type,
+                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q6_k | q4_k_m (default f32; "
+                 "K-quants need dim and ffn multiples of 256; q4_k_m is Q4_K with Q6_K for "
+                 "output.weight and the attn_v / ffn_down of llama.cpp's Q4_K_M layers)");
   app.add_option("--embd-type", f.embd_type, "token_embd type (default: --type)");
   app.add_option("--seed", f.seed, "weight seed (default: builtin:tiny's)");
   app.add_option("--name", f.name, "general.name");

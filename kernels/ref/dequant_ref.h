@@ -1,6 +1,7 @@
-// Scalar reference dequantization (every GGUF tensor type smallmind reads -> f32) and the ggml
-// reference quantizers for Q8_0 and Q4_0 (used by the model generator). The oracles that SIMD
-// dequant/matmul variants are tested against. Pure functions; thread-safe on disjoint outputs.
+// Scalar reference dequantization (every GGUF tensor type smallmind reads -> f32), the ggml
+// reference quantizers for Q8_0 and Q4_0 and smallmind's own Q4_K / Q6_K quantizers (used by the
+// model generator). The oracles that SIMD dequant/matmul variants are tested against. Pure
+// functions; thread-safe on disjoint outputs.
 #pragma once
 
 #include <cstdint>
@@ -29,5 +30,17 @@ bool DequantizeRef(DType type, const void* x, float* y, int64_t n);
 // x: [n] with n a multiple of 32; y: [n / 32] blocks.
 void QuantizeQ8_0Ref(const float* x, BlockQ8_0* y, int64_t n);
 void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n);
+
+// K-quant quantizers (smallmind's own, not ggml's bit for bit; blocks read back by the
+// dequantizers above). x: [n] with n a multiple of 256; y: [n / 256] blocks. Inputs are clamped
+// to a range the fp16 super-block scales can reach, so any finite input (and inf) gives finite
+// blocks; all-zero input gives all-zero output.
+//   Q4_K: each sub-block of 32 fits x ~ s * q - m (q in 0..15, m >= 0) by least squares over a
+//         few candidate steps; d = max s / 63 and dmin = max m / 63 in fp16; s and m rounded to
+//         6 bits against them; then every q rounded against the quantized s and m.
+//   Q6_K: each sub-block of 16 fits x ~ s * q (q in -32..31, s signed) the same way; d =
+//         max |s| / 127 in fp16, s rounded to int8, then every q against the quantized s.
+void QuantizeQ4_KRef(const float* x, BlockQ4_K* y, int64_t n);
+void QuantizeQ6_KRef(const float* x, BlockQ6_K* y, int64_t n);
 
 }  // namespace smallmind::kernels

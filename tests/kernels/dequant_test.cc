@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -320,6 +321,167 @@ TEST(QuantizeTest, RoundTripErrorStaysWithinTheStepBound) {
   // Relative RMS error: Q8_0 about 0.5%, Q4_0 about 10% on Gaussian blocks of 32.
   EXPECT_LT(std::sqrt(sum_sq_err8 / sum_sq), 0.01);
   EXPECT_LT(std::sqrt(sum_sq_err4 / sum_sq), 0.15);
+}
+
+// Relative RMS error sqrt(sum (x - y)^2 / sum x^2) of every type's round trip of x: [n].
+struct RoundTripErrors {
+  double q8_0, q4_0, q4_k, q6_k;
+};
+
+double RelativeRms(const std::vector<float>& x, const std::vector<float>& y) {
+  double err = 0.0, sum = 0.0;
+  for (size_t i = 0; i < x.size(); i++) {
+    err += (double{x[i]} - y[i]) * (double{x[i]} - y[i]);
+    sum += double{x[i]} * x[i];
+  }
+  return std::sqrt(err / sum);
+}
+
+RoundTripErrors RoundTrip(const std::vector<float>& x) {
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<float> y(x.size());
+  RoundTripErrors e{};
+  std::vector<BlockQ8_0> q8(n / 32);
+  QuantizeQ8_0Ref(x.data(), q8.data(), n);
+  DequantizeQ8_0Ref(q8.data(), y.data(), n);
+  e.q8_0 = RelativeRms(x, y);
+  std::vector<BlockQ4_0> q4(n / 32);
+  QuantizeQ4_0Ref(x.data(), q4.data(), n);
+  DequantizeQ4_0Ref(q4.data(), y.data(), n);
+  e.q4_0 = RelativeRms(x, y);
+  std::vector<BlockQ4_K> k4(n / 256);
+  QuantizeQ4_KRef(x.data(), k4.data(), n);
+  DequantizeQ4_KRef(k4.data(), y.data(), n);
+  e.q4_k = RelativeRms(x, y);
+  std::vector<BlockQ6_K> k6(n / 256);
+  QuantizeQ6_KRef(x.data(), k6.data(), n);
+  DequantizeQ6_KRef(k6.data(), y.data(), n);
+  e.q6_k = RelativeRms(x, y);
+  return e;
+}
+
+// 256 super-blocks, block b scaled by 2^(b % 16 - 8), of N(0, 1) or (one-sided) U(0, 1) values.
+std::vector<float> ScaledBlocks(bool one_sided) {
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::vector<float> x(256 * 256);
+  for (size_t i = 0; i < x.size(); i++) {
+    const float scale = std::exp2(static_cast<float>((i / 256) % 16) - 8.0f);
+    x[i] = (one_sided ? uniform(rng) : normal(rng)) * scale;
+  }
+  return x;
+}
+
+// Measured (seed 1234): Q8_0 0.0055, Q6_K 0.0174, Q4_K 0.0716, Q4_0 0.0872. On Gaussian data
+// the 4-bit step is set by the range either way; Q4_K's gain is its least-squares fit and the
+// 16th level Q4_0 leaves unused. Bounds leave ~5% margin.
+TEST(QuantizeKTest, GaussianRoundTripErrorRanksQ8_0Q6_KQ4_KQ4_0) {
+  const RoundTripErrors e = RoundTrip(ScaledBlocks(false));
+  EXPECT_LT(e.q6_k, 0.0185);
+  EXPECT_LT(e.q4_k, 0.075);
+  EXPECT_LT(e.q8_0, e.q6_k);
+  EXPECT_LT(e.q6_k, e.q4_k / 3);
+  EXPECT_LT(e.q4_k, 0.87 * e.q4_0);
+}
+
+// Measured: Q4_0 0.0596, Q4_K 0.0291 (its min shifts the 16 levels onto [0, max]), Q6_K 0.0127.
+TEST(QuantizeKTest, OneSidedDataUsesTheQ4_KMinForHalfTheQ4_0Error) {
+  const RoundTripErrors e = RoundTrip(ScaledBlocks(true));
+  EXPECT_LT(e.q4_k, 0.031);
+  EXPECT_LT(e.q4_k, 0.55 * e.q4_0);
+  EXPECT_LT(e.q6_k, 0.0135);
+}
+
+// A block the format can hold exactly (every sub-block uses its lowest and highest quant, so the
+// range fit finds its step) comes back bit for bit, and so do its bytes.
+TEST(QuantizeKTest, RepresentableQ4_KBlockSurvivesExactly) {
+  BlockQ4_K want = {};
+  want.d = 0x3c00;     // 1
+  want.dmin = 0x3800;  // 0.5
+  // Scales up to 63 and mins up to 63, so the fit's d = 63 / 63 and dmin = 0.5 * 63 / 63 exactly.
+  std::memcpy(want.scales, kQ4KScales, sizeof(kQ4KScales));
+  for (int l = 0; l < 128; l++) {
+    want.qs[l] = static_cast<uint8_t>(((l * 5) % 16) | (((l * 7 + 3) % 16) << 4));
+  }
+  for (int g = 0; g < 4; g++) {  // quants 0 and 15 in both nibbles of each group
+    want.qs[32 * g] = 0xf0;
+    want.qs[32 * g + 1] = 0x0f;
+  }
+  float x[256];
+  DequantizeQ4_KRef(&want, x, 256);
+  BlockQ4_K got;
+  QuantizeQ4_KRef(x, &got, 256);
+  float y[256];
+  DequantizeQ4_KRef(&got, y, 256);
+  for (int e = 0; e < 256; e++) ASSERT_EQ(y[e], x[e]) << "element " << e;
+  EXPECT_EQ(std::memcmp(&got, &want, sizeof(got)), 0);
+}
+
+TEST(QuantizeKTest, RepresentableQ6_KBlockSurvivesExactly) {
+  float x[256];
+  const int scale[16] = {127, -3, 5, 64, -127, 1, 90, -45, 12, 33, -100, 7, 2, -2, 126, 50};
+  for (int e = 0; e < 256; e++) {
+    const int q = e % 16 == 0 ? -32 : e % 16 == 1 ? 31 : (e * 11) % 64 - 32;  // both ends
+    x[e] = 0.25f * static_cast<float>(scale[e / 16] * q);  // d = 0.25, exact in fp16
+  }
+  BlockQ6_K b;
+  QuantizeQ6_KRef(x, &b, 256);
+  EXPECT_EQ(b.d, 0x3400);  // 0.25
+  float y[256];
+  DequantizeQ6_KRef(&b, y, 256);
+  for (int e = 0; e < 256; e++) ASSERT_EQ(y[e], x[e]) << "element " << e;
+}
+
+TEST(QuantizeKTest, ZerosGiveZerosAndConstantsComeBackClose) {
+  std::vector<float> x(3 * 256, 0.0f);
+  std::fill(x.begin() + 256, x.begin() + 512, 0.3f);
+  std::fill(x.begin() + 512, x.end(), -7.5f);
+  BlockQ4_K k4[3];
+  BlockQ6_K k6[3];
+  QuantizeQ4_KRef(x.data(), k4, 768);
+  QuantizeQ6_KRef(x.data(), k6, 768);
+  EXPECT_EQ(k4[0].d | k4[0].dmin, 0);
+  EXPECT_EQ(k6[0].d, 0);
+  std::vector<float> y4(768), y6(768);
+  DequantizeQ4_KRef(k4, y4.data(), 768);
+  DequantizeQ6_KRef(k6, y6.data(), 768);
+  for (int i = 0; i < 256; i++) {
+    ASSERT_EQ(y4[i], 0.0f) << "element " << i;
+    ASSERT_EQ(y6[i], 0.0f) << "element " << i;
+  }
+  for (int i = 256; i < 768; i++) {  // fp16 super-block scales: 2^-11 relative, and margin
+    ASSERT_NEAR(y4[i], x[i], 1e-3f * std::fabs(x[i])) << "Q4_K element " << i;
+    ASSERT_NEAR(y6[i], x[i], 1e-3f * std::fabs(x[i])) << "Q6_K element " << i;
+  }
+}
+
+TEST(QuantizeKTest, ExtremeInputsGiveFiniteValuesAndLeaveOtherBlocksAlone) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> x(4 * 256);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : x) v = normal(rng);
+  x[3] = 3e38f;  // block 0: beyond any fp16 super-block scale, with inf and tiny values
+  x[100] = -kInf;
+  x[200] = 1e-30f;
+  for (int i = 256; i < 512; i++) x[i] = (i % 2 ? 1e30f : -1e30f);  // block 1: huge both ways
+  for (int i = 512; i < 768; i++) x[i] = 1e-20f * normal(rng);      // block 2: below fp16
+  std::vector<BlockQ4_K> k4(4);
+  std::vector<BlockQ6_K> k6(4);
+  QuantizeQ4_KRef(x.data(), k4.data(), 1024);
+  QuantizeQ6_KRef(x.data(), k6.data(), 1024);
+  std::vector<float> y4(1024), y6(1024);
+  DequantizeQ4_KRef(k4.data(), y4.data(), 1024);
+  DequantizeQ6_KRef(k6.data(), y6.data(), 1024);
+  for (int i = 0; i < 1024; i++) {
+    ASSERT_TRUE(std::isfinite(y4[i]) && std::isfinite(y6[i])) << "element " << i;
+  }
+  EXPECT_GT(y4[3], 1e7f);  // saturated, with the sign kept
+  EXPECT_LT(y6[100], -1e7f);
+  const std::vector<float> x3(x.begin() + 768, x.end());
+  EXPECT_LT(RelativeRms(x3, std::vector<float>(y4.begin() + 768, y4.end())), 0.08);
+  EXPECT_LT(RelativeRms(x3, std::vector<float>(y6.begin() + 768, y6.end())), 0.02);
 }
 
 }  // namespace

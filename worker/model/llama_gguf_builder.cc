@@ -52,7 +52,8 @@ std::string NamePattern(std::string_view name) {
 }  // namespace
 
 bool IsWritableWeightType(DType type) {
-  return type == DType::kF32 || type == DType::kF16 || type == DType::kQ8_0 || type == DType::kQ4_0;
+  return type == DType::kF32 || type == DType::kF16 || type == DType::kQ8_0 ||
+         type == DType::kQ4_0 || type == DType::kQ4_K || type == DType::kQ6_K;
 }
 
 shared::Result<DType> ParseWeightType(std::string_view name) {
@@ -62,8 +63,10 @@ shared::Result<DType> ParseWeightType(std::string_view name) {
   if (lower == "f16") return DType::kF16;
   if (lower == "q8_0") return DType::kQ8_0;
   if (lower == "q4_0") return DType::kQ4_0;
+  if (lower == "q4_k") return DType::kQ4_K;
+  if (lower == "q6_k") return DType::kQ6_K;
   return shared::InvalidArgument("weight type '" + std::string(name) +
-                                 "' is not one of f32, f16, q8_0, q4_0");
+                                 "' is not one of f32, f16, q8_0, q4_0, q4_k, q6_k");
 }
 
 uint32_t LlamaFileType(DType type) {
@@ -76,6 +79,10 @@ uint32_t LlamaFileType(DType type) {
       return 2;
     case DType::kQ8_0:
       return 7;
+    case DType::kQ4_K:
+      return 14;  // MOSTLY_Q4_K_S: every 2-D weight Q4_K
+    case DType::kQ6_K:
+      return 18;
     default:
       break;
   }
@@ -103,13 +110,20 @@ void EncodeF32Row(std::span<const float> x, DType type, uint8_t* out) {
     case DType::kQ4_0:
       kernels::QuantizeQ4_0Ref(x.data(), reinterpret_cast<kernels::BlockQ4_0*>(out), n);
       return;
+    case DType::kQ4_K:
+      kernels::QuantizeQ4_KRef(x.data(), reinterpret_cast<kernels::BlockQ4_K*>(out), n);
+      return;
+    case DType::kQ6_K:
+      kernels::QuantizeQ6_KRef(x.data(), reinterpret_cast<kernels::BlockQ6_K*>(out), n);
+      return;
     default:
       break;
   }
   SM_CHECK(false) << "cannot encode dtype " << static_cast<uint32_t>(type);
 }
 
-LlamaGgufBuilder::LlamaGgufBuilder(const ModelConfig& c, std::string_view name, DType file_type) {
+LlamaGgufBuilder::LlamaGgufBuilder(const ModelConfig& c, std::string_view name, DType file_type,
+                                   std::optional<uint32_t> llama_file_type) {
   SM_CHECK(IsWritableWeightType(file_type)) << "unsupported file type";
   summary_.config = c;
   summary_.config.architecture = kArch;
@@ -117,7 +131,7 @@ LlamaGgufBuilder::LlamaGgufBuilder(const ModelConfig& c, std::string_view name, 
   const std::string a = kArch;
   writer_.AddString("general.architecture", a);
   writer_.AddString("general.name", name);
-  writer_.AddU32("general.file_type", LlamaFileType(file_type));
+  writer_.AddU32("general.file_type", llama_file_type.value_or(LlamaFileType(file_type)));
   writer_.AddU32("general.quantization_version", kQuantizationVersion);
   writer_.AddU32(a + ".vocab_size", static_cast<uint32_t>(c.vocab_size));
   writer_.AddU32(a + ".context_length", static_cast<uint32_t>(c.context_length));
@@ -166,7 +180,17 @@ void LlamaGgufBuilder::Note(std::string_view name, int64_t cols, DType wanted) {
 void LlamaGgufBuilder::AddMatrix(std::string_view name, int64_t rows, int64_t cols, DType type,
                                  RowSource source) {
   SM_CHECK(IsWritableWeightType(type)) << "unsupported weight type for " << name;
-  if (cols % Traits(type).block_elems != 0) {
+  const kernels::DTypeTraits& t = Traits(type);
+  if (cols % t.block_elems != 0 && t.block_elems == kernels::kQkK) {
+    if (status_.ok()) {
+      status_ = shared::InvalidArgument(
+          std::string(name) + ": " + t.name + " stores rows in blocks of " +
+          std::to_string(t.block_elems) + " elements, but its row length " + std::to_string(cols) +
+          " is not a multiple of " + std::to_string(t.block_elems) + " (choose q8_0 or q4_0)");
+    }
+    return;
+  }
+  if (cols % t.block_elems != 0) {
     Note(name, cols, type);
     type = DType::kF32;
   }
@@ -200,6 +224,7 @@ void LlamaGgufBuilder::AddTensor(std::string_view name, std::vector<int64_t> dim
 }
 
 shared::Result<GgufBuildSummary> LlamaGgufBuilder::WriteFile(const std::string& path) {
+  SM_RETURN_IF_ERROR(status_);
   SM_RETURN_IF_ERROR(writer_.WriteFile(path));
   GgufBuildSummary summary = summary_;
   std::error_code ec;
@@ -209,6 +234,7 @@ shared::Result<GgufBuildSummary> LlamaGgufBuilder::WriteFile(const std::string& 
 }
 
 shared::Result<std::vector<uint8_t>> LlamaGgufBuilder::WriteBuffer(GgufBuildSummary* summary) {
+  SM_RETURN_IF_ERROR(status_);
   SM_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, writer_.WriteBuffer());
   if (summary != nullptr) {
     *summary = summary_;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,15 +32,17 @@ struct GgufBuildSummary {
   std::vector<std::string> notes;
 };
 
-// Weight types a builder can store: F32, F16, Q8_0, Q4_0.
+// Weight types a builder can store: F32, F16, Q8_0, Q4_0, Q4_K, Q6_K.
 bool IsWritableWeightType(kernels::DType type);
-// "f32", "f16", "q8_0", "q4_0" (either case) -> the type; InvalidArgument names the choices.
+// "f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k" (either case) -> the type; InvalidArgument names
+// the choices.
 shared::Result<kernels::DType> ParseWeightType(std::string_view name);
 // llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2,
-// MOSTLY_Q8_0 7) for a file whose 2-D weights are `type`.
+// MOSTLY_Q8_0 7, MOSTLY_Q4_K_S 14, MOSTLY_Q6_K 18) for a file whose 2-D weights are `type`.
 uint32_t LlamaFileType(kernels::DType type);
 // Encodes x: [n] floats as n elements of `type` (n a multiple of its block size) into out:
-// [RowBytes(type, n)] bytes. Q8_0 and Q4_0 use ggml's reference quantizers bit for bit.
+// [RowBytes(type, n)] bytes. Q8_0 and Q4_0 use ggml's reference quantizers bit for bit, Q4_K and
+// Q6_K smallmind's (kernels/ref/dequant_ref.h).
 void EncodeF32Row(std::span<const float> x, kernels::DType type, uint8_t* out);
 
 class LlamaGgufBuilder {
@@ -49,15 +52,19 @@ class LlamaGgufBuilder {
   using RowSource = std::function<void(int64_t row, std::span<float> out)>;
 
   // Writes general.* and llama.* hyperparameter keys of `config` (which the caller has
-  // validated). `name` is general.name; `file_type` the type most 2-D weights are stored in.
-  LlamaGgufBuilder(const ModelConfig& config, std::string_view name, kernels::DType file_type);
+  // validated). `name` is general.name; `file_type` the type most 2-D weights are stored in;
+  // general.file_type is LlamaFileType(file_type) unless `llama_file_type` says otherwise (a
+  // mix such as MOSTLY_Q4_K_M, 15).
+  LlamaGgufBuilder(const ModelConfig& config, std::string_view name, kernels::DType file_type,
+                   std::optional<uint32_t> llama_file_type = std::nullopt);
 
   // tokenizer.ggml.* keys (model "llama"): pieces with ' ' written as U+2581, scores, token
   // types, special ids, add_bos_token and add_space_prefix from `vocab`.
   void AddSpmVocab(const SpmVocab& vocab);
 
   // A [rows, cols] matrix stored as `type`, or as F32 when cols is not a multiple of the type's
-  // block size (recorded in the summary's notes).
+  // block size (recorded in the summary's notes). K-quants (blocks of 256) refuse such rows
+  // instead, failing WriteFile: a "Q4_K" file of F32 matrices would mislead whoever measures it.
   void AddMatrix(std::string_view name, int64_t rows, int64_t cols, kernels::DType type,
                  RowSource source);
   // A [n] vector (norm weights), always F32 as llama.cpp stores them.
@@ -72,6 +79,7 @@ class LlamaGgufBuilder {
                  RowSource source);
   void Note(std::string_view name, int64_t cols, kernels::DType wanted);
 
+  shared::Status status_;  // the builder's own first error (the writer keeps its own)
   GgufWriter writer_;
   GgufBuildSummary summary_;
 };

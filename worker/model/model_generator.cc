@@ -5,8 +5,12 @@
 // weights draw from a second stream so their noise never shifts the matrices.
 #include "worker/model/model_generator.h"
 
+#include <cctype>
 #include <cmath>
+#include <optional>
 #include <utility>
+
+#include "kernels/quant_blocks.h"
 
 namespace smallmind::worker {
 
@@ -87,25 +91,33 @@ DrawLayout LayoutOf(const ModelConfig& c) {
   return d;
 }
 
+// llama.cpp's use_more_bits(i_layer, n_layers): the layers whose attn_v and ffn_down Q4_K_M
+// stores in Q6_K.
+bool UsesMoreBits(int layer, int n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
 void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout& d, int l,
               LlamaGgufBuilder* b) {
   const int64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
   const uint64_t ul = static_cast<uint64_t>(l);
   const std::string p = "blk." + std::to_string(l) + ".";
   const DType t = o.weight_type;
-  const auto matrix = [&](const char* name, int64_t rows, int64_t cols, uint64_t first) {
-    b->AddMatrix(p + name, rows, cols, t,
+  const DType more = o.q4_k_m && UsesMoreBits(l, c.n_layers) ? DType::kQ6_K : t;
+  const auto matrix = [&](const char* name, int64_t rows, int64_t cols, uint64_t first,
+                          DType type) {
+    b->AddMatrix(p + name, rows, cols, type,
                  DrawnRows(o, first + ul * rows * cols, cols, FanInSpread(cols)));
   };
   b->AddVector(p + "attn_norm.weight", dim, NormRow(o, ul * dim));
-  matrix("attn_q.weight", dim, dim, d.wq);
-  matrix("attn_k.weight", kv, dim, d.wk);
-  matrix("attn_v.weight", kv, dim, d.wv);
-  matrix("attn_output.weight", dim, dim, d.wo);
+  matrix("attn_q.weight", dim, dim, d.wq, t);
+  matrix("attn_k.weight", kv, dim, d.wk, t);
+  matrix("attn_v.weight", kv, dim, d.wv, more);
+  matrix("attn_output.weight", dim, dim, d.wo, t);
   b->AddVector(p + "ffn_norm.weight", dim, NormRow(o, (c.n_layers + ul) * dim));
-  matrix("ffn_gate.weight", hidden, dim, d.w1);
-  matrix("ffn_up.weight", hidden, dim, d.w3);
-  matrix("ffn_down.weight", dim, hidden, d.w2);
+  matrix("ffn_gate.weight", hidden, dim, d.w1, t);
+  matrix("ffn_up.weight", hidden, dim, d.w3, t);
+  matrix("ffn_down.weight", dim, hidden, d.w2, more);
 }
 
 void AddTensors(const GeneratorOptions& o, LlamaGgufBuilder* b) {
@@ -116,7 +128,7 @@ void AddTensors(const GeneratorOptions& o, LlamaGgufBuilder* b) {
   for (int l = 0; l < c.n_layers; l++) AddLayer(o, c, d, l, b);
   b->AddVector("output_norm.weight", c.dim, NormRow(o, uint64_t(2) * c.n_layers * c.dim));
   if (!o.tied_embeddings) {
-    b->AddMatrix("output.weight", c.vocab_size, c.dim, o.weight_type,
+    b->AddMatrix("output.weight", c.vocab_size, c.dim, o.q4_k_m ? DType::kQ6_K : o.weight_type,
                  DrawnRows(o, d.output, c.dim, o.classifier_gain * FanInSpread(c.dim)));
   }
 }
@@ -127,10 +139,36 @@ shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {
                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
+bool IsKQuant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
+
+// K-quant rows are whole super-blocks: refuse a row length that is not here, naming the option,
+// before anything is generated (the builder would refuse the first such matrix too).
+shared::Status CheckKQuantRows(const GeneratorOptions& o) {
+  const bool k =
+      IsKQuant(o.weight_type) || o.q4_k_m || (o.embedding_type && IsKQuant(*o.embedding_type));
+  if (!k) return shared::Status::Ok();
+  for (auto [what, cols] :
+       {std::pair{"dim", o.dim}, std::pair{"ffn (hidden) size", o.hidden_dim}}) {
+    if (cols % kernels::kQkK == 0) continue;
+    return shared::InvalidArgument(
+        std::string("K-quant types (q4_k, q6_k, q4_k_m) store rows in blocks of ") +
+        std::to_string(kernels::kQkK) + " elements, but the row length " + std::to_string(cols) +
+        " (" + what + ") is not a multiple of " + std::to_string(kernels::kQkK) +
+        ": use q8_0 / q4_0 or a " + what + " that is");
+  }
+  return shared::Status::Ok();
+}
+
 shared::Status CheckSpread(const char* what, float v, bool zero_ok) {
   if (std::isfinite(v) && (v > 0.0f || (zero_ok && v == 0.0f))) return shared::Status::Ok();
   return shared::InvalidArgument(std::string(what) + " " + std::to_string(v) + " must be " +
                                  (zero_ok ? "finite and >= 0" : "finite and > 0"));
+}
+
+// general.file_type: llama.cpp's MOSTLY_Q4_K_M for the mix, else the weight type's.
+std::optional<uint32_t> LlamaFileTypeOf(const GeneratorOptions& o) {
+  constexpr uint32_t kMostlyQ4KM = 15;
+  return o.q4_k_m ? std::optional<uint32_t>(kMostlyQ4KM) : std::nullopt;
 }
 
 }  // namespace
@@ -162,6 +200,20 @@ shared::Result<GeneratorOptions> GeneratorPreset(std::string_view preset) {
   return o;
 }
 
+shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* o) {
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  o->q4_k_m = lower == "q4_k_m";
+  if (o->q4_k_m) {
+    o->weight_type = DType::kQ4_K;
+    return shared::Status::Ok();
+  }
+  shared::Result<DType> type = ParseWeightType(name);
+  if (!type.ok()) return shared::InvalidArgument(type.status().message() + " or q4_k_m");
+  o->weight_type = *type;
+  return shared::Status::Ok();
+}
+
 shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   if (o.name.empty()) return shared::InvalidArgument("the model name must not be empty");
   SM_RETURN_IF_ERROR(CheckRange("dim", o.dim, 1, kMaxDim));
@@ -179,8 +231,12 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   }
   if (!IsWritableWeightType(o.weight_type) ||
       (o.embedding_type && !IsWritableWeightType(*o.embedding_type))) {
-    return shared::InvalidArgument("weight types must be F32, F16, Q8_0 or Q4_0");
+    return shared::InvalidArgument("weight types must be F32, F16, Q8_0, Q4_0, Q4_K or Q6_K");
   }
+  if (o.q4_k_m && o.weight_type != DType::kQ4_K) {
+    return shared::InvalidArgument("the q4_k_m mix needs the Q4_K weight type");
+  }
+  SM_RETURN_IF_ERROR(CheckKQuantRows(o));
   SM_RETURN_IF_ERROR(CheckSpread("rms_norm_eps", o.rms_norm_eps, false));
   SM_RETURN_IF_ERROR(CheckSpread("rope_theta", o.rope_theta, false));
   SM_RETURN_IF_ERROR(CheckSpread("embedding_spread", o.embedding_spread, false));
@@ -208,7 +264,7 @@ shared::Result<GgufBuildSummary> WriteGeneratedModel(const GeneratorOptions& o,
                                                      const std::string& path) {
   SM_RETURN_IF_ERROR(ValidateGeneratorOptions(o));
   SM_ASSIGN_OR_RETURN(SpmVocab vocab, MakeSyntheticSpmVocab(o.vocab_size));
-  LlamaGgufBuilder builder(GeneratorConfig(o), o.name, o.weight_type);
+  LlamaGgufBuilder builder(GeneratorConfig(o), o.name, o.weight_type, LlamaFileTypeOf(o));
   builder.AddSpmVocab(vocab);
   AddTensors(o, &builder);
   return builder.WriteFile(path);
@@ -218,7 +274,7 @@ shared::Result<std::vector<uint8_t>> GenerateModelBuffer(const GeneratorOptions&
                                                          GgufBuildSummary* summary) {
   SM_RETURN_IF_ERROR(ValidateGeneratorOptions(o));
   SM_ASSIGN_OR_RETURN(SpmVocab vocab, MakeSyntheticSpmVocab(o.vocab_size));
-  LlamaGgufBuilder builder(GeneratorConfig(o), o.name, o.weight_type);
+  LlamaGgufBuilder builder(GeneratorConfig(o), o.name, o.weight_type, LlamaFileTypeOf(o));
   builder.AddSpmVocab(vocab);
   AddTensors(o, &builder);
   return builder.WriteBuffer(summary);

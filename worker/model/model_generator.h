@@ -1,5 +1,6 @@
 // Model generator: llama-shaped GGUF files with seeded pseudo-random weights (the presets of
-// DESIGN.md §7 or any shape), weights in F32/F16/Q8_0/Q4_0 and a synthetic SentencePiece
+// DESIGN.md §7 or any shape), weights in F32/F16/Q8_0/Q4_0/Q4_K/Q6_K (or the Q4_K_M mix) and a
+// synthetic SentencePiece
 // vocabulary in the metadata. Used by smallmind-modelgen, builtin:tiny and tests. Stateless
 // functions; thread-safe.
 #pragma once
@@ -38,6 +39,9 @@ struct GeneratorOptions {
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
   kernels::DType weight_type = kernels::DType::kF32;  // attention, FFN and output matrices
+  // llama.cpp's Q4_K_M mix (needs weight_type Q4_K): output.weight, and attn_v / ffn_down of the
+  // layers its use_more_bits picks (the first and last eighth, every third one between), in Q6_K.
+  bool q4_k_m = false;
   // token_embd's type; nullopt: weight_type, as llama.cpp's converter stores it.
   std::optional<kernels::DType> embedding_type;
   bool tied_embeddings = true;  // no output.weight: the classifier is token_embd
@@ -59,8 +63,12 @@ struct GeneratorOptions {
 // untied output.weight and noisy norms. Unknown names are InvalidArgument listing the presets.
 shared::Result<GeneratorOptions> GeneratorPreset(std::string_view preset);
 
+// Sets weight_type (and q4_k_m) from a --type name: ParseWeightType's names or "q4_k_m".
+shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* options);
+
 // Shapes in the ranges the GGUF loader accepts (heads dividing dim, an even head size), a
-// vocabulary size MakeSyntheticSpmVocab can build, writable types, finite non-negative spreads.
+// vocabulary size MakeSyntheticSpmVocab can build, writable types, row lengths (dim, ffn) that
+// are whole blocks of 256 for K-quant types, finite non-negative spreads.
 shared::Status ValidateGeneratorOptions(const GeneratorOptions& options);
 
 // The hyperparameters a loader reads back from the generated file.

@@ -243,9 +243,121 @@ TEST_F(ModelGeneratorTest, RejectsShapesTheLoaderCouldNotRead) {
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.n_heads = 64; }));    // head size 1
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.vocab_size = 100; }));
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.n_layers = 0; }));
-  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.weight_type = DType::kQ6_K; }));
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.weight_type = DType::kBF16; }));
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.norm_noise = NAN; }));
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.name.clear(); }));
+}
+
+// K-quant rows are whole super-blocks of 256: dim 256, ffn 512.
+GeneratorOptions KQuantOptions(DType type, int layers) {
+  GeneratorOptions o = SmallOptions(type);
+  o.dim = 256;
+  o.hidden_dim = 512;
+  o.n_layers = layers;
+  o.vocab_size = 300;
+  o.context_length = 128;
+  return o;
+}
+
+TEST_F(ModelGeneratorTest, KQuantFilesLoadWithTheirTypesAndTheReferenceQuantizersBytes) {
+  auto f32 = LoadGgufModel(Write(KQuantOptions(DType::kF32, 2), "kf32.gguf"));
+  ASSERT_TRUE(f32.ok()) << f32.status().ToString();
+  const TensorView& ref = f32->llama.weights.layers[1].w2;  // ffn_down: rows of 512
+  const int64_t n = ref.rows * ref.cols;
+  for (DType type : {DType::kQ4_K, DType::kQ6_K}) {
+    auto m = LoadGgufModel(Write(KQuantOptions(type, 2), "k.gguf"));
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    EXPECT_EQ(m->llama.config.dim, 256);
+    const Weights& w = m->llama.weights;
+    EXPECT_EQ(w.token_embedding.type, type);
+    EXPECT_EQ(w.classifier.type, type);
+    for (const LayerWeights& l : w.layers) {
+      for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
+        EXPECT_EQ(t->type, type);
+      }
+      EXPECT_EQ(l.attn_norm.type, DType::kF32);
+    }
+    const std::vector<float> got = Dequantized(w.layers[1].w2);
+    double err = 0.0, sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+      err += (double{got[i]} - ref.f32()[i]) * (double{got[i]} - ref.f32()[i]);
+      sum += double{ref.f32()[i]} * ref.f32()[i];
+    }
+    // Near-normal weights: ~0.07 (Q4_K) and ~0.017 (Q6_K) relative RMS error.
+    EXPECT_LT(std::sqrt(err / sum), type == DType::kQ4_K ? 0.08 : 0.02);
+    if (type == DType::kQ4_K) {
+      std::vector<kernels::BlockQ4_K> want(n / 256);
+      kernels::QuantizeQ4_KRef(ref.f32(), want.data(), n);
+      EXPECT_EQ(std::memcmp(w.layers[1].w2.data, want.data(), want.size() * 144), 0);
+    } else {
+      std::vector<kernels::BlockQ6_K> want(n / 256);
+      kernels::QuantizeQ6_KRef(ref.f32(), want.data(), n);
+      EXPECT_EQ(std::memcmp(w.layers[1].w2.data, want.data(), want.size() * 210), 0);
+    }
+  }
+  auto file = GgufFile::Open(Write(KQuantOptions(DType::kQ6_K, 1), "q6k.gguf"));
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->GetU32("general.file_type").value(), 18u);  // LLAMA_FTYPE_MOSTLY_Q6_K
+}
+
+TEST_F(ModelGeneratorTest, Q4_KMStoresOutputAndTheMoreBitsLayersAttnVAndFfnDownInQ6_K) {
+  GeneratorOptions o = KQuantOptions(DType::kF32, 8);
+  ASSERT_TRUE(SetWeightScheme("Q4_K_M", &o).ok());
+  EXPECT_EQ(o.weight_type, DType::kQ4_K);
+  EXPECT_TRUE(o.q4_k_m);
+  const std::string path = Write(o, "q4km.gguf");
+  auto m = LoadGgufModel(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Weights& w = m->llama.weights;
+  EXPECT_EQ(w.token_embedding.type, DType::kQ4_K);
+  EXPECT_EQ(w.classifier.type, DType::kQ6_K);
+  // llama.cpp's use_more_bits for 8 layers: l < 1, l >= 7, or (l - 1) % 3 == 2.
+  const std::set<int> more_bits = {0, 3, 6, 7};
+  for (int l = 0; l < 8; l++) {
+    const DType want = more_bits.count(l) ? DType::kQ6_K : DType::kQ4_K;
+    const LayerWeights& lw = w.layers[l];
+    EXPECT_EQ(lw.wv.type, want) << "layer " << l;
+    EXPECT_EQ(lw.w2.type, want) << "layer " << l;
+    for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wo, &lw.w1, &lw.w3}) {
+      EXPECT_EQ(t->type, DType::kQ4_K) << "layer " << l;
+    }
+  }
+  auto file = GgufFile::Open(path);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->GetU32("general.file_type").value(), 15u);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+}
+
+TEST_F(ModelGeneratorTest, KQuantTypesRefuseRowsThatAreNoWholeSuperBlock) {
+  auto tiny = GeneratorPreset("tiny");
+  ASSERT_TRUE(tiny.ok());
+  for (const char* type : {"q4_k", "q6_k", "q4_k_m"}) {
+    GeneratorOptions o = *tiny;
+    ASSERT_TRUE(SetWeightScheme(type, &o).ok()) << type;
+    const shared::Status s = ValidateGeneratorOptions(o);
+    EXPECT_EQ(s.message(),
+              "K-quant types (q4_k, q6_k, q4_k_m) store rows in blocks of 256 elements, but the "
+              "row length 64 (dim) is not a multiple of 256: use q8_0 / q4_0 or a dim that is")
+        << type;
+    EXPECT_FALSE(GenerateModelBuffer(o).ok());
+  }
+  GeneratorOptions o = KQuantOptions(DType::kF32, 1);
+  o.hidden_dim = 172;
+  o.embedding_type = DType::kQ6_K;  // a K-quant embedding alone asks for whole rows too
+  EXPECT_NE(ValidateGeneratorOptions(o).message().find("row length 172 (ffn (hidden) size)"),
+            std::string::npos);
+  o = KQuantOptions(DType::kQ8_0, 1);
+  o.q4_k_m = true;
+  EXPECT_EQ(ValidateGeneratorOptions(o).message(), "the q4_k_m mix needs the Q4_K weight type");
+  EXPECT_EQ(SetWeightScheme("q5_k", &o).message(),
+            "weight type 'q5_k' is not one of f32, f16, q8_0, q4_0, q4_k, q6_k or q4_k_m");
+  // The builder refuses such a matrix too (the llama2.c converter relies on it), rather than
+  // keeping it in F32 as it does for the 32-element types.
+  LlamaGgufBuilder b(GeneratorConfig(*tiny), "ragged", DType::kQ4_K);
+  b.AddMatrix("blk.0.attn_q.weight", 64, 64, DType::kQ4_K,
+              [](int64_t, std::span<float> out) { std::fill(out.begin(), out.end(), 0.0f); });
+  EXPECT_EQ(b.WriteBuffer().status().message(),
+            "blk.0.attn_q.weight: Q4_K stores rows in blocks of 256 elements, but its row length "
+            "64 is not a multiple of 256 (choose q8_0 or q4_0)");
 }
 
 TEST(BuiltinTinyGgufTest, IsTheTinyPresetAndItsTokenizerEncodesLikeTheByteLevelOne) {
