@@ -1,5 +1,6 @@
 #include "bench/bench_support.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,11 +33,12 @@ std::vector<std::string> Split(std::string_view s) {
 // The preset's GGUF in the temp directory, generated on first use.
 shared::Result<std::string> PresetFile(const Flags& f) {
   SM_ASSIGN_OR_RETURN(GeneratorOptions options, GeneratorPreset(f.preset));
-  SM_ASSIGN_OR_RETURN(options.weight_type, ParseWeightType(f.type));
+  SM_RETURN_IF_ERROR(SetWeightScheme(f.type, &options));
   const char* tmp = std::getenv("TMPDIR");
+  std::string type = f.type;  // e.g. "q4_k_m" -> "Q4_K_M"
+  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   const std::string path =
-      std::string(tmp ? tmp : "/tmp") + "/smallmind-bench-" + f.preset + "-" +
-      kernels::GetDTypeTraits(static_cast<uint32_t>(options.weight_type))->name + ".gguf";
+      std::string(tmp ? tmp : "/tmp") + "/smallmind-bench-" + f.preset + "-" + type + ".gguf";
   if (!std::filesystem::exists(path)) {
     std::fprintf(stderr, "generating %s ...\n", path.c_str());
     SM_RETURN_IF_ERROR(WriteGeneratedModel(options, path).status());

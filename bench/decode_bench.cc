@@ -6,7 +6,7 @@
 // cache) against 50 cached decode steps. tg64x8 decodes 8 sequences in lockstep (one step holds
 // one token of each, as continuous batching runs 8 streams) and reports their aggregate tok/s.
 //
-//   decode_bench [--model=PATH.gguf|PATH.bin] [--preset=bench-110M|bench-1B --type=q8_0|q4_0]
+//   decode_bench [--model=PATH.gguf|PATH.bin] [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
 //                [--threads=1,2] [--paths=det,par] [--recompute] [benchmark flags]
 // With no model flag it runs builtin:tiny. Presets are generated once with the model generator
 // into $TMPDIR (or /tmp) and reused.

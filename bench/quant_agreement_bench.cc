@@ -1,6 +1,6 @@
 // Greedy agreement of quantized models with an F32 copy of the same weights (issue 3): the model
-// generator writes one preset (bench-110M by default) as F32, Q8_0 and Q4_0 from the same seed;
-// the F32 model's greedy continuation of a fixed prompt is the reference. For each type:
+// generator writes one preset (bench-110M by default) as F32, Q8_0, Q6_K, Q4_K and Q4_0 from the
+// same seed; the F32 model's greedy continuation of a fixed prompt is the reference. For each type:
 //   top1_agreement    teacher-forced: fed the reference tokens, the fraction of positions where
 //                     the model's argmax is the reference's next token
 //   free_run_match    running on its own tokens, the fraction of positions equal to the reference
@@ -102,19 +102,23 @@ std::string ModelPath(const Setup& s, DType type) {
 }
 
 // Writes the preset (or converts the checkpoint) as `type` unless the file is there; loads it.
-std::unique_ptr<Runner> Load(const Setup& s, DType type) {
+// Writes the model file of `type` unless it exists; an error when the type cannot encode the model
+// (K-quants need rows of whole 256-element super-blocks).
+shared::Status Prepare(const Setup& s, DType type) {
   const std::string path = ModelPath(s, type);
-  if (!std::filesystem::exists(path) && !s.llama2c.empty()) {
-    auto written = ConvertLlama2cToGguf(Llama2cConversion{s.llama2c, s.tokenizer, type, ""}, path);
-    SM_CHECK(written.ok()) << written.status().ToString();
-  } else if (!std::filesystem::exists(path)) {
-    auto options = GeneratorPreset(s.preset);
-    SM_CHECK(options.ok()) << options.status().ToString();
-    options->weight_type = type;
-    auto written = WriteGeneratedModel(*options, path);
-    SM_CHECK(written.ok()) << written.status().ToString();
+  if (std::filesystem::exists(path)) return shared::Status::Ok();
+  if (!s.llama2c.empty()) {
+    return ConvertLlama2cToGguf(Llama2cConversion{s.llama2c, s.tokenizer, type, ""}, path).status();
   }
-  auto model = LoadGgufModel(path);
+  SM_ASSIGN_OR_RETURN(GeneratorOptions options, GeneratorPreset(s.preset));
+  options.weight_type = type;
+  return WriteGeneratedModel(options, path).status();
+}
+
+std::unique_ptr<Runner> Load(const Setup& s, DType type) {
+  const shared::Status prepared = Prepare(s, type);
+  SM_CHECK(prepared.ok()) << prepared.ToString();
+  auto model = LoadGgufModel(ModelPath(s, type));
   SM_CHECK(model.ok()) << model.status().ToString();
   return std::make_unique<Runner>(std::move(model).value(), 128 + s.tokens, s.threads, s.isa);
 }
@@ -211,6 +215,10 @@ void BM_Quantized(benchmark::State& state, const Setup* s, const Reference* ref,
       state.SkipWithError("the F32 reference did not run (filter it in)");
       return;
     }
+    if (const shared::Status prepared = Prepare(*s, type); !prepared.ok()) {
+      state.SkipWithError(prepared.ToString().c_str());
+      return;
+    }
     std::unique_ptr<Runner> r = Load(*s, type);
     const auto start = std::chrono::steady_clock::now();
     const std::vector<TokenId> got = Greedy(*r, ref->prompt, s->tokens, nullptr);
@@ -267,7 +275,8 @@ int main(int argc, char** argv) {
       ->Iterations(1)
       ->UseManualTime()
       ->Unit(benchmark::kSecond);
-  for (auto type : {smallmind::kernels::DType::kQ8_0, smallmind::kernels::DType::kQ4_0}) {
+  for (auto type : {smallmind::kernels::DType::kQ8_0, smallmind::kernels::DType::kQ6_K,
+                    smallmind::kernels::DType::kQ4_K, smallmind::kernels::DType::kQ4_0}) {
     const char* type_name = smallmind::kernels::GetDTypeTraits(static_cast<uint32_t>(type))->name;
     benchmark::RegisterBenchmark((name + type_name).c_str(), smallmind::worker::BM_Quantized,
                                  &setup, &ref, type)

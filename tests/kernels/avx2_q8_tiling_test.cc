@@ -104,7 +104,9 @@ TEST_F(Avx2Q8TilingTest, RowRangesAtAnyPlaceGiveTheSameBits) {
                                 "+" + std::to_string(size) + " n " + std::to_string(n));
           }
           for (int r = 0; r < out_dim; r++) {  // nothing outside the range is written
-            if (r < rows.begin || r >= rows.end) ASSERT_TRUE(std::isnan(part[r])) << r;
+            if (r < rows.begin || r >= rows.end) {
+              ASSERT_TRUE(std::isnan(part[r])) << r;
+            }
           }
         }
       }

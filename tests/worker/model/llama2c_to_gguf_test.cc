@@ -157,8 +157,16 @@ TEST_F(Llama2cToGgufTest, NamesAMissingTokenizerAndRefusesUnwritableTypes) {
   EXPECT_NE(s.status().message().find("absent.bin"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "out.gguf"));
   conv.tokenizer_path = kModels + "/tok512.bin";
-  conv.type = DType::kQ6_K;
-  EXPECT_FALSE(ConvertLlama2cToGguf(conv, (dir_ / "out.gguf").string()).ok());
+  conv.type = DType::kBF16;
+  auto bf16 = ConvertLlama2cToGguf(conv, (dir_ / "out.gguf").string());
+  ASSERT_FALSE(bf16.ok());
+  EXPECT_NE(bf16.status().message().find("weight type"), std::string::npos);
+  // K-quants need rows of whole 256-element super-blocks; stories260K's are 64 wide.
+  conv.type = DType::kQ4_K;
+  auto ragged = ConvertLlama2cToGguf(conv, (dir_ / "out.gguf").string());
+  ASSERT_FALSE(ragged.ok());
+  EXPECT_NE(ragged.status().message().find("256"), std::string::npos) << ragged.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.gguf"));
 }
 
 }  // namespace
