@@ -5,7 +5,9 @@
 // an activation block of 32 holding its row's exact scaled integer dot product (the sub-block
 // scales are applied by the madd that widens the int16 sums). Per block and row the one float
 // accumulator then gets the fmas MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef state, blocks left to
-// right: bitwise those references.
+// right: bitwise those references. Tiles (q8_rows_avx2.h; prefill 1 group x 4 tokens, decode
+// Q4_K 4 groups x 1 token, Q6_K 1 x 1 with software prefetch) only share loads and registers, so
+// every tile shape gives a (token, row) the same bits.
 //
 // Packed layouts, groups of 8 rows (the last group zero-padded), group-major then
 // super-block-major, each the size of its 8 source blocks (so packing costs no memory):
@@ -18,56 +20,32 @@
 //     qh[h][m][4r + i] = row r's qh[32h + 4m + i] (bit layout of the half as in dequant_ref.cc).
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 
 namespace smallmind::kernels::avx2 {
 namespace {
 
-constexpr int kGroup = 8;  // rows per packed group: the 8 int32 lanes of a register
-
 struct Q4_Kx8 {
-  uint16_t d[kGroup];
-  uint16_t dmin[kGroup];
-  uint8_t scales[8][kGroup];
-  uint8_t mins[4][kGroup];
+  uint16_t d[kRowGroup];
+  uint16_t dmin[kRowGroup];
+  uint8_t scales[8][kRowGroup];
+  uint8_t mins[4][kRowGroup];
   uint8_t qs[4][8][32];
 };
 struct Q6_Kx8 {
-  uint16_t d[kGroup];
-  int8_t scales[16][kGroup];
+  uint16_t d[kRowGroup];
+  int8_t scales[16][kRowGroup];
   uint8_t ql[2][16][32];
   uint8_t qh[2][8][32];
 };
-static_assert(sizeof(Q4_Kx8) == kGroup * sizeof(BlockQ4_K));
-static_assert(sizeof(Q6_Kx8) == kGroup * sizeof(BlockQ6_K));
-
-// One Q8 activation row, its quants, scales and block sums.
-struct XRow {
-  const int8_t* qs;  // [in_dim]
-  const float* d;    // [in_dim / 32]
-  const float* s;    // [in_dim / 32] d * sum of the block's quants
-};
-
-inline XRow MakeXRow(const void* xq, int in_dim, int t) {
-  const void* row = static_cast<const uint8_t*>(xq) + Q8ActRowBytes(in_dim) * t;
-  return XRow{Q8ActQuants(row), Q8ActScales(row, in_dim), Q8ActSums(row, in_dim)};
-}
-
-inline __m256i Broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
-inline __m256 LoadHalves(const uint16_t* h) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
-}
+static_assert(sizeof(Q4_Kx8) == kRowGroup * sizeof(BlockQ4_K));
+static_assert(sizeof(Q6_Kx8) == kRowGroup * sizeof(BlockQ6_K));
 
 // 8 bytes widened to int32 lanes: unsigned / signed.
 inline __m256i Bytes(const uint8_t* p) {
@@ -127,6 +105,45 @@ inline void SuperBlock(const Q4_Kx8& blk, const XRow* x, int sb, __m256* acc) {
         acc[t] = _mm256_fnmadd_ps(mins[half], _mm256_set1_ps(x[t].s[b]), acc[t]);
       }
     }
+  }
+}
+
+// Decode: sub-blocks 2p (low nibbles of qs[p]) and 2p + 1 (high nibbles) of super-block sb of G
+// groups against one token, each activation broadcast shared by the G groups; per lane the float
+// steps of SuperBlock<1>, in block order.
+template <int G>
+inline void SubBlockPairOneToken(const Q4_Kx8* const* grp, const XRow& x, int sb, int p,
+                                 __m256 (*acc)[1]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const int b = 8 * sb + 2 * p;  // the low nibbles' activation block; b + 1 the high nibbles'
+  __m256i acc16[G][2];           // [group][low / high], int16 pairs as in SuperBlock
+  for (int g = 0; g < G; g++) acc16[g][0] = acc16[g][1] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int m = 0; m < 8; m++) {
+    const __m256i x0 = Broadcast4(x.qs + 32 * b + 4 * m);
+    const __m256i x1 = Broadcast4(x.qs + 32 * (b + 1) + 4 * m);
+    for (int g = 0; g < G; g++) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][sb].qs[p][m]));
+      const __m256i lo = _mm256_and_si256(q, low4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+      acc16[g][0] = _mm256_add_epi16(acc16[g][0], _mm256_maddubs_epi16(lo, x0));
+      acc16[g][1] = _mm256_add_epi16(acc16[g][1], _mm256_maddubs_epi16(hi, x1));
+    }
+    Fence<G, 2>(acc16);
+  }
+  for (int g = 0; g < G; g++) {
+    const Q4_Kx8& blk = grp[g][sb];
+    __m256i sc[2];
+    __m256 mins[2];
+    Q4_KScales(blk, p, LoadHalves(blk.dmin), sc, mins);
+    const __m256 d = LoadHalves(blk.d);
+    for (int half = 0; half < 2; half++) {
+      const __m256i isum = _mm256_madd_epi16(acc16[g][half], sc[half]);  // sc * isum, exact
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x.d[b + half]));
+      acc[g][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[g][0]);
+      acc[g][0] = _mm256_fnmadd_ps(mins[half], _mm256_set1_ps(x.s[b + half]), acc[g][0]);
+    }
+    asm("" : "+x"(acc[g][0]));  // one group's scales at a time: fewer live registers
   }
 }
 
@@ -230,52 +247,65 @@ inline void SuperBlock(const Q6_Kx8& blk, const XRow* x, int sb, __m256* acc) {
   }
 }
 
-// ---- the row-group driver ----
+// ---- the kernel of the shared row-group driver (q8_rows_avx2.h) ----
 
-// Rows of group `g` (those inside `rows`) for tokens [t0, t0 + T).
-template <typename Packed, int T>
-void GroupTile(const Packed* group, int n_super, const XRow* x, int g, RowRange rows, int t0,
-               int out_dim, float* y) {
-  __m256 acc[T];
-  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
-  for (int sb = 0; sb < n_super; sb++) SuperBlock<T>(group[sb], x, sb, acc);
-  const int r0 = g * kGroup;
-  const int lo = std::max(rows.begin, r0), hi = std::min(rows.end, r0 + kGroup);
-  for (int t = 0; t < T; t++) {
-    float* out = y + static_cast<int64_t>(t0 + t) * out_dim + r0;
-    if (lo == r0 && hi == r0 + kGroup) {
-      _mm256_storeu_ps(out, acc[t]);
-    } else {
-      alignas(32) float lanes[kGroup];
-      _mm256_store_ps(lanes, acc[t]);
-      for (int r = lo; r < hi; r++) out[r - r0] = lanes[r - r0];
-    }
+// Decode settings per format, measured on Zen 3 (kernels_bench 1B shapes, tokens:1, one thread):
+// Q4_K runs 4 groups in flight sharing the activation broadcasts (1.2-1.3x over 1 group; software
+// prefetch on top made it slower). Q6_K's gain is the software prefetch of the next super-block
+// (~1.9x); 2 or 4 groups in flight were slower than 1.
+template <typename Packed>
+constexpr int kTailGroups = 1;
+template <>
+constexpr int kTailGroups<Q4_Kx8> = 4;
+template <typename Packed>
+constexpr int kPrefetchSupers = 0;
+template <>
+constexpr int kPrefetchSupers<Q6_Kx8> = 1;
+
+// Super-block sb of groups grp[0 .. G) for T tokens. The Q4_K decode tile interleaves its groups
+// sub-block by sub-block; otherwise group after group.
+template <int G, int T, typename Packed>
+inline void SuperBlockTile(const Packed* const* grp, const XRow* x, int sb, __m256 (*acc)[T]) {
+  for (int i = 0; i < G; i++) SuperBlock<T>(grp[i][sb], x, sb, acc[i]);
+}
+template <int G, int T>
+inline void SuperBlockTile(const Q4_Kx8* const* grp, const XRow* x, int sb, __m256 (*acc)[T]) {
+  if constexpr (T == 1 && G > 1) {
+    for (int p = 0; p < 4; p++) SubBlockPairOneToken<G>(grp, x[0], sb, p, acc);
+  } else {
+    for (int i = 0; i < G; i++) SuperBlock<T>(grp[i][sb], x, sb, acc[i]);
   }
 }
 
+// The kernel of the shared row-group driver (q8_rows_avx2.h): super-blocks left to right.
+template <typename PackedT>
+struct KQuantKernel {
+  using Packed = PackedT;
+  static constexpr int kBlockElems = kQkK;
+
+  template <int G, int T>
+  static void Tile(const Packed* const* grp, int n_super, const XRow* x, __m256 (*acc)[T]) {
+    for (int sb = 0; sb < n_super; sb++) {
+      if (T == 1 && kPrefetchSupers<Packed> > 0) {  // decode streams the weights from DRAM once
+        for (int i = 0; i < G; i++) Prefetch(grp[i] + sb + kPrefetchSupers<Packed>, sizeof(Packed));
+      }
+      SuperBlockTile<G, T>(grp, x, sb, acc);
+    }
+  }
+};
+
+// Prefill: one group at a time over tiles of 4 tokens (4 tokens share each unpacked weight
+// register); the tail tokens (all of them in decode) one at a time over kTailGroups groups.
 template <typename Packed>
 void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                   RowRange rows) {
-  const int n_super = in_dim / kQkK;
-  const auto* packed = static_cast<const Packed*>(w);
-  for (int g = rows.begin / kGroup; g * kGroup < rows.end; g++) {
-    const Packed* group = packed + static_cast<int64_t>(g) * n_super;
-    int t = 0;
-    for (; t + 4 <= n_tokens; t += 4) {  // prefill: 4 tokens share each unpacked weight register
-      const XRow x[4] = {MakeXRow(xq, in_dim, t), MakeXRow(xq, in_dim, t + 1),
-                         MakeXRow(xq, in_dim, t + 2), MakeXRow(xq, in_dim, t + 3)};
-      GroupTile<Packed, 4>(group, n_super, x, g, rows, t, out_dim, y);
-    }
-    for (; t < n_tokens; t++) {
-      const XRow x = MakeXRow(xq, in_dim, t);
-      GroupTile<Packed, 1>(group, n_super, &x, g, rows, t, out_dim, y);
-    }
-  }
+  MatmulRowGroups<KQuantKernel<Packed>, 1, 4, kTailGroups<Packed>>(w, xq, y, n_tokens, in_dim,
+                                                                   out_dim, rows);
 }
 
 // ---- packing ----
 
-size_t GroupsOf(int rows) { return static_cast<size_t>((rows + kGroup - 1) / kGroup); }
+size_t GroupsOf(int rows) { return static_cast<size_t>((rows + kRowGroup - 1) / kRowGroup); }
 
 // ggml's get_scale_min_k4 (see kernels/ref/dequant_ref.cc).
 void ScaleMinK4(int j, const uint8_t* q, int* scale, int* min) {
@@ -319,8 +349,8 @@ void Pack(const void* src, void* dst, int rows, int cols) {
   std::memset(dst, 0, GroupsOf(rows) * n_super * sizeof(Packed));  // padding rows: zeros
   for (int r = 0; r < rows; r++) {
     for (int sb = 0; sb < n_super; sb++) {
-      PackBlock(in[static_cast<int64_t>(r) * n_super + sb], r % kGroup,
-                out[static_cast<int64_t>(r / kGroup) * n_super + sb]);
+      PackBlock(in[static_cast<int64_t>(r) * n_super + sb], r % kRowGroup,
+                out[static_cast<int64_t>(r / kRowGroup) * n_super + sb]);
     }
   }
 }

@@ -18,21 +18,19 @@
 #include <cstring>
 
 #include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/avx2_util.h"
+#include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 
 namespace smallmind::kernels::avx2 {
 namespace {
 
-constexpr int kGroup = 8;  // rows per packed group: the 8 int32 lanes of a register
-
 struct Q4_0x8 {
-  uint16_t d[kGroup];
+  uint16_t d[kRowGroup];
   uint8_t qs[4][32];
 };
 struct Q8_0x8 {
-  uint16_t d[kGroup];
+  uint16_t d[kRowGroup];
   int8_t qs[8][32];
 };
 static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272);
@@ -45,35 +43,9 @@ constexpr int kPrefetchBlocks = 0;
 template <>
 constexpr int kPrefetchBlocks<Q4_0x8> = 8;
 
-// One Q8 activation row, its quants, scales and block sums.
-struct XRow {
-  const int8_t* qs;  // [in_dim]
-  const float* d;    // [in_dim / 32]
-  const float* s;    // [in_dim / 32] d * sum of the block's quants
-};
-
-inline XRow MakeXRow(const void* xq, int in_dim, int t) {
-  const void* row = static_cast<const uint8_t*>(xq) + Q8ActRowBytes(in_dim) * t;
-  return XRow{Q8ActQuants(row), Q8ActScales(row, in_dim), Q8ActSums(row, in_dim)};
-}
-
-inline __m256i Broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
 // Integer block dot products of block b of G packed groups against T activation rows:
 // isum[g][t] lane r = sum of group g's row r's 32 quants (Q4_0: the raw nibble, the -8 is applied
 // in Accumulate) times token t's. Integer sums are exact, so the tile shape cannot change them.
-// Keeps GCC from hoisting the multiplies of later steps ahead of earlier adds (which spills).
-template <int G, int T>
-inline void Fence(__m256i (*v)[T]) {
-  for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) asm("" : "+x"(v[g][t]));
-  }
-}
-
 template <int G, int T>
 inline void BlockDots(const Q4_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -149,94 +121,43 @@ inline void Accumulate(const Q8_0x8&, __m256 dw, const __m256i* isum, const XRow
   }
 }
 
-// Stores acc (group g's 8 rows for tokens [t0, t0 + T)), only the rows inside `rows`.
-template <int T>
-void StoreGroup(const __m256* acc, int g, RowRange rows, int t0, int out_dim, float* y) {
-  const int r0 = g * kGroup;
-  const int lo = std::max(rows.begin, r0), hi = std::min(rows.end, r0 + kGroup);
-  for (int t = 0; t < T; t++) {
-    float* out = y + static_cast<int64_t>(t0 + t) * out_dim + r0;
-    if (lo == r0 && hi == r0 + kGroup) {
-      _mm256_storeu_ps(out, acc[t]);
-    } else {
-      alignas(32) float lanes[kGroup];
-      _mm256_store_ps(lanes, acc[t]);
-      for (int r = lo; r < hi; r++) out[r - r0] = lanes[r - r0];
-    }
-  }
-}
+// The kernel of the shared row-group driver (q8_rows_avx2.h): per block, the G * T integer block
+// dot products (sharing each weight register across tokens and each activation broadcast across
+// groups), then each lane's float steps.
+template <typename PackedT>
+struct Q8Kernel {
+  using Packed = PackedT;
+  static constexpr int kBlockElems = 32;
 
-// Groups [g, g + G) (rows inside `rows`) for tokens [t0, t0 + T): the G * T block dot products
-// share each weight register (across tokens) and each activation broadcast (across groups).
-template <typename Packed, int G, int T>
-void GroupTile(const Packed* packed, int n_blocks, const XRow* x, int g, RowRange rows, int t0,
-               int out_dim, float* y) {
-  const Packed* grp[G];
-  for (int i = 0; i < G; i++) grp[i] = packed + static_cast<int64_t>(g + i) * n_blocks;
-  __m256 acc[G][T];
-  for (int i = 0; i < G; i++) {
-    for (int t = 0; t < T; t++) acc[i][t] = _mm256_setzero_ps();
-  }
-  for (int b = 0; b < n_blocks; b++) {
-    if (T == 1 && kPrefetchBlocks<Packed> > 0) {  // decode streams the weights from DRAM once
+  template <int G, int T>
+  static void Tile(const Packed* const* grp, int n_blocks, const XRow* x, __m256 (*acc)[T]) {
+    for (int b = 0; b < n_blocks; b++) {
+      if (T == 1 && kPrefetchBlocks<Packed> > 0) {  // decode streams the weights from DRAM once
+        for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
+      }
+      __m256i isum[G][T];
+      BlockDots<G, T>(grp, x, b, isum);
       for (int i = 0; i < G; i++) {
-        const char* ahead = reinterpret_cast<const char*>(grp[i] + b + kPrefetchBlocks<Packed>);
-        for (size_t off = 0; off < sizeof(Packed); off += 64) {
-          _mm_prefetch(ahead + off, _MM_HINT_T0);
-        }
+        Accumulate<T>(grp[i][b], LoadHalves(grp[i][b].d), isum[i], x, b, acc[i]);
       }
     }
-    __m256i isum[G][T];
-    BlockDots<G, T>(grp, x, b, isum);
-    for (int i = 0; i < G; i++) {
-      const __m256 dw =
-          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(grp[i][b].d)));
-      Accumulate<T>(grp[i][b], dw, isum[i], x, b, acc[i]);
-    }
   }
-  for (int i = 0; i < G; i++) StoreGroup<T>(acc[i], g + i, rows, t0, out_dim, y);
-}
+};
 
-// Prefill: each pair of groups (its weights stay in L1/L2) runs over the tokens in tiles of
-// kTileTokens. The tail tokens (all of them in decode) then run one at a time over kTailGroups
-// groups at once (that many weight streams in flight). A lone last group runs with G = 1. Every tile
-// shape gives each (token, row) the same bits, so neither batch nor row split matter.
+// Prefill tiles of 2 groups x kTileTokens (each pair of groups' weights stays in L1/L2), then the
+// tail tokens (all of them in decode) one at a time over kTailGroups groups at once.
 constexpr int kTileTokens = 4;
 // 4 streams: measured 1.3-1.5x faster decode than 1 on Zen 3 (more DRAM reads in flight).
 constexpr int kTailGroups = 4;
 
-template <typename Packed, int G, int T>
-void GroupRun(const Packed* packed, int n_blocks, const void* xq, int in_dim, int g_begin,
-              int g_end, int t, RowRange rows, int out_dim, float* y) {
-  XRow x[T];
-  for (int i = 0; i < T; i++) x[i] = MakeXRow(xq, in_dim, t + i);
-  int g = g_begin;
-  for (; g + G <= g_end; g += G) {
-    GroupTile<Packed, G, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
-  }
-  for (; g < g_end; g++) GroupTile<Packed, 1, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
-}
-
 template <typename Packed>
 void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                   RowRange rows) {
-  const int n_blocks = in_dim / 32;
-  const auto* packed = static_cast<const Packed*>(w);
-  const int g_begin = rows.begin / kGroup, g_end = (rows.end + kGroup - 1) / kGroup;
-  const int n_tiled = n_tokens / kTileTokens * kTileTokens;
-  for (int g = g_begin; g < g_end; g += 2) {
-    for (int t = 0; t < n_tiled; t += kTileTokens) {
-      GroupRun<Packed, 2, kTileTokens>(packed, n_blocks, xq, in_dim, g, std::min(g + 2, g_end), t,
-                                       rows, out_dim, y);
-    }
-  }
-  for (int t = n_tiled; t < n_tokens; t++) {
-    GroupRun<Packed, kTailGroups, 1>(packed, n_blocks, xq, in_dim, g_begin, g_end, t, rows,
-                                     out_dim, y);
-  }
+  MatmulRowGroups<Q8Kernel<Packed>, 2, kTileTokens, kTailGroups>(w, xq, y, n_tokens, in_dim,
+                                                                 out_dim, rows);
 }
 
-size_t GroupsOf(int rows) { return static_cast<size_t>((rows + kGroup - 1) / kGroup); }
+size_t GroupsOf(int rows) { return static_cast<size_t>((rows + kRowGroup - 1) / kRowGroup); }
 
 template <typename Source, typename Packed, int kSteps>
 void Pack(const void* src, void* dst, int rows, int cols) {
@@ -245,7 +166,7 @@ void Pack(const void* src, void* dst, int rows, int cols) {
   auto* out = static_cast<Packed*>(dst);
   std::memset(dst, 0, GroupsOf(rows) * n_blocks * sizeof(Packed));  // padding rows: zeros
   for (int r = 0; r < rows; r++) {
-    const int g = r / kGroup, lane = r % kGroup;
+    const int g = r / kRowGroup, lane = r % kRowGroup;
     for (int b = 0; b < n_blocks; b++) {
       const Source& s = in[static_cast<int64_t>(r) * n_blocks + b];
       Packed& p = out[static_cast<int64_t>(g) * n_blocks + b];

@@ -92,6 +92,31 @@ TEST_F(Avx2KQuantQ8Test, EqualsTheScalarQ8ReferenceBitwiseOnRandomShapesAndRowSp
   }
 }
 
+// Decode runs several row groups at once (Q4_K: 4) and prefill tiles of 4 tokens; every batch size
+// and row split (tiles of 4 groups, their remainders, ranges starting and ending inside a group)
+// must still give each token the reference's bits.
+TEST_F(Avx2KQuantQ8Test, EveryBatchSizeAndRowSplitGivesTheReferenceBits) {
+  const KernelTable table = avx2::Avx2KernelTable(ExecMode::kParallel);
+  std::mt19937 rng(29);
+  const int in_dim = 768, out_dim = 8 * 11 + 5, max_tokens = 9;  // 12 groups, the last partial
+  for (DType type : kKQuants) {
+    const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, rng());
+    const std::vector<float> x = testing::RandomFloats(size_t(max_tokens) * in_dim, rng());
+    const std::vector<uint8_t> xq = Quantize(table, x, max_tokens, in_dim);
+    std::vector<float> want(size_t(max_tokens) * out_dim);
+    Q8Ref(type)(w.data(), xq.data(), want.data(), max_tokens, in_dim, out_dim, AllRows(out_dim));
+    const std::vector<std::vector<int>> splits = {{}, {8}, {3, 45, 46, 90}, {17, 33, 70}};
+    for (int n_tokens : {1, 2, 4, 5, 9}) {
+      for (const std::vector<int>& cuts : splits) {
+        const std::vector<float> got =
+            RunSplit(table, type, w, xq, n_tokens, in_dim, out_dim, cuts);
+        EXPECT_EQ(got, std::vector<float>(want.begin(), want.begin() + got.size()))
+            << Name(type) << " tokens " << n_tokens << " cuts " << cuts.size();
+      }
+    }
+  }
+}
+
 // Every quant at its largest magnitude against activations at +-127 (the int16 partial sums at
 // their bounds: Q4_K 16 * 15 * 127, Q6_K 8 * 32 * 127), with the largest scales.
 TEST_F(Avx2KQuantQ8Test, EqualsTheReferenceAtTheExtremesOfTheIntegerSums) {

@@ -1,0 +1,137 @@
+// Shared pieces of the AVX2 matmuls over Q8 activation rows with weights packed 8 rows per group
+// (matmul_q8_avx2.cc: Q8_0 / Q4_0, matmul_kquant_q8_avx2.cc: Q4_K / Q6_K); included only by
+// *_avx2.cc files (AVX2 intrinsics). Pure inline functions and templates; thread-safe.
+//
+// The driver walks the row groups of a RowRange in tiles of G groups x T tokens and stores only
+// the lanes inside the range. A kernel's tile computes every (group, token) lane with the op
+// sequence of the 1 x 1 tile (tiles only share loads and registers), so the tile shape, batch and
+// row split never change a result.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/partition.h"
+#include "kernels/q8_act.h"
+
+namespace smallmind::kernels::avx2 {
+
+constexpr int kRowGroup = 8;  // rows per packed group: the 8 int32 / float lanes of a register
+
+// One Q8 activation row, its quants, scales and block sums.
+struct XRow {
+  const int8_t* qs;  // [in_dim]
+  const float* d;    // [in_dim / 32]
+  const float* s;    // [in_dim / 32] d * sum of the block's quants
+};
+
+inline XRow MakeXRow(const void* xq, int in_dim, int t) {
+  const void* row = static_cast<const uint8_t*>(xq) + Q8ActRowBytes(in_dim) * t;
+  return XRow{Q8ActQuants(row), Q8ActScales(row, in_dim), Q8ActSums(row, in_dim)};
+}
+
+// 4 activation quants in every int32 lane.
+inline __m256i Broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// 8 fp16 values (a group's per-row scales) as floats.
+inline __m256 LoadHalves(const uint16_t* h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
+// An empty asm that claims to modify each v[g][t]: GCC can no longer hoist the multiplies of
+// later steps ahead of the adds of earlier ones (which runs out of registers and spills).
+template <int G, int T, typename V>
+inline void Fence(V (*v)[T]) {
+  for (int g = 0; g < G; g++) {
+    for (int t = 0; t < T; t++) asm("" : "+x"(v[g][t]));
+  }
+}
+
+// Software prefetch of the cache lines of [p, p + bytes) (past a matrix's end: a harmless hint).
+inline void Prefetch(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
+}
+
+// Stores acc (group g's 8 rows for tokens [t0, t0 + T)), only the rows inside `rows`.
+template <int T>
+void StoreGroup(const __m256* acc, int g, RowRange rows, int t0, int out_dim, float* y) {
+  const int r0 = g * kRowGroup;
+  const int lo = std::max(rows.begin, r0), hi = std::min(rows.end, r0 + kRowGroup);
+  for (int t = 0; t < T; t++) {
+    float* out = y + static_cast<int64_t>(t0 + t) * out_dim + r0;  // [kRowGroup] of token t0 + t
+    if (lo == r0 && hi == r0 + kRowGroup) {
+      _mm256_storeu_ps(out, acc[t]);
+    } else {
+      alignas(32) float lanes[kRowGroup];
+      _mm256_store_ps(lanes, acc[t]);
+      for (int r = lo; r < hi; r++) out[r - r0] = lanes[r - r0];
+    }
+  }
+}
+
+// Kernel (a struct) provides:
+//   using Packed = ...;                       one packed block of a group (8 rows)
+//   static constexpr int kBlockElems = ...;   activation elements per packed block
+//   template <int G, int T> static void Tile(const Packed* const* grp, int n_blocks,
+//                                            const XRow* x, __m256 (*acc)[T]);
+// Tile adds every block of groups grp[0 .. G) times tokens x[0 .. T) into the zeroed acc[g][t].
+
+// Groups [g, g + G) (rows inside `rows`) for tokens [t0, t0 + T).
+template <class Kernel, int G, int T>
+void GroupTile(const typename Kernel::Packed* packed, int n_blocks, const XRow* x, int g,
+               RowRange rows, int t0, int out_dim, float* y) {
+  const typename Kernel::Packed* grp[G];
+  for (int i = 0; i < G; i++) grp[i] = packed + static_cast<int64_t>(g + i) * n_blocks;
+  __m256 acc[G][T];
+  for (int i = 0; i < G; i++) {
+    for (int t = 0; t < T; t++) acc[i][t] = _mm256_setzero_ps();
+  }
+  Kernel::template Tile<G, T>(grp, n_blocks, x, acc);
+  for (int i = 0; i < G; i++) StoreGroup<T>(acc[i], g + i, rows, t0, out_dim, y);
+}
+
+// Groups [g_begin, g_end) for tokens [t, t + T), G at a time; a remainder runs with G = 1.
+template <class Kernel, int G, int T>
+void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* xq, int in_dim,
+              int g_begin, int g_end, int t, RowRange rows, int out_dim, float* y) {
+  XRow x[T];
+  for (int i = 0; i < T; i++) x[i] = MakeXRow(xq, in_dim, t + i);
+  int g = g_begin;
+  for (; g + G <= g_end; g += G) {
+    GroupTile<Kernel, G, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
+  }
+  for (; g < g_end; g++) GroupTile<Kernel, 1, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
+}
+
+// y[t, r] for r in `rows`: prefill runs each kTileGroups groups (their weights stay in L1/L2)
+// over the tokens in tiles of kTileTokens; the tail tokens (all of them in decode) then run one
+// at a time over kTailGroups groups at once (that many weight streams in flight).
+template <class Kernel, int kTileGroups, int kTileTokens, int kTailGroups>
+void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                     RowRange rows) {
+  const int n_blocks = in_dim / Kernel::kBlockElems;
+  const auto* packed = static_cast<const typename Kernel::Packed*>(w);
+  const int g_begin = rows.begin / kRowGroup, g_end = (rows.end + kRowGroup - 1) / kRowGroup;
+  const int n_tiled = n_tokens / kTileTokens * kTileTokens;
+  for (int g = g_begin; g < g_end; g += kTileGroups) {
+    for (int t = 0; t < n_tiled; t += kTileTokens) {
+      GroupRun<Kernel, kTileGroups, kTileTokens>(
+          packed, n_blocks, xq, in_dim, g, std::min(g + kTileGroups, g_end), t, rows, out_dim, y);
+    }
+  }
+  for (int t = n_tiled; t < n_tokens; t++) {
+    GroupRun<Kernel, kTailGroups, 1>(packed, n_blocks, xq, in_dim, g_begin, g_end, t, rows, out_dim,
+                                     y);
+  }
+}
+
+}  // namespace smallmind::kernels::avx2
