@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/vector_math.h"
 #include "worker/sample/rng.h"
 
 namespace smallmind::worker {
@@ -13,9 +14,13 @@ namespace smallmind::worker {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kInf = std::numeric_limits<float>::infinity();
 // Up to this k a bounded heap over one pass beats nth_element (O(V + k log k) with a well-predicted
 // skip branch); past it nth_element's O(V) is cheaper than O(V log k) heap replacements.
 constexpr int kHeapSelectMaxK = 1024;
+// The draw's block: small enough that scanning the crossing block is short, large enough that the
+// block sums (kept in Sampler::block_mass_) are few.
+constexpr int kDrawBlock = 256;
 // top-p's histogram: the bit pattern of a non-negative float orders like its value, so its
 // exponent and top 4 mantissa bits give monotone buckets 1/16 of an octave wide. Values are
 // probabilities in [0, 1], and 1.0f (0x3F800000) lands in the last bucket.
@@ -23,6 +28,11 @@ constexpr int kMassBucketShift = 19;
 constexpr int kMassBuckets = (0x3F800000 >> kMassBucketShift) + 1;
 
 int MassBucket(float v) { return static_cast<int>(std::bit_cast<uint32_t>(v) >> kMassBucketShift); }
+
+// The largest float in bucket b (b < kMassBuckets).
+float BucketTop(int b) {
+  return std::bit_cast<float>((static_cast<uint32_t>(b + 1) << kMassBucketShift) - 1u);
+}
 
 // The total order every truncation uses: higher value first, then lower id.
 template <typename C>
@@ -62,7 +72,7 @@ shared::Status ValidateSamplingParams(const SamplingParams& p) {
 }
 
 Sampler::Sampler(const SamplingParams& params, int vocab_size)
-    : params_(params), vocab_size_(vocab_size) {
+    : params_(params), vocab_size_(vocab_size), vm_(&kernels::VectorMathFor(kernels::Isa::kBest)) {
   shared::Status valid = ValidateSamplingParams(params);
   SM_CHECK(valid.ok()) << valid.ToString();
   SM_CHECK(vocab_size > 0) << "vocab_size " << vocab_size;
@@ -73,8 +83,12 @@ Sampler::Sampler(const SamplingParams& params, int vocab_size)
   if (params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f) {
     gen_counts_.assign(vocab_size, 0);
   }
-  if (params.temperature > 0.0f) candidates_.resize(vocab_size);
-  if (params.temperature > 0.0f && params.top_p < 1.0f) bucket_mass_.resize(kMassBuckets);
+  if (params.temperature > 0.0f) {
+    weights_.resize(vocab_size);
+    block_mass_.resize((vocab_size + kDrawBlock - 1) / kDrawBlock);
+    if (params.top_k > 0 || params.top_p < 1.0f) candidates_.resize(vocab_size);
+    if (params.top_p < 1.0f) bucket_mass_.resize(kMassBuckets);
+  }
 }
 
 bool Sampler::has_penalties() const {
@@ -121,50 +135,82 @@ void Sampler::ApplyPenalties(std::span<float> logits) const {
 }
 
 TokenId Sampler::Greedy(std::span<const float> logits) const {
-  TokenId best = 0;
-  float best_value = kNegInf;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    if (logits[i] > best_value) {  // strict: the lowest id keeps a tie
-      best_value = logits[i];
-      best = static_cast<TokenId>(i);
-    }
-  }
-  return best;
+  return vm_->arg_max(logits.data(), static_cast<int>(logits.size()));
 }
 
 TokenId Sampler::Draw(std::span<const float> logits) {
-  int n = vocab_size_;
-  bool sorted = false;  // otherwise candidates are in id order (or, after top-p, mass order)
-  if (params_.top_k > 0 && params_.top_k < n) {
-    n = SelectTopK(logits);
-    sorted = true;
-  } else {
-    for (int i = 0; i < n; ++i) candidates_[i] = {NanToNegInf(logits[i]), i};
+  if (params_.top_k > 0 && params_.top_k < vocab_size_) return DrawTopK(logits);
+  const int n = vocab_size_;
+  const float max_logit = vm_->max_value(logits.data(), n);  // NaN counts as -inf
+  // Nothing has any mass, or +inf tokens have all of it: the first best token.
+  if (!(max_logit > kNegInf) || max_logit == kInf) return Greedy(logits);
+  float* w = weights_.data();
+  // exp(0) = 1 for the best token, so min-p's threshold needs no division; NaN logits get 0.
+  vm_->exp_of_scaled(logits.data(), w, n, max_logit, params_.temperature);
+  if (params_.top_p < 1.0f) KeepTopPWeights();
+  if (params_.min_p > 0.0f) {
+    const float threshold = params_.min_p;
+    for (int i = 0; i < n; ++i) w[i] = w[i] >= threshold ? w[i] : 0.0f;
   }
-  float max_logit = kNegInf;
-  for (int i = 0; i < n; ++i) max_logit = std::max(max_logit, candidates_[i].value);
-  if (!(max_logit > kNegInf)) return Greedy(logits);  // nothing has any mass
-  const float t = params_.temperature;
-  for (int i = 0; i < n; ++i) {
-    // exp(0) = 1 for the best token, so min-p's threshold needs no division. Dividing (not
-    // multiplying by 1/t) keeps that 0 exact even when 1/t overflows for a denormal t.
-    candidates_[i].value = std::exp((candidates_[i].value - max_logit) / t);
-  }
-  if (params_.top_p < 1.0f) {
-    n = KeepTopP(n, sorted);
-    sorted = false;
-  }
-  if (params_.min_p > 0.0f) n = KeepMinP(n, sorted);
+  return DrawWeighted();
+}
 
+// Draws from weights_ in id order. The mass up to token i is the sum of the whole blocks before it
+// (each by SumToDouble, block sums added left to right) plus the block's own weights up to i, added
+// left to right in double; the draw is the first token whose running mass passes
+// r = UniformDouble(seed, num_generated) * total, total being the sum of all block sums.
+TokenId Sampler::DrawWeighted() {
+  const float* w = weights_.data();
+  const int n = vocab_size_;
+  const int n_blocks = static_cast<int>(block_mass_.size());
   double total = 0.0;
-  for (int i = 0; i < n; ++i) total += candidates_[i].value;
+  int last_block = 0;  // the last block with any mass; the best token's (weight 1) is one
+  for (int b = 0; b < n_blocks; ++b) {
+    const int begin = b * kDrawBlock;
+    block_mass_[b] = vm_->sum_to_double(w + begin, std::min(kDrawBlock, n - begin));
+    total += block_mass_[b];
+    if (block_mass_[b] > 0.0) last_block = b;
+  }
+  const double r = UniformDouble(params_.seed, static_cast<uint64_t>(num_generated_)) * total;
+  double acc = 0.0;
+  int b = 0;
+  for (; b < last_block && !(r < acc + block_mass_[b]); ++b) acc += block_mass_[b];
+  const int end = std::min(n, (b + 1) * kDrawBlock);
+  int last_kept = -1;
+  for (int i = b * kDrawBlock; i < end; ++i) {
+    if (!(w[i] > 0.0f)) continue;
+    acc += w[i];
+    last_kept = i;
+    if (r < acc) return i;
+  }
+  return last_kept;  // r landed on the rounding slack between the block sum and the scan
+}
+
+// top-k: truncation and the draw work on the k best candidates, best first.
+TokenId Sampler::DrawTopK(std::span<const float> logits) {
+  int n = SelectTopK(logits);
+  Candidate* c = candidates_.data();
+  const float max_logit = c[0].value;
+  if (!(max_logit > kNegInf) || max_logit == kInf) return Greedy(logits);
+  float* w = weights_.data();  // [n] the same exponentials the full-vocabulary path computes
+  for (int i = 0; i < n; ++i) w[i] = c[i].value;
+  vm_->exp_of_scaled(w, w, n, max_logit, params_.temperature);
+  for (int i = 0; i < n; ++i) c[i].value = w[i];
+  if (params_.top_p < 1.0f) n = KeepTopPSorted(n);
+  if (params_.min_p > 0.0f) {
+    int keep = 1;  // the best candidate (weight 1) always survives
+    while (keep < n && c[keep].value >= params_.min_p) ++keep;
+    n = keep;
+  }
+  double total = 0.0;
+  for (int i = 0; i < n; ++i) total += c[i].value;
   const double r = UniformDouble(params_.seed, static_cast<uint64_t>(num_generated_)) * total;
   double acc = 0.0;
   for (int i = 0; i < n; ++i) {
-    acc += candidates_[i].value;
-    if (r < acc) return candidates_[i].id;
+    acc += c[i].value;
+    if (r < acc) return c[i].id;
   }
-  return candidates_[n - 1].id;  // r landed on the rounding slack past the last sum
+  return c[n - 1].id;  // r landed on the rounding slack past the last sum
 }
 
 // Writes the top_k best tokens by (logit desc, id asc) to candidates_[0, top_k), best first.
@@ -176,11 +222,13 @@ int Sampler::SelectTopK(std::span<const float> logits) {
   if (k <= kHeapSelectMaxK) {
     for (int i = 0; i < k; ++i) c[i] = {NanToNegInf(logits[i]), i};
     std::make_heap(c, c + k, better);  // front = the worst of the k kept so far
+    // Only a logit above the worst kept one enters (a tie loses: it has the higher id; NaN never
+    // compares greater), so a SIMD search skips to the next one that does.
     for (int i = k; i < n; ++i) {
-      const Candidate x = {NanToNegInf(logits[i]), i};
-      if (x.value <= c[0].value) continue;  // a tie loses too: x has the higher id
+      i += vm_->find_first_greater(logits.data() + i, n - i, c[0].value);
+      if (i >= n) break;
       std::pop_heap(c, c + k, better);
-      c[k - 1] = x;
+      c[k - 1] = {logits[i], i};
       std::push_heap(c, c + k, better);
     }
     std::sort_heap(c, c + k, better);
@@ -192,57 +240,71 @@ int Sampler::SelectTopK(std::span<const float> logits) {
   return k;
 }
 
-// Keeps the smallest set of best candidates whose mass reaches top_p of the total, leaving it at
-// the front. Sorted input is scanned. Otherwise, in O(n) without a full sort: a mass histogram over
-// MassBucket() finds the bucket where the running mass (best first) crosses the target; every
-// candidate in a better bucket is kept, and only the crossing bucket is sorted to find the cut.
-// The kept set is the one a full sort by (value desc, id asc) would give.
-int Sampler::KeepTopP(int n, bool sorted) {
-  Candidate* c = candidates_.data();
+// Keeps the smallest prefix of the sorted candidates_[0, n) whose mass reaches top_p of the total.
+int Sampler::KeepTopPSorted(int n) {
+  const Candidate* c = candidates_.data();
   double total = 0.0;
   for (int i = 0; i < n; ++i) total += c[i].value;
   const double target = static_cast<double>(params_.top_p) * total;
-  int begin = 0;  // c[0, begin) are kept without sorting
-  int end = n;    // c[begin, end) are sorted and scanned for the cut
   double kept = 0.0;
-  if (!sorted) {
-    std::fill(bucket_mass_.begin(), bucket_mass_.end(), 0.0);
-    for (int i = 0; i < n; ++i) bucket_mass_[MassBucket(c[i].value)] += c[i].value;
-    int cross = kMassBuckets - 1;
-    for (; cross > 0 && kept + bucket_mass_[cross] < target; --cross) kept += bucket_mass_[cross];
-    begin = static_cast<int>(
-        std::partition(c, c + n,
-                       [cross](const Candidate& x) { return MassBucket(x.value) > cross; }) -
-        c);
-    end = static_cast<int>(
-        std::partition(c + begin, c + n,
-                       [cross](const Candidate& x) { return MassBucket(x.value) == cross; }) -
-        c);
-    std::sort(c + begin, c + end,
-              [](const Candidate& a, const Candidate& b) { return Better(a, b); });
-  }
-  for (int i = begin; i < end; ++i) {
+  for (int i = 0; i < n; ++i) {
     kept += c[i].value;
     if (kept >= target) return i + 1;
   }
-  return end;
+  return n;
 }
 
-// Keeps candidates with probability >= min_p * p(best). The best candidate always survives
-// truncation and has weight exp(0) = 1, so the threshold is min_p itself.
-int Sampler::KeepMinP(int n, bool sorted) {
+// Zeroes the weights outside the smallest set of best tokens (by weight desc, id asc) whose mass
+// reaches target = top_p * total (total by SumToDouble), in O(vocab) without a full sort: a mass
+// histogram over MassBucket() (each bucket summed in id order) finds the bucket where the running
+// mass, best first, crosses the target; every token in a better bucket is kept, and only the
+// crossing bucket is sorted to find the cut. The kept set is the one a full sort would give.
+// Buckets below `floor_bucket` are skipped: their tokens weigh < (total - target) / (2 * vocab)
+// each, so together less than half of what the target leaves out, and the crossing bucket cannot
+// be among them; the histogram then visits only the heavier tokens (SIMD search between them).
+void Sampler::KeepTopPWeights() {
+  float* w = weights_.data();
+  const int n = vocab_size_;
+  const double total = vm_->sum_to_double(w, n);
+  const double target = static_cast<double>(params_.top_p) * total;
+  const int floor_bucket = MassBucket(static_cast<float>(0.5 * (total - target) / n));
+  // The heaviest weight below floor_bucket (-1 when there is none).
+  const float skip = floor_bucket > 0 ? BucketTop(floor_bucket - 1) : -1.0f;
+  std::fill(bucket_mass_.begin() + floor_bucket, bucket_mass_.end(), 0.0);
+  for (int i = vm_->find_first_greater(w, n, skip); i < n;
+       i += 1 + vm_->find_first_greater(w + i + 1, n - i - 1, skip)) {
+    bucket_mass_[MassBucket(w[i])] += w[i];
+  }
+  int cross = kMassBuckets - 1;
+  double kept = 0.0;
+  for (; cross > floor_bucket && kept + bucket_mass_[cross] < target; --cross) {
+    kept += bucket_mass_[cross];
+  }
+
+  // [m] the crossing bucket's tokens (w in (lo, hi]), sorted best first.
+  const float lo = cross > 0 ? BucketTop(cross - 1) : -1.0f;
+  const float hi = BucketTop(cross);
   Candidate* c = candidates_.data();
-  const float threshold = params_.min_p;
-  if (sorted) {
-    int keep = 1;
-    while (keep < n && c[keep].value >= threshold) ++keep;
-    return keep;
+  int m = 0;
+  for (int i = vm_->find_first_greater(w, n, lo); i < n;
+       i += 1 + vm_->find_first_greater(w + i + 1, n - i - 1, lo)) {
+    if (w[i] <= hi) c[m++] = {w[i], i};
   }
-  int kept = 0;
-  for (int i = 0; i < n; ++i) {
-    if (c[i].value >= threshold) c[kept++] = c[i];
+  std::sort(c, c + m, [](const Candidate& a, const Candidate& b) { return Better(a, b); });
+  int cut = m - 1;  // c[cut] is the worst token kept
+  for (int j = 0; j < m; ++j) {
+    kept += c[j].value;
+    if (kept >= target) {
+      cut = j;
+      break;
+    }
   }
-  return kept;
+  // Everything worse than c[cut] goes: a lower weight, or the same weight and a higher id. (m == 0
+  // only if rounding let the target pass every bucket's mass: the better buckets stay.)
+  const Candidate last = m > 0 ? c[cut] : Candidate{hi, -1};
+  const int split = std::min(last.id + 1, n);  // two branch-free (vectorisable) loops
+  for (int i = 0; i < split; ++i) w[i] = w[i] < last.value ? 0.0f : w[i];
+  for (int i = split; i < n; ++i) w[i] = w[i] <= last.value ? 0.0f : w[i];
 }
 
 void Sampler::FillLogprobs(std::span<const float> logits, TokenId chosen,

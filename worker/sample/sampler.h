@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/vector_math.h"
 #include "shared/status.h"
 #include "worker/model/model_config.h"
 
@@ -52,9 +53,14 @@ class Sampler {
   void AddPromptTokens(std::span<const TokenId> ids);
 
   // Chooses the next token from `logits` [vocab_size]. Penalties are applied to `logits` in place;
-  // temperature and truncation work on private scratch. The draw index is num_generated(), so
-  // calling Sample twice before Accept gives the same token. Fills `logprobs` when not null and
-  // params.logprobs > 0 (n_top = params.logprobs).
+  // temperature and truncation work on private scratch. NaN logits count as -inf; when a logit is
+  // +inf (or none is above -inf) the result is the greedy one. Weights are exp((l - max) / t) from
+  // kernels::ExpOfScaled (SIMD, within 2 ulp of std::exp: a draw can differ from a std::exp
+  // sampler's where u lands within that rounding of a boundary). With u = UniformDouble(seed,
+  // num_generated()), the draw is the first token whose running mass passes u * total: in id order
+  // (blocked sums, see DrawWeighted) without top-k, best first with it. The draw index is
+  // num_generated(), so calling Sample twice before Accept gives the same token. Fills `logprobs`
+  // when not null and params.logprobs > 0 (n_top = params.logprobs).
   TokenId Sample(std::span<float> logits, SampleLogprobs* logprobs = nullptr);
 
   // Records a generated token (for penalties and the draw index).
@@ -74,18 +80,23 @@ class Sampler {
   void ApplyPenalties(std::span<float> logits) const;
   TokenId Greedy(std::span<const float> logits) const;
   TokenId Draw(std::span<const float> logits);
+  TokenId DrawWeighted();
+  TokenId DrawTopK(std::span<const float> logits);
   int SelectTopK(std::span<const float> logits);
-  int KeepTopP(int n, bool sorted);
-  int KeepMinP(int n, bool sorted);
+  int KeepTopPSorted(int n);
+  void KeepTopPWeights();
   void FillLogprobs(std::span<const float> logits, TokenId chosen, SampleLogprobs* out) const;
 
   SamplingParams params_;
   int vocab_size_;
+  const kernels::VectorMathOps* vm_;  // the best ISA's vector math, chosen once
   int num_generated_ = 0;
   std::vector<TokenId> seen_ids_;  // [<= vocab] distinct prompt + generated ids, first-seen order
   std::vector<uint8_t> seen_;      // [vocab] 1 when the id is in seen_ids_; empty without penalties
   std::vector<int32_t> gen_counts_;    // [vocab] times generated; empty without presence/frequency
-  std::vector<Candidate> candidates_;  // [vocab] scratch; empty when greedy
+  std::vector<float> weights_;         // [vocab] exp((logit - max) / t), 0 once dropped
+  std::vector<double> block_mass_;     // [ceil(vocab / 256)] sums of weights_ per draw block
+  std::vector<Candidate> candidates_;  // [vocab] top-k / top-p scratch; empty without them
   std::vector<double> bucket_mass_;    // [kMassBuckets] top-p histogram; empty without top-p
 };
 

@@ -229,6 +229,36 @@ TEST(SamplerTest, LargeVocabularyTruncationsMatchAFullSort) {
   }
 }
 
+// A peaked distribution over a large vocabulary: one best token, three tied ones, and 49996
+// tokens of weight e^-14 that top-p's histogram skips without visiting. The cut through the tie
+// keeps the lowest ids.
+TEST(SamplerTest, TopPOverALargeVocabularyCutsATieByLowestId) {
+  constexpr int kVocab = 50000;
+  std::vector<float> logits(kVocab, -8.0f);
+  logits[10] = 6.0f;
+  logits[100] = logits[200] = logits[300] = 5.0f;
+  logits[7] = std::nanf("");  // counts as -inf
+  struct Case {
+    float top_p;
+    std::set<TokenId> kept;  // mass: token 10 is 1, each tie e^-1, the rest 0.042 together
+  };
+  for (const Case& c :
+       {Case{0.5f, {10, 100}}, Case{0.7f, {10, 100, 200}}, Case{0.9f, {10, 100, 200, 300}}}) {
+    SamplingParams p = Params(1.0f, 3);
+    p.top_p = c.top_p;
+    Sampler sampler(p, kVocab);
+    std::set<TokenId> drawn;
+    std::vector<float> l(kVocab);
+    for (int i = 0; i < 400; ++i) {
+      l = logits;
+      TokenId id = sampler.Sample(l);
+      sampler.Accept(id);
+      drawn.insert(id);
+    }
+    EXPECT_EQ(drawn, c.kept) << "top_p " << c.top_p;
+  }
+}
+
 TEST(SamplerTest, RepetitionPenaltyDividesPositiveAndMultipliesNegativeLogits) {
   SamplingParams p = Params(0.0f);
   p.repetition_penalty = 2.0f;
