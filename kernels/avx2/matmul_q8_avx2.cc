@@ -135,6 +135,11 @@ struct Q8Kernel {
       if (T == 1 && kPrefetchBlocks<Packed> > 0) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
       }
+      if (T > 1) {
+        // Block b of the next G groups: with few tokens (batched decode) a tile is too short for
+        // the hardware prefetcher to hide the DRAM fetch of the next groups' weights.
+        for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+      }
       __m256i isum[G][T];
       BlockDots<G, T>(grp, x, b, isum);
       for (int i = 0; i < G; i++) {
