@@ -26,17 +26,19 @@ void BM_Sample(benchmark::State& state, SamplingParams params) {
   const std::vector<float> logits = ModelLikeLogits(vocab);
   std::vector<float> work = logits;
   Sampler sampler(params, vocab);
+  SampleLogprobs logprobs;
   for (auto _ : state) {
     // Sample() may rewrite logits in place (penalties; none here), so each call sees the same.
-    TokenId id = sampler.Sample(work);
+    TokenId id = sampler.Sample(work, params.logprobs > 0 ? &logprobs : nullptr);
     benchmark::DoNotOptimize(id);
     sampler.Accept(id);  // the next draw uses a new counter, as in decoding
   }
   state.SetItemsProcessed(state.iterations());
 }
 
-SamplingParams Params(float temperature, int top_k, float top_p) {
+SamplingParams Params(float temperature, int top_k, float top_p, int logprobs = 0) {
   SamplingParams p;
+  p.logprobs = logprobs;
   p.temperature = temperature;
   p.top_k = top_k;
   p.top_p = top_p;
@@ -69,6 +71,7 @@ BENCHMARK_CAPTURE(BM_Sample, t0_8, Params(0.8f, 0, 1.0f))->Arg(32000)->Arg(12825
 BENCHMARK_CAPTURE(BM_Sample, t0_8_top_p0_9, Params(0.8f, 0, 0.9f))->Arg(32000)->Arg(128256);
 BENCHMARK_CAPTURE(BM_Sample, t0_8_top_k40, Params(0.8f, 40, 1.0f))->Arg(32000)->Arg(128256);
 BENCHMARK_CAPTURE(BM_Sample, greedy, Params(0.0f, 0, 1.0f))->Arg(32000)->Arg(128256);
+BENCHMARK_CAPTURE(BM_Sample, greedy_logprobs5, Params(0.0f, 0, 1.0f, 5))->Arg(32000)->Arg(128256);
 
 }  // namespace
 }  // namespace smallmind::worker

@@ -83,8 +83,8 @@ Sampler::Sampler(const SamplingParams& params, int vocab_size)
   if (params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f) {
     gen_counts_.assign(vocab_size, 0);
   }
+  if (params.temperature > 0.0f || params.logprobs > 0) weights_.resize(vocab_size);
   if (params.temperature > 0.0f) {
-    weights_.resize(vocab_size);
     block_mass_.resize((vocab_size + kDrawBlock - 1) / kDrawBlock);
     if (params.top_k > 0 || params.top_p < 1.0f) candidates_.resize(vocab_size);
     if (params.top_p < 1.0f) bucket_mass_.resize(kMassBuckets);
@@ -308,12 +308,16 @@ void Sampler::KeepTopPWeights() {
 }
 
 void Sampler::FillLogprobs(std::span<const float> logits, TokenId chosen,
-                           SampleLogprobs* out) const {
-  float max_logit = kNegInf;
-  for (float l : logits) max_logit = l > max_logit ? l : max_logit;
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(l - max_logit);
-  const float log_z = max_logit + static_cast<float>(std::log(sum));
+                           SampleLogprobs* out) {
+  // log Z = max + log(sum exp(l - max)), the exponentials by the vector kernels (NaN logits have no
+  // mass), summed in double in the kernels' fixed order.
+  const int n_vocab = static_cast<int>(logits.size());
+  const float max_logit = vm_->max_value(logits.data(), n_vocab);
+  float log_z = max_logit;
+  if (max_logit > kNegInf && max_logit < kInf) {
+    vm_->exp_of_scaled(logits.data(), weights_.data(), n_vocab, max_logit, 1.0f);
+    log_z += static_cast<float>(std::log(vm_->sum_to_double(weights_.data(), n_vocab)));
+  }
 
   const int want = params_.logprobs;
   int n = 0;  // out->top[0, n) holds raw logits, best first, lowest id first on ties

@@ -85,7 +85,8 @@ class Sampler {
   int SelectTopK(std::span<const float> logits);
   int KeepTopPSorted(int n);
   void KeepTopPWeights();
-  void FillLogprobs(std::span<const float> logits, TokenId chosen, SampleLogprobs* out) const;
+  // Uses weights_ as scratch (the draw is over by then).
+  void FillLogprobs(std::span<const float> logits, TokenId chosen, SampleLogprobs* out);
 
   SamplingParams params_;
   int vocab_size_;
@@ -94,7 +95,8 @@ class Sampler {
   std::vector<TokenId> seen_ids_;  // [<= vocab] distinct prompt + generated ids, first-seen order
   std::vector<uint8_t> seen_;      // [vocab] 1 when the id is in seen_ids_; empty without penalties
   std::vector<int32_t> gen_counts_;    // [vocab] times generated; empty without presence/frequency
-  std::vector<float> weights_;         // [vocab] exp((logit - max) / t), 0 once dropped
+  // [vocab] exp((logit - max) / t), 0 once dropped; FillLogprobs' scratch after the draw
+  std::vector<float> weights_;
   std::vector<double> block_mass_;     // [ceil(vocab / 256)] sums of weights_ per draw block
   std::vector<Candidate> candidates_;  // [vocab] top-k / top-p scratch; empty without them
   std::vector<double> bucket_mass_;    // [kMassBuckets] top-p histogram; empty without top-p
