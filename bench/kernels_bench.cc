@@ -148,10 +148,11 @@ void BM_QuantizeQ8(benchmark::State& state, int n_tokens) {
   Rates(state, 5.0 * n_tokens * dim, 3.0 * n_tokens * dim);
 }
 
-// One token attending to `context` positions (decode), all 32 heads, over a paged cache.
-void BM_Attention(benchmark::State& state, Isa isa, int context) {
+// One token attending to `context` positions (decode), all heads, over a paged cache: bench-1B's
+// 32 query heads on 4 KV heads, or bench-110M's 12 heads with their own KV heads.
+void BM_Attention(benchmark::State& state, Isa isa, int context, int heads, int kv_heads) {
   const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
-  const int heads = 32, kv_heads = 4, head_dim = 64, kv_dim = kv_heads * head_dim, block = 16;
+  const int head_dim = 64, kv_dim = kv_heads * head_dim, block = 16;
   const int blocks = (context + block - 1) / block;
   const std::vector<float> cache = testing::RandomFloats(size_t(blocks) * 2 * block * kv_dim, 1);
   std::vector<int32_t> table(static_cast<size_t>(blocks));
@@ -187,7 +188,10 @@ void RegisterOthers() {
                                    BM_Softmax, isa, len);
       benchmark::RegisterBenchmark(
           ("BM_Attention" + p + "/32x64/context:" + std::to_string(len)).c_str(), BM_Attention, isa,
-          len);
+          len, 32, 4);
+      benchmark::RegisterBenchmark(
+          ("BM_Attention" + p + "/12x64-mha/context:" + std::to_string(len)).c_str(), BM_Attention,
+          isa, len, 12, 12);
     }
   }
   for (int n : {1, 128}) {

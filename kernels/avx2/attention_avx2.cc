@@ -80,11 +80,57 @@ void Scores(const KvView& kv, int kv_offset, const float* q_in, int head_dim, in
   });
 }
 
+// The dots of one query head q with the kN K rows k, k + row_stride, ... (kN <= 8): lane j of the
+// result = Fold of position j's 8-lane FMA chain over head_dim, divided by scale.
+template <int kN>
+inline __m256 ChunkDots(const float* q, const float* k, int64_t row_stride, int full, int tail,
+                        __m256 scale8) {
+  __m256 acc[8];
+  for (int j = 0; j < 8; j++) acc[j] = _mm256_setzero_ps();
+  for (int i = 0; i < full; i += 8) {
+    const __m256 q8 = _mm256_loadu_ps(q + i);
+    for (int j = 0; j < kN; j++) {
+      acc[j] = _mm256_fmadd_ps(q8, _mm256_loadu_ps(k + j * row_stride + i), acc[j]);
+    }
+  }
+  if (tail > 0) {
+    const __m256 q8 = LoadTail(q + full, tail);
+    for (int j = 0; j < kN; j++) {
+      acc[j] = _mm256_fmadd_ps(q8, LoadTail(k + j * row_stride + full, tail), acc[j]);
+    }
+  }
+  return _mm256_div_ps(FoldEight(acc), scale8);
+}
+
+// Scores<1> eight positions at a time: one query head (no KV sharing) would otherwise run one
+// 8-lane FMA chain per position, latency-bound. Each position's dot is still the same FMA sequence
+// over head_dim and the same Fold, so the bits equal Scores<1>'s.
+void ScoresOneHead(const KvView& kv, int kv_offset, const float* q, int head_dim, int last,
+                   float scale, float* scores) {
+  const int full = head_dim & ~7;
+  const int tail = head_dim - full;
+  const __m256 scale8 = _mm256_set1_ps(scale);
+  const float* base = kv.k + kv_offset;
+  for (int p0 = 0; p0 <= last; p0 += kv.block_size) {
+    const float* block = base + kv.block_table[p0 / kv.block_size] * kv.block_stride;
+    const int end = std::min(p0 + kv.block_size - 1, last);
+    int p = p0;
+    for (; p + 7 <= end; p += 8) {
+      const float* k = block + (p - p0) * kv.row_stride;
+      _mm256_storeu_ps(scores + p, ChunkDots<8>(q, k, kv.row_stride, full, tail, scale8));
+    }
+    for (; p <= end; p++) {
+      const float* k = block + (p - p0) * kv.row_stride;
+      scores[p] = _mm256_cvtss_f32(ChunkDots<1>(q, k, kv.row_stride, full, tail, scale8));
+    }
+  }
+}
+
 void ScoresOfHeads(int n_q, const KvView& kv, int kv_offset, const float* q, int head_dim, int last,
                    float scale, float* scores, int64_t stride) {
   switch (n_q) {
     case 1:
-      return Scores<1>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+      return ScoresOneHead(kv, kv_offset, q, head_dim, last, scale, scores);
     case 2:
       return Scores<2>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
     case 3:

@@ -134,5 +134,42 @@ TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
   }
 }
 
+// A head scored alone (a range of one row: the one-head path, 8 positions at a time) gets the bits
+// it gets scored in a pass with the other heads of its KV head, whatever the block size.
+TEST_F(Avx2OpsTest, AttentionRowHasTheSameBitsAloneOrInAPass) {
+  for (int block_size : {5, 16}) {
+    for (int head_dim : {12, 64, 128}) {
+      const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
+      const int n_blocks = 8, start_pos = 37, n_tokens = 3;
+      std::vector<float> storage =
+          RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim + block_size);
+      std::vector<int32_t> table(n_blocks);
+      for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
+      const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
+      std::vector<float> pass(q.size(), NAN), alone(q.size(), NAN);
+      std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
+      AttentionArgs a;
+      a.q = q.data();
+      a.scores = scores.data();
+      a.n_tokens = n_tokens;
+      a.start_pos = start_pos;
+      a.n_heads = n_heads;
+      a.n_kv_heads = n_kv_heads;
+      a.head_dim = head_dim;
+      a.kv.k = storage.data();
+      a.kv.v = storage.data() + block_size * kv_dim;
+      a.kv.block_table = table;
+      a.kv.block_size = block_size;
+      a.kv.block_stride = 2 * block_size * kv_dim;
+      a.kv.row_stride = kv_dim;
+      a.out = pass.data();
+      avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+      a.out = alone.data();
+      for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
+      EXPECT_EQ(alone, pass) << "block_size " << block_size << " head_dim " << head_dim;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace smallmind::kernels
