@@ -100,6 +100,29 @@ TEST_F(Avx2OpsTest, RopeIsBitwiseTheReferenceInBothLayouts) {
   }
 }
 
+// AttentionArgs over a paged cache: `storage` holds n_blocks blocks of [K rows, V rows] of
+// block_size positions each; every pointer must outlive the args.
+AttentionArgs PagedArgs(const std::vector<float>& storage, const std::vector<int32_t>& table,
+                        const std::vector<float>& q, std::vector<float>* scores, int block_size,
+                        int n_heads, int n_kv_heads, int head_dim, int start_pos, int n_tokens) {
+  const int kv_dim = n_kv_heads * head_dim;
+  AttentionArgs a;
+  a.q = q.data();
+  a.scores = scores->data();
+  a.n_tokens = n_tokens;
+  a.start_pos = start_pos;
+  a.n_heads = n_heads;
+  a.n_kv_heads = n_kv_heads;
+  a.head_dim = head_dim;
+  a.kv.k = storage.data();
+  a.kv.v = storage.data() + block_size * kv_dim;
+  a.kv.block_table = table;
+  a.kv.block_size = block_size;
+  a.kv.block_stride = 2 * block_size * kv_dim;
+  a.kv.row_stride = kv_dim;
+  return a;
+}
+
 // Attention over a paged cache with a scrambled block table, GQA, several head sizes.
 TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
   std::mt19937 rng(5);
@@ -109,23 +132,11 @@ TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
     std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
     std::vector<int32_t> table(n_blocks);
     for (int b = 0; b < n_blocks; b++) table[b] = (b * 7 + 3) % n_blocks;
-    AttentionArgs a;
     const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, rng(), -2, 2);
     std::vector<float> got(q.size(), NAN), want(q.size(), NAN);
     std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
-    a.q = q.data();
-    a.scores = scores.data();
-    a.n_tokens = n_tokens;
-    a.start_pos = start_pos;
-    a.n_heads = n_heads;
-    a.n_kv_heads = n_kv_heads;
-    a.head_dim = head_dim;
-    a.kv.k = storage.data();
-    a.kv.v = storage.data() + block_size * kv_dim;
-    a.kv.block_table = table;
-    a.kv.block_size = block_size;
-    a.kv.block_stride = 2 * block_size * kv_dim;
-    a.kv.row_stride = kv_dim;
+    AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
+                                head_dim, start_pos, n_tokens);
     a.out = got.data();
     avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
     a.out = want.data();
@@ -148,20 +159,8 @@ TEST_F(Avx2OpsTest, AttentionRowHasTheSameBitsAloneOrInAPass) {
       const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
       std::vector<float> pass(q.size(), NAN), alone(q.size(), NAN);
       std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
-      AttentionArgs a;
-      a.q = q.data();
-      a.scores = scores.data();
-      a.n_tokens = n_tokens;
-      a.start_pos = start_pos;
-      a.n_heads = n_heads;
-      a.n_kv_heads = n_kv_heads;
-      a.head_dim = head_dim;
-      a.kv.k = storage.data();
-      a.kv.v = storage.data() + block_size * kv_dim;
-      a.kv.block_table = table;
-      a.kv.block_size = block_size;
-      a.kv.block_stride = 2 * block_size * kv_dim;
-      a.kv.row_stride = kv_dim;
+      AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
+                                  head_dim, start_pos, n_tokens);
       a.out = pass.data();
       avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
       a.out = alone.data();

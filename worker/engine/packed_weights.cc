@@ -4,22 +4,12 @@
 #include <functional>
 #include <new>
 
-#include "kernels/dtype.h"
 #include "shared/check.h"
 
 namespace smallmind::worker {
 namespace {
 
 size_t Align64(size_t n) { return (n + 63) / 64 * 64; }
-
-// The matrices a forward pass multiplies by, each once (a tied classifier is the embedding).
-std::vector<const TensorView*> Matrices(const Weights& w) {
-  std::vector<const TensorView*> m = {&w.classifier};
-  for (const LayerWeights& l : w.layers) {
-    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) m.push_back(t);
-  }
-  return m;
-}
 
 // Orders keys by address and then by function address (std::less gives a total order on pointers).
 bool KeyLess(const std::pair<std::tuple<const void*, kernels::PackFn>, const void*>& a,
@@ -57,7 +47,7 @@ PackedWeights::PackedWeights(const Weights& w,
   };
   std::vector<Todo> todo;
   for (const kernels::KernelTable* table : tables) {
-    for (const TensorView* t : Matrices(w)) {
+    for (const TensorView* t : MatricesOf(w)) {
       const kernels::MatmulOp* op = table->MatmulFor(t->type);
       if (op == nullptr || op->pack == nullptr) continue;
       const bool seen = std::any_of(todo.begin(), todo.end(), [&](const Todo& e) {
@@ -79,12 +69,7 @@ PackedWeights::PackedWeights(const Weights& w,
     // resident twice at any time.
     const bool last = std::none_of(todo.begin() + static_cast<std::ptrdiff_t>(i) + 1, todo.end(),
                                    [&](const Todo& later) { return later.t->data == e.t->data; });
-    if (last && OnlyReadPacked(w, *e.t, tables)) {
-      const size_t bytes =
-          kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(e.t->type)), e.t->cols) *
-          static_cast<size_t>(e.t->rows);
-      w.storage.DropPages(e.t->data, bytes);
-    }
+    if (last && OnlyReadPacked(w, *e.t, tables)) w.storage.DropPages(e.t->data, e.t->bytes());
   }
   std::sort(index_.begin(), index_.end(), KeyLess);
 }

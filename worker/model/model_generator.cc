@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -260,24 +261,31 @@ ModelConfig GeneratorConfig(const GeneratorOptions& o) {
   return c;
 }
 
-shared::Result<GgufBuildSummary> WriteGeneratedModel(const GeneratorOptions& o,
-                                                     const std::string& path) {
+namespace {
+
+// The whole generated model in a builder, ready to write (tensors are produced while writing).
+shared::Result<std::unique_ptr<LlamaGgufBuilder>> GeneratedBuilder(const GeneratorOptions& o) {
   SM_RETURN_IF_ERROR(ValidateGeneratorOptions(o));
   SM_ASSIGN_OR_RETURN(SpmVocab vocab, MakeSyntheticSpmVocab(o.vocab_size));
-  LlamaGgufBuilder builder(GeneratorConfig(o), o.name, o.weight_type, LlamaFileTypeOf(o));
-  builder.AddSpmVocab(vocab);
-  AddTensors(o, &builder);
-  return builder.WriteFile(path);
+  auto builder = std::make_unique<LlamaGgufBuilder>(GeneratorConfig(o), o.name, o.weight_type,
+                                                    LlamaFileTypeOf(o));
+  builder->AddSpmVocab(vocab);
+  AddTensors(o, builder.get());
+  return builder;
+}
+
+}  // namespace
+
+shared::Result<GgufBuildSummary> WriteGeneratedModel(const GeneratorOptions& o,
+                                                     const std::string& path) {
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<LlamaGgufBuilder> builder, GeneratedBuilder(o));
+  return builder->WriteFile(path);
 }
 
 shared::Result<std::vector<uint8_t>> GenerateModelBuffer(const GeneratorOptions& o,
                                                          GgufBuildSummary* summary) {
-  SM_RETURN_IF_ERROR(ValidateGeneratorOptions(o));
-  SM_ASSIGN_OR_RETURN(SpmVocab vocab, MakeSyntheticSpmVocab(o.vocab_size));
-  LlamaGgufBuilder builder(GeneratorConfig(o), o.name, o.weight_type, LlamaFileTypeOf(o));
-  builder.AddSpmVocab(vocab);
-  AddTensors(o, &builder);
-  return builder.WriteBuffer(summary);
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<LlamaGgufBuilder> builder, GeneratedBuilder(o));
+  return builder->WriteBuffer(summary);
 }
 
 }  // namespace smallmind::worker

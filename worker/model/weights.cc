@@ -143,16 +143,17 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
   return CheckShape(w.classifier, "classifier", c.vocab_size, c.dim);
 }
 
+std::vector<const TensorView*> MatricesOf(const Weights& w) {
+  std::vector<const TensorView*> m = {&w.classifier};
+  for (const LayerWeights& l : w.layers) {
+    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) m.push_back(t);
+  }
+  return m;
+}
+
 uint64_t MatrixBytesPerToken(const Weights& w) {
   uint64_t total = 0;
-  auto add = [&](const TensorView& t) {
-    total += kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(t.type)), t.cols) *
-             static_cast<uint64_t>(t.rows);
-  };
-  add(w.classifier);
-  for (const LayerWeights& l : w.layers) {
-    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) add(*t);
-  }
+  for (const TensorView* t : MatricesOf(w)) total += t->bytes();
   return total;
 }
 

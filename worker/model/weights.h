@@ -58,6 +58,11 @@ struct TensorView {
   int64_t cols = 0;
 
   bool present() const { return data != nullptr; }
+  // Bytes of the whole tensor in its stored layout.
+  size_t bytes() const {
+    return kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(type)), cols) *
+           static_cast<size_t>(rows);
+  }
   const float* f32() const {
     SM_CHECK(type == kernels::DType::kF32) << "tensor is not F32";
     return static_cast<const float*>(data);
@@ -93,8 +98,12 @@ struct LlamaModel {
   Weights weights;
 };
 
-// Bytes of every matrix one token multiplies by (the layers' and the classifier's): what a decode
-// step reads from memory, for bandwidth figures.
+// The matrices a forward pass multiplies each token by: the classifier, then each layer's wq, wk,
+// wv, wo, w1, w2, w3 (a tied classifier is the token embedding).
+std::vector<const TensorView*> MatricesOf(const Weights& weights);
+
+// Bytes of every matrix one token multiplies by: what a decode step reads from memory, for
+// bandwidth figures.
 uint64_t MatrixBytesPerToken(const Weights& weights);
 
 // Checks every required tensor of `weights` is present with the shape `config` implies (and

@@ -41,12 +41,18 @@ EngineOptions RefOptions() {
   return o;
 }
 
+// A small random model whose matrices and token embedding are all of `type`.
+testing::RandomModelSpec SpecOfType(DType type) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  spec.matrix_type = type;
+  spec.embedding_type = type;
+  return spec;
+}
+
 TEST(EngineWeightsTest, QuantizedModelGivesTheLogitsOfItsDequantizedCopyOnTheReferencePath) {
   for (DType type : kernels::kWeightTypes) {
-    testing::RandomModelSpec spec;
-    spec.config = testing::SmallConfig();
-    spec.matrix_type = type;
-    spec.embedding_type = type;
+    const testing::RandomModelSpec spec = SpecOfType(type);
     const LlamaModel quantized = testing::MakeRandomModel(spec);
     const LlamaModel dequantized = testing::DequantizedCopy(quantized);
     const std::vector<float> want =
@@ -93,10 +99,7 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
 // Q6_K), which bounds the difference by that quantization error rather than by rounding.
 TEST(EngineWeightsTest, FastPathsStayCloseToTheReferenceOnQuantizedModels) {
   for (DType type : kernels::kWeightTypes) {
-    testing::RandomModelSpec spec;
-    spec.config = testing::SmallConfig();
-    spec.matrix_type = type;
-    spec.embedding_type = type;
+    const testing::RandomModelSpec spec = SpecOfType(type);
     const LlamaModel m = testing::MakeRandomModel(spec);
     EngineOptions fast = RefOptions();
     fast.isa = kernels::Isa::kBest;
