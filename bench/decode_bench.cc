@@ -6,7 +6,8 @@
 // cache) against 50 cached decode steps. tg64x8 decodes 8 sequences in lockstep (one step holds
 // one token of each, as continuous batching runs 8 streams) and reports their aggregate tok/s.
 //
-//   decode_bench [--model=PATH.gguf|PATH.bin] [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
+//   decode_bench [--model=PATH.gguf|PATH.bin]
+//                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
 //                [--threads=1,2] [--paths=det,par] [--recompute] [benchmark flags]
 // With no model flag it runs builtin:tiny. Presets are generated once with the model generator
 // into $TMPDIR (or /tmp) and reused.
@@ -128,7 +129,8 @@ void BM_Decode(benchmark::State& state, Setup s, Engines* engines) {
 // kBatch sequences decoding kGenerated tokens each, one token of every sequence per step.
 void BM_DecodeBatch(benchmark::State& state, Setup s, Engines* engines) {
   Engine& e = engines->For(s.threads);
-  const std::vector<TokenId> tokens = Prompt(kGenerated + kBatch, s.model->llama->config.vocab_size);
+  const std::vector<TokenId> tokens =
+      Prompt(kGenerated + kBatch, s.model->llama->config.vocab_size);
   std::vector<std::vector<int32_t>> tables;
   for (int q = 0; q < kBatch; q++) tables.push_back(Table(q));
   StepPlan plan;

@@ -24,8 +24,8 @@ struct LoadBenchReport {
   std::string first_error;
   double wall_s = 0;
   uint64_t completion_tokens = 0;
-  double tokens_per_s = 0;         // completion tokens / wall time, all streams together
-  double mean_stream_tok_s = 0;    // mean over requests of their own decode rate
+  double tokens_per_s = 0;       // completion tokens / wall time, all streams together
+  double mean_stream_tok_s = 0;  // mean over requests of their own decode rate
   double ttft_ms_p50 = 0, ttft_ms_p90 = 0, ttft_ms_p99 = 0;
   double itl_ms_p50 = 0, itl_ms_p90 = 0, itl_ms_p99 = 0;
 };

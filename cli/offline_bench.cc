@@ -62,7 +62,8 @@ Row Measure(Engine& engine, kernels::ExecMode mode, int vocab, const std::vector
     double pp = Step(engine, mode, all.first(kPrompt), 0, table);
     row.pp_tok_s = std::max(row.pp_tok_s, kPrompt / pp);
     double tg = 0;
-    for (int pos = 0; pos < kGenerated; ++pos) tg += Step(engine, mode, all.subspan(pos, 1), pos, table);
+    for (int pos = 0; pos < kGenerated; ++pos)
+      tg += Step(engine, mode, all.subspan(pos, 1), pos, table);
     row.tg_tok_s = std::max(row.tg_tok_s, kGenerated / tg);
     if (!o.recompute) continue;
     Step(engine, mode, all.first(kPrompt), 0, table);
@@ -88,9 +89,9 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
   SM_ASSIGN_OR_RETURN(std::unique_ptr<worker::LoadedModel> model, worker::LoadModel(spec));
   const worker::ModelConfig& c = model->llama.config;
   if (c.context_length < kPrompt + kRecomputed) {
-    return shared::InvalidArgument("the model's context (" + std::to_string(c.context_length) +
-                                   ") is shorter than the " +
-                                   std::to_string(kPrompt + kRecomputed) + " positions the bench uses");
+    return shared::InvalidArgument(
+        "the model's context (" + std::to_string(c.context_length) + ") is shorter than the " +
+        std::to_string(kPrompt + kRecomputed) + " positions the bench uses");
   }
   const std::vector<int> allowed = shared::AllowedCpus();
   std::printf("model %s (%s, %s), prompt %d, generated %d, best of %d\n", o.model.c_str(),
@@ -105,8 +106,10 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
     std::printf(" %d: %.1f GB/s", threads, bandwidth.back() / 1e9);
   }
   std::printf("\n");
-  std::printf("| path | threads | pp%d tok/s | tg%d tok/s | tg %% of read bw | cached %d tok/s | recompute %d tok/s | cache gain |\n",
-              kPrompt, kGenerated, kRecomputed, kRecomputed);
+  std::printf(
+      "| path | threads | pp%d tok/s | tg%d tok/s | tg %% of read bw | cached %d tok/s | recompute "
+      "%d tok/s | cache gain |\n",
+      kPrompt, kGenerated, kRecomputed, kRecomputed);
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (size_t ti = 0; ti < o.threads.size(); ++ti) {
     const int threads = o.threads[ti];

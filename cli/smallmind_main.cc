@@ -161,7 +161,8 @@ class Client {
 };
 
 Result<smallmind::v1::GenerateRequest> BuildGenerateRequest(const Args& args) {
-  if (args.positional.size() != 1) return InvalidArgument(args.command + " takes exactly one prompt");
+  if (args.positional.size() != 1)
+    return InvalidArgument(args.command + " takes exactly one prompt");
   smallmind::v1::GenerateRequest request;
   request.set_prompt(args.positional[0]);
   auto* sampling = request.mutable_sampling();
@@ -303,8 +304,8 @@ Result<int> Health(const Args& args) {
   std::mutex mu;
   std::condition_variable cv;
   std::optional<grpc::Status> status;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                 &response, [&](grpc::Status s) {
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) {
                    std::lock_guard<std::mutex> lock(mu);
                    status = std::move(s);
                    cv.notify_all();
@@ -390,7 +391,8 @@ Result<int> Bench(const Args& args) {
     options.api_key = env;
   }
   Client client(args);
-  const smallmind::cli::LoadBenchReport report = smallmind::cli::RunLoadBench(client.stub(), options);
+  const smallmind::cli::LoadBenchReport report =
+      smallmind::cli::RunLoadBench(client.stub(), options);
   std::fputs(smallmind::cli::FormatLoadBenchReport(options, report).c_str(), stdout);
   return report.failed == 0 ? 0 : 1;
 }

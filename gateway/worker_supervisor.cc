@@ -57,11 +57,10 @@ std::vector<std::string> WorkerArgv(const WorkerLaunch& launch) {
   if (!launch.tokenizer.empty()) {
     argv.insert(argv.end(), {"--tokenizer", launch.tokenizer});
   }
-  argv.insert(
-      argv.end(),
-      {"--listen", "unix:" + launch.socket_path, "--worker-id", std::to_string(launch.worker_id),
-       "--cpus", shared::FormatCpuList(launch.cpus), "--threads", std::to_string(launch.threads),
-       "--exit-with-parent"});
+  argv.insert(argv.end(),
+              {"--listen", "unix:" + launch.socket_path, "--worker-id",
+               std::to_string(launch.worker_id), "--cpus", shared::FormatCpuList(launch.cpus),
+               "--threads", std::to_string(launch.threads), "--exit-with-parent"});
   return argv;
 }
 

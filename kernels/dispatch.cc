@@ -9,14 +9,10 @@ namespace smallmind::kernels {
 
 const char* IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kBest:
-      return "best";
-    case Isa::kRef:
-      return "ref";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx512:
-      return "avx512";
+    case Isa::kBest: return "best";
+    case Isa::kRef: return "ref";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
   }
   return "?";
 }
@@ -24,8 +20,7 @@ const char* IsaName(Isa isa) {
 bool CpuSupports(Isa isa) {
   switch (isa) {
     case Isa::kBest:
-    case Isa::kRef:
-      return true;
+    case Isa::kRef: return true;
     case Isa::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("f16c");
@@ -47,12 +42,10 @@ KernelTable SelectKernels(Isa isa, ExecMode mode) {
     std::abort();
   }
   switch (isa) {
-    case Isa::kAvx2:
-      return avx2::Avx2KernelTable(mode);
+    case Isa::kAvx2: return avx2::Avx2KernelTable(mode);
     case Isa::kAvx512:  // no AVX-512 kernels yet; the AVX2 ones run on any AVX-512 CPU
       return avx2::Avx2KernelTable(mode);
-    default:
-      return RefKernelTable();
+    default: return RefKernelTable();
   }
 }
 

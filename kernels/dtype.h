@@ -1,5 +1,5 @@
-// DType: the tensor element types smallmind reads, numbered as in GGUF (ggml_type), with their block
-// sizes. Plain constants; thread-safe.
+// DType: the tensor element types smallmind reads, numbered as in GGUF (ggml_type), with their
+// block sizes. Plain constants; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -19,9 +19,9 @@ enum class DType : uint32_t {
 };
 
 struct DTypeTraits {
-  const char* name;       // "F32", "Q8_0", ...
-  int block_elems;        // elements per block (1 for plain floats)
-  size_t block_bytes;     // bytes per block
+  const char* name;    // "F32", "Q8_0", ...
+  int block_elems;     // elements per block (1 for plain floats)
+  size_t block_bytes;  // bytes per block
 };
 
 // Returns nullptr for a type smallmind does not support.

@@ -1,6 +1,7 @@
-// KernelTable: one function pointer per CPU op (a matmul per weight type), filled by dispatch.cc for
-// one ISA and ExecMode; the engine calls ops only through it, each on an explicit RowRange. Tables
-// are immutable plain data; kernels never allocate and are thread-safe on disjoint output rows.
+// KernelTable: one function pointer per CPU op (a matmul per weight type), filled by dispatch.cc
+// for one ISA and ExecMode; the engine calls ops only through it, each on an explicit RowRange.
+// Tables are immutable plain data; kernels never allocate and are thread-safe on disjoint output
+// rows.
 #pragma once
 
 #include <cstddef>

@@ -27,8 +27,8 @@ struct CheckVoidify {
 
 }  // namespace smallmind::shared
 
-#define SM_CHECK(cond)                  \
-  (cond) ? (void)0                      \
+#define SM_CHECK(cond)                           \
+  (cond) ? (void)0                               \
          : ::smallmind::shared::CheckVoidify() & \
                ::smallmind::shared::CheckFailure(__FILE__, __LINE__, #cond)
 

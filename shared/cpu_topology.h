@@ -1,5 +1,5 @@
-// CPU sets and NUMA placement: parse "0-3,6", list online CPUs, pin the calling thread, find the NUMA
-// node of a CPU set (libnuma when present; one node otherwise). Free functions; thread-safe.
+// CPU sets and NUMA placement: parse "0-3,6", list online CPUs, pin the calling thread, find the
+// NUMA node of a CPU set (libnuma when present; one node otherwise). Free functions; thread-safe.
 #pragma once
 
 #include <string>

@@ -61,8 +61,8 @@ double MeasureReadBandwidth(int threads, size_t bytes, int passes) {
   // Each thread's share: a multiple of 16 words, so every share stays 32-byte aligned.
   const size_t share = bytes / sizeof(uint64_t) / static_cast<size_t>(threads) / 16 * 16;
   const size_t words = share * static_cast<size_t>(threads);
-  std::unique_ptr<uint64_t, FreeAligned> buffer(
-      static_cast<uint64_t*>(std::aligned_alloc(4096, (words * sizeof(uint64_t) + 4095) / 4096 * 4096)));
+  std::unique_ptr<uint64_t, FreeAligned> buffer(static_cast<uint64_t*>(
+      std::aligned_alloc(4096, (words * sizeof(uint64_t) + 4095) / 4096 * 4096)));
   std::memset(buffer.get(), 1, words * sizeof(uint64_t));  // fault the pages in before timing
   std::vector<uint64_t> sums(static_cast<size_t>(threads));
   double best = 0;

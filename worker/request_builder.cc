@@ -42,8 +42,9 @@ SamplingParams ToSamplingParams(const v1::SamplingOptions& s, uint32_t logprobs)
   p.repetition_penalty = s.has_repetition_penalty() ? s.repetition_penalty() : 1.0f;
   p.presence_penalty = s.presence_penalty();
   p.frequency_penalty = s.frequency_penalty();
-  p.seed = s.has_seed() ? s.seed() : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
-                                         std::random_device{}();
+  p.seed = s.has_seed()
+               ? s.seed()
+               : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   p.logprobs = static_cast<int>(logprobs);
   return p;
 }
@@ -60,17 +61,17 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   const int n_prompt = static_cast<int>(out.prompt.size());
   if (n_prompt >= context) {
     return shared::InvalidArgument("the prompt has " + std::to_string(n_prompt) +
-                                   " tokens but the model's context is " +
-                                   std::to_string(context) + "; at most " +
-                                   std::to_string(context - 1) +
+                                   " tokens but the model's context is " + std::to_string(context) +
+                                   "; at most " + std::to_string(context - 1) +
                                    " prompt tokens leave room for a new one");
   }
   out.sampling = ToSamplingParams(req.sampling(), req.logprobs());
 
   const Tokenizer& tok = *model.tokenizer;
-  int requested = req.stopping().max_new_tokens() > 0
-                      ? static_cast<int>(std::min<uint32_t>(req.stopping().max_new_tokens(), 1u << 30))
-                      : kDefaultMaxNewTokens;
+  int requested =
+      req.stopping().max_new_tokens() > 0
+          ? static_cast<int>(std::min<uint32_t>(req.stopping().max_new_tokens(), 1u << 30))
+          : kDefaultMaxNewTokens;
   out.stopping.max_new_tokens = std::min(requested, context - n_prompt);
   out.stopping.stop.assign(req.stopping().stop().begin(), req.stopping().stop().end());
   out.stopping.ignore_eos = req.stopping().ignore_eos();

@@ -20,8 +20,8 @@ namespace smallmind::worker {
 class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
                             public SequenceSink {
  public:
-  SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model,
-                CommandQueue* commands, uint64_t sequence_id);
+  SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model, CommandQueue* commands,
+                uint64_t sequence_id);
 
   // SequenceSink (scheduler thread).
   void OnTokens(const TokenEvent& event) override;

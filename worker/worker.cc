@@ -27,10 +27,10 @@ shared::Status Worker::PlanKv() {
   }
   // One sequence must always fit alone, so preemption can always make progress.
   if (blocks < context_blocks) {
-    return shared::InvalidArgument(
-        "the KV pool holds " + std::to_string(blocks) + " blocks of " + std::to_string(bs) +
-        " tokens, fewer than one full context of " + std::to_string(c.context_length) +
-        " tokens; raise --kv-memory-mb or --kv-blocks");
+    return shared::InvalidArgument("the KV pool holds " + std::to_string(blocks) + " blocks of " +
+                                   std::to_string(bs) + " tokens, fewer than one full context of " +
+                                   std::to_string(c.context_length) +
+                                   " tokens; raise --kv-memory-mb or --kv-blocks");
   }
   kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs);
   block_pool_ = std::make_unique<BlockPool>(static_cast<int>(blocks));
@@ -47,9 +47,9 @@ shared::Status Worker::Start() {
   }
   SM_ASSIGN_OR_RETURN(model_, LoadModel(config_.model));
   const ModelConfig& c = model_->llama.config;
-  spdlog::info("model {}: {} dim={} layers={} heads={}/{} vocab={} context={} ({})",
-               model_->source, c.architecture, c.dim, c.n_layers, c.n_heads, c.n_kv_heads,
-               c.vocab_size, c.context_length, model_->quantization);
+  spdlog::info("model {}: {} dim={} layers={} heads={}/{} vocab={} context={} ({})", model_->source,
+               c.architecture, c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
+               c.context_length, model_->quantization);
   SM_RETURN_IF_ERROR(PlanKv());
   EngineOptions engine_options;
   engine_options.max_step_tokens = config_.scheduler.max_step_tokens;
@@ -58,8 +58,8 @@ shared::Status Worker::Start() {
       config_.threads > 0 ? config_.threads : std::max<int>(1, static_cast<int>(cpus_.size()));
   engine_options.cpus = cpus_;
   engine_ = std::make_unique<Engine>(c, model_->llama.weights, kv_pool_.get(), engine_options);
-  scheduler_ = std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(),
-                                           config_.kv.block_size);
+  scheduler_ =
+      std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(), config_.kv.block_size);
   loop_ = std::make_unique<EngineLoop>(scheduler_.get(), engine_.get(), &commands_, &stats_);
   scheduler_->PublishStats(&stats_);
   scheduler_thread_ = std::thread([this] { SchedulerThreadMain(); });

@@ -1,6 +1,6 @@
-// Worker: everything one worker process runs, built from a WorkerConfig: the model, the KV pool, the
-// engine, the scheduler thread and the worker.proto server. main() builds exactly one; tests may
-// build several in one process. Start/Shutdown from one controlling thread; not thread-safe.
+// Worker: everything one worker process runs, built from a WorkerConfig: the model, the KV pool,
+// the engine, the scheduler thread and the worker.proto server. main() builds exactly one; tests
+// may build several in one process. Start/Shutdown from one controlling thread; not thread-safe.
 #pragma once
 
 #include <memory>

@@ -10,13 +10,15 @@ shared::Status WorkerConfig::Validate() const {
   if (model.model.empty()) return shared::InvalidArgument("--model must not be empty");
   if (listen.empty()) return shared::InvalidArgument("--listen must be unix:/path or host:port");
   if (!cpus.empty()) SM_RETURN_IF_ERROR(shared::ParseCpuList(cpus).status());
-  if (threads < 0 || threads > 1024) return shared::InvalidArgument("--threads must be in [0, 1024]");
+  if (threads < 0 || threads > 1024)
+    return shared::InvalidArgument("--threads must be in [0, 1024]");
   if (kv.block_size < 1 || kv.block_size > 1024) {
     return shared::InvalidArgument("--kv-block-size must be in [1, 1024]");
   }
   if (kv.num_blocks < 0) return shared::InvalidArgument("--kv-blocks must be >= 0");
   if (kv.memory_mb < 1) return shared::InvalidArgument("--kv-memory-mb must be >= 1");
-  if (scheduler.max_step_tokens < 1) return shared::InvalidArgument("--max-step-tokens must be >= 1");
+  if (scheduler.max_step_tokens < 1)
+    return shared::InvalidArgument("--max-step-tokens must be >= 1");
   if (scheduler.max_seqs < 1 || scheduler.max_seqs > 4096) {
     return shared::InvalidArgument("--max-seqs must be in [1, 4096]");
   }

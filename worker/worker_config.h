@@ -19,9 +19,9 @@ struct WorkerConfig {
   std::string log_level = "info";
   bool exit_with_parent = false;  // SIGTERM when the parent dies (set by the gateway supervisor)
   struct Kv {
-    int block_size = 16;    // tokens per KV block
-    int num_blocks = 0;     // 0 = derive from memory_mb
-    int memory_mb = 1024;   // KV pool budget when num_blocks = 0
+    int block_size = 16;   // tokens per KV block
+    int num_blocks = 0;    // 0 = derive from memory_mb
+    int memory_mb = 1024;  // KV pool budget when num_blocks = 0
   } kv;
   SchedulerOptions scheduler;
 

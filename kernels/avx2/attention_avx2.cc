@@ -129,22 +129,14 @@ void ScoresOneHead(const KvView& kv, int kv_offset, const float* q, int head_dim
 void ScoresOfHeads(int n_q, const KvView& kv, int kv_offset, const float* q, int head_dim, int last,
                    float scale, float* scores, int64_t stride) {
   switch (n_q) {
-    case 1:
-      return ScoresOneHead(kv, kv_offset, q, head_dim, last, scale, scores);
-    case 2:
-      return Scores<2>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
-    case 3:
-      return Scores<3>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
-    case 4:
-      return Scores<4>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
-    case 5:
-      return Scores<5>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
-    case 6:
-      return Scores<6>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
-    case 7:
-      return Scores<7>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
-    default:
-      return Scores<8>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+    case 1: return ScoresOneHead(kv, kv_offset, q, head_dim, last, scale, scores);
+    case 2: return Scores<2>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+    case 3: return Scores<3>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+    case 4: return Scores<4>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+    case 5: return Scores<5>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+    case 6: return Scores<6>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+    case 7: return Scores<7>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
+    default: return Scores<8>(kv, kv_offset, q, head_dim, last, scale, scores, stride);
   }
 }
 

@@ -112,8 +112,8 @@ inline void SuperBlock(const Q4_Kx8& blk, const XRow* x, int sb, __m256* acc) {
 // Q4_KScales' sc[half] / mins[half], bitwise).
 inline void Q4_KScale(const Q4_Kx8& blk, int p, int half, __m256i* sc, __m256* min) {
   const __m256i a = Bytes(blk.scales[2 * p + half]), lo = Bytes(blk.mins[p]);
-  const __m256i m_lo = half == 0 ? _mm256_and_si256(lo, _mm256_set1_epi32(15))
-                                 : _mm256_srli_epi32(lo, 4);
+  const __m256i m_lo =
+      half == 0 ? _mm256_and_si256(lo, _mm256_set1_epi32(15)) : _mm256_srli_epi32(lo, 4);
   *sc = Pair16(_mm256_and_si256(a, _mm256_set1_epi32(63)));
   const __m256i m = _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(a, 6), 4), m_lo);
   *min = _mm256_mul_ps(LoadHalves(blk.dmin), _mm256_cvtepi32_ps(m));
@@ -352,7 +352,7 @@ struct KQuantKernel {
   template <int G, int T>
   static void Tile(const Packed* const* grp, int n_super, const XRow* x, __m256 (*acc)[T]) {
     for (int sb = 0; sb < n_super; sb++) {
-      if (T == 1 && kPrefetchSupers<Packed> > 0) {  // decode streams the weights from DRAM once
+      if (T == 1 && 0 < kPrefetchSupers<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + sb + kPrefetchSupers<Packed>, sizeof(Packed));
       }
       SuperBlockTile<G, T>(grp, x, sb, acc);

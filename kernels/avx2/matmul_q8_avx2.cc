@@ -83,8 +83,8 @@ inline void BlockDots(const Q8_0x8* const* grp, const XRow* x, int b, __m256i (*
   for (int m = 0; m < 8; m++) {
     __m256i abs_w[G];  // maddubs wants one unsigned side
     for (int g = 0; g < G; g++) {
-      abs_w[g] = _mm256_abs_epi8(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m])));
+      abs_w[g] =
+          _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m])));
     }
     for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
       const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
@@ -132,7 +132,7 @@ struct Q8Kernel {
   template <int G, int T>
   static void Tile(const Packed* const* grp, int n_blocks, const XRow* x, __m256 (*acc)[T]) {
     for (int b = 0; b < n_blocks; b++) {
-      if (T == 1 && kPrefetchBlocks<Packed> > 0) {  // decode streams the weights from DRAM once
+      if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
       }
       if (T > 1) {

@@ -110,27 +110,13 @@ void DequantizeQ6_KRef(const BlockQ6_K* x, float* y, int64_t n) {
 
 bool DequantizeRef(DType type, const void* x, float* y, int64_t n) {
   switch (type) {
-    case DType::kF32:
-      std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
-      return true;
-    case DType::kF16:
-      DequantizeF16Ref(static_cast<const uint16_t*>(x), y, n);
-      return true;
-    case DType::kBF16:
-      DequantizeBf16Ref(static_cast<const uint16_t*>(x), y, n);
-      return true;
-    case DType::kQ8_0:
-      DequantizeQ8_0Ref(static_cast<const BlockQ8_0*>(x), y, n);
-      return true;
-    case DType::kQ4_0:
-      DequantizeQ4_0Ref(static_cast<const BlockQ4_0*>(x), y, n);
-      return true;
-    case DType::kQ4_K:
-      DequantizeQ4_KRef(static_cast<const BlockQ4_K*>(x), y, n);
-      return true;
-    case DType::kQ6_K:
-      DequantizeQ6_KRef(static_cast<const BlockQ6_K*>(x), y, n);
-      return true;
+    case DType::kF32: std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float)); return true;
+    case DType::kF16: DequantizeF16Ref(static_cast<const uint16_t*>(x), y, n); return true;
+    case DType::kBF16: DequantizeBf16Ref(static_cast<const uint16_t*>(x), y, n); return true;
+    case DType::kQ8_0: DequantizeQ8_0Ref(static_cast<const BlockQ8_0*>(x), y, n); return true;
+    case DType::kQ4_0: DequantizeQ4_0Ref(static_cast<const BlockQ4_0*>(x), y, n); return true;
+    case DType::kQ4_K: DequantizeQ4_KRef(static_cast<const BlockQ4_K*>(x), y, n); return true;
+    case DType::kQ6_K: DequantizeQ6_KRef(static_cast<const BlockQ6_K*>(x), y, n); return true;
   }
   return false;
 }

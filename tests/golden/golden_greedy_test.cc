@@ -30,8 +30,8 @@ std::vector<GoldenCase> LoadGoldens(const std::string& path) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     auto j = nlohmann::json::parse(line);
-    cases.push_back({j["prompt"], j["steps"], j["token_ids"], j["prompt_token_ids"], j["stop"],
-                     j["text"]});
+    cases.push_back(
+        {j["prompt"], j["steps"], j["token_ids"], j["prompt_token_ids"], j["stop"], j["text"]});
   }
   return cases;
 }
@@ -47,10 +47,10 @@ constexpr char kConverted[] = "converted.gguf";
 // Runs the converter into a temp dir; returns the GGUF path or "" on failure.
 std::string ConvertStories(const std::string& shared_dir) {
   const std::string out = ::testing::TempDir() + "/stories260K-converted.gguf";
-  auto child = testing::ChildProcess::Spawn(
-      {testing::BinaryPath("smallmind-modelgen"), "--from-llama2c",
-       shared_dir + "/models/stories260K.bin", "--tokenizer", shared_dir + "/models/tok512.bin",
-       "--type", "f32", "-o", out});
+  auto child =
+      testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--from-llama2c",
+                                    shared_dir + "/models/stories260K.bin", "--tokenizer",
+                                    shared_dir + "/models/tok512.bin", "--type", "f32", "-o", out});
   if (!child.ok()) return "";
   int status = (*child)->Wait(std::chrono::milliseconds(60000));
   return status == 0 ? out : "";
@@ -117,17 +117,19 @@ TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
 
 // The llama2.c checkpoint, the same model as GGUF (tokenizer from its metadata) on both paths, and
 // our own conversion of the checkpoint.
-INSTANTIATE_TEST_SUITE_P(
-    ModelsAndPaths, GoldenGreedyTest,
-    ::testing::Values(GoldenParam{"stories260K.bin", false}, GoldenParam{"stories260K.bin", true},
-                      GoldenParam{"stories260K.gguf", false},
-                      GoldenParam{"stories260K.gguf", true}, GoldenParam{kConverted, false}),
-    [](const auto& info) {
-      std::string name = info.param.model_file == kConverted         ? "Converted"
-                         : info.param.model_file.ends_with(".gguf") ? "Gguf"
-                                                                     : "Llama2c";
-      return name + (info.param.deterministic ? "Deterministic" : "Parallel");
-    });
+INSTANTIATE_TEST_SUITE_P(ModelsAndPaths, GoldenGreedyTest,
+                         ::testing::Values(GoldenParam{"stories260K.bin", false},
+                                           GoldenParam{"stories260K.bin", true},
+                                           GoldenParam{"stories260K.gguf", false},
+                                           GoldenParam{"stories260K.gguf", true},
+                                           GoldenParam{kConverted, false}),
+                         [](const auto& info) {
+                           std::string name = info.param.model_file == kConverted ? "Converted"
+                                              : info.param.model_file.ends_with(".gguf")
+                                                  ? "Gguf"
+                                                  : "Llama2c";
+                           return name + (info.param.deterministic ? "Deterministic" : "Parallel");
+                         });
 
 }  // namespace
 }  // namespace smallmind

@@ -87,7 +87,8 @@ TEST_F(GatewayWorkersTest, CancelledStreamEndsCancelledAndServiceKeepsServing) {
   auto reader = gateway_->stub().Generate(&ctx, Request("cancel me", 400, 1));
   v1::GenerateResponse msg;
   ASSERT_TRUE(reader->Read(&msg));
-  EXPECT_EQ(msg.finish_reason(), v1::FINISH_REASON_UNSPECIFIED) << "first token came before the last";
+  EXPECT_EQ(msg.finish_reason(), v1::FINISH_REASON_UNSPECIFIED)
+      << "first token came before the last";
   ctx.TryCancel();
   int more = 0;
   while (reader->Read(&msg) && more < 1000) ++more;
@@ -108,13 +109,15 @@ TEST_F(GatewayWorkersTest, BadRequestsGetInvalidArgumentNamingTheProblem) {
   for (int i = 0; i < 600; ++i) too_long.mutable_prompt_token_ids()->add_ids(100);
   r = testing::RunGenerate(gateway_->stub(), too_long);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(r.status.error_message().find("context"), std::string::npos) << r.status.error_message();
+  EXPECT_NE(r.status.error_message().find("context"), std::string::npos)
+      << r.status.error_message();
 
   v1::GenerateRequest long_text;
   long_text.set_prompt(std::string(2000, 'a'));  // 2000 byte tokens > 512 positions
   r = testing::RunGenerate(gateway_->stub(), long_text);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(r.status.error_message().find("context"), std::string::npos) << r.status.error_message();
+  EXPECT_NE(r.status.error_message().find("context"), std::string::npos)
+      << r.status.error_message();
 
   v1::GenerateRequest bad_id;
   bad_id.mutable_prompt_token_ids()->add_ids(100000);
@@ -126,8 +129,8 @@ TEST_F(GatewayWorkersTest, BadRequestsGetInvalidArgumentNamingTheProblem) {
 std::vector<pid_t> ChildrenOf(pid_t pid) {
   std::vector<pid_t> out;
   std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator(
-           "/proc/" + std::to_string(pid) + "/task", ec)) {
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
     std::ifstream in(task.path() / "children");
     pid_t child;
     while (in >> child) out.push_back(child);
@@ -154,8 +157,7 @@ TEST_F(GatewayWorkersTest, KilledWorkerIsRestartedAndRequestsKeepSucceeding) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
     v1::ModelInfo info;
-    back = replaced &&
-           gateway_->stub().GetModelInfo(&ctx, v1::GetModelInfoRequest(), &info).ok() &&
+    back = replaced && gateway_->stub().GetModelInfo(&ctx, v1::GetModelInfoRequest(), &info).ok() &&
            info.workers() == 2;
     if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -122,7 +122,8 @@ TEST_F(Avx2Q8TilingTest, LongRowsOfBothFormatsStayBatchInvariant) {
       const Problem p = Make(table, type, n_tokens, in_dim, out_dim, 29);
       const std::vector<float> batched = RunTokens(p, 0, n_tokens, AllRows(out_dim));
       for (int t = 0; t < n_tokens; t++) {
-        ExpectRowsEqual(batched, t, RunTokens(p, t, 1, AllRows(out_dim)), 0, out_dim, AllRows(out_dim),
+        ExpectRowsEqual(batched, t, RunTokens(p, t, 1, AllRows(out_dim)), 0, out_dim,
+                        AllRows(out_dim),
                         "in " + std::to_string(in_dim) + " t" + std::to_string(t));
       }
     }

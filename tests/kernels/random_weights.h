@@ -37,9 +37,7 @@ inline std::vector<uint8_t> RandomWeights(DType type, int rows, int cols, uint32
     uint8_t* row = bytes.data() + row_bytes * r;
     const float* v = values.data() + static_cast<size_t>(r) * cols;
     switch (type) {
-      case DType::kF32:
-        std::memcpy(row, v, row_bytes);
-        break;
+      case DType::kF32: std::memcpy(row, v, row_bytes); break;
       case DType::kF16:
       case DType::kBF16:
         for (int i = 0; i < cols; i++) {
@@ -47,12 +45,8 @@ inline std::vector<uint8_t> RandomWeights(DType type, int rows, int cols, uint32
           std::memcpy(row + 2 * i, &h, 2);
         }
         break;
-      case DType::kQ8_0:
-        QuantizeQ8_0Ref(v, reinterpret_cast<BlockQ8_0*>(row), cols);
-        break;
-      case DType::kQ4_0:
-        QuantizeQ4_0Ref(v, reinterpret_cast<BlockQ4_0*>(row), cols);
-        break;
+      case DType::kQ8_0: QuantizeQ8_0Ref(v, reinterpret_cast<BlockQ8_0*>(row), cols); break;
+      case DType::kQ4_0: QuantizeQ4_0Ref(v, reinterpret_cast<BlockQ4_0*>(row), cols); break;
       case DType::kQ4_K:
       case DType::kQ6_K: {
         for (size_t i = 0; i < row_bytes; i++) row[i] = static_cast<uint8_t>(rng());

@@ -32,20 +32,13 @@ std::vector<float> AwkwardValues(int n, uint32_t seed) {
   std::vector<float> x(n);
   for (int i = 0; i < n; ++i) {
     switch (rng() % 10) {
-      case 0:
-        x[i] = -kInf;
-        break;
-      case 1:
-        x[i] = kNaN;
-        break;
-      case 2:
-        x[i] = -200.0f - static_cast<float>(rng() % 1000);
-        break;
+      case 0: x[i] = -kInf; break;
+      case 1: x[i] = kNaN; break;
+      case 2: x[i] = -200.0f - static_cast<float>(rng() % 1000); break;
       case 3:
         x[i] = 3.0f;  // ties
         break;
-      default:
-        x[i] = normal(rng);
+      default: x[i] = normal(rng);
     }
   }
   return x;

@@ -56,8 +56,9 @@ shared::Result<std::string> ChildProcess::WaitForLine(const std::string& needle,
       if (line.find(needle) != std::string::npos) return line;
     }
     auto left = std::chrono::duration_cast<Ms>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return shared::Status(shared::StatusCode::kDeadlineExceeded,
-                                                 "no line containing '" + needle + "'");
+    if (left.count() <= 0)
+      return shared::Status(shared::StatusCode::kDeadlineExceeded,
+                            "no line containing '" + needle + "'");
     pollfd p{stdout_fd_, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
     char chunk[4096];

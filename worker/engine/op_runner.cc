@@ -47,7 +47,8 @@ void OpRunner::Matmul(const TensorView& w, MatmulSource* in, float* y) { Matmuls
 
 void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) {
   constexpr int kMaxJobs = 4;
-  SM_CHECK(jobs.size() <= kMaxJobs) << jobs.size() << " matmuls in one region, at most " << kMaxJobs;
+  SM_CHECK(jobs.size() <= kMaxJobs)
+      << jobs.size() << " matmuls in one region, at most " << kMaxJobs;
   struct Prepared {
     const kernels::MatmulOp* op;
     const void* w;

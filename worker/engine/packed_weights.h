@@ -1,8 +1,8 @@
 // PackedWeights: repacked copies of the matrices whose matmul in some KernelTable has a PackFn (the
 // AVX2 Q4_0/Q8_0 kernels), made once by the Engine's constructor. A matrix is packed once per
-// PackFn, so tables that share a layout (the deterministic and parallel AVX2 tables) share one copy;
-// other matrices are not copied. A matrix that every table reads packed, and that is not also the
-// token embedding, has its mapped file pages dropped afterwards, so the model is resident once.
+// PackFn, so tables that share a layout (the deterministic and parallel AVX2 tables) share one
+// copy; other matrices are not copied. A matrix that every table reads packed, and that is not also
+// the token embedding, has its mapped file pages dropped afterwards, so the model is resident once.
 // Immutable after construction; thread-safe to read.
 #pragma once
 

@@ -40,7 +40,6 @@ shared::Result<TensorView> Tensor(const GgufFile& f, const WeightStorage& storag
   return v;
 }
 
-
 }  // namespace
 
 shared::Result<Weights> MapGgufWeights(const GgufFile& f, const ModelConfig& c,
@@ -93,10 +92,9 @@ shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
     SM_ASSIGN_OR_RETURN(c.rope_theta, f.GetF32(a + ".rope.freq_base"));
   }
   if (c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0 || c.head_dim() % 2 != 0) {
-    return shared::InvalidArgument(
-        f.path() + ": head counts do not divide the embedding (dim " + std::to_string(c.dim) +
-        ", heads " + std::to_string(c.n_heads) + ", kv heads " + std::to_string(c.n_kv_heads) +
-        ")");
+    return shared::InvalidArgument(f.path() + ": head counts do not divide the embedding (dim " +
+                                   std::to_string(c.dim) + ", heads " + std::to_string(c.n_heads) +
+                                   ", kv heads " + std::to_string(c.n_kv_heads) + ")");
   }
   if (f.Find(a + ".attention.key_length") != nullptr) {
     SM_ASSIGN_OR_RETURN(int64_t key_length, f.GetInt(a + ".attention.key_length"));
@@ -116,7 +114,8 @@ shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
   // the Hugging Face NeoX layout.
   c.rope_style = a == "qwen2" ? RopeStyle::kNeox : RopeStyle::kInterleaved;
   const GgufTensorInfo* embd = f.FindTensor("token_embd.weight");
-  if (embd == nullptr) return shared::InvalidArgument(f.path() + ": missing tensor token_embd.weight");
+  if (embd == nullptr)
+    return shared::InvalidArgument(f.path() + ": missing tensor token_embd.weight");
   c.vocab_size = static_cast<int>(std::min<int64_t>(embd->n_rows(), 1 << 30));
   return c;
 }
@@ -127,10 +126,9 @@ shared::Result<GgufModel> LoadGgufModel(const std::string& path) {
   SM_ASSIGN_OR_RETURN(m.llama.config, GgufModelConfig(*file));
   SM_ASSIGN_OR_RETURN(m.tokenizer, GgufTokenizer(*file));
   if (m.tokenizer->vocab_size() != m.llama.config.vocab_size) {
-    return shared::InvalidArgument(path + ": the tokenizer has " +
-                                   std::to_string(m.tokenizer->vocab_size()) +
-                                   " tokens but token_embd.weight has " +
-                                   std::to_string(m.llama.config.vocab_size) + " rows");
+    return shared::InvalidArgument(
+        path + ": the tokenizer has " + std::to_string(m.tokenizer->vocab_size()) +
+        " tokens but token_embd.weight has " + std::to_string(m.llama.config.vocab_size) + " rows");
   }
   // A second read-only mapping of the same file holds the tensor bytes for the model's lifetime
   // (the page cache backs both, so it costs address space only).

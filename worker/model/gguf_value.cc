@@ -11,32 +11,19 @@ static_assert(std::endian::native == std::endian::little, "GGUF values are read 
 
 const char* GgufTypeName(GgufType type) {
   switch (type) {
-    case GgufType::kU8:
-      return "UINT8";
-    case GgufType::kI8:
-      return "INT8";
-    case GgufType::kU16:
-      return "UINT16";
-    case GgufType::kI16:
-      return "INT16";
-    case GgufType::kU32:
-      return "UINT32";
-    case GgufType::kI32:
-      return "INT32";
-    case GgufType::kF32:
-      return "FLOAT32";
-    case GgufType::kBool:
-      return "BOOL";
-    case GgufType::kString:
-      return "STRING";
-    case GgufType::kArray:
-      return "ARRAY";
-    case GgufType::kU64:
-      return "UINT64";
-    case GgufType::kI64:
-      return "INT64";
-    case GgufType::kF64:
-      return "FLOAT64";
+    case GgufType::kU8: return "UINT8";
+    case GgufType::kI8: return "INT8";
+    case GgufType::kU16: return "UINT16";
+    case GgufType::kI16: return "INT16";
+    case GgufType::kU32: return "UINT32";
+    case GgufType::kI32: return "INT32";
+    case GgufType::kF32: return "FLOAT32";
+    case GgufType::kBool: return "BOOL";
+    case GgufType::kString: return "STRING";
+    case GgufType::kArray: return "ARRAY";
+    case GgufType::kU64: return "UINT64";
+    case GgufType::kI64: return "INT64";
+    case GgufType::kF64: return "FLOAT64";
   }
   return "UNKNOWN";
 }
@@ -45,22 +32,17 @@ size_t GgufFixedSize(GgufType type) {
   switch (type) {
     case GgufType::kU8:
     case GgufType::kI8:
-    case GgufType::kBool:
-      return 1;
+    case GgufType::kBool: return 1;
     case GgufType::kU16:
-    case GgufType::kI16:
-      return 2;
+    case GgufType::kI16: return 2;
     case GgufType::kU32:
     case GgufType::kI32:
-    case GgufType::kF32:
-      return 4;
+    case GgufType::kF32: return 4;
     case GgufType::kU64:
     case GgufType::kI64:
-    case GgufType::kF64:
-      return 8;
+    case GgufType::kF64: return 8;
     case GgufType::kString:
-    case GgufType::kArray:
-      return 0;
+    case GgufType::kArray: return 0;
   }
   return 0;
 }
@@ -74,10 +56,8 @@ bool IsGgufIntegerType(GgufType type) {
     case GgufType::kU32:
     case GgufType::kI32:
     case GgufType::kU64:
-    case GgufType::kI64:
-      return true;
-    default:
-      return false;
+    case GgufType::kI64: return true;
+    default: return false;
   }
 }
 
@@ -126,21 +106,15 @@ std::optional<int64_t> GgufValue::AsInt64() const {
   switch (type_) {
     case GgufType::kU8:
     case GgufType::kU16:
-    case GgufType::kU32:
-      return static_cast<int64_t>(raw_);
-    case GgufType::kI8:
-      return static_cast<int8_t>(raw_);
-    case GgufType::kI16:
-      return static_cast<int16_t>(raw_);
-    case GgufType::kI32:
-      return static_cast<int32_t>(raw_);
-    case GgufType::kI64:
-      return static_cast<int64_t>(raw_);
+    case GgufType::kU32: return static_cast<int64_t>(raw_);
+    case GgufType::kI8: return static_cast<int8_t>(raw_);
+    case GgufType::kI16: return static_cast<int16_t>(raw_);
+    case GgufType::kI32: return static_cast<int32_t>(raw_);
+    case GgufType::kI64: return static_cast<int64_t>(raw_);
     case GgufType::kU64:
       if (raw_ > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
       return static_cast<int64_t>(raw_);
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 

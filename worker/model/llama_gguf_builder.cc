@@ -71,20 +71,13 @@ shared::Result<DType> ParseWeightType(std::string_view name) {
 
 uint32_t LlamaFileType(DType type) {
   switch (type) {
-    case DType::kF32:
-      return 0;
-    case DType::kF16:
-      return 1;
-    case DType::kQ4_0:
-      return 2;
-    case DType::kQ8_0:
-      return 7;
-    case DType::kQ4_K:
-      return 14;  // MOSTLY_Q4_K_S: every 2-D weight Q4_K
-    case DType::kQ6_K:
-      return 18;
-    default:
-      break;
+    case DType::kF32: return 0;
+    case DType::kF16: return 1;
+    case DType::kQ4_0: return 2;
+    case DType::kQ8_0: return 7;
+    case DType::kQ4_K: return 14;  // MOSTLY_Q4_K_S: every 2-D weight Q4_K
+    case DType::kQ6_K: return 18;
+    default: break;
   }
   SM_CHECK(false) << "no llama file type for dtype " << static_cast<uint32_t>(type);
   return 0;
@@ -93,9 +86,7 @@ uint32_t LlamaFileType(DType type) {
 void EncodeF32Row(std::span<const float> x, DType type, uint8_t* out) {
   const auto n = static_cast<int64_t>(x.size());
   switch (type) {
-    case DType::kF32:
-      std::memcpy(out, x.data(), x.size() * sizeof(float));
-      return;
+    case DType::kF32: std::memcpy(out, x.data(), x.size() * sizeof(float)); return;
     case DType::kF16:
       for (int64_t i = 0; i < n; i++) {
         const uint16_t h = kernels::Fp32ToFp16(x[i]);
@@ -116,8 +107,7 @@ void EncodeF32Row(std::span<const float> x, DType type, uint8_t* out) {
     case DType::kQ6_K:
       kernels::QuantizeQ6_KRef(x.data(), reinterpret_cast<kernels::BlockQ6_K*>(out), n);
       return;
-    default:
-      break;
+    default: break;
   }
   SM_CHECK(false) << "cannot encode dtype " << static_cast<uint32_t>(type);
 }

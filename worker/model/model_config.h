@@ -16,11 +16,11 @@ enum class RopeStyle {
 
 struct ModelConfig {
   std::string architecture = "llama";
-  int dim = 0;             // embedding width
-  int hidden_dim = 0;      // FFN inner width
+  int dim = 0;         // embedding width
+  int hidden_dim = 0;  // FFN inner width
   int n_layers = 0;
-  int n_heads = 0;         // query heads
-  int n_kv_heads = 0;      // key/value heads (GQA when < n_heads)
+  int n_heads = 0;     // query heads
+  int n_kv_heads = 0;  // key/value heads (GQA when < n_heads)
   int vocab_size = 0;
   int context_length = 0;  // maximum positions per sequence
   float rms_norm_eps = 1e-5f;

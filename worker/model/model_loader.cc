@@ -21,7 +21,8 @@ constexpr char kBuiltinTiny[] = "builtin:tiny";
 // tokenizer.bin, then tok<vocab>.bin, next to the model.
 std::string FindLlama2cTokenizer(const std::string& model_path, int vocab_size) {
   std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
-  for (std::string name : {std::string("tokenizer.bin"), "tok" + std::to_string(vocab_size) + ".bin"}) {
+  for (std::string name :
+       {std::string("tokenizer.bin"), "tok" + std::to_string(vocab_size) + ".bin"}) {
     std::filesystem::path p = dir / name;
     std::error_code ec;
     if (std::filesystem::exists(p, ec)) return p.string();
@@ -43,8 +44,8 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadLlama2c(const ModelSpec& spec) 
   auto m = std::make_unique<LoadedModel>();
   SM_ASSIGN_OR_RETURN(m->llama, LoadLlama2cCheckpoint(spec.model));
   const int vocab = m->llama.config.vocab_size;
-  std::string tok_path = spec.tokenizer.empty() ? FindLlama2cTokenizer(spec.model, vocab)
-                                                : spec.tokenizer;
+  std::string tok_path =
+      spec.tokenizer.empty() ? FindLlama2cTokenizer(spec.model, vocab) : spec.tokenizer;
   if (tok_path.empty()) {
     return shared::NotFound("no tokenizer for " + spec.model +
                             ": pass --tokenizer PATH (looked for tokenizer.bin and tok" +
@@ -125,8 +126,8 @@ void DescribeTensors(LoadedModel* m) {
   note(w.final_norm);
   if (w.classifier.data != w.token_embedding.data) note(w.classifier);
   for (const LayerWeights& l : w.layers) {
-    for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w1,
-                                &l.w2, &l.w3, &l.bq, &l.bk, &l.bv}) {
+    for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w1, &l.w2,
+                                &l.w3, &l.bq, &l.bk, &l.bv}) {
       note(*t);
     }
   }
@@ -137,10 +138,10 @@ void DescribeTensors(LoadedModel* m) {
 }  // namespace
 
 shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec) {
-  shared::Result<std::unique_ptr<LoadedModel>> loaded =
-      spec.model == kBuiltinTiny ? LoadBuiltinTiny()
-      : IsGguf(spec.model)       ? LoadGguf(spec)
-                                 : LoadLlama2c(spec);
+  shared::Result<std::unique_ptr<LoadedModel>> loaded = spec.model == kBuiltinTiny
+                                                            ? LoadBuiltinTiny()
+                                                        : IsGguf(spec.model) ? LoadGguf(spec)
+                                                                             : LoadLlama2c(spec);
   if (!loaded.ok()) return loaded.status();
   std::unique_ptr<LoadedModel> m = std::move(loaded).value();
   DescribeTensors(m.get());

@@ -23,9 +23,9 @@ struct ModelSpec {
 struct LoadedModel {
   LlamaModel llama;
   std::unique_ptr<Tokenizer> tokenizer;
-  std::string source;                     // the spec's model string
-  std::string tokenizer_source;           // where the tokenizer came from
-  uint64_t file_size = 0;                 // bytes of the model file (0 for builtin)
+  std::string source;            // the spec's model string
+  std::string tokenizer_source;  // where the tokenizer came from
+  uint64_t file_size = 0;        // bytes of the model file (0 for builtin)
   uint64_t parameter_count = 0;
   std::string quantization;               // type of the largest weights, e.g. "F32"
   std::vector<std::string> tensor_types;  // every type present

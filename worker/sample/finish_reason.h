@@ -14,16 +14,11 @@ enum class FinishReason {
 
 constexpr const char* FinishReasonName(FinishReason reason) {
   switch (reason) {
-    case FinishReason::kNone:
-      return "NONE";
-    case FinishReason::kLength:
-      return "LENGTH";
-    case FinishReason::kStop:
-      return "STOP";
-    case FinishReason::kEos:
-      return "EOS";
-    case FinishReason::kCancelled:
-      return "CANCELLED";
+    case FinishReason::kNone: return "NONE";
+    case FinishReason::kLength: return "LENGTH";
+    case FinishReason::kStop: return "STOP";
+    case FinishReason::kEos: return "EOS";
+    case FinishReason::kCancelled: return "CANCELLED";
   }
   return "UNKNOWN";
 }

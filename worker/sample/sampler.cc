@@ -307,8 +307,7 @@ void Sampler::KeepTopPWeights() {
   for (int i = split; i < n; ++i) w[i] = w[i] <= last.value ? 0.0f : w[i];
 }
 
-void Sampler::FillLogprobs(std::span<const float> logits, TokenId chosen,
-                           SampleLogprobs* out) {
+void Sampler::FillLogprobs(std::span<const float> logits, TokenId chosen, SampleLogprobs* out) {
   // log Z = max + log(sum exp(l - max)), the exponentials by the vector kernels (NaN logits have no
   // mass), summed in double in the kernels' fixed order.
   const int n_vocab = static_cast<int>(logits.size());

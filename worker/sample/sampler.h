@@ -94,7 +94,7 @@ class Sampler {
   int num_generated_ = 0;
   std::vector<TokenId> seen_ids_;  // [<= vocab] distinct prompt + generated ids, first-seen order
   std::vector<uint8_t> seen_;      // [vocab] 1 when the id is in seen_ids_; empty without penalties
-  std::vector<int32_t> gen_counts_;    // [vocab] times generated; empty without presence/frequency
+  std::vector<int32_t> gen_counts_;  // [vocab] times generated; empty without presence/frequency
   // [vocab] exp((logit - max) / t), 0 once dropped; FillLogprobs' scratch after the draw
   std::vector<float> weights_;
   std::vector<double> block_mass_;     // [ceil(vocab / 256)] sums of weights_ per draw block

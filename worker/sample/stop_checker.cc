@@ -24,9 +24,8 @@ StopChecker::StopChecker(StopConfig config) : config_(std::move(config)) {
 
 FinishReason StopChecker::OnToken(TokenId id, std::string_view new_text, std::string* emit_text) {
   ++num_tokens_;
-  const bool is_end =
-      (id >= 0 && (id == config_.eos_id || id == config_.eot_id)) ||
-      (config_.bos_ends && id >= 0 && id == config_.bos_id);
+  const bool is_end = (id >= 0 && (id == config_.eos_id || id == config_.eot_id)) ||
+                      (config_.bos_ends && id >= 0 && id == config_.bos_id);
   if (is_end && !config_.ignore_eos) {
     Finish(emit_text);
     return FinishReason::kEos;

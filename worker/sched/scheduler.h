@@ -78,7 +78,7 @@ class Scheduler {
   uint64_t requests_total_ = 0;
   uint64_t prompt_tokens_total_ = 0;
   uint64_t generation_tokens_total_ = 0;
-  std::deque<std::unique_ptr<Sequence>> waiting_;  // FIFO; preempted sequences go to the front
+  std::deque<std::unique_ptr<Sequence>> waiting_;   // FIFO; preempted sequences go to the front
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order: newest last
   std::vector<Sequence*> step_seqs_;  // [plan.seqs.size()]: the sequence of each plan entry
   std::vector<int> step_tokens_;      // [plan.seqs.size()]: tokens each entry fed

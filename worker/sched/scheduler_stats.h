@@ -1,5 +1,6 @@
 // SchedulerStats: counters the scheduler thread publishes after each step and service threads read
-// for the Stats rpc. Thread-safe (relaxed atomics; a snapshot need not be consistent across fields).
+// for the Stats rpc. Thread-safe (relaxed atomics; a snapshot need not be consistent across
+// fields).
 #pragma once
 
 #include <atomic>

@@ -23,7 +23,7 @@ struct SequenceRequest {
   std::string request_id;
   std::vector<TokenId> prompt;  // non-empty; BOS already applied
   SamplingParams sampling;
-  StopConfig stopping;          // max_new_tokens already capped by the context
+  StopConfig stopping;  // max_new_tokens already capped by the context
   kernels::ExecMode mode = kernels::ExecMode::kParallel;
   int max_threads = 0;
   int parallel_threshold = 0;  // 0 = the worker's default

@@ -13,8 +13,8 @@
 namespace smallmind::worker {
 
 struct TokenEvent {
-  std::span<const TokenId> token_ids;  // tokens produced this step
-  std::string_view text;               // UTF-8 text they add (may be empty: held back)
+  std::span<const TokenId> token_ids;        // tokens produced this step
+  std::string_view text;                     // UTF-8 text they add (may be empty: held back)
   std::span<const SampleLogprobs> logprobs;  // one per token when logprobs were asked
 };
 

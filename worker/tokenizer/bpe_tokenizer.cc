@@ -121,14 +121,9 @@ void BpeTokenizer::BuildDecodedBytes() {
     decoded_offset_.push_back(static_cast<uint32_t>(decoded_.size()));
     switch (types_[i]) {
       case SpmTokenType::kControl:
-      case SpmTokenType::kUnused:
-        break;
-      case SpmTokenType::kUserDefined:
-        decoded_.append(tokens_[i]);
-        break;
-      default:
-        byte_map_.AppendDecoded(tokens_[i], &decoded_);
-        break;
+      case SpmTokenType::kUnused: break;
+      case SpmTokenType::kUserDefined: decoded_.append(tokens_[i]); break;
+      default: byte_map_.AppendDecoded(tokens_[i], &decoded_); break;
     }
     SM_CHECK(decoded_.size() < UINT32_MAX) << "decoded vocabulary past 4 GiB";
   }

@@ -226,14 +226,10 @@ std::vector<TokenId> SpmTokenizer::Encode(std::string_view text, bool add_bos) c
 void SpmTokenizer::AppendTokenBytes(TokenId prev, TokenId id, std::string* out) const {
   if (id < 0 || id >= vocab_size()) return;
   switch (types_[id]) {
-    case SpmTokenType::kByte:
-      out->push_back(static_cast<char>(byte_value_[id]));
-      return;
+    case SpmTokenType::kByte: out->push_back(static_cast<char>(byte_value_[id])); return;
     case SpmTokenType::kControl:
-    case SpmTokenType::kUnused:
-      return;
-    default:
-      break;
+    case SpmTokenType::kUnused: return;
+    default: break;
   }
   std::string_view piece = pieces_[id];
   if (prev >= 0 && prev == bos_id_ && !piece.empty() && piece.front() == ' ')

@@ -10,9 +10,15 @@ using std::chrono::seconds;
 
 shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
     const GatewayOptions& options) {
-  std::vector<std::string> argv = {BinaryPath("smallmind-gateway"), "--port", "0",
-                                   "--listen-host", "127.0.0.1", "--model", options.model,
-                                   "--workers", std::to_string(options.workers)};
+  std::vector<std::string> argv = {BinaryPath("smallmind-gateway"),
+                                   "--port",
+                                   "0",
+                                   "--listen-host",
+                                   "127.0.0.1",
+                                   "--model",
+                                   options.model,
+                                   "--workers",
+                                   std::to_string(options.workers)};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   auto fixture = std::unique_ptr<GatewayFixture>(new GatewayFixture());
   SM_ASSIGN_OR_RETURN(fixture->process_, ChildProcess::Spawn(argv));

@@ -50,7 +50,8 @@ TEST(WeightsTest, DroppedPagesOfAMappedFileLeaveTheProcessAndReadBackUnchanged) 
   const std::string path = ::testing::TempDir() + "/weights_test_drop.bin";
   std::vector<char> bytes(4 << 20);
   for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<char>(i * 131 % 251);
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   shared::Result<WeightStorage> mapped = WeightStorage::MapFile(path);
   ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
   const WeightStorage& s = *mapped;
