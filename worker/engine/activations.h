@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
-#include "worker/model/model_config.h"
+#include "worker/types/model_config.h"
 
 namespace smallmind::worker {
 

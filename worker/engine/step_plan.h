@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/exec_mode.h"
-#include "worker/model/model_config.h"
+#include "worker/types/token_id.h"
 
 namespace smallmind::worker {
 

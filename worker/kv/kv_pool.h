@@ -9,7 +9,7 @@
 #include <span>
 
 #include "kernels/kernels.h"
-#include "worker/model/model_config.h"
+#include "worker/types/model_config.h"
 
 namespace smallmind::worker {
 

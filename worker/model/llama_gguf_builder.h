@@ -16,8 +16,8 @@
 #include "kernels/dtype.h"
 #include "shared/status.h"
 #include "worker/model/gguf_writer.h"
-#include "worker/model/model_config.h"
 #include "worker/tokenizer/spm_tokenizer.h"
+#include "worker/types/model_config.h"
 
 namespace smallmind::worker {
 

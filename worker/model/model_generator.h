@@ -14,8 +14,8 @@
 #include "kernels/dtype.h"
 #include "shared/status.h"
 #include "worker/model/llama_gguf_builder.h"
-#include "worker/model/model_config.h"
 #include "worker/model/synthetic_vocab.h"
+#include "worker/types/model_config.h"
 
 namespace smallmind::worker {
 

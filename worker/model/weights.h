@@ -12,7 +12,7 @@
 #include "kernels/dtype.h"
 #include "shared/check.h"
 #include "shared/status.h"
-#include "worker/model/model_config.h"
+#include "worker/types/model_config.h"
 
 namespace smallmind::worker {
 

@@ -10,7 +10,7 @@
 
 #include "kernels/vector_math.h"
 #include "shared/status.h"
-#include "worker/model/model_config.h"
+#include "worker/types/token_id.h"
 
 namespace smallmind::worker {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "worker/model/model_config.h"
 #include "worker/sample/finish_reason.h"
+#include "worker/types/token_id.h"
 
 namespace smallmind::worker {
 

@@ -6,9 +6,9 @@
 #include <string_view>
 
 #include "shared/status.h"
-#include "worker/model/model_config.h"
 #include "worker/sample/finish_reason.h"
 #include "worker/sample/sampler.h"
+#include "worker/types/token_id.h"
 
 namespace smallmind::worker {
 

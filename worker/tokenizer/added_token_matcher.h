@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "worker/model/model_config.h"
+#include "worker/types/token_id.h"
 
 namespace smallmind::worker {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "worker/model/model_config.h"
+#include "worker/types/token_id.h"
 
 namespace smallmind::worker {
 

@@ -2,12 +2,9 @@
 // builtin). Plain data; thread-compatible.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 namespace smallmind::worker {
-
-using TokenId = int32_t;
 
 enum class RopeStyle {
   kInterleaved,  // llama2.c / GGUF llama: rotate pairs (2i, 2i+1)
