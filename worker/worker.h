@@ -10,11 +10,11 @@
 
 #include "shared/status.h"
 #include "worker/engine/engine.h"
+#include "worker/engine/engine_loop.h"
 #include "worker/kv/block_pool.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/model/model_loader.h"
 #include "worker/sched/command_queue.h"
-#include "worker/sched/engine_loop.h"
 #include "worker/sched/scheduler.h"
 #include "worker/worker_config.h"
 #include "worker/worker_service.h"

@@ -12,10 +12,10 @@
 #include "kernels/kernels.h"
 #include "worker/engine/activations.h"
 #include "worker/engine/packed_weights.h"
-#include "worker/engine/step_plan.h"
 #include "worker/engine/thread_pool.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/model/weights.h"
+#include "worker/sched/step_plan.h"
 
 namespace smallmind::worker {
 

@@ -6,9 +6,9 @@
 
 #include "worker/engine/activations.h"
 #include "worker/engine/op_runner.h"
-#include "worker/engine/step_plan.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/model/weights.h"
+#include "worker/sched/step_plan.h"
 
 namespace smallmind::worker {
 

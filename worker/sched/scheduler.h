@@ -14,10 +14,10 @@
 #include <span>
 #include <vector>
 
-#include "worker/engine/step_plan.h"
 #include "worker/kv/block_pool.h"
 #include "worker/sched/scheduler_stats.h"
 #include "worker/sched/sequence.h"
+#include "worker/sched/step_plan.h"
 
 namespace smallmind::worker {
 

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "worker/engine/engine.h"
+#include "worker/engine/engine_loop.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/model/builtin_tiny.h"
-#include "worker/sched/engine_loop.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {

@@ -1,4 +1,4 @@
-#include "worker/sched/engine_loop.h"
+#include "worker/engine/engine_loop.h"
 
 namespace smallmind::worker {
 

@@ -1,6 +1,7 @@
-// EngineLoop: the worker's step loop, apart from the process wrapper: drain commands -> schedule
+// EngineLoop: the engine's step loop, apart from the process wrapper: drain commands -> schedule
 // (preempting while the batch does not fit) -> engine step -> update. Run() is the body of the
 // scheduler thread, the only thread that touches the scheduler, the engine and the block pool.
+// Lives in engine/ because it drives both the scheduler (below it) and the engine.
 #pragma once
 
 #include <deque>

@@ -1,6 +1,6 @@
-// StepPlan: the engine's only input, one batched step of tokens for several sequences. Filled by
-// the scheduler thread, read by Engine::Step on the same thread; plain data pointing into buffers
-// the scheduler keeps alive until Step returns.
+// StepPlan: the scheduler's output and the engine's only input, one batched step of tokens for
+// several sequences. Filled by Scheduler::Apply, read by Engine::Step on the same thread; plain
+// data pointing into buffers the scheduler keeps alive until Step returns.
 #pragma once
 
 #include <cstdint>
