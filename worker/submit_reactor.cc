@@ -1,6 +1,6 @@
 #include "worker/submit_reactor.h"
 
-#include <spdlog/spdlog.h>
+#include <utility>
 
 #include "shared/grpc_status.h"
 #include "worker/request_builder.h"
@@ -17,6 +17,38 @@ v1::FinishReason ToProto(FinishReason r) {
     case FinishReason::kNone: break;
   }
   return v1::FINISH_REASON_UNSPECIFIED;
+}
+
+shared::Status ClientGone() {
+  return shared::Status(shared::StatusCode::kCancelled, "the caller cancelled or went away");
+}
+
+void AppendTokens(const TokenEvent& event, v1::GenerateResponse* msg) {
+  for (TokenId id : event.token_ids) msg->add_token_ids(static_cast<uint32_t>(id));
+  msg->mutable_text()->append(event.text);
+  for (const SampleLogprobs& lp : event.logprobs) {
+    v1::TokenLogprobs* out = msg->add_logprobs();
+    out->set_token_id(static_cast<uint32_t>(lp.chosen.id));
+    out->set_logprob(lp.chosen.logprob);
+    for (int k = 0; k < lp.n_top; ++k) {
+      v1::TopLogprob* top = out->add_top();
+      top->set_token_id(static_cast<uint32_t>(lp.top[k].id));
+      top->set_logprob(lp.top[k].logprob);
+    }
+  }
+}
+
+void SetFinish(const FinishEvent& event, v1::GenerateResponse* msg) {
+  msg->set_finish_reason(ToProto(event.reason));
+  v1::Usage* usage = msg->mutable_usage();
+  usage->set_prompt_tokens(event.prompt_tokens);
+  usage->set_completion_tokens(event.completion_tokens);
+  usage->set_cached_prompt_tokens(event.cached_prompt_tokens);
+  v1::Timings* t = msg->mutable_timings();
+  t->set_queue_ms(event.queue_ms);
+  t->set_ttft_ms(event.ttft_ms);
+  t->set_prefill_tokens_per_s(event.prefill_tokens_per_s);
+  t->set_decode_tokens_per_s(event.decode_tokens_per_s);
 }
 
 }  // namespace
@@ -36,29 +68,13 @@ SubmitReactor::SubmitReactor(const v1::SubmitRequest& request, const LoadedModel
   commands_->Push(SubmitCommand{std::move(seq)});
 }
 
-v1::GenerateResponse* SubmitReactor::OpenMessageLocked() {
-  if (outbox_.empty() || final_queued_) outbox_.emplace_back();
-  return outbox_.back().mutable_response();
-}
-
 void SubmitReactor::OnTokens(const TokenEvent& event) {
   Action action;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;
-    v1::GenerateResponse* msg = OpenMessageLocked();
-    for (TokenId id : event.token_ids) msg->add_token_ids(static_cast<uint32_t>(id));
-    msg->mutable_text()->append(event.text);
-    for (const SampleLogprobs& lp : event.logprobs) {
-      v1::TokenLogprobs* out = msg->add_logprobs();
-      out->set_token_id(static_cast<uint32_t>(lp.chosen.id));
-      out->set_logprob(lp.chosen.logprob);
-      for (int k = 0; k < lp.n_top; ++k) {
-        v1::TopLogprob* top = out->add_top();
-        top->set_token_id(static_cast<uint32_t>(lp.top[k].id));
-        top->set_logprob(lp.top[k].logprob);
-      }
-    }
+    AppendTokens(event, pending_.mutable_response());
+    has_pending_ = true;
     action = NextActionLocked();
   }
   Act(action);
@@ -70,23 +86,12 @@ void SubmitReactor::OnFinish(const FinishEvent& event) {
     std::lock_guard<std::mutex> lock(mu_);
     scheduler_done_ = true;
     if (!event.status.ok()) {
-      final_status_ = shared::ToGrpcStatus(event.status);
-      outbox_.clear();
-    } else if (event.reason == FinishReason::kCancelled && broken_) {
-      final_status_ = grpc::Status::CANCELLED;
+      final_status_ = event.status;
+      pending_.Clear();
+      has_pending_ = false;
     } else if (!broken_) {
-      v1::GenerateResponse* msg = OpenMessageLocked();
-      msg->set_finish_reason(ToProto(event.reason));
-      v1::Usage* usage = msg->mutable_usage();
-      usage->set_prompt_tokens(event.prompt_tokens);
-      usage->set_completion_tokens(event.completion_tokens);
-      usage->set_cached_prompt_tokens(event.cached_prompt_tokens);
-      v1::Timings* t = msg->mutable_timings();
-      t->set_queue_ms(event.queue_ms);
-      t->set_ttft_ms(event.ttft_ms);
-      t->set_prefill_tokens_per_s(event.prefill_tokens_per_s);
-      t->set_decode_tokens_per_s(event.decode_tokens_per_s);
-      final_queued_ = true;
+      SetFinish(event, pending_.mutable_response());  // the last message carries the finish
+      has_pending_ = true;
     }
     action = NextActionLocked();
   }
@@ -95,16 +100,16 @@ void SubmitReactor::OnFinish(const FinishEvent& event) {
 
 SubmitReactor::Action SubmitReactor::NextActionLocked() {
   if (writing_ || finish_called_) return Action::kNone;
-  if (!outbox_.empty() && !broken_) {
-    in_flight_ = std::move(outbox_.front());
-    outbox_.pop_front();
-    if (outbox_.empty()) final_queued_ = false;
+  if (has_pending_ && !broken_) {
+    in_flight_.Swap(&pending_);
+    pending_.Clear();  // keeps the allocated fields for the next tokens
+    has_pending_ = false;
     writing_ = true;
     return Action::kWrite;
   }
   if (scheduler_done_) {
     finish_called_ = true;
-    if (broken_ && final_status_.ok()) final_status_ = grpc::Status::CANCELLED;
+    if (broken_ && final_status_.ok()) final_status_ = ClientGone();
     return Action::kFinish;
   }
   return Action::kNone;
@@ -115,7 +120,7 @@ void SubmitReactor::Act(Action action) {
   if (action == Action::kWrite) {
     StartWrite(&in_flight_);
   } else if (action == Action::kFinish) {
-    Finish(final_status_);
+    Finish(shared::ToGrpcStatus(final_status_));
   }
 }
 
@@ -126,7 +131,8 @@ void SubmitReactor::OnWriteDone(bool ok) {
     writing_ = false;
     if (!ok) {
       broken_ = true;
-      outbox_.clear();
+      pending_.Clear();
+      has_pending_ = false;
     }
     action = NextActionLocked();
   }

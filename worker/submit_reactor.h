@@ -1,19 +1,20 @@
 // SubmitReactor: one worker.proto Submit stream. It hands its Sequence to the scheduler and is that
-// sequence's SequenceSink: the scheduler thread queues tokens into a bounded, coalescing outbox and
-// gRPC threads drain it with one write in flight. Deletes itself in OnDone, which gRPC calls only
-// after Finish, which it calls only after the scheduler's OnFinish. Thread-safe.
+// sequence's SequenceSink: the output pump thread coalesces tokens into one pending message and
+// gRPC threads write with one write in flight; the two messages are reused (pending and in flight
+// swap). Deletes itself in OnDone, which gRPC calls only after Finish, which it calls only after
+// the finish event was delivered (or the sequence never reached the scheduler). Thread-safe.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <mutex>
 
 #include <grpcpp/grpcpp.h>
 
+#include "shared/status.h"
 #include "smallmind/v1/worker.grpc.pb.h"
 #include "worker/model/model_loader.h"
 #include "worker/sched/command_queue.h"
-#include "worker/sched/sequence_sink.h"
+#include "worker/sequence_sink.h"
 
 namespace smallmind::worker {
 
@@ -23,7 +24,7 @@ class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
   SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model, CommandQueue* commands,
                 uint64_t sequence_id);
 
-  // SequenceSink (scheduler thread).
+  // SequenceSink (output pump thread).
   void OnTokens(const TokenEvent& event) override;
   void OnFinish(const FinishEvent& event) override;
 
@@ -37,19 +38,18 @@ class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
   // Decides under mu_ what to do next; the caller acts after unlocking.
   Action NextActionLocked();
   void Act(Action action);
-  v1::GenerateResponse* OpenMessageLocked();
 
   CommandQueue* commands_;
   const uint64_t sequence_id_;
   std::mutex mu_;
-  std::deque<v1::SubmitResponse> outbox_;  // pending; tokens coalesce into the back one
-  v1::SubmitResponse in_flight_;           // the one message being written
+  v1::SubmitResponse pending_;    // tokens coalesce here until the writer is free
+  v1::SubmitResponse in_flight_;  // the one message being written
+  bool has_pending_ = false;
   bool writing_ = false;
-  bool scheduler_done_ = false;  // OnFinish received (or the sequence never reached it)
-  bool final_queued_ = false;    // the back of outbox_ carries the finish fields
-  bool broken_ = false;          // a write failed: the client is gone
+  bool scheduler_done_ = false;  // finish delivered (or the sequence never reached the scheduler)
+  bool broken_ = false;          // a write failed or the call was cancelled: the client is gone
   bool finish_called_ = false;
-  grpc::Status final_status_;
+  shared::Status final_status_;
 };
 
 }  // namespace smallmind::worker

@@ -60,8 +60,11 @@ shared::Status Worker::Start() {
   engine_ = std::make_unique<Engine>(c, model_->llama.weights, kv_pool_.get(), engine_options);
   scheduler_ =
       std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(), config_.kv.block_size);
-  loop_ = std::make_unique<EngineLoop>(scheduler_.get(), engine_.get(), &commands_, &stats_);
+  loop_ =
+      std::make_unique<EngineLoop>(scheduler_.get(), engine_.get(), &commands_, &outputs_, &stats_);
   scheduler_->PublishStats(&stats_);
+  pump_ = std::make_unique<OutputPump>(&outputs_);
+  pump_->Start();
   scheduler_thread_ = std::thread([this] { SchedulerThreadMain(); });
 
   service_ = std::make_unique<WorkerService>(*model_, &commands_, &stats_, config_.worker_id);
@@ -98,13 +101,16 @@ void Worker::Wait() {
 void Worker::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  // Drain first: the scheduler keeps running while in-flight streams finish (or are cancelled at
-  // the deadline), so every reactor gets its OnFinish; then the scheduler thread stops.
+  // Drain first: the scheduler and the pump keep running while in-flight streams finish (or are
+  // cancelled at the deadline), so every reactor gets its OnFinish; then the scheduler thread
+  // stops, closing the output queue, and the pump delivers what is left and stops.
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   }
   commands_.Close();
   if (scheduler_thread_.joinable()) scheduler_thread_.join();
+  outputs_.Close();  // in case the scheduler thread never started
+  if (pump_) pump_->Join();
 }
 
 }  // namespace smallmind::worker

@@ -1,6 +1,7 @@
 // Worker: everything one worker process runs, built from a WorkerConfig: the model, the KV pool,
-// the engine, the scheduler thread and the worker.proto server. main() builds exactly one; tests
-// may build several in one process. Start/Shutdown from one controlling thread; not thread-safe.
+// the engine, the scheduler thread, the output pump thread and the worker.proto server. main()
+// builds exactly one; tests may build several in one process. Start/Shutdown from one controlling
+// thread; not thread-safe.
 #pragma once
 
 #include <memory>
@@ -14,7 +15,9 @@
 #include "worker/kv/block_pool.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/model/model_loader.h"
+#include "worker/output_pump.h"
 #include "worker/sched/command_queue.h"
+#include "worker/sched/output_queue.h"
 #include "worker/sched/scheduler.h"
 #include "worker/worker_config.h"
 #include "worker/worker_service.h"
@@ -49,8 +52,10 @@ class Worker {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Scheduler> scheduler_;
   CommandQueue commands_;
+  OutputQueue outputs_;
   SchedulerStats stats_;
   std::unique_ptr<EngineLoop> loop_;
+  std::unique_ptr<OutputPump> pump_;
   std::unique_ptr<WorkerService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::thread scheduler_thread_;

@@ -3,8 +3,12 @@
 namespace smallmind::worker {
 
 EngineLoop::EngineLoop(Scheduler* scheduler, Engine* engine, CommandQueue* commands,
-                       SchedulerStats* stats)
-    : scheduler_(scheduler), engine_(engine), commands_(commands), stats_(stats) {}
+                       OutputQueue* outputs, SchedulerStats* stats)
+    : scheduler_(scheduler),
+      engine_(engine),
+      commands_(commands),
+      outputs_(outputs),
+      stats_(stats) {}
 
 void EngineLoop::Run() {
   while (true) {
@@ -12,15 +16,20 @@ void EngineLoop::Run() {
     ApplyCommands();
     if (commands_->closed()) break;
     Step();
+    Publish();
   }
   scheduler_->CancelAll();
+  Publish();
   scheduler_->PublishStats(stats_);
+  outputs_->Close();
 }
 
 bool EngineLoop::RunOnce() {
   commands_->DrainInto(&drained_, /*wait=*/false);
   ApplyCommands();
-  return Step();
+  bool ran = Step();
+  Publish();
+  return ran;
 }
 
 bool EngineLoop::Step() {
@@ -38,6 +47,10 @@ bool EngineLoop::Step() {
   scheduler_->PublishStats(stats_);
   return true;
 }
+
+// Once per iteration, after the commands and the step, so events leave in the order they
+// happened and before the thread may block waiting for commands.
+void EngineLoop::Publish() { outputs_->Publish(scheduler_->mutable_output()); }
 
 void EngineLoop::ApplyCommands() {
   for (Command& command : drained_) {

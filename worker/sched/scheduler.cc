@@ -5,13 +5,6 @@
 #include "shared/check.h"
 
 namespace smallmind::worker {
-namespace {
-
-double MillisBetween(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-}  // namespace
 
 Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, int block_size)
     : options_(options), pool_(pool), block_size_(block_size) {
@@ -25,8 +18,10 @@ Scheduler::~Scheduler() { CancelAll(); }
 
 void Scheduler::Add(std::unique_ptr<Sequence> seq) {
   if (static_cast<int>(waiting_.size()) >= options_.max_waiting) {
-    seq->sink->OnFinish({shared::ResourceExhausted(
-        "worker queue is full (" + std::to_string(options_.max_waiting) + " waiting requests)")});
+    FinishEvent rejected;
+    rejected.status = shared::ResourceExhausted(
+        "worker queue is full (" + std::to_string(options_.max_waiting) + " waiting requests)");
+    output_.AddFinish(seq->sink, seq->id, std::move(rejected));
     return;
   }
   int max_positions = seq->num_prompt_tokens + seq->request.stopping.max_new_tokens;
@@ -155,51 +150,21 @@ void Scheduler::Update(const std::function<std::span<float>(int)>& logits) {
 void Scheduler::SampleAndEmit(Sequence* seq, std::span<float> logits) {
   const bool want_logprobs = seq->request.sampling.logprobs > 0;
   TokenId id = seq->sampler.Sample(logits, want_logprobs ? &seq->logprobs : nullptr);
-  seq->sampler.Accept(id);
-  const Clock::time_point now = Clock::now();
-  if (seq->num_generated() == 0) seq->first_token = now;
-  seq->last_token = now;
-  seq->tokens.push_back(id);
+  FinishReason reason = seq->AcceptToken(id, Clock::now());
   ++generation_tokens_total_;
-
-  seq->text_scratch.clear();
-  seq->detokenizer.Push(id, &seq->text_scratch);
-  seq->emit_scratch.clear();
-  FinishReason reason = seq->stop.OnToken(id, seq->text_scratch, &seq->emit_scratch);
-  if (reason == FinishReason::kLength || reason == FinishReason::kEos) {
-    // The stream ends here: an incomplete code point left over becomes U+FFFD.
-    seq->detokenizer.Flush(&seq->emit_scratch);
-  }
-  bool end_token = reason == FinishReason::kEos;  // EOS itself is not part of the output
-  std::span<const TokenId> ids(&seq->tokens.back(), end_token ? 0 : 1);
-  if (!ids.empty() || !seq->emit_scratch.empty()) {
-    std::span<const SampleLogprobs> lps(&seq->logprobs, want_logprobs && !ids.empty() ? 1 : 0);
-    seq->sink->OnTokens({ids, seq->emit_scratch, lps});
+  const size_t n = reason == FinishReason::kEos ? 0 : 1;  // EOS itself is not part of the output
+  if (n > 0 || !seq->emit_scratch.empty()) {
+    output_.AddTokens(seq->sink, seq->id, std::span<const TokenId>(&seq->tokens.back(), n),
+                      seq->emit_scratch,
+                      std::span<const SampleLogprobs>(&seq->logprobs, want_logprobs ? n : 0));
   }
   if (reason != FinishReason::kNone) Finish(seq, reason, shared::Status::Ok());
 }
 
 void Scheduler::Finish(Sequence* seq, FinishReason reason, shared::Status status) {
-  FinishEvent event;
+  FinishEvent event = seq->MakeFinishEvent(reason);
   event.status = std::move(status);
-  event.reason = reason;
-  event.prompt_tokens = seq->num_prompt_tokens;
-  event.completion_tokens = seq->num_generated();
-  if (reason == FinishReason::kEos && event.completion_tokens > 0) --event.completion_tokens;
-  const double gateway_ms = seq->request.gateway_queue_ms;
-  if (seq->first_scheduled != Clock::time_point{}) {
-    event.queue_ms = gateway_ms + MillisBetween(seq->arrived, seq->first_scheduled);
-  }
-  if (seq->num_generated() > 0) {
-    event.ttft_ms = gateway_ms + MillisBetween(seq->arrived, seq->first_token);
-    double prefill_ms = MillisBetween(seq->first_scheduled, seq->first_token);
-    if (prefill_ms > 0) event.prefill_tokens_per_s = 1000.0 * seq->num_prompt_tokens / prefill_ms;
-    double decode_ms = MillisBetween(seq->first_token, seq->last_token);
-    if (seq->num_generated() > 1 && decode_ms > 0) {
-      event.decode_tokens_per_s = 1000.0 * (seq->num_generated() - 1) / decode_ms;
-    }
-  }
-  seq->sink->OnFinish(event);
+  output_.AddFinish(seq->sink, seq->id, std::move(event));
   seq->sink = nullptr;
   Release(seq);
   seq->finished = true;

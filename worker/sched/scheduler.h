@@ -1,9 +1,10 @@
 // Scheduler: continuous batching over the KV block pool. Each step: Schedule() decides, without
 // mutating, which sequences run and how many tokens each feeds (decodes first, then prefill chunks
 // under a token budget); when the running sequences do not fit it returns false and the caller
-// preempts the newest (Preempt). Apply() commits the decision into a StepPlan; after the engine
-// runs, Update() samples, streams and retires sequences. Owned by the scheduler thread; not
-// thread-safe.
+// preempts the newest (PreemptNewest). Apply() commits the decision into a StepPlan; after the
+// engine ran it, Update() samples, appends each sequence's tokens and finish to the StepOutput and
+// retires finished sequences. It never calls a stream: the EngineLoop publishes the output. Owned
+// by the scheduler thread; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "worker/kv/block_pool.h"
 #include "worker/sched/scheduler_stats.h"
 #include "worker/sched/sequence.h"
+#include "worker/sched/step_output.h"
 #include "worker/sched/step_plan.h"
 
 namespace smallmind::worker {
@@ -43,7 +45,7 @@ class Scheduler {
   Scheduler(const SchedulerOptions& options, BlockPool* pool, int block_size);
   ~Scheduler();
 
-  // Queues a sequence; fails it at once (via its sink) when the queue is full.
+  // Queues a sequence; finishes it at once with RESOURCE_EXHAUSTED when the queue is full.
   void Add(std::unique_ptr<Sequence> seq);
   // Finishes a sequence as cancelled and frees its blocks; unknown ids are ignored (already done).
   void Cancel(uint64_t sequence_id);
@@ -61,8 +63,12 @@ class Scheduler {
   // Commit: allocates the blocks of `shape`, admits its waiting sequences and fills `plan`.
   void Apply(const StepShape& shape, StepPlan* plan);
   // After the engine ran `plan`: advances positions, samples (logits of plan entry i come from
-  // `logits(i)`), streams tokens and retires finished sequences.
+  // `logits(i)`), appends tokens and finishes to output() and retires finished sequences.
   void Update(const std::function<std::span<float>(int)>& logits);
+
+  // The events of the steps (and commands) since the caller last published them. The caller
+  // hands them on (OutputQueue::Publish leaves this empty).
+  StepOutput* mutable_output() { return &output_; }
 
   void PublishStats(SchedulerStats* stats) const;
 
@@ -82,6 +88,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order: newest last
   std::vector<Sequence*> step_seqs_;  // [plan.seqs.size()]: the sequence of each plan entry
   std::vector<int> step_tokens_;      // [plan.seqs.size()]: tokens each entry fed
+  StepOutput output_;                 // events not yet published; capacity reused
 };
 
 }  // namespace smallmind::worker

@@ -1,6 +1,13 @@
 #include "worker/sched/sequence.h"
 
 namespace smallmind::worker {
+namespace {
+
+double MillisBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
 
 Sequence::Sequence(uint64_t id, SequenceRequest req, const Tokenizer& tokenizer, int vocab_size,
                    SequenceSink* sink)
@@ -16,6 +23,45 @@ Sequence::Sequence(uint64_t id, SequenceRequest req, const Tokenizer& tokenizer,
   sampler.AddPromptTokens(request.prompt);
   text_scratch.reserve(64);
   emit_scratch.reserve(256);
+}
+
+FinishReason Sequence::AcceptToken(TokenId id, Clock::time_point now) {
+  sampler.Accept(id);
+  if (num_generated() == 0) first_token = now;
+  last_token = now;
+  tokens.push_back(id);
+  text_scratch.clear();
+  detokenizer.Push(id, &text_scratch);
+  emit_scratch.clear();
+  FinishReason reason = stop.OnToken(id, text_scratch, &emit_scratch);
+  if (reason == FinishReason::kLength || reason == FinishReason::kEos) {
+    // The stream ends here: an incomplete code point left over becomes U+FFFD.
+    detokenizer.Flush(&emit_scratch);
+  }
+  return reason;
+}
+
+FinishEvent Sequence::MakeFinishEvent(FinishReason reason) const {
+  FinishEvent event;
+  event.reason = reason;
+  event.prompt_tokens = num_prompt_tokens;
+  event.completion_tokens = num_generated();
+  // EOS ends the stream but is not part of the output.
+  if (reason == FinishReason::kEos && event.completion_tokens > 0) --event.completion_tokens;
+  const double gateway_ms = request.gateway_queue_ms;
+  if (first_scheduled != Clock::time_point{}) {
+    event.queue_ms = gateway_ms + MillisBetween(arrived, first_scheduled);
+  }
+  if (num_generated() > 0) {
+    event.ttft_ms = gateway_ms + MillisBetween(arrived, first_token);
+    double prefill_ms = MillisBetween(first_scheduled, first_token);
+    if (prefill_ms > 0) event.prefill_tokens_per_s = 1000.0 * num_prompt_tokens / prefill_ms;
+    double decode_ms = MillisBetween(first_token, last_token);
+    if (num_generated() > 1 && decode_ms > 0) {
+      event.decode_tokens_per_s = 1000.0 * (num_generated() - 1) / decode_ms;
+    }
+  }
+  return event;
 }
 
 }  // namespace smallmind::worker

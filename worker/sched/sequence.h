@@ -1,5 +1,6 @@
 // Sequence: one request's state inside the worker: its tokens, KV block table, sampler, stop
-// checker and detokenizer. Created by the service thread, then owned by the scheduler thread.
+// checker and detokenizer, and how a new token becomes text for its stream. Created by a service
+// thread, then owned by the scheduler thread; not thread-safe.
 #pragma once
 
 #include <chrono>
@@ -11,7 +12,7 @@
 #include "kernels/exec_mode.h"
 #include "worker/sample/sampler.h"
 #include "worker/sample/stop_checker.h"
-#include "worker/sched/sequence_sink.h"
+#include "worker/sched/step_output.h"
 #include "worker/tokenizer/detokenizer.h"
 
 namespace smallmind::worker {
@@ -39,6 +40,13 @@ struct Sequence {
   // Tokens not yet in the KV cache: the next step feeds tokens[num_computed..].
   int num_pending() const { return num_tokens() - num_computed; }
 
+  // Takes a sampled token: appends it, detokenizes it and checks the stop conditions. Leaves in
+  // emit_scratch the text now safe to stream (stop-string prefixes held back, UTF-8 complete) and
+  // returns why generation ends (kNone to go on). Allocates nothing (buffers reserved).
+  FinishReason AcceptToken(TokenId id, Clock::time_point now);
+  // The finish event for `reason`: usage and timings as of now.
+  FinishEvent MakeFinishEvent(FinishReason reason) const;
+
   const uint64_t id;
   SequenceRequest request;
   const int num_prompt_tokens;
@@ -52,9 +60,9 @@ struct Sequence {
   std::string text_scratch;  // this token's bytes, reused
   std::string emit_scratch;  // text released to the client this step, reused
   SampleLogprobs logprobs;   // this step's logprobs when asked
-  SequenceSink* sink;        // not owned; valid until OnFinish
+  SequenceSink* sink;        // the stream's sink: carried in events, never called here
 
-  bool finished = false;  // OnFinish sent; removed at the end of the step
+  bool finished = false;  // finish event emitted; removed at the end of the step
   int preemptions = 0;
   Clock::time_point arrived = Clock::now();
   Clock::time_point first_scheduled{};

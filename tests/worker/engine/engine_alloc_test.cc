@@ -1,5 +1,7 @@
-// Counts heap allocations made during Engine::Step: a decode step must make none (DESIGN §4). This
-// binary replaces the global operator new to count; the counter is the only global here.
+// Counts heap allocations made during Engine::Step and during whole EngineLoop iterations
+// (commands, schedule, engine step, sampling, detokenizing, output published and taken): a steady
+// decode step must make none (DESIGN §4). This binary replaces the global operator new to count;
+// the counter is the only global here.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,7 +11,9 @@
 
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
+#include "worker/engine/engine_loop.h"
 #include "worker/model/builtin_tiny.h"
+#include "worker/tokenizer/spm_tokenizer.h"
 
 namespace {
 std::atomic<long> g_allocations{0};  // NOLINT: the counter a replaced operator new needs
@@ -79,6 +83,50 @@ TEST(EngineAllocTest, QuantizedModelStepsMakeNoHeapAllocation) {
   spec.embedding_type = kernels::DType::kQ8_0;
   const LlamaModel model = testing::MakeRandomModel(spec);
   EXPECT_EQ(AllocationsInSteps(model, 2, kernels::ExecMode::kParallel), 0);
+}
+
+// Three sequences decoding through the whole loop (sampled, greedy, with logprobs and stop
+// strings), the output taken every step as the pump does: once every buffer has grown, a loop
+// iteration makes no heap allocation.
+TEST(EngineAllocTest, LoopIterationsOfSteadyDecodeMakeNoHeapAllocation) {
+  const LlamaModel model = MakeBuiltinTinyModel();
+  const std::unique_ptr<SpmTokenizer> tokenizer = MakeByteLevelTokenizer();
+  SchedulerOptions options;
+  options.max_step_tokens = 64;
+  options.max_seqs = 4;
+  KvPool kv(model.config, 32, 16);
+  BlockPool blocks(32);
+  Engine engine(model.config, model.weights, &kv, EngineOptions{64, 4});
+  Scheduler scheduler(options, &blocks, 16);
+  CommandQueue commands;
+  OutputQueue outputs;
+  SchedulerStats stats;
+  EngineLoop loop(&scheduler, &engine, &commands, &outputs, &stats);
+  for (uint64_t id = 1; id <= 3; ++id) {
+    SequenceRequest req;
+    req.prompt = tokenizer->Encode("steady " + std::to_string(id), true);
+    req.sampling.temperature = id == 2 ? 0.0f : 0.8f;
+    req.sampling.seed = id;
+    req.sampling.logprobs = id == 3 ? 4 : 0;
+    req.stopping.max_new_tokens = 120;
+    req.stopping.eos_id = -1;
+    req.stopping.stop = {"zq", "\n\n"};
+    commands.Push(SubmitCommand{std::make_unique<Sequence>(id, std::move(req), *tokenizer,
+                                                           model.config.vocab_size, nullptr)});
+  }
+  StepOutput taken;  // the pump's buffer
+  auto iterate = [&] {
+    loop.RunOnce();
+    outputs.TryTake(&taken);
+    return static_cast<long>(taken.events().size());
+  };
+  for (int i = 0; i < 40; ++i) iterate();  // prefill and warm-up: buffers reach their size
+  const long before = g_allocations.load();
+  long events = 0;
+  for (int i = 0; i < 40; ++i) events += iterate();
+  const long allocations = g_allocations.load() - before;
+  ASSERT_GT(events, 100) << "the sequences must still be decoding while counted";
+  EXPECT_EQ(allocations, 0) << "over 40 loop iterations";
 }
 
 }  // namespace

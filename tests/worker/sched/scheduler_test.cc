@@ -1,185 +1,262 @@
-// The scheduler with the real engine on the builtin model: continuous batching, chunked prefill,
-// preemption when the pool runs out, cancellation, and the queue limit.
+// The scheduler on its own, fed by a scripted stand-in for the engine (the engine-backed cases are
+// in tests/worker/engine/engine_loop_test.cc): what each step publishes to the OutputQueue (tokens
+// in order, the finish last and once, nothing after it), cancellation, preemption, the queue
+// limit, and the stream semantics it keeps (stop strings held back, UTF-8-whole deltas, EOS not
+// streamed, logprobs).
 #include "worker/sched/scheduler.h"
 
 #include <gtest/gtest.h>
 
-#include "worker/engine/engine.h"
-#include "worker/engine/engine_loop.h"
-#include "worker/kv/kv_pool.h"
-#include "worker/model/builtin_tiny.h"
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/worker/sched/stream_recorder.h"
+#include "worker/sched/output_queue.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {
 namespace {
 
-// Records what the scheduler streams for one sequence.
-class RecordingSink : public SequenceSink {
- public:
-  void OnTokens(const TokenEvent& e) override {
-    ids.insert(ids.end(), e.token_ids.begin(), e.token_ids.end());
-    text += e.text;
-    ++messages;
-  }
-  void OnFinish(const FinishEvent& e) override {
-    finish = e;
-    ++finishes;
-  }
-  std::vector<TokenId> ids;
-  std::string text;
-  int messages = 0;
-  int finishes = 0;
-  FinishEvent finish;
-};
+using testing::StreamRecorder;
+
+// The byte-level vocabulary: byte b is token 3 + b.
+TokenId ByteToken(char c) { return 3 + static_cast<unsigned char>(c); }
 
 class SchedulerTest : public ::testing::Test {
  protected:
-  void Build(int num_blocks, int block_size, SchedulerOptions options) {
-    kv_ = std::make_unique<KvPool>(model_.config, num_blocks, block_size);
+  void Build(int num_blocks, int block_size, SchedulerOptions options = {}) {
     pool_ = std::make_unique<BlockPool>(num_blocks);
-    engine_ = std::make_unique<Engine>(model_.config, model_.weights, kv_.get(),
-                                       EngineOptions{options.max_step_tokens, options.max_seqs});
     scheduler_ = std::make_unique<Scheduler>(options, pool_.get(), block_size);
-    loop_ = std::make_unique<EngineLoop>(scheduler_.get(), engine_.get(), &commands_, &stats_);
+    logits_.assign(static_cast<size_t>(options.max_seqs) * vocab_, 0.0f);
   }
 
   std::unique_ptr<Sequence> MakeSeq(uint64_t id, const std::string& prompt, int max_new,
-                                    RecordingSink* sink, float temperature = 0) {
+                                    StopConfig stopping = {}, int logprobs = 0) {
     SequenceRequest req;
     req.prompt = tokenizer_->Encode(prompt, true);
-    req.sampling.temperature = temperature;
-    req.sampling.seed = id;
+    req.sampling.temperature = 0;
+    req.sampling.logprobs = logprobs;
+    req.stopping = std::move(stopping);
     req.stopping.max_new_tokens = max_new;
-    req.stopping.eos_id = -1;  // the random model would end stories at random otherwise
-    return std::make_unique<Sequence>(id, std::move(req), *tokenizer_, model_.config.vocab_size,
-                                      sink);
+    return std::make_unique<Sequence>(id, std::move(req), *tokenizer_, vocab_, nullptr);
   }
 
-  // Steps until idle (bounded); returns the number of steps.
-  int RunToIdle(int max_steps = 10000) {
+  // One step as the EngineLoop runs it, with the scripted logits in place of the engine; then
+  // the step's events are published and recorded. False when nothing was scheduled.
+  bool Step() {
+    while (!scheduler_->Schedule(&shape_)) {
+      scheduler_->PreemptNewest();
+      ++preemptions_;
+    }
+    bool ran = !shape_.entries.empty();
+    if (ran) {
+      scheduler_->Apply(shape_, &plan_);
+      scheduler_->Update([this](int i) { return ScriptedLogits(i); });
+    }
+    outputs_.Publish(scheduler_->mutable_output());
+    recorder_.Drain(&outputs_);
+    return ran;
+  }
+  int RunToIdle(int max_steps = 1000) {
     int steps = 0;
-    while (loop_->RunOnce() && steps < max_steps) ++steps;
+    while (steps < max_steps && Step()) ++steps;
     return steps;
   }
-
-  std::vector<TokenId> Solo(const std::string& prompt, int max_new) {
-    Build(64, 16, SchedulerOptions{});
-    RecordingSink sink;
-    commands_.Push(SubmitCommand{MakeSeq(999, prompt, max_new, &sink)});
-    RunToIdle();
-    return sink.ids;
+  // Publishes and records what commands (Add, Cancel) produced outside a step.
+  void Flush() {
+    outputs_.Publish(scheduler_->mutable_output());
+    recorder_.Drain(&outputs_);
   }
 
-  LlamaModel model_ = MakeBuiltinTinyModel();
+  // Logits of plan entry i: a single peak on script_(position of the token being predicted).
+  std::span<float> ScriptedLogits(int i) {
+    const SeqStep& s = plan_.seqs[i];
+    std::span<float> out(logits_.data() + static_cast<size_t>(i) * vocab_, vocab_);
+    std::fill(out.begin(), out.end(), 0.0f);
+    out[script_(s.start_pos + static_cast<int>(s.tokens.size()))] = 10.0f;
+    return out;
+  }
+
   std::unique_ptr<SpmTokenizer> tokenizer_ = MakeByteLevelTokenizer();
-  std::unique_ptr<KvPool> kv_;
+  const int vocab_ = tokenizer_->vocab_size();
+  // The token the stand-in model predicts at a position: by default 'a', 'b', ... cycling.
+  std::function<TokenId(int)> script_ = [](int pos) { return ByteToken('a' + pos % 26); };
+  std::vector<float> logits_;
   std::unique_ptr<BlockPool> pool_;
-  std::unique_ptr<Engine> engine_;
   std::unique_ptr<Scheduler> scheduler_;
-  CommandQueue commands_;
-  SchedulerStats stats_;
-  std::unique_ptr<EngineLoop> loop_;
+  StepShape shape_;
+  StepPlan plan_;
+  int preemptions_ = 0;
+  OutputQueue outputs_;
+  StreamRecorder recorder_;
 };
 
-TEST_F(SchedulerTest, BatchedSequencesGiveTheSameGreedyTokensAsAlone) {
-  const std::vector<std::string> prompts = {"a", "a longer prompt here", "mid size"};
-  std::vector<std::vector<TokenId>> solo;
-  for (const auto& p : prompts) solo.push_back(Solo(p, 20));
+// What the default script streams for a prompt of `prompt_tokens` tokens.
+std::string Expected(int prompt_tokens, int n) {
+  std::string text;
+  for (int k = 0; k < n; ++k) text += static_cast<char>('a' + (prompt_tokens + k) % 26);
+  return text;
+}
 
-  Build(64, 16, SchedulerOptions{});
-  std::vector<RecordingSink> sinks(prompts.size());
+TEST_F(SchedulerTest, EachSequenceStreamsItsTokensInOrderAndTheFinishLast) {
+  Build(64, 16);
+  const std::vector<std::string> prompts = {"a", "a longer prompt here", "mid size"};
   for (size_t i = 0; i < prompts.size(); ++i) {
-    commands_.Push(SubmitCommand{MakeSeq(i + 1, prompts[i], 20, &sinks[i])});
+    scheduler_->Add(MakeSeq(i + 1, prompts[i], 5 + 3 * static_cast<int>(i)));
   }
   int steps = RunToIdle();
-  EXPECT_LT(steps, 3 * 21) << "sequences must share steps";
+  EXPECT_LT(steps, 15) << "the sequences share steps";
   for (size_t i = 0; i < prompts.size(); ++i) {
-    EXPECT_EQ(sinks[i].ids, solo[i]) << prompts[i];
-    EXPECT_EQ(sinks[i].finishes, 1);
-    EXPECT_EQ(sinks[i].finish.reason, FinishReason::kLength);
-    EXPECT_EQ(sinks[i].finish.completion_tokens, 20);
+    const auto& s = recorder_[i + 1];
+    const int n = 5 + 3 * static_cast<int>(i);
+    const int prompt_tokens = static_cast<int>(prompts[i].size()) + 1;  // BOS
+    EXPECT_EQ(s.text, Expected(prompt_tokens, n)) << prompts[i];
+    EXPECT_EQ(s.ids.size(), static_cast<size_t>(n));
+    EXPECT_EQ(s.deltas.size(), static_cast<size_t>(n)) << "one event per token";
+    EXPECT_EQ(s.finishes, 1);
+    EXPECT_EQ(s.events_after_finish, 0);
+    EXPECT_EQ(s.finish.reason, FinishReason::kLength);
+    EXPECT_EQ(s.finish.prompt_tokens, prompt_tokens);
+    EXPECT_EQ(s.finish.completion_tokens, n);
   }
   EXPECT_EQ(pool_->num_used(), 0) << "finished sequences free their blocks";
 }
 
-TEST_F(SchedulerTest, LongPromptIsPrefilledInChunksWhileOthersDecode) {
-  std::vector<TokenId> solo = Solo(std::string(100, 'x'), 4);
+TEST_F(SchedulerTest, CancelMidStreamFreesBlocksAtOnceAndEndsTheStream) {
+  Build(64, 16);
+  scheduler_->Add(MakeSeq(1, "cancel me", 200));
+  scheduler_->Add(MakeSeq(2, "keep me", 20));
+  for (int i = 0; i < 3; ++i) Step();
+  ASSERT_EQ(recorder_[1].ids.size(), 3u);
+  const int used_by_both = pool_->num_used();
+  scheduler_->Cancel(1);
+  EXPECT_LT(pool_->num_used(), used_by_both) << "the cancelled sequence's blocks are free";
+  RunToIdle();
+  const auto& cancelled = recorder_[1];
+  EXPECT_EQ(cancelled.finishes, 1);
+  EXPECT_EQ(cancelled.finish.reason, FinishReason::kCancelled);
+  EXPECT_EQ(cancelled.finish.completion_tokens, 3);
+  EXPECT_EQ(cancelled.events_after_finish, 0);
+  EXPECT_EQ(cancelled.ids.size(), 3u) << "no token after the cancel";
+  EXPECT_EQ(recorder_[2].finish.reason, FinishReason::kLength) << "the other one runs on";
+  EXPECT_EQ(pool_->num_used(), 0);
+
+  scheduler_->Cancel(1);  // a late duplicate is ignored
+  Flush();
+  EXPECT_EQ(recorder_[1].finishes, 1);
+  EXPECT_EQ(recorder_[1].events_after_finish, 0);
+}
+
+TEST_F(SchedulerTest, CancelOfAWaitingSequenceFinishesItWithoutTokens) {
   SchedulerOptions options;
-  options.max_step_tokens = 8;
+  options.max_seqs = 1;
   Build(64, 16, options);
-  RecordingSink short_sink, long_sink;
-  commands_.Push(SubmitCommand{MakeSeq(1, "hi", 30, &short_sink)});
-  loop_->RunOnce();  // the short one is running
-  commands_.Push(SubmitCommand{MakeSeq(2, std::string(100, 'x'), 4, &long_sink)});
-  int steps = 0;
-  while (long_sink.ids.empty() && steps++ < 100) loop_->RunOnce();
-  // 101 prompt tokens at <= 7 per step (one slot goes to the decode) take >= 15 steps, during
-  // which the short sequence kept producing a token every step.
-  EXPECT_GE(short_sink.ids.size(), 14u);
+  scheduler_->Add(MakeSeq(1, "runs", 10));
+  scheduler_->Add(MakeSeq(2, "waits", 10));
+  Step();
+  scheduler_->Cancel(2);
   RunToIdle();
-  EXPECT_EQ(long_sink.ids, solo) << "chunked prefill computes the same logits";
+  EXPECT_EQ(recorder_[2].finishes, 1);
+  EXPECT_EQ(recorder_[2].finish.reason, FinishReason::kCancelled);
+  EXPECT_TRUE(recorder_[2].ids.empty());
+  EXPECT_EQ(recorder_[1].finish.completion_tokens, 10);
 }
 
-TEST_F(SchedulerTest, ExhaustedPoolPreemptsNewestAndEverySequenceStillCompletes) {
-  const std::vector<std::string> prompts = {"first one", "second", "third seq"};
-  std::vector<std::vector<TokenId>> solo;
-  for (const auto& p : prompts) solo.push_back(Solo(p, 60));
-  // 6 blocks of 16 tokens: three sequences of ~70 positions (5 blocks each) cannot all fit.
-  Build(6, 16, SchedulerOptions{});
-  std::vector<RecordingSink> sinks(prompts.size());
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    commands_.Push(SubmitCommand{MakeSeq(i + 1, prompts[i], 60, &sinks[i])});
-  }
-  RunToIdle();
-  EXPECT_GT(stats_.preemptions_total.load(), 0u);
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    EXPECT_EQ(sinks[i].ids, solo[i]) << "recomputation after preemption gives the same tokens";
-    EXPECT_EQ(sinks[i].finish.reason, FinishReason::kLength);
-  }
-  EXPECT_EQ(pool_->num_used(), 0);
-}
-
-TEST_F(SchedulerTest, CancelFinishesOnceAndFreesBlocksWithinOneStep) {
-  Build(64, 16, SchedulerOptions{});
-  RecordingSink running, waiting;
-  commands_.Push(SubmitCommand{MakeSeq(1, "cancel me", 200, &running)});
-  loop_->RunOnce();
-  loop_->RunOnce();
-  EXPECT_GT(pool_->num_used(), 0);
-  commands_.Push(CancelCommand{1});
-  loop_->RunOnce();
-  EXPECT_EQ(running.finishes, 1);
-  EXPECT_EQ(running.finish.reason, FinishReason::kCancelled);
-  EXPECT_EQ(pool_->num_used(), 0);
-  commands_.Push(CancelCommand{1});  // a late duplicate is ignored
-  loop_->RunOnce();
-  EXPECT_EQ(running.finishes, 1);
-}
-
-TEST_F(SchedulerTest, FullQueueRejectsWithResourceExhausted) {
+TEST_F(SchedulerTest, FullQueueRejectsWithResourceExhaustedAsTheOnlyEvent) {
   SchedulerOptions options;
   options.max_waiting = 2;
   Build(64, 16, options);
-  std::vector<RecordingSink> sinks(3);
-  for (int i = 0; i < 3; ++i) scheduler_->Add(MakeSeq(i + 1, "q", 4, &sinks[i]));
-  EXPECT_EQ(sinks[2].finishes, 1);
-  EXPECT_EQ(sinks[2].finish.status.code(), shared::StatusCode::kResourceExhausted);
+  for (int i = 0; i < 3; ++i) scheduler_->Add(MakeSeq(i + 1, "q", 4));
+  Flush();
+  EXPECT_EQ(recorder_[3].finishes, 1);
+  EXPECT_EQ(recorder_[3].finish.status.code(), shared::StatusCode::kResourceExhausted);
+  EXPECT_NE(recorder_[3].finish.status.message().find("queue is full"), std::string::npos);
   RunToIdle();
-  EXPECT_EQ(sinks[0].finish.reason, FinishReason::kLength);
-  EXPECT_EQ(sinks[1].finish.reason, FinishReason::kLength);
+  EXPECT_TRUE(recorder_[3].ids.empty());
+  EXPECT_EQ(recorder_[1].finish.reason, FinishReason::kLength);
+  EXPECT_EQ(recorder_[2].finish.reason, FinishReason::kLength);
 }
 
-TEST_F(SchedulerTest, SeededSamplingIsReproducibleWhateverIsBatchedBeside) {
-  Build(64, 16, SchedulerOptions{});
-  RecordingSink alone;
-  commands_.Push(SubmitCommand{MakeSeq(7, "sample", 24, &alone, 0.9f)});
+TEST_F(SchedulerTest, PreemptedSequencesStreamEachTokenOnce) {
+  // 6 blocks of 8 tokens: three sequences of ~45 positions (6 blocks each) cannot all fit.
+  Build(6, 8);
+  for (int i = 0; i < 3; ++i) scheduler_->Add(MakeSeq(i + 1, "pre" + std::to_string(i), 40));
   RunToIdle();
-  Build(64, 16, SchedulerOptions{});
-  RecordingSink batched, other;
-  commands_.Push(SubmitCommand{MakeSeq(8, "other prompt", 30, &other, 0.9f)});
-  commands_.Push(SubmitCommand{MakeSeq(7, "sample", 24, &batched, 0.9f)});
+  EXPECT_GT(preemptions_, 0);
+  for (int i = 0; i < 3; ++i) {
+    const auto& s = recorder_[i + 1];
+    EXPECT_EQ(s.text, Expected(5, 40)) << "recomputation streams nothing twice";
+    EXPECT_EQ(s.finish.reason, FinishReason::kLength);
+    EXPECT_EQ(s.finishes, 1);
+  }
+  EXPECT_EQ(pool_->num_used(), 0);
+}
+
+TEST_F(SchedulerTest, StopStringIsHeldBackAcrossTokensAndNeverStreamed) {
+  Build(64, 16);
+  const std::string script = "abXcXYz";
+  script_ = [&](int pos) { return ByteToken(script[std::min<size_t>(pos - 2, 6)]); };
+  StopConfig stopping;
+  stopping.stop = {"XY"};
+  scheduler_->Add(MakeSeq(1, "p", 20, stopping));
   RunToIdle();
-  EXPECT_EQ(alone.ids, batched.ids);
+  const auto& s = recorder_[1];
+  EXPECT_EQ(s.text, "abXc");
+  EXPECT_EQ(s.deltas, (std::vector<std::string>{"a", "b", "", "Xc", "", ""}))
+      << "an X may start the stop string: held until the next token decides";
+  EXPECT_EQ(s.finish.reason, FinishReason::kStop);
+  EXPECT_EQ(s.finish.completion_tokens, 6);
+}
+
+TEST_F(SchedulerTest, SplitCodePointIsStreamedWholeInOneDelta) {
+  Build(64, 16);
+  const std::string script = "\xC3\xA9!";  // "é!": é is two bytes, two tokens
+  script_ = [&](int pos) { return ByteToken(script[std::min<size_t>(pos - 2, 2)]); };
+  scheduler_->Add(MakeSeq(1, "p", 3));
+  RunToIdle();
+  EXPECT_EQ(recorder_[1].deltas, (std::vector<std::string>{"", "\xC3\xA9", "!"}));
+  EXPECT_EQ(recorder_[1].ids.size(), 3u);
+}
+
+TEST_F(SchedulerTest, EosEndsTheStreamWithoutStreamingTheEosToken) {
+  Build(64, 16);
+  const TokenId eos = 2;
+  script_ = [&](int pos) { return pos < 5 ? ByteToken('k') : eos; };
+  StopConfig stopping;
+  stopping.eos_id = eos;
+  scheduler_->Add(MakeSeq(1, "p", 20, stopping));
+  RunToIdle();
+  const auto& s = recorder_[1];
+  EXPECT_EQ(s.text, "kkk");
+  EXPECT_EQ(s.ids, (std::vector<TokenId>(3, ByteToken('k'))));
+  EXPECT_EQ(s.finish.reason, FinishReason::kEos);
+  EXPECT_EQ(s.finish.completion_tokens, 3) << "EOS is not a completion token";
+}
+
+TEST_F(SchedulerTest, LogprobsComeOnePerStreamedToken) {
+  Build(64, 16);
+  scheduler_->Add(MakeSeq(1, "lp", 6, {}, /*logprobs=*/2));
+  scheduler_->Add(MakeSeq(2, "none", 6));
+  RunToIdle();
+  EXPECT_EQ(recorder_[1].logprob_ids, recorder_[1].ids);
+  EXPECT_TRUE(recorder_[2].logprob_ids.empty());
+}
+
+TEST_F(SchedulerTest, EventsOfUntakenStepsCoalesceInOrder) {
+  Build(64, 16);
+  scheduler_->Add(MakeSeq(1, "x", 6));
+  for (int step = 0; step < 6; ++step) {  // published every step, taken only at the end
+    while (!scheduler_->Schedule(&shape_)) scheduler_->PreemptNewest();
+    scheduler_->Apply(shape_, &plan_);
+    scheduler_->Update([this](int i) { return ScriptedLogits(i); });
+    outputs_.Publish(scheduler_->mutable_output());
+    EXPECT_TRUE(scheduler_->mutable_output()->empty()) << "publishing hands the events over";
+  }
+  EXPECT_EQ(recorder_.Drain(&outputs_), 7) << "six token events and the finish, in one take";
+  EXPECT_EQ(recorder_[1].text, Expected(2, 6));
+  EXPECT_EQ(recorder_[1].finishes, 1);
+  EXPECT_EQ(recorder_[1].events_after_finish, 0);
 }
 
 }  // namespace
