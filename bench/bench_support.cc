@@ -12,10 +12,10 @@
 #include "kernels/dtype.h"
 #include "shared/cpu_topology.h"
 #include "shared/memory_bandwidth.h"
-#include "worker/model/builtin_tiny.h"
 #include "worker/model/gguf_loader.h"
 #include "worker/model/llama2c_reader.h"
-#include "worker/model/model_generator.h"
+#include "worker/modelgen/builtin_tiny.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker::bench {
 namespace {

@@ -27,8 +27,8 @@
 
 #include "worker/engine/engine.h"
 #include "worker/model/gguf_loader.h"
-#include "worker/model/llama2c_to_gguf.h"
-#include "worker/model/model_generator.h"
+#include "worker/modelgen/llama2c_to_gguf.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {
 namespace {

@@ -16,8 +16,8 @@
 #include <utility>
 
 #include "shared/status.h"
-#include "worker/model/llama2c_to_gguf.h"
-#include "worker/model/model_generator.h"
+#include "worker/modelgen/llama2c_to_gguf.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "shared/memory_bandwidth.h"
 #include "worker/engine/engine.h"
 #include "worker/kv/kv_pool.h"
-#include "worker/model/model_loader.h"
+#include "worker/loader/model_loader.h"
 
 namespace smallmind::cli {
 namespace {

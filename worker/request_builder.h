@@ -5,7 +5,7 @@
 
 #include "shared/status.h"
 #include "smallmind/v1/worker.pb.h"
-#include "worker/model/model_loader.h"
+#include "worker/loader/model_loader.h"
 #include "worker/sched/sequence.h"
 
 namespace smallmind::worker {

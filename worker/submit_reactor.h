@@ -12,7 +12,7 @@
 
 #include "shared/status.h"
 #include "smallmind/v1/worker.grpc.pb.h"
-#include "worker/model/model_loader.h"
+#include "worker/loader/model_loader.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sequence_sink.h"
 

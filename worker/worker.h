@@ -14,7 +14,7 @@
 #include "worker/engine/engine_loop.h"
 #include "worker/kv/block_pool.h"
 #include "worker/kv/kv_pool.h"
-#include "worker/model/model_loader.h"
+#include "worker/loader/model_loader.h"
 #include "worker/output_pump.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sched/output_queue.h"

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "shared/status.h"
-#include "worker/model/model_loader.h"
+#include "worker/loader/model_loader.h"
 #include "worker/sched/scheduler.h"
 
 namespace smallmind::worker {

@@ -9,7 +9,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "smallmind/v1/worker.grpc.pb.h"
-#include "worker/model/model_loader.h"
+#include "worker/loader/model_loader.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sched/scheduler_stats.h"
 

@@ -12,7 +12,7 @@
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/engine/engine_loop.h"
-#include "worker/model/builtin_tiny.h"
+#include "worker/modelgen/builtin_tiny.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace {

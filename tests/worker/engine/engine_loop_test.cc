@@ -8,7 +8,7 @@
 #include "tests/worker/sched/stream_recorder.h"
 #include "worker/engine/engine.h"
 #include "worker/kv/kv_pool.h"
-#include "worker/model/builtin_tiny.h"
+#include "worker/modelgen/builtin_tiny.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {

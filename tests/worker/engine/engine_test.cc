@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "worker/model/builtin_tiny.h"
+#include "worker/modelgen/builtin_tiny.h"
 
 namespace smallmind::worker {
 namespace {

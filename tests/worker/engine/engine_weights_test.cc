@@ -12,7 +12,7 @@
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/model/gguf_loader.h"
-#include "worker/model/model_generator.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {
 namespace {

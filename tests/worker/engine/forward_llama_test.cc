@@ -9,7 +9,7 @@
 
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
-#include "worker/model/builtin_tiny.h"
+#include "worker/modelgen/builtin_tiny.h"
 
 namespace smallmind::worker {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "worker/engine/engine.h"
 #include "worker/model/gguf_loader.h"
-#include "worker/model/llama2c_to_gguf.h"
+#include "worker/modelgen/llama2c_to_gguf.h"
 
 namespace smallmind::worker {
 namespace {

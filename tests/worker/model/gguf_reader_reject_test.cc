@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "worker/model/gguf_reader.h"
-#include "worker/model/gguf_writer.h"
+#include "worker/modelgen/gguf_writer.h"
 
 namespace smallmind::worker {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/quant_blocks.h"
-#include "worker/model/gguf_writer.h"
+#include "worker/modelgen/gguf_writer.h"
 
 namespace smallmind::worker {
 namespace {

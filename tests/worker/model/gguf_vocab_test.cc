@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/model/gguf_writer.h"
+#include "worker/modelgen/gguf_writer.h"
 #include "worker/tokenizer/bpe_tokenizer.h"
 #include "worker/tokenizer/byte_level_map.h"
 

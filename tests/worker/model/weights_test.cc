@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "worker/model/builtin_tiny.h"
+#include "worker/modelgen/builtin_tiny.h"
 
 namespace smallmind::worker {
 namespace {

@@ -3,7 +3,7 @@
 // draws in llama2.c array order (token embedding, then wq of every layer, wk, wv, wo, w1, w2, w3,
 // then the separate classifier), which keeps builtin:tiny's historical weights bit for bit; norm
 // weights draw from a second stream so their noise never shifts the matrices.
-#include "worker/model/model_generator.h"
+#include "worker/modelgen/model_generator.h"
 
 #include <cctype>
 #include <cmath>

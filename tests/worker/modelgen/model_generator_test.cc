@@ -1,4 +1,4 @@
-#include "worker/model/model_generator.h"
+#include "worker/modelgen/model_generator.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "kernels/ref/dequant_ref.h"
-#include "worker/model/builtin_tiny.h"
 #include "worker/model/gguf_loader.h"
 #include "worker/model/gguf_reader.h"
+#include "worker/modelgen/builtin_tiny.h"
 
 namespace smallmind::worker {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/model/synthetic_vocab.h"
+#include "worker/modelgen/synthetic_vocab.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "worker/model/llama2c_to_gguf.h"
+#include "worker/modelgen/llama2c_to_gguf.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -15,7 +15,7 @@
 
 #include "kernels/dtype.h"
 #include "shared/status.h"
-#include "worker/model/gguf_writer.h"
+#include "worker/modelgen/gguf_writer.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 #include "worker/types/model_config.h"
 

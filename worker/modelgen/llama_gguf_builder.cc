@@ -2,7 +2,7 @@
 // constants): {arch}.context_length, embedding_length, block_count, feed_forward_length,
 // rope.dimension_count, attention.head_count(_kv), attention.layer_norm_rms_epsilon,
 // rope.freq_base, vocab_size; tokenizer.ggml.* for a SentencePiece ("llama") vocabulary.
-#include "worker/model/llama_gguf_builder.h"
+#include "worker/modelgen/llama_gguf_builder.h"
 
 #include <cctype>
 #include <cstring>

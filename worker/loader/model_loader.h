@@ -1,5 +1,7 @@
-// LoadModel: turns a model spec ("builtin:tiny", a llama2.c .bin, later GGUF) into the weights,
-// tokenizer and description a worker serves. Called once at worker start; thread-safe.
+// LoadModel: turns a model spec (a builtin: name, a GGUF file or a llama2.c checkpoint) into the
+// weights, tokenizer and description a worker serves. Called once at worker start; thread-safe.
+// It lives in its own layer above model/ (the file readers) and modelgen/ (which makes the
+// builtin: models), the only unit that knows both, so the two stay one-way (worker/CMakeLists.txt).
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 
 #include "kernels/dtype.h"
 #include "shared/status.h"
-#include "worker/model/llama_gguf_builder.h"
+#include "worker/modelgen/llama_gguf_builder.h"
 
 namespace smallmind::worker {
 

@@ -1,4 +1,4 @@
-#include "worker/model/builtin_tiny.h"
+#include "worker/modelgen/builtin_tiny.h"
 
 #include <cstring>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "worker/model/gguf_reader.h"
 #include "worker/model/gguf_vocab.h"
-#include "worker/model/model_generator.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/model/model_loader.h"
+#include "worker/loader/model_loader.h"
 
 #include <sys/stat.h>
 
@@ -8,9 +8,9 @@
 
 #include "kernels/kernels.h"
 
-#include "worker/model/builtin_tiny.h"
 #include "worker/model/gguf_loader.h"
 #include "worker/model/llama2c_reader.h"
+#include "worker/modelgen/builtin_tiny.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {

@@ -3,7 +3,7 @@
 // info as string name + uint32 n_dims + uint64 dims (innermost first) + uint32 ggml type + uint64
 // offset from the data section; zero padding to the alignment; then each tensor's data at its
 // (aligned) offset, zero-padded to the alignment. Strings are a uint64 length then the bytes.
-#include "worker/model/gguf_writer.h"
+#include "worker/modelgen/gguf_writer.h"
 
 #include <bit>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "worker/model/gguf_writer.h"
+#include "worker/modelgen/gguf_writer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,8 +1,7 @@
 // Model generator: llama-shaped GGUF files with seeded pseudo-random weights (the presets of
 // DESIGN.md §7 or any shape), weights in F32/F16/Q8_0/Q4_0/Q4_K/Q6_K (or the Q4_K_M mix) and a
-// synthetic SentencePiece
-// vocabulary in the metadata. Used by smallmind-modelgen, builtin:tiny and tests. Stateless
-// functions; thread-safe.
+// synthetic SentencePiece vocabulary in the metadata. Used by smallmind-modelgen, builtin:tiny
+// and tests. Stateless functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +12,8 @@
 
 #include "kernels/dtype.h"
 #include "shared/status.h"
-#include "worker/model/llama_gguf_builder.h"
-#include "worker/model/synthetic_vocab.h"
+#include "worker/modelgen/llama_gguf_builder.h"
+#include "worker/modelgen/synthetic_vocab.h"
 #include "worker/types/model_config.h"
 
 namespace smallmind::worker {

@@ -1,4 +1,4 @@
-#include "worker/model/builtin_tiny.h"
+#include "worker/modelgen/builtin_tiny.h"
 
 #include <gtest/gtest.h>
 
