@@ -7,8 +7,10 @@ MODEL ?= builtin:tiny
 WORKERS ?= 2
 PORT ?= 50051
 GATEWAY_FLAGS ?=
+# The tests' data folder (golden outputs, models, tokenizer vectors); without it ~51 tests skip.
+SHARED_DATA ?= ../shared
 
-.PHONY: all deps configure build test run clean
+.PHONY: all deps configure build test check-test-data run clean
 
 all: build
 
@@ -16,14 +18,28 @@ deps:
 	@scripts/install_deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) > $(BUILD).configure.log 2>&1 || \
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+		-DSMALLMIND_SHARED_DATA_DIR=$(abspath $(SHARED_DATA)) > $(BUILD).configure.log 2>&1 || \
 		(cat $(BUILD).configure.log; exit 1)
 
 build: configure
 	@cmake --build $(BUILD) -j$(JOBS)
 
-test: build
+test: check-test-data build
 	@ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) --timeout 300
+
+# Under CI (CI set to anything but "", 0 or false) a missing test data folder stops the run here,
+# before the build: the tests that need it would only skip, and a green run would say nothing about
+# them. Each of those tests also fails instead of skipping under CI (tests/testing/shared_data.h).
+check-test-data:
+	@case "$${CI:-}" in ""|0|false|FALSE|False) ;; *) \
+		if [ ! -f "$(SHARED_DATA)/models/golden-greedy.jsonl" ]; then \
+			echo "make test: CI=$$CI and the test data folder $(abspath $(SHARED_DATA)) is missing" \
+				"(no models/golden-greedy.jsonl): put ../shared beside the checkout or set" \
+				"SHARED_DATA=DIR; without CI=true the tests that need it skip instead." >&2; \
+			exit 1; \
+		fi;; \
+	esac
 
 run: build
 	$(BUILD)/bin/smallmind-gateway --model $(MODEL) --workers $(WORKERS) --port $(PORT) $(GATEWAY_FLAGS)

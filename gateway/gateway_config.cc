@@ -162,7 +162,7 @@ std::string GatewayUsage() {
   --drain-timeout-ms MS     how long streams may finish after SIGTERM (default 30000)
   --ready-timeout-ms MS     how long a spawned worker may take to become ready (default 120000)
   --stop-grace-ms MS        SIGTERM to SIGKILL for workers at shutdown (default 10000)
-  --runtime-dir DIR         where the private worker socket directory is made (default /tmp)
+  --runtime-dir DIR         parent of the private worker socket directory ($TMPDIR or /tmp)
   --outbox N                worker messages buffered per slow client (default 8)
 )";
 }

@@ -28,10 +28,10 @@ struct WorkerPoolOptions {
 };
 
 struct SupervisorOptions {
-  std::string worker_binary;         // "" = smallmind-worker beside this executable
-  std::string runtime_dir = "/tmp";  // a private 0700 directory for the sockets is made inside
-  int cpus_per_worker = 0;           // 0 = the allowed CPUs split evenly over the workers
-  int threads_per_worker = 0;        // 0 = one per CPU of the worker's set
+  std::string worker_binary;   // "" = smallmind-worker beside this executable
+  std::string runtime_dir;     // its private socket dir goes here; "" = $TMPDIR or /tmp
+  int cpus_per_worker = 0;     // 0 = the allowed CPUs split evenly over the workers
+  int threads_per_worker = 0;  // 0 = one per CPU of the worker's set
   // Loading a large model takes a while; a worker not answering Stats by then is an error.
   std::chrono::milliseconds ready_timeout{120000};
   std::chrono::milliseconds restart_backoff_initial{250};

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -49,6 +52,36 @@ std::string DescribeWaitStatus(int status) {
 
 // True when `pid` has exited (and is reaped); `status` gets its wait status.
 bool Reaped(pid_t pid, int* status) { return ::waitpid(pid, status, WNOHANG) == pid; }
+
+// Makes the private socket directory <runtime_dir>/smallmind-<pid>-XXXXXX (mode 0700); an empty
+// runtime_dir is the system's temporary directory ($TMPDIR, else /tmp).
+shared::Result<std::string> MakeSocketDir(const std::string& runtime_dir) {
+  std::string parent = runtime_dir;
+  if (parent.empty()) {
+    std::error_code ec;
+    parent = std::filesystem::temp_directory_path(ec).string();
+    if (ec) {
+      return shared::Unavailable(
+          fmt::format("no temporary directory for the worker sockets ($TMPDIR or /tmp: {}); pass "
+                      "--runtime-dir",
+                      ec.message()));
+    }
+  }
+  std::string dir = fmt::format("{}/smallmind-{}-XXXXXX", parent, static_cast<int>(::getpid()));
+  // The longest socket inside (worker-NNNN.sock) must fit sockaddr_un's sun_path with its NUL.
+  constexpr size_t kSocketName = sizeof("/worker-0000.sock") - 1;
+  if (dir.size() + kSocketName >= sizeof(sockaddr_un::sun_path)) {
+    return shared::InvalidArgument(fmt::format(
+        "worker socket paths under {} would be longer than the {} bytes a Unix socket path may "
+        "have; pass a shorter --runtime-dir (or TMPDIR)",
+        parent, sizeof(sockaddr_un::sun_path) - 1));
+  }
+  if (::mkdtemp(dir.data()) == nullptr) {
+    return shared::Unavailable(
+        fmt::format("cannot make the worker socket directory {}: {}", dir, std::strerror(errno)));
+  }
+  return dir;
+}
 
 }  // namespace
 
@@ -100,12 +133,7 @@ shared::Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
   }
   const std::vector<int> allowed = shared::AllowedCpus();
   if (allowed.empty()) return shared::Internal("this process may run on no CPU");
-  std::string dir_template =
-      fmt::format("{}/smallmind-{}-XXXXXX", options.runtime_dir, static_cast<int>(::getpid()));
-  if (::mkdtemp(dir_template.data()) == nullptr) {
-    return shared::Unavailable(fmt::format("cannot make the worker socket directory {}: {}",
-                                           dir_template, std::strerror(errno)));
-  }
+  SM_ASSIGN_OR_RETURN(std::string dir_template, MakeSocketDir(options.runtime_dir));
   const auto sets = SplitCpus(allowed, workers, options.cpus_per_worker);
   std::vector<Child> children(sets.size());
   for (size_t i = 0; i < sets.size(); ++i) {
@@ -309,8 +337,11 @@ void WorkerSupervisor::TerminateAll() {
     ::waitpid(c.pid, &wait_status, 0);
     c.pid = 0;
   }
-  for (auto& c : children_) ::unlink(c.launch.socket_path.c_str());
-  ::rmdir(socket_dir_.c_str());
+  // The directory is private (mkdtemp, 0700) and only this gateway's workers put anything in it.
+  std::error_code ec;
+  std::filesystem::remove_all(socket_dir_, ec);
+  if (ec)
+    spdlog::error("cannot remove the worker socket directory {}: {}", socket_dir_, ec.message());
 }
 
 uint64_t WorkerSupervisor::restarts_total() const {

@@ -50,7 +50,9 @@ class WorkerSupervisor {
   // Told, from the supervision thread, that worker `index` exited and will be restarted.
   using ExitListener = std::function<void(size_t index)>;
 
-  // Plans each worker's CPU set and makes the private socket directory; spawns nothing yet.
+  // Plans each worker's CPU set and makes the private socket directory in options.runtime_dir
+  // ("" = $TMPDIR, else /tmp); spawns nothing yet. The directory is removed by Stop(), which the
+  // destructor calls, so every clean exit of the gateway removes it.
   static shared::Result<std::unique_ptr<WorkerSupervisor>> Create(const std::string& model,
                                                                   const std::string& tokenizer,
                                                                   int workers,
@@ -59,14 +61,14 @@ class WorkerSupervisor {
   WorkerSupervisor(const WorkerSupervisor&) = delete;
   WorkerSupervisor& operator=(const WorkerSupervisor&) = delete;
 
-  // gRPC target of each worker: "unix:/tmp/smallmind-<pid>-XXXXXX/worker-<i>.sock".
+  // gRPC target of each worker: "unix:<runtime_dir>/smallmind-<pid>-XXXXXX/worker-<i>.sock".
   std::vector<std::string> targets() const;
   // Spawns every worker and waits until each passes `probe`; on failure (or once `stop` is
   // requested) stops them all and names the worker that exited or never became ready. Then
   // supervises until Stop().
   shared::Status Start(Probe probe, ExitListener on_exit, std::stop_token stop = {});
-  // SIGTERM to every worker, SIGKILL after the grace period, reaps them, removes the sockets.
-  // Idempotent.
+  // SIGTERM to every worker, SIGKILL after the grace period, reaps them, removes the socket
+  // directory with everything in it. Idempotent.
   void Stop();
 
   uint64_t restarts_total() const;

@@ -17,6 +17,7 @@
 
 #include "gateway/gateway.h"
 #include "tests/gateway/fake_worker.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -89,9 +90,7 @@ class OneShotBidi final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
 class IntrospectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/smallmind-introspection-test-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    dir_ = dir;
+    dir_ = tmp_.path();
     worker_ = std::make_unique<testing::FakeWorker>(0, dir_ + "/w0.sock");
     ASSERT_TRUE(worker_->started());
     GatewayConfig config;
@@ -107,9 +106,9 @@ class IntrospectionTest : public ::testing::Test {
   void TearDown() override {
     if (gateway_) gateway_->Shutdown();
     if (worker_) worker_->Shutdown();
-    std::filesystem::remove_all(dir_);
   }
 
+  smallmind::testing::ScopedTempDir tmp_;
   std::string dir_;
   std::unique_ptr<testing::FakeWorker> worker_;
   std::unique_ptr<Gateway> gateway_;

@@ -18,6 +18,7 @@
 #include "gateway/gateway.h"
 #include "smallmind/v1/inference.grpc.pb.h"
 #include "tests/gateway/fake_worker.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -36,15 +37,10 @@ struct StreamResult {
 
 class RelayTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir[] = "/tmp/smallmind-relay-test-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    dir_ = dir;
-  }
+  void SetUp() override { dir_ = tmp_.path(); }
   void TearDown() override {
     if (gateway_) gateway_->Shutdown();
     for (auto& w : workers_) w->Shutdown();
-    std::filesystem::remove_all(dir_);
   }
 
   // Starts the fakes (one per entry: std::nullopt = healthy, else the code every Submit fails
@@ -89,6 +85,7 @@ class RelayTest : public ::testing::Test {
     return request;
   }
 
+  smallmind::testing::ScopedTempDir tmp_;
   std::string dir_;
   std::vector<std::unique_ptr<FakeWorker>> workers_;
   std::unique_ptr<Gateway> gateway_;

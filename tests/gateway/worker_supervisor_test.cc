@@ -8,9 +8,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -44,17 +47,13 @@ TEST(WorkerSupervisorTest, SplitCpusWrapsWhenWorkersOutnumberCpus) {
 class SupervisorScriptTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/smallmind-supervisor-test-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    dir_ = dir;
+    dir_ = tmp_.path();
     options_.runtime_dir = dir_;
     options_.ready_timeout = kWait;
     options_.stop_grace = kWait;
     options_.restart_backoff_initial = std::chrono::milliseconds(1);
     options_.restart_backoff_max = std::chrono::milliseconds(1);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // An executable /bin/sh script in the test directory; it becomes the worker binary.
   void Script(const std::string& body) {
     options_.worker_binary = dir_ + "/fake-worker.sh";
@@ -74,6 +73,7 @@ class SupervisorScriptTest : public ::testing::Test {
     };
   }
 
+  smallmind::testing::ScopedTempDir tmp_;
   std::string dir_;
   SupervisorOptions options_;
 };
@@ -165,6 +165,51 @@ TEST_F(SupervisorScriptTest, RestartsAKilledWorkerAndTellsTheListener) {
   supervisor->Stop();
   EXPECT_EQ(supervisor->pid(0), 0);
   EXPECT_EQ(supervisor->pid(1), 0);
+}
+
+TEST_F(SupervisorScriptTest, StopRemovesTheSocketDirectoryWithEverythingInIt) {
+  // A worker that leaves more than its socket behind: a plain file beside it.
+  Script("sock=${4#unix:}\ntouch \"$sock\" \"${sock%/*}/left-by-worker\" " + dir_ +
+         "/ready\nexec sleep 60");
+  auto supervisor = Create(1);
+  ASSERT_NE(supervisor, nullptr);
+  const std::filesystem::path socket_dir =
+      std::filesystem::path(supervisor->targets()[0].substr(5)).parent_path();
+  ASSERT_TRUE(supervisor->Start(FileProbe(dir_ + "/ready"), nullptr).ok());
+  ASSERT_TRUE(std::filesystem::exists(socket_dir / "left-by-worker"));
+  supervisor->Stop();
+  EXPECT_FALSE(std::filesystem::exists(socket_dir));
+}
+
+TEST_F(SupervisorScriptTest, AnEmptyRuntimeDirMeansTmpdir) {
+  Script("exit 0");
+  options_.runtime_dir = "";
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::optional<std::string> saved =
+      tmpdir != nullptr ? std::optional<std::string>(tmpdir) : std::nullopt;
+  ASSERT_EQ(setenv("TMPDIR", dir_.c_str(), 1), 0);
+  auto supervisor = Create(1);
+  if (saved) {
+    setenv("TMPDIR", saved->c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  ASSERT_NE(supervisor, nullptr);
+  const std::string target = supervisor->targets()[0];
+  EXPECT_EQ(target.rfind("unix:" + dir_ + "/smallmind-", 0), 0u) << target;
+  const std::string socket_dir = std::filesystem::path(target.substr(5)).parent_path();
+  ASSERT_TRUE(std::filesystem::is_directory(socket_dir));
+  supervisor.reset();
+  EXPECT_FALSE(std::filesystem::exists(socket_dir)) << "the socket directory outlived Stop()";
+}
+
+TEST_F(SupervisorScriptTest, RefusesARuntimeDirTooLongForUnixSocketPaths) {
+  Script("exit 0");
+  options_.runtime_dir = dir_ + "/" + std::string(100, 'd');
+  auto s = WorkerSupervisor::Create("builtin:tiny", "", 1, options_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), shared::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("--runtime-dir"), std::string::npos) << s.status().message();
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/testing/rpc/gateway_fixture.h"
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/shared_data.h"
 
 namespace smallmind {
 namespace {
@@ -44,9 +46,9 @@ struct GoldenParam {
 // stories260K.bin + tok512.bin converted by `smallmind-modelgen --from-llama2c` at test time.
 constexpr char kConverted[] = "converted.gguf";
 
-// Runs the converter into a temp dir; returns the GGUF path or "" on failure.
-std::string ConvertStories(const std::string& shared_dir) {
-  const std::string out = ::testing::TempDir() + "/stories260K-converted.gguf";
+// Runs the converter into `dir`; returns the GGUF path or "" on failure.
+std::string ConvertStories(const std::string& shared_dir, const testing::ScopedTempDir& dir) {
+  const std::string out = dir.File("stories260K-converted.gguf");
   auto child =
       testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--from-llama2c",
                                     shared_dir + "/models/stories260K.bin", "--tokenizer",
@@ -59,7 +61,10 @@ std::string ConvertStories(const std::string& shared_dir) {
 // One gateway (one worker) per model file, started on first use and kept for the suite.
 class GoldenGreedyTest : public ::testing::TestWithParam<GoldenParam> {
  protected:
-  static void TearDownTestSuite() { gateways_.clear(); }
+  static void TearDownTestSuite() {
+    gateways_.clear();
+    converted_dir_.reset();  // after the gateway that serves the converted file
+  }
 
   static testing::GatewayFixture* GatewayFor(const std::string& model_path) {
     auto it = gateways_.find(model_path);
@@ -74,16 +79,20 @@ class GoldenGreedyTest : public ::testing::TestWithParam<GoldenParam> {
   }
 
   static std::map<std::string, std::unique_ptr<testing::GatewayFixture>> gateways_;
+  static std::unique_ptr<testing::ScopedTempDir> converted_dir_;
 };
 
 std::map<std::string, std::unique_ptr<testing::GatewayFixture>> GoldenGreedyTest::gateways_;
+std::unique_ptr<testing::ScopedTempDir> GoldenGreedyTest::converted_dir_;
 
 TEST_P(GoldenGreedyTest, GeneratedTokensAndTextEqualRunC) {
+  SM_REQUIRE_SHARED_DATA("models/golden-greedy.jsonl");
   const std::string shared_dir = testing::SharedDataDir();
-  if (shared_dir.empty()) GTEST_SKIP() << "../shared/models is absent; golden tests skipped";
   std::string model = shared_dir + "/models/" + GetParam().model_file;
   if (GetParam().model_file == kConverted) {
-    model = ConvertStories(shared_dir);
+    if (converted_dir_ == nullptr)
+      converted_dir_ = std::make_unique<testing::ScopedTempDir>("golden");
+    model = ConvertStories(shared_dir, *converted_dir_);
     ASSERT_FALSE(model.empty()) << "smallmind-modelgen --from-llama2c failed";
   }
   testing::GatewayFixture* gateway = GatewayFor(model);

@@ -70,6 +70,7 @@ def main():
         from smallmind.v1 import inference_pb2 as pb
         from smallmind.v1 import inference_pb2_grpc as pb_grpc
         proc, address = start_gateway(args)
+        channel = None
         try:
             channel = grpc.insecure_channel(address)
             stub = pb_grpc.InferenceStub(channel)
@@ -106,6 +107,8 @@ def main():
                 check(e.code() == grpc.StatusCode.INVALID_ARGUMENT and "top_p" in e.details(),
                       "top_p=1.5 gets INVALID_ARGUMENT naming the field")
         finally:
+            if channel is not None:
+                channel.close()  # else the gateway waits for the idle connection to be polled
             proc.terminate()
             try:
                 proc.wait(timeout=20)

@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <thread>
 
 extern char** environ;
@@ -79,23 +78,22 @@ int ChildProcess::Wait(Ms timeout) {
     pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
       reaped_ = true;
-      return status;
+      wait_status_ = status;
+      break;
     }
     if (std::chrono::steady_clock::now() > deadline) return -1;
     std::this_thread::sleep_for(Ms(10));
   }
-  return -1;
+  return wait_status_;
+}
+
+int ChildProcess::Terminate(Ms grace) {
+  Signal(SIGTERM);
+  return Wait(grace);
 }
 
 std::string BinaryPath(const std::string& name) {
   return std::string(SMALLMIND_BIN_DIR) + "/" + name;
-}
-
-std::string SharedDataDir() {
-  std::error_code ec;
-  std::filesystem::path dir(SMALLMIND_SHARED_DATA_DIR);
-  if (!std::filesystem::exists(dir / "models" / "golden-greedy.jsonl", ec)) return "";
-  return std::filesystem::canonical(dir, ec).string();
 }
 
 }  // namespace smallmind::testing

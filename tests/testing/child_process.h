@@ -1,5 +1,6 @@
 // ChildProcess: a real process started by a test (gateway, worker), with its stdout piped so the
-// test can wait for a readiness line. Killed (SIGKILL) and reaped on destruction. Not thread-safe.
+// test can wait for a readiness line. Terminate() stops it cleanly; one still running at
+// destruction is killed (SIGKILL) and reaped. Not thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -27,8 +28,11 @@ class ChildProcess {
   shared::Result<std::string> WaitForLine(const std::string& needle,
                                           std::chrono::milliseconds timeout);
   void Signal(int sig);
-  // Waits for exit (bounded); returns the raw wait status, or -1 on timeout.
+  // Waits for exit (bounded); returns the raw wait status (also once reaped), or -1 on timeout.
   int Wait(std::chrono::milliseconds timeout);
+  // SIGTERM, then Wait(grace): a clean stop that lets the process remove what it made. Returns the
+  // raw wait status, or -1 when it is still running (the destructor then kills it).
+  int Terminate(std::chrono::milliseconds grace);
   pid_t pid() const { return pid_; }
 
  private:
@@ -37,12 +41,11 @@ class ChildProcess {
   pid_t pid_;
   int stdout_fd_;
   bool reaped_ = false;
+  int wait_status_ = -1;  // once reaped_
   std::string buffer_;
 };
 
 // Path of a built binary (bin/NAME of the build tree).
 std::string BinaryPath(const std::string& name);
-// ../shared beside the checkout, or "" when it is absent.
-std::string SharedDataDir();
 
 }  // namespace smallmind::testing

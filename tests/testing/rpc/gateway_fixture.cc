@@ -1,15 +1,42 @@
 #include "tests/testing/rpc/gateway_fixture.h"
 
+#include <sys/wait.h>
+
 #include <chrono>
+#include <filesystem>
+#include <system_error>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 namespace smallmind::testing {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+namespace {
+
+// A gateway drains its streams, then gives its workers their SIGTERM grace; on a busy machine
+// that can take a while. A bound against hangs, not a speed assertion.
+constexpr milliseconds kStopBound{60000};
+
+// The names left in `dir` (recursively), for a failure message; "" when it is empty.
+std::string Leftovers(const std::string& dir) {
+  std::string out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    out += ' ';
+    out += it->path().string();
+  }
+  return out;
+}
+
+}  // namespace
+
 shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
     const GatewayOptions& options) {
+  auto fixture = std::unique_ptr<GatewayFixture>(new GatewayFixture());
   std::vector<std::string> argv = {BinaryPath("smallmind-gateway"),
                                    "--port",
                                    "0",
@@ -18,9 +45,10 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
                                    "--model",
                                    options.model,
                                    "--workers",
-                                   std::to_string(options.workers)};
+                                   std::to_string(options.workers),
+                                   "--runtime-dir",
+                                   fixture->runtime_dir()};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
-  auto fixture = std::unique_ptr<GatewayFixture>(new GatewayFixture());
   SM_ASSIGN_OR_RETURN(fixture->process_, ChildProcess::Spawn(argv));
   // Generous bound: workers load the model and the machine may be busy running other tests.
   SM_ASSIGN_OR_RETURN(std::string line,
@@ -28,6 +56,7 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
   fixture->address_ = line.substr(line.rfind(' ') + 1);
   fixture->channel_ = grpc::CreateChannel(fixture->address_, grpc::InsecureChannelCredentials());
   fixture->stub_ = v1::Inference::NewStub(fixture->channel_);
+  fixture->worker_stubs_.resize(static_cast<size_t>(options.workers));
   for (int attempt = 0; attempt < 600; ++attempt) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
@@ -38,6 +67,76 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
   }
   return shared::Unavailable("gateway at " + fixture->address_ + " never reported " +
                              std::to_string(options.workers) + " ready workers");
+}
+
+GatewayFixture::GatewayFixture() : runtime_dir_("gateway") {}
+
+GatewayFixture::~GatewayFixture() {
+  if (stopped_.has_value()) return;  // whoever called Stop() has its answer
+  const shared::Status status = Stop();
+  if (!status.ok()) ADD_FAILURE() << status.ToString();
+}
+
+shared::Status GatewayFixture::Stop() {
+  if (stopped_.has_value()) return *stopped_;
+  if (process_ == nullptr) {
+    stopped_ = shared::Status::Ok();
+    return *stopped_;
+  }
+  // Close this side's connections first: an idle client connection is only noticed as closed
+  // by the server (gateway or worker) once the client polls it again, which costs gRPC's 5 s
+  // backup poll interval on each shutdown.
+  worker_stubs_.clear();
+  stub_.reset();
+  channel_.reset();
+  const int wait_status = process_->Terminate(kStopBound);
+  if (wait_status == -1) {
+    stopped_ = shared::Unavailable("the gateway did not exit within " +
+                                   std::to_string(kStopBound.count()) + " ms of SIGTERM");
+  } else if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+    stopped_ = shared::Internal("the gateway did not exit cleanly after SIGTERM (wait status " +
+                                std::to_string(wait_status) + ")");
+  } else if (const std::string left = Leftovers(runtime_dir()); !left.empty()) {
+    stopped_ = shared::Internal("the gateway left its runtime directory behind:" + left);
+  } else {
+    stopped_ = shared::Status::Ok();
+  }
+  return *stopped_;
+}
+
+std::string GatewayFixture::WorkerTarget(size_t index) const {
+  const std::string socket = "worker-" + std::to_string(index) + ".sock";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(runtime_dir(), ec)) {
+    if (std::filesystem::exists(entry.path() / socket, ec)) {
+      return "unix:" + (entry.path() / socket).string();
+    }
+  }
+  return "";
+}
+
+shared::Result<v1::WorkerStats> GatewayFixture::WorkerStats(size_t index) {
+  if (index >= worker_stubs_.size()) {
+    return shared::InvalidArgument("no worker " + std::to_string(index));
+  }
+  if (worker_stubs_[index] == nullptr) {
+    const std::string target = WorkerTarget(index);
+    if (target.empty()) {
+      return shared::NotFound("no socket of worker " + std::to_string(index) + " under " +
+                              runtime_dir());
+    }
+    worker_stubs_[index] =
+        v1::Worker::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
+  v1::WorkerStats stats;
+  const grpc::Status s = worker_stubs_[index]->Stats(&ctx, v1::StatsRequest(), &stats);
+  if (!s.ok()) {
+    return shared::Unavailable("Stats of worker " + std::to_string(index) +
+                               " failed: " + s.error_message());
+  }
+  return stats;
 }
 
 std::vector<uint32_t> GenerateOutcome::token_ids() const {

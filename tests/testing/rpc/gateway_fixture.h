@@ -1,9 +1,12 @@
 // GatewayFixture: starts a real smallmind-gateway process (which spawns real workers) on a free
-// loopback port, waits until it serves, and hands out stubs. Used by golden, integration and
+// loopback port, with its worker sockets in a runtime directory the fixture owns, waits until it
+// serves, and hands out stubs (also to each worker directly). Stops the gateway with SIGTERM and
+// checks that it exited cleanly and removed its socket directory. Used by golden, integration and
 // Python tests. Not thread-safe; stubs are.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +14,9 @@
 
 #include "shared/status.h"
 #include "smallmind/v1/inference.grpc.pb.h"
+#include "smallmind/v1/worker.grpc.pb.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace smallmind::testing {
 
@@ -25,17 +30,39 @@ class GatewayFixture {
  public:
   // Starts the gateway and waits (bounded) until GetModelInfo answers with every worker ready.
   static shared::Result<std::unique_ptr<GatewayFixture>> Start(const GatewayOptions& options);
+  // Stop() unless it was called; a failure to stop cleanly is then a test failure (ADD_FAILURE).
+  ~GatewayFixture();
+  GatewayFixture(const GatewayFixture&) = delete;
+  GatewayFixture& operator=(const GatewayFixture&) = delete;
+
+  // Drops the fixture's stubs and channels, sends SIGTERM, then waits (bounded) for the gateway to
+  // drain, stop its workers and exit. Fails when it did not exit, exited non-zero, or left anything
+  // in its runtime directory (the worker socket directory it made there). Idempotent: later calls
+  // return the first answer; stub() must not be used after it.
+  shared::Status Stop();
 
   const std::string& address() const { return address_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
   v1::Inference::Stub& stub() { return *stub_; }
   ChildProcess& process() { return *process_; }
+  // The directory passed as --runtime-dir (the gateway makes its socket directory inside).
+  const std::string& runtime_dir() const { return runtime_dir_.path(); }
+
+  // Asks worker `index` for its Stats directly over its Unix socket (bounded by a deadline).
+  shared::Result<v1::WorkerStats> WorkerStats(size_t index);
 
  private:
+  GatewayFixture();
+  // "unix:<runtime_dir>/smallmind-<pid>-XXXXXX/worker-<index>.sock", or "" when not there.
+  std::string WorkerTarget(size_t index) const;
+
+  ScopedTempDir runtime_dir_;
   std::unique_ptr<ChildProcess> process_;
   std::string address_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Inference::Stub> stub_;
+  std::vector<std::unique_ptr<v1::Worker::Stub>> worker_stubs_;  // by index, made on first use
+  std::optional<shared::Status> stopped_;
 };
 
 // Runs one Generate stream to the end; collects every message.

@@ -11,13 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/shared_data.h"
 #include "worker/engine/engine.h"
 #include "worker/model/llama2c_reader.h"
 
 namespace smallmind::worker {
 namespace {
 
-const std::string kModels = std::string(SMALLMIND_SHARED_DATA_DIR) + "/models";
+const std::string kModels = smallmind::testing::SharedDataPath("models");
 constexpr TokenId kBos = 1;
 constexpr int kBlockSize = 16;
 constexpr int kNumBlocks = 64;
@@ -113,9 +114,8 @@ struct GoldenParam {
 class EngineGoldenTest : public ::testing::TestWithParam<GoldenParam> {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kModels + "/stories260K.bin")) {
-      GTEST_SKIP() << "no " << kModels << "/stories260K.bin; golden test skipped";
-    }
+    SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
+    SM_REQUIRE_SHARED_DATA("models/golden-greedy.jsonl");
     auto model = LoadLlama2cCheckpoint(kModels + "/stories260K.bin");
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     model_ = std::make_unique<LlamaModel>(std::move(model).value());

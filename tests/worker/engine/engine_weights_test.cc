@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/model/gguf_loader.h"
@@ -124,7 +125,8 @@ TEST(EngineWeightsTest, DroppingThePackedMatricesFilePagesChangesNoResult) {
   g.weight_type = DType::kQ8_0;
   g.tied_embeddings = false;
   g.vocab_size = 512;  // PrefillLogits feeds ids up to 300
-  const std::string path = ::testing::TempDir() + "/engine_weights_test_q8.gguf";
+  const smallmind::testing::ScopedTempDir tmp;
+  const std::string path = tmp.File("q8.gguf");
   ASSERT_TRUE(WriteGeneratedModel(g, path).ok());
   shared::Result<GgufModel> m = LoadGgufModel(path);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -136,7 +138,6 @@ TEST(EngineWeightsTest, DroppingThePackedMatricesFilePagesChangesNoResult) {
       PrefillLogits(m->llama, fast, kernels::ExecMode::kDeterministic);
   EXPECT_EQ(PrefillLogits(m->llama, RefOptions(), kernels::ExecMode::kDeterministic), before);
   EXPECT_LT(RelativeError(packed, before), 2e-2);
-  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/shared_data.h"
 #include "worker/engine/engine.h"
 #include "worker/model/gguf_loader.h"
 #include "worker/modelgen/llama2c_to_gguf.h"
@@ -17,7 +19,7 @@
 namespace smallmind::worker {
 namespace {
 
-const std::string kModels = std::string(SMALLMIND_SHARED_DATA_DIR) + "/models";
+const std::string kModels = smallmind::testing::SharedDataPath("models");
 constexpr TokenId kBos = 1;
 constexpr int kBlockSize = 16;
 
@@ -52,19 +54,16 @@ std::vector<TokenId> GenerateGreedy(const GgufModel& m, std::vector<TokenId> tok
 }
 
 TEST(Llama2cGgufGoldenTest, ConvertedStoriesModelGeneratesRunCsGreedyTokens) {
-  if (!std::filesystem::exists(kModels + "/stories260K.bin")) {
-    GTEST_SKIP() << "no " << kModels << "/stories260K.bin; golden test skipped";
-  }
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("llama2c_gguf_golden_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "stories260K.gguf").string();
+  SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
+  SM_REQUIRE_SHARED_DATA("models/tok512.bin");
+  SM_REQUIRE_SHARED_DATA("models/golden-greedy.jsonl");
+  const smallmind::testing::ScopedTempDir tmp;
+  const std::string path = tmp.File("stories260K.gguf");
   Llama2cConversion conv{kModels + "/stories260K.bin", kModels + "/tok512.bin",
                          kernels::DType::kF32, ""};
   auto converted = ConvertLlama2cToGguf(conv, path);
   ASSERT_TRUE(converted.ok()) << converted.status().ToString();
   auto model = LoadGgufModel(path);
-  std::filesystem::remove_all(dir);  // the mapping keeps the bytes
   ASSERT_TRUE(model.ok()) << model.status().ToString();
 
   std::ifstream in(kModels + "/golden-greedy.jsonl");

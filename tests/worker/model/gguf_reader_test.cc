@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "kernels/quant_blocks.h"
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/shared_data.h"
 #include "worker/modelgen/gguf_writer.h"
 
 namespace smallmind::worker {
@@ -226,9 +228,8 @@ TEST_P(GgufReaderAlignmentTest, TensorViewsPointAtAlignedDataInTheFile) {
 INSTANTIATE_TEST_SUITE_P(Alignments, GgufReaderAlignmentTest, ::testing::Values(32u, 64u));
 
 TEST(GgufReaderTest, OpenMapsAFileWrittenByTheWriter) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("gguf_reader_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const testing::ScopedTempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   const std::string path = (dir / "m.gguf").string();
   GgufWriter w;
   w.AddU32("llama.block_count", 2);
@@ -258,19 +259,15 @@ TEST(GgufReaderTest, OpenMapsAFileWrittenByTheWriter) {
       << empty.status().message();
   const auto directory = GgufFile::Open(dir.string());
   EXPECT_NE(directory.status().message().find("not a regular file"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
-std::string SharedPath(const std::string& rel) {
-  return std::string(SMALLMIND_SHARED_DATA_DIR) + "/" + rel;
-}
+std::string SharedPath(const std::string& rel) { return testing::SharedDataPath(rel); }
 
 TEST(GgufReaderTest, ReadsStories260KMetadataAndEmbeddingsMatchingTheLlama2cCheckpoint) {
   const std::string gguf = SharedPath("models/stories260K.gguf");
   const std::string bin = SharedPath("models/stories260K.bin");
-  if (!std::filesystem::exists(gguf) || !std::filesystem::exists(bin)) {
-    GTEST_SKIP() << "../shared/models is absent: " << gguf;
-  }
+  SM_REQUIRE_SHARED_DATA("models/stories260K.gguf");
+  SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
   auto f = GgufFile::Open(gguf);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   const GgufFile& file = **f;
@@ -310,7 +307,7 @@ TEST(GgufReaderTest, ReadsStories260KMetadataAndEmbeddingsMatchingTheLlama2cChec
 
 TEST(GgufReaderTest, OpensEveryTokenizerVectorVocabulary) {
   const std::string dir = SharedPath("tokenizer-vectors");
-  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "../shared/tokenizer-vectors is absent";
+  SM_REQUIRE_SHARED_DATA("tokenizer-vectors");
   int opened = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".gguf") continue;

@@ -10,21 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/shared_data.h"
+
 namespace smallmind::worker {
 namespace {
 
-const std::string kStories = std::string(SMALLMIND_SHARED_DATA_DIR) + "/models/stories260K.bin";
+const std::string kStories = testing::SharedDataPath("models/stories260K.bin");
 
 std::vector<char> ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<char>(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string WriteTemp(const std::string& name, const std::vector<char>& bytes) {
-  const std::string path = ::testing::TempDir() + "/llama2c_reader_test_" + name + ".bin";
-  std::ofstream(path, std::ios::binary)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return path;
 }
 
 // A header followed by `floats` float32 values 0, 1, 2, ...
@@ -38,19 +34,31 @@ std::vector<char> MakeFile(std::vector<int32_t> header, int64_t floats) {
   return bytes;
 }
 
-// Loads bytes written to a temp file and returns the error, which must name the file.
-std::string LoadError(const std::string& name, const std::vector<char>& bytes) {
-  const std::string path = WriteTemp(name, bytes);
-  auto model = LoadLlama2cCheckpoint(path);
-  EXPECT_FALSE(model.ok()) << name;
-  if (model.ok()) return "";
-  EXPECT_EQ(model.status().code(), shared::StatusCode::kInvalidArgument) << name;
-  EXPECT_NE(model.status().message().find(path), std::string::npos) << model.status().message();
-  return model.status().message();
-}
+class Llama2cReaderTest : public ::testing::Test {
+ protected:
+  std::string WriteTemp(const std::string& name, const std::vector<char>& bytes) {
+    const std::string path = tmp_.File(name + ".bin");
+    std::ofstream(path, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return path;
+  }
 
-TEST(Llama2cReaderTest, LoadsStories260KWithTheShapeItsHeaderGives) {
-  if (!std::filesystem::exists(kStories)) GTEST_SKIP() << "no " << kStories;
+  // Loads bytes written to a temp file and returns the error, which must name the file.
+  std::string LoadError(const std::string& name, const std::vector<char>& bytes) {
+    const std::string path = WriteTemp(name, bytes);
+    auto model = LoadLlama2cCheckpoint(path);
+    EXPECT_FALSE(model.ok()) << name;
+    if (model.ok()) return "";
+    EXPECT_EQ(model.status().code(), shared::StatusCode::kInvalidArgument) << name;
+    EXPECT_NE(model.status().message().find(path), std::string::npos) << model.status().message();
+    return model.status().message();
+  }
+
+  testing::ScopedTempDir tmp_;
+};
+
+TEST_F(Llama2cReaderTest, LoadsStories260KWithTheShapeItsHeaderGives) {
+  SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
   auto model = LoadLlama2cCheckpoint(kStories);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const ModelConfig& c = model->config;
@@ -78,7 +86,7 @@ TEST(Llama2cReaderTest, LoadsStories260KWithTheShapeItsHeaderGives) {
   EXPECT_EQ(w.layers[4].w2.cols, 172);
 }
 
-TEST(Llama2cReaderTest, PlacesASeparateClassifierAfterTheRopeTables) {
+TEST_F(Llama2cReaderTest, PlacesASeparateClassifierAfterTheRopeTables) {
   // dim 4, hidden 6, 1 layer, 2 heads (head 2), 1 KV head, vocab -3 (separate), seq_len 2.
   const ModelConfig c{.dim = 4,
                       .hidden_dim = 6,
@@ -98,22 +106,22 @@ TEST(Llama2cReaderTest, PlacesASeparateClassifierAfterTheRopeTables) {
   EXPECT_EQ(model->weights.layers[0].wk.f32()[0], static_cast<float>(3 * 4 + 4 + 16));
 }
 
-TEST(Llama2cReaderTest, ReportsAMissingFileAsNotFound) {
-  auto model = LoadLlama2cCheckpoint(::testing::TempDir() + "/no_such_model.bin");
+TEST_F(Llama2cReaderTest, ReportsAMissingFileAsNotFound) {
+  auto model = LoadLlama2cCheckpoint(tmp_.File("no_such_model.bin"));
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().code(), shared::StatusCode::kNotFound);
   EXPECT_NE(model.status().message().find("no_such_model.bin"), std::string::npos);
 }
 
-TEST(Llama2cReaderTest, RejectsFilesTooShortForTheHeader) {
+TEST_F(Llama2cReaderTest, RejectsFilesTooShortForTheHeader) {
   EXPECT_NE(LoadError("empty", {}).find("too short for the 28-byte header"), std::string::npos);
   EXPECT_NE(LoadError("short", std::vector<char>(27, 1)).find("27 bytes"), std::string::npos);
 }
 
-TEST(Llama2cReaderTest, RejectsTruncatedWeights) {
+TEST_F(Llama2cReaderTest, RejectsTruncatedWeights) {
   EXPECT_NE(LoadError("header_only", MakeFile({64, 172, 5, 8, 4, 512, 512}, 0)).find("truncated"),
             std::string::npos);
-  if (!std::filesystem::exists(kStories)) GTEST_SKIP() << "no " << kStories;
+  SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
   std::vector<char> bytes = ReadBytes(kStories);
   const ModelConfig c{.dim = 64,
                       .hidden_dim = 172,
@@ -128,7 +136,7 @@ TEST(Llama2cReaderTest, RejectsTruncatedWeights) {
   EXPECT_NE(error.find("dim=64 hidden_dim=172 n_layers=5"), std::string::npos) << error;
 }
 
-TEST(Llama2cReaderTest, RejectsFilesLongerThanTheHeaderImplies) {
+TEST_F(Llama2cReaderTest, RejectsFilesLongerThanTheHeaderImplies) {
   const ModelConfig c{.dim = 4,
                       .hidden_dim = 6,
                       .n_layers = 1,
@@ -145,7 +153,7 @@ TEST(Llama2cReaderTest, RejectsFilesLongerThanTheHeaderImplies) {
   EXPECT_NE(error.find("implies"), std::string::npos) << error;
 }
 
-TEST(Llama2cReaderTest, RejectsOutOfRangeHeaderFields) {
+TEST_F(Llama2cReaderTest, RejectsOutOfRangeHeaderFields) {
   EXPECT_NE(LoadError("dim0", MakeFile({0, 172, 5, 8, 4, 512, 512}, 0)).find("dim = 0"),
             std::string::npos);
   EXPECT_NE(LoadError("dimneg", MakeFile({-64, 172, 5, 8, 4, 512, 512}, 0)).find("dim = -64"),
@@ -162,7 +170,7 @@ TEST(Llama2cReaderTest, RejectsOutOfRangeHeaderFields) {
             std::string::npos);
 }
 
-TEST(Llama2cReaderTest, RejectsInconsistentHeads) {
+TEST_F(Llama2cReaderTest, RejectsInconsistentHeads) {
   EXPECT_NE(LoadError("heads", MakeFile({64, 172, 5, 7, 7, 512, 512}, 0))
                 .find("n_heads = 7 does not divide dim = 64"),
             std::string::npos);
@@ -172,7 +180,7 @@ TEST(Llama2cReaderTest, RejectsInconsistentHeads) {
   EXPECT_NE(LoadError("odd", MakeFile({12, 8, 1, 4, 4, 8, 8}, 0)).find("odd"), std::string::npos);
 }
 
-TEST(Llama2cReaderTest, PointsAtTheGgufReaderForGgufFiles) {
+TEST_F(Llama2cReaderTest, PointsAtTheGgufReaderForGgufFiles) {
   std::vector<char> bytes = MakeFile({3, 0, 0, 0, 0, 0, 0}, 4);
   std::memcpy(bytes.data(), "GGUF", 4);
   EXPECT_NE(LoadError("gguf", bytes).find("GGUF"), std::string::npos);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/shared_data.h"
 #include "worker/model/gguf_reader.h"
 #include "worker/model/gguf_vocab.h"
 #include "worker/tokenizer/tokenizer.h"
@@ -18,7 +19,7 @@
 namespace smallmind::worker {
 namespace {
 
-const std::string kVectorsDir = std::string(SMALLMIND_SHARED_DATA_DIR) + "/tokenizer-vectors";
+const std::string kVectorsDir = testing::SharedDataPath("tokenizer-vectors");
 
 struct VocabCase {
   const char* name;         // ggml-vocab-<name>.gguf
@@ -88,7 +89,7 @@ class TokenizerConformanceTest : public ::testing::TestWithParam<VocabCase> {};
 TEST_P(TokenizerConformanceTest, EncodesEveryVectorToTheReferenceIds) {
   const VocabCase& c = GetParam();
   const std::string gguf = kVectorsDir + "/ggml-vocab-" + c.name + ".gguf";
-  if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent (no ../shared data)";
+  SM_REQUIRE_SHARED_DATA(std::string("tokenizer-vectors/ggml-vocab-") + c.name + ".gguf");
   auto file = GgufFile::Open(gguf);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   auto tok = GgufTokenizer(**file);
@@ -131,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(Vocabs, TokenizerConformanceTest, ::testing::ValuesIn(k
                          });
 
 TEST(TokenizerConformanceCoverageTest, EveryVocabularyInTheVectorsDirectoryHasACase) {
-  if (!std::filesystem::exists(kVectorsDir)) GTEST_SKIP() << kVectorsDir << " is absent";
+  SM_REQUIRE_SHARED_DATA("tokenizer-vectors");
   int seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kVectorsDir)) {
     const std::string file = entry.path().filename().string();

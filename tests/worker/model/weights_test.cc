@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testing/scoped_temp_dir.h"
 #include "worker/modelgen/builtin_tiny.h"
 
 namespace smallmind::worker {
@@ -47,7 +48,8 @@ int64_t ResidentKb(const void* p) {
 }
 
 TEST(WeightsTest, DroppedPagesOfAMappedFileLeaveTheProcessAndReadBackUnchanged) {
-  const std::string path = ::testing::TempDir() + "/weights_test_drop.bin";
+  const testing::ScopedTempDir tmp;
+  const std::string path = tmp.File("drop.bin");
   std::vector<char> bytes(4 << 20);
   for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<char>(i * 131 % 251);
   std::ofstream(path, std::ios::binary)
@@ -67,7 +69,6 @@ TEST(WeightsTest, DroppedPagesOfAMappedFileLeaveTheProcessAndReadBackUnchanged) 
   heap.mutable_data()[5000] = std::byte{7};
   heap.DropPages(heap.data(), heap.size());
   EXPECT_EQ(heap.data()[5000], std::byte{7});
-  std::remove(path.c_str());
 }
 
 TEST(WeightsTest, ValidationNamesAMisshapenTensor) {

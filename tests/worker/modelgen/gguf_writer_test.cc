@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/scoped_temp_dir.h"
+
 namespace smallmind::worker {
 namespace {
 
@@ -132,9 +134,8 @@ TEST(GgufWriterTest, FillFunctionProducesTensorDataAtWriteTime) {
 }
 
 TEST(GgufWriterTest, WriteFileStoresTheSameBytesAndLeavesNoTemporary) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("gguf_writer_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const testing::ScopedTempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   const std::string path = (dir / "m.gguf").string();
   GgufWriter w;
   w.AddString("general.architecture", "llama");
@@ -148,7 +149,6 @@ TEST(GgufWriterTest, WriteFileStoresTheSameBytesAndLeavesNoTemporary) {
   const shared::Status bad = w.WriteFile((dir / "missing" / "m.gguf").string());
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("missing/m.gguf"), std::string::npos) << bad.message();
-  std::filesystem::remove_all(dir);
 }
 
 // Each misuse fails the writer with a message naming the problem; nothing is written.

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "kernels/ref/dequant_ref.h"
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/shared_data.h"
 #include "worker/model/gguf_loader.h"
 #include "worker/model/gguf_reader.h"
 #include "worker/model/llama2c_reader.h"
@@ -23,23 +25,17 @@ namespace {
 
 using kernels::DType;
 
-const std::string kModels = std::string(SMALLMIND_SHARED_DATA_DIR) + "/models";
+const std::string kModels = testing::SharedDataPath("models");
 
 class Llama2cToGgufTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kModels + "/stories260K.bin")) {
-      GTEST_SKIP() << "no " << kModels << "/stories260K.bin; conversion tests skipped";
-    }
-    dir_ = std::filesystem::temp_directory_path() /
-           ("llama2c_to_gguf_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
+    SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
+    SM_REQUIRE_SHARED_DATA("models/tok512.bin");
+    dir_ = tmp_.path();
     auto bin = LoadLlama2cCheckpoint(kModels + "/stories260K.bin");
     ASSERT_TRUE(bin.ok()) << bin.status().ToString();
     bin_ = std::make_unique<LlamaModel>(std::move(bin).value());
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
   // Converts stories260K with `type` and returns the output path.
@@ -52,6 +48,7 @@ class Llama2cToGgufTest : public ::testing::Test {
     return path;
   }
 
+  testing::ScopedTempDir tmp_;
   std::filesystem::path dir_;
   std::unique_ptr<LlamaModel> bin_;
 };

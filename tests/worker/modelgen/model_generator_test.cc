@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/ref/dequant_ref.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "worker/model/gguf_loader.h"
 #include "worker/model/gguf_reader.h"
 #include "worker/modelgen/builtin_tiny.h"
@@ -44,12 +45,7 @@ GeneratorOptions SmallOptions(DType type) {
 
 class ModelGeneratorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("model_generator_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { dir_ = tmp_.path(); }
 
   std::string Write(const GeneratorOptions& o, const std::string& name) {
     const std::string path = (dir_ / name).string();
@@ -58,6 +54,7 @@ class ModelGeneratorTest : public ::testing::Test {
     return path;
   }
 
+  testing::ScopedTempDir tmp_;
   std::filesystem::path dir_;
 };
 

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/shared_data.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {
 namespace {
 
-const std::string kTok512 = std::string(SMALLMIND_SHARED_DATA_DIR) + "/models/tok512.bin";
-
-std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+const std::string kTok512 = testing::SharedDataPath("models/tok512.bin");
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -49,13 +49,20 @@ std::string SmallTokenizerBin(uint32_t max_len = 6) {
   return s;
 }
 
-shared::Status LoadBytes(const std::string& bytes, int vocab_size, const std::string& name) {
-  const std::string path = TempPath(name);
-  WriteFile(path, bytes);
-  return LoadLlama2cTokenizer(path, vocab_size).status();
-}
+class Llama2cTokenizerLoaderTest : public ::testing::Test {
+ protected:
+  std::string TempPath(const std::string& name) const { return tmp_.File(name); }
 
-TEST(Llama2cTokenizerLoaderTest, LoadsAWellFormedFileAndDetectsSpecialTokens) {
+  shared::Status LoadBytes(const std::string& bytes, int vocab_size, const std::string& name) {
+    const std::string path = TempPath(name);
+    WriteFile(path, bytes);
+    return LoadLlama2cTokenizer(path, vocab_size).status();
+  }
+
+  testing::ScopedTempDir tmp_;
+};
+
+TEST_F(Llama2cTokenizerLoaderTest, LoadsAWellFormedFileAndDetectsSpecialTokens) {
   const std::string path = TempPath("small_tokenizer.bin");
   WriteFile(path, SmallTokenizerBin());
   auto tok = LoadLlama2cTokenizer(path, 7);
@@ -70,14 +77,14 @@ TEST(Llama2cTokenizerLoaderTest, LoadsAWellFormedFileAndDetectsSpecialTokens) {
   EXPECT_EQ((*tok)->Encode("ab a", false), (std::vector<TokenId>{6, 0, 6}));
 }
 
-TEST(Llama2cTokenizerLoaderTest, MissingFileIsNotFoundAndNamesThePath) {
+TEST_F(Llama2cTokenizerLoaderTest, MissingFileIsNotFoundAndNamesThePath) {
   auto tok = LoadLlama2cTokenizer(TempPath("no_such_tokenizer.bin"), 512);
   EXPECT_EQ(tok.status().code(), shared::StatusCode::kNotFound);
   EXPECT_NE(tok.status().message().find("no_such_tokenizer.bin"), std::string::npos);
 }
 
-TEST(Llama2cTokenizerLoaderTest, EveryTruncationOfARealFileIsAClearError) {
-  if (!std::filesystem::exists(kTok512)) GTEST_SKIP() << "no " << kTok512 << " (../shared absent)";
+TEST_F(Llama2cTokenizerLoaderTest, EveryTruncationOfARealFileIsAClearError) {
+  SM_REQUIRE_SHARED_DATA("models/tok512.bin");
   std::ifstream in(kTok512, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_EQ(bytes.size(), 6227u);
@@ -93,7 +100,7 @@ TEST(Llama2cTokenizerLoaderTest, EveryTruncationOfARealFileIsAClearError) {
   }
 }
 
-TEST(Llama2cTokenizerLoaderTest, AbsurdLengthsAndCountsAreRejectedBeforeAllocating) {
+TEST_F(Llama2cTokenizerLoaderTest, AbsurdLengthsAndCountsAreRejectedBeforeAllocating) {
   std::string bytes = SmallTokenizerBin();
   // A piece length far beyond max_token_length (and the file).
   std::string huge_len = bytes;
@@ -114,13 +121,13 @@ TEST(Llama2cTokenizerLoaderTest, AbsurdLengthsAndCountsAreRejectedBeforeAllocati
   EXPECT_FALSE(LoadBytes(bytes, 0, "zero_vocab.bin").ok());
 }
 
-TEST(Llama2cTokenizerLoaderTest, TrailingBytesMeanTheModelVocabularyIsSmallerThanTheFile) {
+TEST_F(Llama2cTokenizerLoaderTest, TrailingBytesMeanTheModelVocabularyIsSmallerThanTheFile) {
   shared::Status s = LoadBytes(SmallTokenizerBin(), 6, "trailing.bin");
   EXPECT_EQ(s.code(), shared::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("bytes after"), std::string::npos) << s.message();
 }
 
-TEST(Llama2cTokenizerLoaderTest, NanScoreIsRejected) {
+TEST_F(Llama2cTokenizerLoaderTest, NanScoreIsRejected) {
   std::string bytes;
   AppendU32(&bytes, 4);
   AppendToken(&bytes, std::nanf(""), "a");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/shared_data.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {
@@ -147,8 +148,8 @@ TEST(SpmMergeTest, HeapMergeEqualsRunCLoopOnRandomVocabulariesWithTies) {
 }
 
 TEST(SpmMergeTest, HeapMergeEqualsRunCLoopOnTok512) {
-  const std::string path = std::string(SMALLMIND_SHARED_DATA_DIR) + "/models/tok512.bin";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (../shared absent)";
+  SM_REQUIRE_SHARED_DATA("models/tok512.bin");
+  const std::string path = testing::SharedDataPath("models/tok512.bin");
   auto tok = LoadLlama2cTokenizer(path, 512);
   ASSERT_TRUE(tok.ok());
   SpmVocab vocab;

@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/shared_data.h"
 #include "worker/tokenizer/detokenizer.h"
 
 namespace smallmind::worker {
 namespace {
 
-const std::string kModels = std::string(SMALLMIND_SHARED_DATA_DIR) + "/models";
+const std::string kModels = testing::SharedDataPath("models");
 
 std::unique_ptr<SpmTokenizer> LoadTok512() {
   auto tok = LoadLlama2cTokenizer(kModels + "/tok512.bin", 512);
@@ -24,10 +25,9 @@ std::unique_ptr<SpmTokenizer> LoadTok512() {
   return std::move(tok).value();
 }
 
-#define SKIP_WITHOUT_SHARED_MODELS()                                                         \
-  if (!std::filesystem::exists(kModels + "/tok512.bin")) {                                   \
-    GTEST_SKIP() << "no " << kModels << "/tok512.bin (the ../shared data folder is absent)"; \
-  }
+#define SKIP_WITHOUT_SHARED_MODELS()           \
+  SM_REQUIRE_SHARED_DATA("models/tok512.bin"); \
+  SM_REQUIRE_SHARED_DATA("models/golden-greedy.jsonl")
 
 // Decodes ids with a fresh Detokenizer that starts after `prev`.
 std::string Decode(const Tokenizer& tok, const std::vector<TokenId>& ids, TokenId prev) {
