@@ -13,12 +13,23 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/rpc/gateway_fixture.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace smallmind {
 namespace {
 
 using std::chrono::seconds;
 
+v1::GenerateRequest Request(const std::string& prompt, int max_new, uint64_t seed) {
+  v1::GenerateRequest req;
+  req.set_prompt(prompt);
+  req.mutable_sampling()->set_temperature(0.9f);
+  req.mutable_sampling()->set_seed(seed);
+  req.mutable_stopping()->set_max_new_tokens(max_new);
+  return req;
+}
+
+// One gateway with two workers for the suite (each test leaves it as it found it).
 class GatewayWorkersTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -33,15 +44,6 @@ class GatewayWorkersTest : public ::testing::Test {
     gateway_ = nullptr;
   }
   void SetUp() override { ASSERT_NE(gateway_, nullptr); }
-
-  static v1::GenerateRequest Request(const std::string& prompt, int max_new, uint64_t seed) {
-    v1::GenerateRequest req;
-    req.set_prompt(prompt);
-    req.mutable_sampling()->set_temperature(0.9f);
-    req.mutable_sampling()->set_seed(seed);
-    req.mutable_stopping()->set_max_new_tokens(max_new);
-    return req;
-  }
 
   static testing::GatewayFixture* gateway_;
 };
@@ -82,20 +84,78 @@ TEST_F(GatewayWorkersTest, SameSeedGivesSameTokensOnEitherWorker) {
       << "round robin over idle workers sends the two requests to different workers";
 }
 
-TEST_F(GatewayWorkersTest, CancelledStreamEndsCancelledAndServiceKeepsServing) {
+// What both workers report in Stats, asked directly over their sockets.
+struct WorkersLoad {
+  uint32_t kv_pages_used = 0;
+  uint32_t running = 0;
+  uint64_t generation_tokens_total = 0;
+};
+
+shared::Result<WorkersLoad> LoadOfWorkers(testing::GatewayFixture& gateway, size_t workers) {
+  WorkersLoad load;
+  for (size_t i = 0; i < workers; ++i) {
+    SM_ASSIGN_OR_RETURN(v1::WorkerStats stats, gateway.WorkerStats(i));
+    load.kv_pages_used += stats.kv_pages_used();
+    load.running += stats.running() + stats.waiting();
+    load.generation_tokens_total += stats.generation_tokens_total();
+  }
+  return load;
+}
+
+// The tiny preset with an 8192-token context: a stream of 8000 tokens runs for a second or more
+// (attention over a long context), so a cancel sent after the first token lands long before the
+// last one. Written by smallmind-modelgen into `dir`; "" on failure.
+std::string LongContextModel(const testing::ScopedTempDir& dir) {
+  const std::string path = dir.File("tiny-8k.gguf");
+  auto child = testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--preset",
+                                             "tiny", "--context", "8192", "-o", path});
+  if (!child.ok()) return "";
+  return (*child)->Wait(std::chrono::milliseconds(60000)) == 0 ? path : "";
+}
+
+TEST(GatewayCancelTest, CancelledStreamFreesItsKvBlocksAndServiceKeepsServing) {
+  constexpr int kMaxNew = 8000;
+  const testing::ScopedTempDir models;  // outlives the gateway that maps the file
+  testing::GatewayOptions options;
+  options.model = LongContextModel(models);
+  ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto before = LoadOfWorkers(gateway, 1);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_EQ(before->kv_pages_used, 0u) << "no request is running yet";
+
   grpc::ClientContext ctx;
-  auto reader = gateway_->stub().Generate(&ctx, Request("cancel me", 400, 1));
+  auto request = Request("cancel me", kMaxNew, 1);
+  request.mutable_stopping()->set_ignore_eos(true);
+  auto reader = gateway.stub().Generate(&ctx, request);
   v1::GenerateResponse msg;
   ASSERT_TRUE(reader->Read(&msg));
   EXPECT_EQ(msg.finish_reason(), v1::FINISH_REASON_UNSPECIFIED)
       << "first token came before the last";
   ctx.TryCancel();
   int more = 0;
-  while (reader->Read(&msg) && more < 1000) ++more;
-  EXPECT_LT(more, 399);
+  while (reader->Read(&msg) && more < kMaxNew) ++more;
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
-  auto after = testing::RunGenerate(gateway_->stub(), Request("after cancel", 8, 2));
-  EXPECT_TRUE(after.status.ok()) << after.status.error_message();
+
+  // The worker frees the sequence's KV blocks within a step of the cancel reaching it: poll its
+  // Stats (bounded) until nothing runs and no page is in use.
+  shared::Result<WorkersLoad> after = before;
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    after = LoadOfWorkers(gateway, 1);
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    if (after->kv_pages_used == 0 && after->running == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(after->running, 0u) << "the cancelled sequence is still scheduled";
+  EXPECT_EQ(after->kv_pages_used, 0u) << "the cancelled sequence's KV blocks were not freed";
+  // And it was cancelled, not run to the end: the worker stopped generating early.
+  EXPECT_LT(after->generation_tokens_total - before->generation_tokens_total,
+            static_cast<uint64_t>(kMaxNew));
+
+  auto next = testing::RunGenerate(gateway.stub(), Request("after cancel", 8, 2));
+  EXPECT_TRUE(next.status.ok()) << next.status.error_message();
 }
 
 TEST_F(GatewayWorkersTest, BadRequestsGetInvalidArgumentNamingTheProblem) {
@@ -138,31 +198,36 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
   return out;
 }
 
-// Runs last in this suite (gtest runs tests in definition order).
-TEST_F(GatewayWorkersTest, KilledWorkerIsRestartedAndRequestsKeepSucceeding) {
-  std::vector<pid_t> before = ChildrenOf(gateway_->process().pid());
+// Its own gateway: killing a worker of the shared one would change what the other tests see.
+TEST(GatewayWorkerRestartTest, KilledWorkerIsRestartedAndRequestsKeepSucceeding) {
+  testing::GatewayOptions options;
+  options.workers = 2;
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture* gateway = started->get();
+  std::vector<pid_t> before = ChildrenOf(gateway->process().pid());
   ASSERT_EQ(before.size(), 2u);
   ASSERT_EQ(kill(before[0], SIGKILL), 0);
   // Requests sent while the worker is down go to the survivor (retry before the first token).
   for (int i = 0; i < 4; ++i) {
-    auto r = testing::RunGenerate(gateway_->stub(), Request("survivor", 8, 10 + i));
+    auto r = testing::RunGenerate(gateway->stub(), Request("survivor", 8, 10 + i));
     EXPECT_TRUE(r.status.ok()) << i << ": " << r.status.error_message();
   }
   // The supervisor restarts it: wait (bounded) for a new worker process beside the survivor and
   // for the gateway to report two ready workers again.
   bool back = false;
   for (int attempt = 0; attempt < 300 && !back; ++attempt) {
-    std::vector<pid_t> now = ChildrenOf(gateway_->process().pid());
+    std::vector<pid_t> now = ChildrenOf(gateway->process().pid());
     bool replaced = now.size() == 2 && std::find(now.begin(), now.end(), before[0]) == now.end();
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
     v1::ModelInfo info;
-    back = replaced && gateway_->stub().GetModelInfo(&ctx, v1::GetModelInfoRequest(), &info).ok() &&
+    back = replaced && gateway->stub().GetModelInfo(&ctx, v1::GetModelInfoRequest(), &info).ok() &&
            info.workers() == 2;
     if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(back) << "the killed worker was not replaced by a ready one";
-  auto r = testing::RunGenerate(gateway_->stub(), Request("restarted", 8, 99));
+  auto r = testing::RunGenerate(gateway->stub(), Request("restarted", 8, 99));
   EXPECT_TRUE(r.status.ok()) << r.status.error_message();
 }
 
