@@ -58,6 +58,20 @@ void PlaceMemory(const std::vector<int>& cpus, const Weights& w, const PackedWei
   }
 }
 
+// Every entry of the two tables is the same function (and matmul input and packing).
+bool SameKernels(const kernels::KernelTable& a, const kernels::KernelTable& b) {
+  for (int i = 0; i < kernels::kNumWeightTypes; i++) {
+    const kernels::MatmulOp &x = a.matmul[i], &y = b.matmul[i];
+    if (x.fn != y.fn || x.input != y.input || x.pack != y.pack ||
+        x.packed_bytes != y.packed_bytes || a.dequant_row[i] != b.dequant_row[i]) {
+      return false;
+    }
+  }
+  return a.quantize_q8 == b.quantize_q8 && a.rmsnorm == b.rmsnorm && a.rope == b.rope &&
+         a.softmax == b.softmax && a.swiglu == b.swiglu && a.add == b.add &&
+         a.add_bias == b.add_bias && a.attention == b.attention;
+}
+
 }  // namespace
 
 Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
@@ -78,6 +92,7 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
   CheckSupported(config_, weights_, deterministic_);
   CheckSupported(config_, weights_, parallel_);
   PlaceMemory(options_.cpus, weights_, packed_, *kv_, &act_);
+  paths_write_same_kv_ = SameKernels(deterministic_, parallel_);
   pool_ = std::make_unique<ThreadPool>(options_.num_threads, options_.cpus);
 }
 

@@ -52,6 +52,10 @@ class Engine {
 
   const ModelConfig& config() const { return config_; }
   const EngineOptions& options() const { return options_; }
+  // True when both paths run the same kernels (as on AVX2 today), so K/V written by a parallel
+  // step are bitwise what a deterministic step writes: the prefix cache may then share blocks
+  // between the paths. Rows of every op are independent, so the partitions do not matter.
+  bool paths_write_same_kv() const { return paths_write_same_kv_; }
 
  private:
   void CheckPlan(const StepPlan& plan) const;
@@ -65,6 +69,7 @@ class Engine {
   const PackedWeights packed_;  // matrices either table reads repacked, once per layout
   Activations act_;
   std::unique_ptr<ThreadPool> pool_;
+  bool paths_write_same_kv_ = false;
   int last_step_seqs_ = 0;  // plan.seqs.size() of the last Step
 };
 

@@ -1,0 +1,121 @@
+#include "shared/shm_segment.h"
+
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace smallmind::shared {
+namespace {
+
+// A name no other test (or test process) uses.
+std::string TestName() {
+  static std::atomic<int> counter{0};
+  return "smallmind-test-shm-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+// Removes the name at scope end, whatever the test did.
+struct NameGuard {
+  std::string name = TestName();
+  ~NameGuard() { ShmSegment::Remove(name); }
+};
+
+TEST(ShmSegmentTest, CreatesAZeroedSegmentWithMode0600AndRemovesItOnDestruction) {
+  NameGuard g;
+  {
+    auto seg = ShmSegment::Create(g.name, 8192);
+    ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+    ASSERT_EQ((*seg)->size(), 8192u);
+    EXPECT_TRUE((*seg)->created());
+    const auto* bytes = static_cast<const unsigned char*>((*seg)->data());
+    for (size_t i = 0; i < 8192; i += 511) EXPECT_EQ(bytes[i], 0) << i;
+    struct stat st;
+    ASSERT_EQ(stat(ShmSegment::PathOf(g.name).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(st.st_size, 8192);
+  }
+  EXPECT_FALSE(ShmSegment::Exists(g.name));
+}
+
+TEST(ShmSegmentTest, ModeIs0600WhateverTheUmask) {
+  NameGuard g;
+  const mode_t old = umask(0);
+  auto seg = ShmSegment::Create(g.name, 4096);
+  umask(old);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  struct stat st;
+  ASSERT_EQ(stat(ShmSegment::PathOf(g.name).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(ShmSegmentTest, CreateFailsWhenTheNameExists) {
+  NameGuard g;
+  auto first = ShmSegment::Create(g.name, 4096);
+  ASSERT_TRUE(first.ok());
+  auto second = ShmSegment::Create(g.name, 4096);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("already exists"), std::string::npos);
+}
+
+TEST(ShmSegmentTest, AttachIsRefusedWhileALiveHolderHasTheSegment) {
+  NameGuard g;
+  auto holder = ShmSegment::Create(g.name, 4096);
+  ASSERT_TRUE(holder.ok());
+  auto other = ShmSegment::Attach(g.name);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(other.status().message().find("in use"), std::string::npos);
+}
+
+TEST(ShmSegmentTest, AKeptSegmentIsAttachedWithItsBytesOnceItsHolderIsGone) {
+  NameGuard g;
+  {
+    auto holder = ShmSegment::Create(g.name, 4096);
+    ASSERT_TRUE(holder.ok());
+    std::memcpy((*holder)->data(), "warm", 5);
+    (*holder)->set_remove_on_close(false);
+  }
+  ASSERT_TRUE(ShmSegment::Exists(g.name));
+  auto seg = ShmSegment::Attach(g.name);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  EXPECT_FALSE((*seg)->created());
+  EXPECT_EQ((*seg)->size(), 4096u);
+  EXPECT_STREQ(static_cast<const char*>((*seg)->data()), "warm");
+}
+
+TEST(ShmSegmentTest, AttachOfAMissingNameIsNotFound) {
+  NameGuard g;
+  auto seg = ShmSegment::Attach(g.name);
+  ASSERT_FALSE(seg.ok());
+  EXPECT_EQ(seg.status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(ShmSegment::Remove(g.name));
+}
+
+TEST(ShmSegmentTest, ReserveGivesTheSegmentItsPages) {
+  NameGuard g;
+  auto seg = ShmSegment::Create(g.name, 1 << 20);
+  ASSERT_TRUE(seg.ok());
+  ASSERT_TRUE((*seg)->Reserve().ok());
+  struct stat st;
+  ASSERT_EQ(stat(ShmSegment::PathOf(g.name).c_str(), &st), 0);
+  EXPECT_GE(st.st_blocks * 512, 1 << 20);  // allocated, not sparse
+}
+
+TEST(ShmSegmentTest, RejectsNamesThatCannotNameASegment) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "a/b", ".hidden", "sp ace", std::string(201, 'x')}) {
+    EXPECT_FALSE(ShmSegment::CheckName(bad).ok()) << bad;
+    auto seg = ShmSegment::Create(bad, 4096);
+    ASSERT_FALSE(seg.ok()) << bad;
+    EXPECT_EQ(seg.status().code(), StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(ShmSegment::CheckName("smallmind-1234-ab_C.d-w0").ok());
+}
+
+}  // namespace
+}  // namespace smallmind::shared
