@@ -7,14 +7,17 @@
 // attn_v / ffn_down of some layers, as llama.cpp's Q4_K_M); K-quants need dim and ffn to be
 // multiples of 256 (not tiny). Prints what it wrote (shapes, tensor types, parameter count,
 // bytes); errors go to stderr, exit 1.
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include <CLI/CLI.hpp>
+
+#include "shared/command_line.h"
 #include "shared/status.h"
 #include "worker/modelgen/llama2c_to_gguf.h"
 #include "worker/modelgen/model_generator.h"
@@ -106,24 +109,37 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
 }
 
 void AddFlags(CLI::App& app, Flags& f) {
-  app.add_option("-o,--output", f.out, "the GGUF file to write")->required();
-  app.add_option("--preset", f.preset, "tiny | bench-110M | bench-1B (default tiny)");
+  app.add_option("-o,--output", f.out, "the GGUF file to write")->type_name("FILE")->required();
+  app.add_option("--preset", f.preset, "shapes to start from: tiny | bench-110M | bench-1B")
+      ->type_name("NAME")
+      ->default_str("tiny");
   app.add_option("--type", f.type,
-                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q6_k | q4_k_m (default f32; "
-                 "K-quants need dim and ffn multiples of 256; q4_k_m is Q4_K with Q6_K for "
-                 "output.weight and the attn_v / ffn_down of llama.cpp's Q4_K_M layers)");
-  app.add_option("--embd-type", f.embd_type, "token_embd type (default: --type)");
-  app.add_option("--seed", f.seed, "weight seed (default: builtin:tiny's)");
-  app.add_option("--name", f.name, "general.name");
-  app.add_option("--dim", f.dim, "embedding width");
-  app.add_option("--layers", f.layers, "transformer blocks");
-  app.add_option("--heads", f.heads, "query heads");
-  app.add_option("--kv-heads", f.kv_heads, "key/value heads");
-  app.add_option("--ffn", f.ffn, "feed-forward width");
-  app.add_option("--vocab", f.vocab, "vocabulary size (>= 259)");
-  app.add_option("--context", f.context, "context length");
-  app.add_option("--from-llama2c", f.from_llama2c, "convert this llama2.c checkpoint instead");
-  app.add_option("--tokenizer", f.tokenizer, "the checkpoint's tokenizer.bin");
+                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q6_k | q4_k_m (K-quants need "
+                 "dim and ffn multiples of 256; q4_k_m is Q4_K with Q6_K for output.weight and the "
+                 "attn_v / ffn_down of llama.cpp's Q4_K_M layers)")
+      ->type_name("TYPE");
+  app.add_option("--embd-type", f.embd_type, "token_embd type")
+      ->type_name("TYPE")
+      ->default_str("--type");
+  app.add_option("--seed", f.seed, "weight seed")->default_str("builtin:tiny's");
+  app.add_option("--name", f.name, "general.name")->default_str("the preset's");
+  for (auto [flag, field, meaning] :
+       {std::tuple{"--dim", &f.dim, "embedding width"},
+        std::tuple{"--layers", &f.layers, "transformer blocks"},
+        std::tuple{"--heads", &f.heads, "query heads"},
+        std::tuple{"--kv-heads", &f.kv_heads,
+                   "key/value heads (follows --heads when only that is given)"},
+        std::tuple{"--ffn", &f.ffn, "feed-forward width"},
+        std::tuple{"--vocab", &f.vocab, "vocabulary size (>= 259)"},
+        std::tuple{"--context", &f.context, "context length"}}) {
+    app.add_option(flag, *field, meaning)->default_str("the preset's");
+  }
+  CLI::Option* from = app.add_option("--from-llama2c", f.from_llama2c,
+                                     "convert this llama2.c checkpoint instead of generating");
+  from->type_name("FILE");
+  app.add_option("--tokenizer", f.tokenizer, "the checkpoint's tokenizer.bin")
+      ->type_name("FILE")
+      ->needs(from);
 }
 
 }  // namespace
@@ -131,13 +147,13 @@ void AddFlags(CLI::App& app, Flags& f) {
 int main(int argc, char** argv) {
   CLI::App app{
       "smallmind-modelgen: writes llama-shaped GGUF models (seeded random weights, or "
-      "converted from llama2.c)"};
+      "converted from llama2.c)",
+      "smallmind-modelgen"};
+  smallmind::shared::ConfigureCommandLine(app);
   Flags flags;
   AddFlags(app, flags);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  if (auto exit_code = smallmind::shared::ParseCommandLineOrExitCode(app, argc, argv)) {
+    return *exit_code;
   }
   try {
     Result<w::GgufBuildSummary> summary = Run(flags);

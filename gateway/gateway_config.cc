@@ -1,10 +1,10 @@
 #include "gateway/gateway_config.h"
 
-#include <charconv>
-#include <functional>
-#include <map>
+#include <cstdint>
 
 #include <spdlog/fmt/fmt.h>
+
+#include "shared/log.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -12,73 +12,30 @@ namespace {
 using shared::InvalidArgument;
 using shared::Status;
 
-Status ParseInt(std::string_view flag, std::string_view text, long lo, long hi, long* out) {
-  long v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) {
-    return InvalidArgument(
-        fmt::format("{} expects an integer in [{}, {}], got '{}'", flag, lo, hi, text));
-  }
-  *out = v;
-  return Status::Ok();
+constexpr int64_t kMaxMs = 24LL * 3600 * 1000;
+
+// An integer flag of milliseconds bound to a duration field.
+CLI::Option* AddMilliseconds(CLI::App& app, const std::string& flag,
+                             std::chrono::milliseconds& field, const std::string& meaning) {
+  return app
+      .add_option_function<int64_t>(
+          flag, [&field](int64_t ms) { field = std::chrono::milliseconds(ms); }, meaning)
+      ->type_name("MS")
+      ->default_str(std::to_string(field.count()));
 }
 
-template <typename T>
-std::function<Status(std::string_view, std::string_view)> IntSetter(T* field, long lo, long hi) {
-  return [field, lo, hi](std::string_view flag, std::string_view text) {
-    long v = 0;
-    SM_RETURN_IF_ERROR(ParseInt(flag, text, lo, hi, &v));
-    *field = static_cast<T>(v);
-    return Status::Ok();
-  };
+// A comma-separated list flag ("a,b,,c" -> {"a","b","c"}).
+CLI::Option* AddList(CLI::App& app, const std::string& flag, std::vector<std::string>& field,
+                     const std::string& meaning) {
+  return app
+      .add_option_function<std::string>(
+          flag, [&field](const std::string& text) { field = SplitCommaList(text); }, meaning)
+      ->type_name("LIST");
 }
 
-std::function<Status(std::string_view, std::string_view)> MsSetter(std::chrono::milliseconds* f) {
-  return [f](std::string_view flag, std::string_view text) {
-    long v = 0;
-    SM_RETURN_IF_ERROR(ParseInt(flag, text, 1, 24L * 3600 * 1000, &v));
-    *f = std::chrono::milliseconds(v);
-    return Status::Ok();
-  };
-}
-
-std::function<Status(std::string_view, std::string_view)> StringSetter(std::string* field) {
-  return [field](std::string_view, std::string_view text) {
-    *field = std::string(text);
-    return Status::Ok();
-  };
-}
-
-std::function<Status(std::string_view, std::string_view)> ListSetter(
-    std::vector<std::string>* field) {
-  return [field](std::string_view, std::string_view text) {
-    *field = SplitCommaList(text);
-    return Status::Ok();
-  };
-}
-
-using Setters =
-    std::map<std::string, std::function<Status(std::string_view, std::string_view)>, std::less<>>;
-
-Setters MakeSetters(GatewayConfig* c) {
-  return {
-      {"--model", StringSetter(&c->model)},
-      {"--tokenizer", StringSetter(&c->tokenizer)},
-      {"--workers", IntSetter(&c->workers, 1, 1024)},
-      {"--port", IntSetter(&c->port, 0, 65535)},
-      {"--listen-host", StringSetter(&c->listen_host)},
-      {"--cpus-per-worker", IntSetter(&c->supervisor.cpus_per_worker, 0, 4096)},
-      {"--threads-per-worker", IntSetter(&c->supervisor.threads_per_worker, 0, 4096)},
-      {"--worker-endpoints", ListSetter(&c->worker_endpoints)},
-      {"--worker-binary", StringSetter(&c->supervisor.worker_binary)},
-      {"--runtime-dir", StringSetter(&c->supervisor.runtime_dir)},
-      {"--api-keys", ListSetter(&c->api_keys)},
-      {"--log-level", StringSetter(&c->log_level)},
-      {"--drain-timeout-ms", MsSetter(&c->drain_timeout)},
-      {"--ready-timeout-ms", MsSetter(&c->supervisor.ready_timeout)},
-      {"--stop-grace-ms", MsSetter(&c->supervisor.stop_grace)},
-      {"--outbox", IntSetter(&c->relay.outbox_capacity, 1, 1024)},
-  };
+Status CheckRange(std::string_view flag, int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return InvalidArgument(fmt::format("{} must be in [{}, {}], got {}", flag, lo, hi, value));
 }
 
 }  // namespace
@@ -95,76 +52,75 @@ std::vector<std::string> SplitCommaList(std::string_view text) {
   return out;
 }
 
-shared::Result<GatewayConfig> ParseGatewayFlags(int argc, const char* const* argv) {
-  GatewayConfig config;
-  const Setters setters = MakeSetters(&config);
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::string_view value;
-    bool inline_value = false;
-    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      inline_value = true;
-    }
-    auto it = setters.find(arg);
-    if (it == setters.end()) {
-      return InvalidArgument(fmt::format("unknown flag '{}'; see --help", arg));
-    }
-    if (!inline_value) {
-      if (i + 1 >= argc) return InvalidArgument(fmt::format("{} needs a value", arg));
-      value = argv[++i];
-    }
-    SM_RETURN_IF_ERROR(it->second(arg, value));
-  }
-  return config;
+void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
+  app.add_option("--model", c.model,
+                 "model the spawned workers serve: builtin:NAME, a .gguf file or a llama2.c .bin "
+                 "(see smallmind-worker --help)")
+      ->type_name("SPEC");
+  app.add_option("--tokenizer", c.tokenizer, "tokenizer.bin of a llama2.c checkpoint")
+      ->type_name("PATH")
+      ->default_str("found beside the model");
+  app.add_option("--workers", c.workers, "workers to spawn");
+  app.add_option("--cpus-per-worker", c.supervisor.cpus_per_worker,
+                 "CPUs pinned per worker; 0 = the allowed CPUs split evenly");
+  app.add_option("--threads-per-worker", c.supervisor.threads_per_worker,
+                 "compute threads per worker; 0 = one per CPU of its set");
+  app.add_option("--worker-binary", c.supervisor.worker_binary, "worker executable")
+      ->type_name("PATH")
+      ->default_str("smallmind-worker beside this binary");
+  AddList(app, "--worker-endpoints", c.worker_endpoints,
+          "attach to running workers (host:port,unix:/path,...) instead of spawning --workers")
+      ->default_str("none");
+  app.add_option("--listen-host", c.listen_host, "address to listen on")->type_name("HOST");
+  app.add_option("--port", c.port, "port to listen on; 0 = any free port, printed on stdout");
+  // Keys in the environment stay out of `ps` output; the flag wins when both are given.
+  AddList(app, "--api-keys", c.api_keys,
+          "require `authorization: Bearer <key>` with one of these keys")
+      ->envname("SMALLMIND_API_KEYS")
+      ->default_str("none, no auth");
+  app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)
+      ->type_name("LEVEL");
+  AddMilliseconds(app, "--drain-timeout-ms", c.drain_timeout,
+                  "how long streams may finish after SIGTERM");
+  AddMilliseconds(app, "--ready-timeout-ms", c.supervisor.ready_timeout,
+                  "how long a spawned worker may take to load and answer");
+  AddMilliseconds(app, "--stop-grace-ms", c.supervisor.stop_grace,
+                  "SIGTERM to SIGKILL for workers at shutdown");
+  app.add_option("--runtime-dir", c.supervisor.runtime_dir,
+                 "parent of the private worker socket directory")
+      ->type_name("DIR")
+      ->default_str("$TMPDIR or /tmp");
+  app.add_option("--outbox", c.relay.outbox_capacity, "worker messages buffered per slow client")
+      ->type_name("N");
 }
 
 Status GatewayConfig::Validate() const {
   if (worker_endpoints.empty()) {
     if (model.empty()) return InvalidArgument("--model must not be empty (e.g. builtin:tiny)");
-    if (workers < 1) return InvalidArgument(fmt::format("--workers must be >= 1, got {}", workers));
+    SM_RETURN_IF_ERROR(CheckRange("--workers", workers, 1, 1024));
   }
-  if (port < 0 || port > 65535) {
-    return InvalidArgument(fmt::format("--port must be in [0, 65535], got {}", port));
-  }
+  SM_RETURN_IF_ERROR(CheckRange("--port", port, 0, 65535));
   if (listen_host.empty()) return InvalidArgument("--listen-host must not be empty");
   for (const auto& key : api_keys) {
     if (key.find_first_of(" \t") != std::string::npos) {
       return InvalidArgument("--api-keys entries must not contain spaces");
     }
   }
-  if (supervisor.cpus_per_worker < 0 || supervisor.threads_per_worker < 0) {
-    return InvalidArgument("--cpus-per-worker and --threads-per-worker must be >= 0");
+  SM_RETURN_IF_ERROR(CheckRange("--cpus-per-worker", supervisor.cpus_per_worker, 0, 4096));
+  SM_RETURN_IF_ERROR(CheckRange("--threads-per-worker", supervisor.threads_per_worker, 0, 4096));
+  if (!shared::IsLogLevelName(log_level)) {
+    return InvalidArgument(
+        fmt::format("--log-level must be one of {}, got '{}'", shared::kLogLevelNames, log_level));
   }
-  if (relay.outbox_capacity < 1) return InvalidArgument("--outbox must be >= 1");
+  SM_RETURN_IF_ERROR(CheckRange("--drain-timeout-ms", drain_timeout.count(), 1, kMaxMs));
+  SM_RETURN_IF_ERROR(CheckRange("--ready-timeout-ms", supervisor.ready_timeout.count(), 1, kMaxMs));
+  SM_RETURN_IF_ERROR(CheckRange("--stop-grace-ms", supervisor.stop_grace.count(), 1, kMaxMs));
+  SM_RETURN_IF_ERROR(CheckRange("--outbox", static_cast<int64_t>(relay.outbox_capacity), 1, 1024));
   if (supervisor.restart_backoff_initial.count() <= 0 ||
       supervisor.restart_backoff_max < supervisor.restart_backoff_initial) {
     return InvalidArgument("restart backoff must be positive and its maximum >= its start");
   }
   return Status::Ok();
-}
-
-std::string GatewayUsage() {
-  return R"(smallmind-gateway: the public gRPC API (smallmind.v1.Inference) in front of workers.
-
-  --model SPEC              model for spawned workers (default builtin:tiny; a .gguf or .bin path)
-  --tokenizer PATH          tokenizer for llama2.c checkpoints (default: the model's own)
-  --workers N               workers to spawn (default 2)
-  --cpus-per-worker K       CPUs per worker (default: the allowed CPUs split evenly)
-  --threads-per-worker K    threads per worker (default: one per CPU of its set)
-  --worker-binary PATH      worker executable (default: smallmind-worker beside this binary)
-  --worker-endpoints LIST   attach to running workers (host:port,unix:/path,...) instead of spawning
-  --listen-host HOST        address to listen on (default 0.0.0.0)
-  --port N                  port (default 50051; 0 = any free port, printed on stdout)
-  --api-keys K1,K2          require `authorization: Bearer <key>` (or env SMALLMIND_API_KEYS)
-  --log-level LEVEL         trace, debug, info, warn, error (default info)
-  --drain-timeout-ms MS     how long streams may finish after SIGTERM (default 30000)
-  --ready-timeout-ms MS     how long a spawned worker may take to become ready (default 120000)
-  --stop-grace-ms MS        SIGTERM to SIGKILL for workers at shutdown (default 10000)
-  --runtime-dir DIR         parent of the private worker socket directory ($TMPDIR or /tmp)
-  --outbox N                worker messages buffered per slow client (default 8)
-)";
 }
 
 }  // namespace smallmind::gateway

@@ -1,12 +1,15 @@
 // GatewayConfig: everything the gateway process is configured with (STYLE §21), with its nested
-// option structs and defaults in place. Parsed once in main() from flags; Validate() says what is
-// wrong. Plain data; thread-compatible.
+// option structs and defaults in place. AddGatewayFlags binds it to the command line, parsed once
+// in main(); Validate() checks the ranges. Plain data; thread-compatible.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "shared/status.h"
 
@@ -64,10 +67,10 @@ struct GatewayConfig {
   shared::Status Validate() const;
 };
 
-// Parses `--flag value` and `--flag=value` (argv[0] skipped). Unknown flags are errors.
-shared::Result<GatewayConfig> ParseGatewayFlags(int argc, const char* const* argv);
-// The --help text.
-std::string GatewayUsage();
+// Binds every flag of the gateway to its field of `config` (whose current values are the defaults
+// --help shows); parse with shared::ParseCommandLine. A new flag is a field above plus one line in
+// this function (and its range in Validate()).
+void AddGatewayFlags(CLI::App& app, GatewayConfig& config);
 
 // "a,b,,c" -> {"a","b","c"}.
 std::vector<std::string> SplitCommaList(std::string_view text);

@@ -7,40 +7,31 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <stop_token>
-#include <string_view>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "gateway/gateway.h"
 #include "gateway/gateway_config.h"
+#include "shared/command_line.h"
 #include "shared/log.h"
 
 namespace {
 
 int Run(int argc, char** argv) {
   using smallmind::gateway::GatewayConfig;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(smallmind::gateway::GatewayUsage().c_str(), stdout);
-      return 0;
-    }
-  }
-  auto parsed = smallmind::gateway::ParseGatewayFlags(argc, argv);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "smallmind-gateway: %s\n", parsed.status().message().c_str());
-    return 2;
-  }
-  GatewayConfig config = std::move(parsed).value();
-  // Keys in the environment stay out of `ps` output; the flag wins when both are given.
-  if (const char* keys = std::getenv("SMALLMIND_API_KEYS"); keys && config.api_keys.empty()) {
-    config.api_keys = smallmind::gateway::SplitCommaList(keys);
+  GatewayConfig config;
+  CLI::App app{
+      "smallmind-gateway: the public gRPC API (smallmind.v1.Inference) in front of workers",
+      "smallmind-gateway"};
+  smallmind::shared::ConfigureCommandLine(app);
+  smallmind::gateway::AddGatewayFlags(app, config);
+  if (auto exit_code = smallmind::shared::ParseCommandLineOrExitCode(app, argc, argv)) {
+    return *exit_code;
   }
   if (auto status = config.Validate(); !status.ok()) {
     std::fprintf(stderr, "smallmind-gateway: %s\n", status.message().c_str());

@@ -18,4 +18,8 @@ void InitLogging(std::string_view process_name, std::string_view level) {
   spdlog::flush_on(spdlog::level::info);
 }
 
+bool IsLogLevelName(std::string_view level) {
+  return level == "off" || spdlog::level::from_str(std::string(level)) != spdlog::level::off;
+}
+
 }  // namespace smallmind::shared

@@ -9,4 +9,8 @@ namespace smallmind::shared {
 // ("info", "debug", ...); an unknown name keeps info.
 void InitLogging(std::string_view process_name, std::string_view level);
 
+// The level names InitLogging understands, for configs to check their --log-level against.
+inline constexpr char kLogLevelNames[] = "trace, debug, info, warn, error, critical, off";
+bool IsLogLevelName(std::string_view level);
+
 }  // namespace smallmind::shared

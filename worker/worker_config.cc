@@ -1,56 +1,105 @@
 #include "worker/worker_config.h"
 
+#include <string>
+
+#include <spdlog/fmt/fmt.h>
 #include <CLI/CLI.hpp>
 
+#include "shared/command_line.h"
 #include "shared/cpu_topology.h"
+#include "shared/log.h"
 
 namespace smallmind::worker {
+namespace {
+
+constexpr char kModelHelp[] = R"(Models (--model):
+  builtin:stories260K  the shipped llama2.c story model (260K parameters, 512-token vocabulary)
+  builtin:tiny         a tiny llama with seeded random weights and a byte-level vocabulary (tests)
+  FILE.gguf            a GGUF v2/v3 file: llama (Llama 1/2/3, TinyLlama, Mistral-style, SmolLM2)
+                       or qwen2; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K tensors; its tokenizer
+                       comes from the file
+  FILE.bin             a llama2.c checkpoint; its tokenizer is --tokenizer, or tokenizer.bin /
+                       tok<vocab>.bin beside it
+)";
+
+shared::Status CheckRange(std::string_view flag, int value, int lo, int hi) {
+  if (value >= lo && value <= hi) return shared::Status::Ok();
+  return shared::InvalidArgument(
+      fmt::format("{} must be in [{}, {}], got {}", flag, lo, hi, value));
+}
+
+void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
+  app.add_option("--model", c.model.model, "the model to serve (see Models below)")
+      ->type_name("SPEC");
+  app.add_option("--tokenizer", c.model.tokenizer, "tokenizer.bin of a llama2.c checkpoint")
+      ->type_name("PATH")
+      ->default_str("found beside the model");
+  app.add_option("--listen", c.listen, "where to serve worker.proto: unix:/path or host:port")
+      ->type_name("ADDR");
+  app.add_option("--worker-id", c.worker_id, "id reported in stats, logs and timings");
+  app.add_option("--cpus", c.cpus, "CPU list to pin the compute threads to, e.g. 0-3,8")
+      ->type_name("LIST")
+      ->default_str("every CPU this process may use");
+  app.add_option("--threads", c.threads, "compute threads; 0 = one per CPU of --cpus");
+  app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)
+      ->type_name("LEVEL");
+  app.add_flag("--exit-with-parent", c.exit_with_parent,
+               "terminate when the parent process (the gateway) dies");
+  app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV cache block");
+  app.add_option("--kv-blocks", c.kv.num_blocks, "KV cache blocks; 0 = as many as --kv-memory-mb");
+  app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV cache budget in MiB (with --kv-blocks 0)");
+  app.add_option("--max-step-tokens", c.scheduler.max_step_tokens,
+                 "tokens per engine step (decodes + prefill chunks)");
+  app.add_option("--max-seqs", c.scheduler.max_seqs, "sequences per engine step");
+  app.add_option("--max-waiting", c.scheduler.max_waiting,
+                 "queued requests before new ones get RESOURCE_EXHAUSTED");
+  app.footer(kModelHelp);
+}
+
+}  // namespace
 
 shared::Status WorkerConfig::Validate() const {
   if (model.model.empty()) return shared::InvalidArgument("--model must not be empty");
   if (listen.empty()) return shared::InvalidArgument("--listen must be unix:/path or host:port");
-  if (!cpus.empty()) SM_RETURN_IF_ERROR(shared::ParseCpuList(cpus).status());
-  if (threads < 0 || threads > 1024)
-    return shared::InvalidArgument("--threads must be in [0, 1024]");
-  if (kv.block_size < 1 || kv.block_size > 1024) {
-    return shared::InvalidArgument("--kv-block-size must be in [1, 1024]");
+  if (!cpus.empty()) {
+    if (auto parsed = shared::ParseCpuList(cpus); !parsed.ok()) {
+      return shared::InvalidArgument("--cpus: " + parsed.status().message());
+    }
   }
-  if (kv.num_blocks < 0) return shared::InvalidArgument("--kv-blocks must be >= 0");
-  if (kv.memory_mb < 1) return shared::InvalidArgument("--kv-memory-mb must be >= 1");
-  if (scheduler.max_step_tokens < 1)
-    return shared::InvalidArgument("--max-step-tokens must be >= 1");
-  if (scheduler.max_seqs < 1 || scheduler.max_seqs > 4096) {
-    return shared::InvalidArgument("--max-seqs must be in [1, 4096]");
+  SM_RETURN_IF_ERROR(CheckRange("--threads", threads, 0, 1024));
+  if (!shared::IsLogLevelName(log_level)) {
+    return shared::InvalidArgument(
+        fmt::format("--log-level must be one of {}, got '{}'", shared::kLogLevelNames, log_level));
   }
+  SM_RETURN_IF_ERROR(CheckRange("--kv-block-size", kv.block_size, 1, 1024));
+  SM_RETURN_IF_ERROR(CheckRange("--kv-blocks", kv.num_blocks, 0, 1 << 24));
+  SM_RETURN_IF_ERROR(CheckRange("--kv-memory-mb", kv.memory_mb, 1, 1 << 24));
+  SM_RETURN_IF_ERROR(CheckRange("--max-step-tokens", scheduler.max_step_tokens, 1, 1 << 20));
+  SM_RETURN_IF_ERROR(CheckRange("--max-seqs", scheduler.max_seqs, 1, 4096));
+  SM_RETURN_IF_ERROR(CheckRange("--max-waiting", scheduler.max_waiting, 1, 1 << 20));
   return shared::Status::Ok();
 }
 
 shared::Result<WorkerConfig> ParseWorkerFlags(int argc, char** argv) {
   WorkerConfig c;
-  CLI::App app{"smallmind-worker: serves one model over worker.proto"};
-  app.add_option("--model", c.model.model, "builtin:tiny or a model file (.bin llama2.c)");
-  app.add_option("--tokenizer", c.model.tokenizer, "tokenizer.bin for llama2.c checkpoints");
-  app.add_option("--listen", c.listen, "unix:/path or host:port");
-  app.add_option("--worker-id", c.worker_id, "id reported in stats and timings");
-  app.add_option("--cpus", c.cpus, "CPU list to pin to, e.g. 0-3");
-  app.add_option("--threads", c.threads, "compute threads (0 = one per CPU)");
-  app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error");
-  app.add_flag("--exit-with-parent", c.exit_with_parent,
-               "terminate when the parent process (the gateway) dies");
-  app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV block");
-  app.add_option("--kv-blocks", c.kv.num_blocks, "KV blocks (0 = from --kv-memory-mb)");
-  app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV pool budget in MiB");
-  app.add_option("--max-step-tokens", c.scheduler.max_step_tokens, "token budget per step");
-  app.add_option("--max-seqs", c.scheduler.max_seqs, "sequences per step");
-  app.add_option("--max-waiting", c.scheduler.max_waiting, "queued requests before rejecting");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return shared::NotFound(app.help());
-  } catch (const CLI::ParseError& e) {
-    return shared::InvalidArgument(e.what());
+  CLI::App app{
+      "smallmind-worker: serves one model over worker.proto (started by the gateway, or "
+      "on its own for --worker-endpoints)",
+      "smallmind-worker"};
+  shared::ConfigureCommandLine(app);
+  AddWorkerFlags(app, c);
+  // main prints the message as it is: name the program and point at the help.
+  auto usage_error = [](const shared::Status& status) {
+    return shared::InvalidArgument("smallmind-worker: " + status.message() +
+                                   "\nsee 'smallmind-worker --help'");
+  };
+  const shared::Result<shared::CommandLineAction> action =
+      shared::ParseCommandLine(app, argc, argv);
+  if (!action.ok()) return usage_error(action.status());
+  if (*action == shared::CommandLineAction::kShowHelp) {
+    return shared::NotFound(shared::HelpText(app));
   }
-  SM_RETURN_IF_ERROR(c.Validate());
+  if (shared::Status valid = c.Validate(); !valid.ok()) return usage_error(valid);
   return c;
 }
 

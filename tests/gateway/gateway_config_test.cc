@@ -1,18 +1,56 @@
 #include "gateway/gateway_config.h"
 
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "shared/command_line.h"
+
 namespace smallmind::gateway {
 namespace {
 
+// The gateway's command line as main() reads it; help is an error here (tests never ask for it).
 shared::Result<GatewayConfig> Parse(std::vector<const char*> args) {
+  GatewayConfig config;
+  CLI::App app{"test", "smallmind-gateway"};
+  shared::ConfigureCommandLine(app);
+  AddGatewayFlags(app, config);
   args.insert(args.begin(), "smallmind-gateway");
-  return ParseGatewayFlags(static_cast<int>(args.size()), args.data());
+  SM_ASSIGN_OR_RETURN(const shared::CommandLineAction action,
+                      shared::ParseCommandLine(app, static_cast<int>(args.size()), args.data()));
+  if (action != shared::CommandLineAction::kRun) return shared::Internal("help was asked for");
+  return config;
 }
 
+// Sets or clears one environment variable for a test's lifetime.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 TEST(GatewayConfigTest, DefaultsMatchTheDesign) {
+  ScopedEnv no_keys("SMALLMIND_API_KEYS", nullptr);
   auto config = Parse({});
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->model, "builtin:tiny");
@@ -27,7 +65,7 @@ TEST(GatewayConfigTest, DefaultsMatchTheDesign) {
 TEST(GatewayConfigTest, ParsesSpacedAndEqualsFormsAndLists) {
   auto config = Parse({"--model", "m.gguf", "--workers=3", "--port", "0", "--cpus-per-worker=4",
                        "--worker-endpoints", "unix:/a.sock,,host:7000", "--api-keys=k1,k2",
-                       "--worker-binary", "/opt/w"});
+                       "--worker-binary", "/opt/w", "--drain-timeout-ms", "1500"});
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->model, "m.gguf");
   EXPECT_EQ(config->workers, 3);
@@ -36,21 +74,56 @@ TEST(GatewayConfigTest, ParsesSpacedAndEqualsFormsAndLists) {
   EXPECT_EQ(config->worker_endpoints, (std::vector<std::string>{"unix:/a.sock", "host:7000"}));
   EXPECT_EQ(config->api_keys, (std::vector<std::string>{"k1", "k2"}));
   EXPECT_EQ(config->supervisor.worker_binary, "/opt/w");
+  EXPECT_EQ(config->drain_timeout, std::chrono::milliseconds(1500));
+}
+
+TEST(GatewayConfigTest, ARepeatedFlagKeepsItsLastValue) {
+  auto config = Parse({"--port", "7000", "--port=7001"});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->port, 7001);
 }
 
 TEST(GatewayConfigTest, BadFlagsAreErrorsThatNameTheFlag) {
-  EXPECT_EQ(Parse({"--wrokers", "2"}).status().message(), "unknown flag '--wrokers'; see --help");
-  EXPECT_EQ(Parse({"--workers"}).status().message(), "--workers needs a value");
-  EXPECT_EQ(Parse({"--workers", "two"}).status().message(),
-            "--workers expects an integer in [1, 1024], got 'two'");
-  EXPECT_EQ(Parse({"--port=70000"}).status().message(),
-            "--port expects an integer in [0, 65535], got '70000'");
+  EXPECT_EQ(Parse({"--wrokers", "2"}).status().message(),
+            "unknown flag '--wrokers' (did you mean --workers?)");
+  EXPECT_EQ(Parse({"--bogus=1"}).status().message(), "unknown flag '--bogus'");
+  EXPECT_EQ(Parse({"--workers", "2", "extra"}).status().message(), "unexpected argument 'extra'");
+  for (std::vector<const char*> args :
+       {std::vector<const char*>{"--workers"}, std::vector<const char*>{"--workers", "two"},
+        std::vector<const char*>{"--workers=2.5"}}) {
+    const shared::Status status = Parse(args).status();
+    EXPECT_EQ(status.code(), shared::StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("--workers"), std::string::npos) << status.message();
+  }
+}
+
+TEST(GatewayConfigTest, ApiKeysComeFromTheEnvironmentUnlessTheFlagIsGiven) {
+  ScopedEnv keys("SMALLMIND_API_KEYS", "env1,,env2");
+  auto config = Parse({});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->api_keys, (std::vector<std::string>{"env1", "env2"}));
+  config = Parse({"--api-keys", "flag"});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->api_keys, (std::vector<std::string>{"flag"}));
+}
+
+TEST(GatewayConfigTest, ValidateRejectsOutOfRangeValuesNamingTheFlag) {
+  auto message = [](const char* flag, const char* value) {
+    auto config = Parse({flag, value});
+    EXPECT_TRUE(config.ok()) << config.status().ToString();
+    return config.ok() ? config->Validate().message() : std::string();
+  };
+  EXPECT_EQ(message("--workers", "0"), "--workers must be in [1, 1024], got 0");
+  EXPECT_EQ(message("--port", "70000"), "--port must be in [0, 65535], got 70000");
+  EXPECT_EQ(message("--outbox", "0"), "--outbox must be in [1, 1024], got 0");
+  EXPECT_EQ(message("--drain-timeout-ms", "0"),
+            "--drain-timeout-ms must be in [1, 86400000], got 0");
+  EXPECT_EQ(message("--cpus-per-worker", "-1"), "--cpus-per-worker must be in [0, 4096], got -1");
+  EXPECT_NE(message("--log-level", "loud").find("--log-level must be one of"), std::string::npos);
 }
 
 TEST(GatewayConfigTest, ValidateRejectsInconsistentValues) {
   GatewayConfig config;
-  config.workers = 0;
-  EXPECT_EQ(config.Validate().message(), "--workers must be >= 1, got 0");
   config.workers = 1;
   config.model.clear();
   EXPECT_FALSE(config.Validate().ok());
@@ -58,6 +131,19 @@ TEST(GatewayConfigTest, ValidateRejectsInconsistentValues) {
   EXPECT_TRUE(config.Validate().ok());
   config.api_keys = {"has space"};
   EXPECT_FALSE(config.Validate().ok());
+}
+
+TEST(GatewayConfigTest, HelpShowsEveryFlagWithItsDefault) {
+  GatewayConfig config;
+  CLI::App app{"test", "smallmind-gateway"};
+  shared::ConfigureCommandLine(app);
+  AddGatewayFlags(app, config);
+  const std::string help = shared::HelpText(app);
+  for (const char* line : {"--port INT", "(default: 50051)", "--workers INT", "(default: 2)",
+                           "--drain-timeout-ms MS", "(default: 30000)", "--model SPEC",
+                           "(default: builtin:tiny)", "--api-keys LIST (env SMALLMIND_API_KEYS)"}) {
+    EXPECT_NE(help.find(line), std::string::npos) << line << " missing from:\n" << help;
+  }
 }
 
 TEST(GatewayConfigTest, SplitCommaListDropsEmptyPieces) {

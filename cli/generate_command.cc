@@ -1,0 +1,87 @@
+#include "cli/generate_command.h"
+
+#include <cstdio>
+#include <utility>
+
+namespace smallmind::cli {
+
+std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
+  return {
+      command.add_option("--max-tokens", max_tokens,
+                         "tokens to generate at most; 0 = 256, capped by the context"),
+      command.add_option("--temperature", temperature, "0 = greedy")->default_str("1.0"),
+      command.add_option("--seed", seed, "seed of the request's random draws")
+          ->default_str("random"),
+      command.add_option("--top-k", top_k, "keep the k most likely tokens; 0 = off"),
+      command.add_option("--top-p", top_p, "nucleus sampling threshold in (0, 1]")
+          ->default_str("1 = off"),
+      command.add_flag("--deterministic", deterministic,
+                       "the deterministic kernel path (bitwise reproducible logits)"),
+      command
+          .add_option("--stop", stops,
+                      "stop at this string (not part of the output); repeat for several")
+          ->allow_extra_args(false)
+          ->default_str("none"),
+  };
+}
+
+v1::GenerateRequest SamplingFlags::BuildRequest(std::string prompt) const {
+  v1::GenerateRequest request;
+  request.set_prompt(std::move(prompt));
+  auto* sampling = request.mutable_sampling();
+  auto* stopping = request.mutable_stopping();
+  stopping->set_max_new_tokens(max_tokens);
+  if (temperature) sampling->set_temperature(*temperature);
+  if (seed) sampling->set_seed(*seed);
+  sampling->set_top_k(top_k);
+  if (top_p) sampling->set_top_p(*top_p);
+  if (deterministic) request.mutable_runtime()->set_deterministic(true);
+  for (const std::string& stop : stops) stopping->add_stop(stop);
+  return request;
+}
+
+GenerateCommand::GenerateCommand(CLI::App& parent)
+    : Command(parent, "generate", "stream a completion of a prompt") {
+  prompt_.AddFlags(app(), "prompt", "the text to continue");
+  sampling_.AddFlags(app());
+  app().add_flag("--ids", print_ids_, "also print the generated token ids");
+  AddClientFlags(app(), client_);
+}
+
+shared::Status GenerateCommand::Validate() const { return prompt_.Validate(); }
+
+shared::Result<int> GenerateCommand::Run() const {
+  SM_ASSIGN_OR_RETURN(std::string prompt, prompt_.Read());
+  const v1::GenerateRequest request = sampling_.BuildRequest(std::move(prompt));
+  Client client(client_);
+  grpc::ClientContext context;
+  client.Prepare(&context);
+  auto reader = client.stub().Generate(&context, request);
+  v1::GenerateResponse message;
+  v1::GenerateResponse last;
+  std::vector<uint32_t> ids;
+  while (reader->Read(&message)) {
+    std::fwrite(message.text().data(), 1, message.text().size(), stdout);
+    std::fflush(stdout);
+    ids.insert(ids.end(), message.token_ids().begin(), message.token_ids().end());
+    if (message.finish_reason() != v1::FINISH_REASON_UNSPECIFIED) last = message;
+  }
+  if (!ids.empty()) std::fputc('\n', stdout);
+  if (print_ids_) {
+    std::fputs("token ids:", stdout);
+    for (uint32_t id : ids) std::printf(" %u", id);
+    std::fputc('\n', stdout);
+  }
+  std::fflush(stdout);
+  const grpc::Status status = reader->Finish();
+  if (!status.ok()) return PrintRpcError(status);
+  std::fprintf(stderr,
+               "[%s] finish=%s prompt_tokens=%u tokens=%zu ttft_ms=%.1f decode_tok_s=%.1f "
+               "worker=%u\n",
+               last.request_id().c_str(), v1::FinishReason_Name(last.finish_reason()).c_str(),
+               last.usage().prompt_tokens(), ids.size(), last.timings().ttft_ms(),
+               last.timings().decode_tokens_per_s(), last.timings().worker_id());
+  return 0;
+}
+
+}  // namespace smallmind::cli

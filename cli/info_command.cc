@@ -1,0 +1,41 @@
+#include "cli/info_command.h"
+
+#include <cstdio>
+#include <string>
+
+#include <google/protobuf/text_format.h>
+
+namespace smallmind::cli {
+
+InfoCommand::InfoCommand(CLI::App& parent)
+    : Command(parent, "info", "print the served model's description (GetModelInfo)") {
+  AddClientFlags(app(), client_);
+}
+
+shared::Result<int> InfoCommand::Run() const {
+  Client client(client_);
+  grpc::ClientContext context;
+  client.Prepare(&context);
+  v1::ModelInfo info;
+  const grpc::Status status =
+      client.stub().GetModelInfo(&context, v1::GetModelInfoRequest(), &info);
+  if (!status.ok()) return PrintRpcError(status);
+  // Every field, present or not, as "name: value" (repeated ones joined by spaces).
+  const auto* descriptor = info.GetDescriptor();
+  const auto* reflection = info.GetReflection();
+  for (int f = 0; f < descriptor->field_count(); ++f) {
+    const auto* field = descriptor->field(f);
+    std::string line;
+    const int n = field->is_repeated() ? reflection->FieldSize(info, field) : 1;
+    for (int i = 0; i < n; ++i) {
+      std::string value;
+      google::protobuf::TextFormat::PrintFieldValueToString(info, field,
+                                                            field->is_repeated() ? i : -1, &value);
+      line += (i ? " " : "") + value;
+    }
+    std::printf("%-16s %s\n", (field->name() + ":").c_str(), line.c_str());
+  }
+  return 0;
+}
+
+}  // namespace smallmind::cli
