@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "shared/cpu_topology.h"
+#include "shared/shm_segment.h"
 
 extern char** environ;  // POSIX: the environment handed on to spawned workers
 
@@ -94,6 +95,7 @@ std::vector<std::string> WorkerArgv(const WorkerLaunch& launch) {
               {"--listen", "unix:" + launch.socket_path, "--worker-id",
                std::to_string(launch.worker_id), "--cpus", shared::FormatCpuList(launch.cpus),
                "--threads", std::to_string(launch.threads), "--exit-with-parent"});
+  if (!launch.kv_segment.empty()) argv.insert(argv.end(), {"--kv-segment", launch.kv_segment});
   return argv;
 }
 
@@ -138,14 +140,12 @@ shared::Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
   std::vector<Child> children(sets.size());
   for (size_t i = 0; i < sets.size(); ++i) {
     WorkerLaunch& l = children[i].launch;
-    l = {binary,
-         model,
-         tokenizer,
-         fmt::format("{}/worker-{}.sock", dir_template, i),
-         static_cast<uint32_t>(i),
-         sets[i],
+    l = {binary, model, tokenizer, fmt::format("{}/worker-{}.sock", dir_template, i),
+         static_cast<uint32_t>(i), sets[i],
          options.threads_per_worker > 0 ? options.threads_per_worker
-                                        : static_cast<int>(sets[i].size())};
+                                        : static_cast<int>(sets[i].size()),
+         // The socket directory's unique name names this gateway instance.
+         fmt::format("{}-w{}", std::filesystem::path(dir_template).filename().string(), i)};
   }
   return std::unique_ptr<WorkerSupervisor>(
       new WorkerSupervisor(dir_template, std::move(children), std::move(options)));
@@ -336,6 +336,11 @@ void WorkerSupervisor::TerminateAll() {
     int wait_status = 0;
     ::waitpid(c.pid, &wait_status, 0);
     c.pid = 0;
+  }
+  // Workers remove their KV segments on a clean exit; these are the ones of workers that did not
+  // get there (killed, or crashed and not restarted).
+  for (auto& c : children_) {
+    if (!c.launch.kv_segment.empty()) shared::ShmSegment::Remove(c.launch.kv_segment);
   }
   // The directory is private (mkdtemp, 0700) and only this gateway's workers put anything in it.
   std::error_code ec;

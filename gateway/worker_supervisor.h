@@ -30,10 +30,13 @@ struct WorkerLaunch {
   uint32_t worker_id = 0;
   std::vector<int> cpus;
   int threads = 1;
+  // Shared-memory name of the worker's KV pool, stable across its restarts so a crashed worker's
+  // successor re-attaches it (warm restart): smallmind-<pid>-XXXXXX-w<id>. "" = none passed.
+  std::string kv_segment;
 };
 
 // argv (binary first): --model SPEC [--tokenizer PATH] --listen unix:SOCK --worker-id I --cpus
-// LIST --threads K.
+// LIST --threads K --exit-with-parent [--kv-segment NAME].
 std::vector<std::string> WorkerArgv(const WorkerLaunch& launch);
 
 // CPU set of each of `workers` workers: `per_worker` CPUs each (0 = cpus.size() / workers, at

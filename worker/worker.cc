@@ -7,6 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "shared/cpu_topology.h"
+#include "worker/engine/kv_producer.h"
+#include "worker/engine/numa_binding.h"
+#include "worker/model/model_fingerprint.h"
 
 namespace smallmind::worker {
 
@@ -32,11 +35,45 @@ shared::Status Worker::PlanKv() {
                                    std::to_string(c.context_length) +
                                    " tokens; raise --kv-memory-mb or --kv-blocks");
   }
-  kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs);
-  block_pool_ = std::make_unique<BlockPool>(static_cast<int>(blocks));
-  spdlog::info("KV pool: {} blocks x {} tokens ({:.1f} MiB)", blocks, bs,
-               kv_pool_->bytes() / 1048576.0);
+  shared::KvGeometry geometry;
+  geometry.block_size = static_cast<uint32_t>(bs);
+  geometry.n_layers = static_cast<uint32_t>(c.n_layers);
+  geometry.n_kv_heads = static_cast<uint32_t>(c.n_kv_heads);
+  geometry.head_dim = static_cast<uint32_t>(c.head_dim());
+  geometry.dtype = static_cast<uint32_t>(shared::KvDType::kF32);
+  geometry.block_count = static_cast<uint32_t>(blocks);
+  const KvSegmentSpec spec{KvSegmentNameFor(config_.kv.segment, config_.listen), geometry,
+                           model_fingerprint_};
+  SM_ASSIGN_OR_RETURN(kv_segment_, KvSegment::Open(spec));
+  // Bind before reserving, so that fresh pages are allocated on the engine's node.
+  BindToNumaNode(kv_segment_->data().data(), kv_segment_->data().size_bytes(),
+                 NumaNodeToBind(cpus_));
+  SM_RETURN_IF_ERROR(kv_segment_->Reserve());
+  kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs, kv_segment_->data());
+  spdlog::info("KV pool: {} blocks x {} tokens ({:.1f} MiB) in {}", blocks, bs,
+               kv_pool_->bytes() / 1048576.0,
+               kv_segment_->in_shared_memory()
+                   ? fmt::format("shared memory {}", shared::ShmSegment::PathOf(spec.name))
+                   : std::string("process memory (--kv-segment none)"));
   return shared::Status::Ok();
+}
+
+void Worker::AdoptKvBlocks() {
+  PrefixCacheOptions& cache = config_.scheduler.prefix_cache;
+  cache = WithChainRoots(cache, *engine_, model_fingerprint_);
+  const int bs = config_.kv.block_size;
+  if (!kv_segment_->reattached() || !cache.enabled) {
+    block_pool_ = std::make_unique<BlockPool>(kv_segment_->meta(), kv_segment_->tokens(), bs);
+    return;
+  }
+  const uint64_t roots[] = {cache.deterministic_root, cache.parallel_root};
+  block_pool_ = std::make_unique<BlockPool>(kv_segment_->meta(), kv_segment_->tokens(), bs, roots);
+  const BlockRestoreReport& r = block_pool_->restore_report();
+  spdlog::info(
+      "KV segment {} re-attached (warm restart): kept {} cached blocks ({} tokens); dropped {} "
+      "incomplete, {} with a broken chain, {} duplicates",
+      shared::ShmSegment::PathOf(kv_segment_->name()), r.kept, int64_t{r.kept} * bs,
+      r.dropped_incomplete, r.dropped_broken_chain, r.dropped_duplicate);
 }
 
 shared::Status Worker::Start() {
@@ -47,9 +84,11 @@ shared::Status Worker::Start() {
   }
   SM_ASSIGN_OR_RETURN(model_, LoadModel(config_.model));
   const ModelConfig& c = model_->llama.config;
-  spdlog::info("model {}: {} dim={} layers={} heads={}/{} vocab={} context={} ({})", model_->source,
-               c.architecture, c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
-               c.context_length, model_->quantization);
+  model_fingerprint_ = ModelFingerprint(model_->llama);
+  spdlog::info("model {}: {} dim={} layers={} heads={}/{} vocab={} context={} ({}), fingerprint {}",
+               model_->source, c.architecture, c.dim, c.n_layers, c.n_heads, c.n_kv_heads,
+               c.vocab_size, c.context_length, model_->quantization,
+               FormatFingerprint(model_fingerprint_));
   SM_RETURN_IF_ERROR(PlanKv());
   EngineOptions engine_options;
   engine_options.max_step_tokens = config_.scheduler.max_step_tokens;
@@ -58,6 +97,7 @@ shared::Status Worker::Start() {
       config_.threads > 0 ? config_.threads : std::max<int>(1, static_cast<int>(cpus_.size()));
   engine_options.cpus = cpus_;
   engine_ = std::make_unique<Engine>(c, model_->llama.weights, kv_pool_.get(), engine_options);
+  AdoptKvBlocks();
   scheduler_ =
       std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(), config_.kv.block_size);
   loop_ =

@@ -14,6 +14,7 @@
 #include "worker/engine/engine_loop.h"
 #include "worker/kv/block_pool.h"
 #include "worker/kv/kv_pool.h"
+#include "worker/kv/kv_segment.h"
 #include "worker/loader/model_loader.h"
 #include "worker/output_pump.h"
 #include "worker/sched/command_queue.h"
@@ -41,12 +42,18 @@ class Worker {
   const LoadedModel& model() const { return *model_; }
 
  private:
+  // Sizes the KV pool and opens its segment (re-attaching a predecessor's), before the engine.
   shared::Status PlanKv();
+  // After the engine: the prefix cache's chain roots and the block pool, which keeps the cached
+  // blocks of a re-attached segment.
+  void AdoptKvBlocks();
   void SchedulerThreadMain();
 
   WorkerConfig config_;
   std::vector<int> cpus_;
   std::unique_ptr<LoadedModel> model_;
+  uint64_t model_fingerprint_ = 0;
+  std::unique_ptr<KvSegment> kv_segment_;  // outlives the pools and the engine that point into it
   std::unique_ptr<KvPool> kv_pool_;
   std::unique_ptr<BlockPool> block_pool_;
   std::unique_ptr<Engine> engine_;

@@ -8,6 +8,7 @@
 #include "shared/command_line.h"
 #include "shared/cpu_topology.h"
 #include "shared/log.h"
+#include "shared/shm_segment.h"
 
 namespace smallmind::worker {
 namespace {
@@ -48,6 +49,14 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV cache block");
   app.add_option("--kv-blocks", c.kv.num_blocks, "KV cache blocks; 0 = as many as --kv-memory-mb");
   app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV cache budget in MiB (with --kv-blocks 0)");
+  app.add_option("--kv-segment", c.kv.segment,
+                 "shared-memory name of the KV cache (/dev/shm/NAME), kept after a crash for a "
+                 "warm restart and removed on a clean exit; none = process memory")
+      ->type_name("NAME")
+      ->default_str("smallmind-kv-<--listen with / and : as ->");
+  app.add_flag_callback(
+      "--no-prefix-cache", [&c] { c.scheduler.prefix_cache.enabled = false; },
+      "recompute every prompt instead of reusing cached KV blocks of prefixes seen before");
   app.add_option("--max-step-tokens", c.scheduler.max_step_tokens,
                  "tokens per engine step (decodes + prefill chunks)");
   app.add_option("--max-seqs", c.scheduler.max_seqs, "sequences per engine step");
@@ -74,6 +83,11 @@ shared::Status WorkerConfig::Validate() const {
   SM_RETURN_IF_ERROR(CheckRange("--kv-block-size", kv.block_size, 1, 1024));
   SM_RETURN_IF_ERROR(CheckRange("--kv-blocks", kv.num_blocks, 0, 1 << 24));
   SM_RETURN_IF_ERROR(CheckRange("--kv-memory-mb", kv.memory_mb, 1, 1 << 24));
+  if (!kv.segment.empty() && kv.segment != "none") {
+    if (shared::Status name = shared::ShmSegment::CheckName(kv.segment); !name.ok()) {
+      return shared::InvalidArgument("--kv-segment: " + name.message());
+    }
+  }
   SM_RETURN_IF_ERROR(CheckRange("--max-step-tokens", scheduler.max_step_tokens, 1, 1 << 20));
   SM_RETURN_IF_ERROR(CheckRange("--max-seqs", scheduler.max_seqs, 1, 4096));
   SM_RETURN_IF_ERROR(CheckRange("--max-waiting", scheduler.max_waiting, 1, 1 << 20));

@@ -22,6 +22,9 @@ struct WorkerConfig {
     int block_size = 16;   // tokens per KV block
     int num_blocks = 0;    // 0 = derive from memory_mb
     int memory_mb = 1024;  // KV pool budget when num_blocks = 0
+    // Shared-memory segment of the pool: "" = derived from `listen` (KvSegmentNameFor), "none" =
+    // process memory (no warm restart). The gateway passes smallmind-<gateway id>-w<worker id>.
+    std::string segment;
   } kv;
   SchedulerOptions scheduler;
 

@@ -107,6 +107,14 @@ grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* cont
   response->set_prompt_tokens_total(load(stats_->prompt_tokens_total));
   response->set_generation_tokens_total(load(stats_->generation_tokens_total));
   response->set_pid(static_cast<uint32_t>(getpid()));
+  response->set_kv_pages_cached(load(stats_->kv_pages_cached));
+  response->set_kv_tokens_stored(load(stats_->kv_tokens_stored));
+  response->set_kv_token_slots(load(stats_->kv_token_slots));
+  response->set_prefix_cache_lookups_total(load(stats_->prefix_cache_lookups_total));
+  response->set_prefix_cache_hits_total(load(stats_->prefix_cache_hits_total));
+  response->set_prefix_cache_hit_blocks_total(load(stats_->prefix_cache_hit_blocks_total));
+  response->set_prefix_cache_hit_tokens_total(load(stats_->prefix_cache_hit_tokens_total));
+  response->set_prefix_cache_evictions_total(load(stats_->prefix_cache_evictions_total));
   return Done(context, grpc::Status::OK);
 }
 

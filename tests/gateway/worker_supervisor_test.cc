@@ -21,7 +21,7 @@ namespace {
 constexpr std::chrono::milliseconds kWait{10000};
 
 TEST(WorkerSupervisorTest, WorkerArgvCarriesModelSocketIdCpusAndThreads) {
-  WorkerLaunch launch{"/bin/w", "builtin:tiny", "", "/tmp/d/worker-1.sock", 1, {4, 5, 6, 7}, 4};
+  WorkerLaunch launch{"/bin/w", "builtin:tiny", "", "/tmp/d/worker-1.sock", 1, {4, 5, 6, 7}, 4, ""};
   EXPECT_EQ(WorkerArgv(launch),
             (std::vector<std::string>{"/bin/w", "--model", "builtin:tiny", "--listen",
                                       "unix:/tmp/d/worker-1.sock", "--worker-id", "1", "--cpus",
@@ -30,6 +30,15 @@ TEST(WorkerSupervisorTest, WorkerArgvCarriesModelSocketIdCpusAndThreads) {
   const auto argv = WorkerArgv(launch);
   EXPECT_EQ(argv[3], "--tokenizer");
   EXPECT_EQ(argv[4], "tok.bin");
+}
+
+TEST(WorkerSupervisorTest, WorkerArgvEndsWithTheKvSegmentNameWhenThereIsOne) {
+  WorkerLaunch launch{"/bin/w", "builtin:tiny",          "", "/tmp/d/worker-1.sock", 1, {0},
+                      1,        "smallmind-12-abcXYZ-w1"};
+  const auto argv = WorkerArgv(launch);
+  ASSERT_GE(argv.size(), 2u);
+  EXPECT_EQ(argv[argv.size() - 2], "--kv-segment");
+  EXPECT_EQ(argv.back(), "smallmind-12-abcXYZ-w1");
 }
 
 TEST(WorkerSupervisorTest, SplitCpusDividesEvenlyInOrder) {

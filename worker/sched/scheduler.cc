@@ -7,8 +7,12 @@
 namespace smallmind::worker {
 
 Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, int block_size)
-    : options_(options), pool_(pool), block_size_(block_size) {
+    : options_(options),
+      pool_(pool),
+      block_size_(block_size),
+      prefix_cache_(pool, options.prefix_cache) {
   SM_CHECK(options.max_step_tokens > 0 && options.max_seqs > 0 && block_size > 0);
+  SM_CHECK(pool->block_size() == block_size) << "block pool and scheduler disagree on block size";
   running_.reserve(options.max_seqs);
   step_seqs_.reserve(options.max_seqs);
   step_tokens_.reserve(options.max_seqs);
@@ -77,16 +81,19 @@ bool Scheduler::Schedule(StepShape* out) const {
     }
   }
   // Waiting sequences in FIFO order, keeping one free block per running sequence so the next
-  // decode step does not preempt what was just admitted.
+  // decode step does not preempt what was just admitted. A cached prefix is not recomputed; taking
+  // its unreferenced blocks uses up room like allocating would.
   for (const auto& seq : waiting_) {
     if (static_cast<int>(shape.entries.size()) == options_.max_seqs || budget == 0) break;
-    int spare = free_blocks - static_cast<int>(shape.entries.size());
-    int n = std::min({seq->num_pending(), budget, spare * block_size_});
+    const PrefixCache::Match hit = prefix_cache_.Find(seq->tokens, seq->request.mode);
+    const int cached = hit.blocks * block_size_;
+    int spare = free_blocks - hit.evictable - static_cast<int>(shape.entries.size());
+    int n = std::min({seq->num_pending() - cached, budget, spare * block_size_});
     if (n <= 0) break;
-    int need = BlocksFor(n);
-    free_blocks -= need;
+    int need = BlocksFor(cached + n) - hit.blocks;
+    free_blocks -= need + hit.evictable;
     budget -= n;
-    shape.entries.push_back({seq.get(), n, need, true});
+    shape.entries.push_back({seq.get(), n, need, true, hit.blocks});
   }
   return true;
 }
@@ -109,6 +116,14 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
   step_seqs_.clear();
   step_tokens_.clear();
   const Clock::time_point now = Clock::now();
+  // Cached prefixes first, before any allocation could evict a block Schedule counted on.
+  for (const StepShape::Entry& e : shape.entries) {
+    if (!e.admitted) continue;
+    Sequence* seq = e.seq;
+    seq->num_computed =
+        prefix_cache_.Acquire(seq->tokens, seq->request.mode, e.cached_blocks, &seq->block_table);
+    if (seq->preemptions == 0) seq->cached_prompt_tokens = seq->num_computed;
+  }
   for (const StepShape::Entry& e : shape.entries) {
     Sequence* seq = e.seq;
     if (e.admitted) {
@@ -140,6 +155,7 @@ void Scheduler::Update(const std::function<std::span<float>(int)>& logits) {
   for (size_t i = 0; i < step_seqs_.size(); ++i) {
     Sequence* seq = step_seqs_[i];
     seq->num_computed += step_tokens_[i];
+    prefix_cache_.OnComputed(seq->tokens, seq->num_computed, seq->request.mode, seq->block_table);
     if (seq->num_pending() == 0) SampleAndEmit(seq, logits(static_cast<int>(i)));
   }
   step_seqs_.clear();
@@ -170,10 +186,7 @@ void Scheduler::Finish(Sequence* seq, FinishReason reason, shared::Status status
   seq->finished = true;
 }
 
-void Scheduler::Release(Sequence* seq) {
-  for (int32_t block : seq->block_table) pool_->Release(block);
-  seq->block_table.clear();
-}
+void Scheduler::Release(Sequence* seq) { prefix_cache_.Release(&seq->block_table); }
 
 void Scheduler::PublishStats(SchedulerStats* stats) const {
   stats->running.store(static_cast<uint32_t>(running_.size()), std::memory_order_relaxed);
@@ -183,6 +196,15 @@ void Scheduler::PublishStats(SchedulerStats* stats) const {
   stats->requests_total.store(requests_total_, std::memory_order_relaxed);
   stats->prompt_tokens_total.store(prompt_tokens_total_, std::memory_order_relaxed);
   stats->generation_tokens_total.store(generation_tokens_total_, std::memory_order_relaxed);
+  stats->kv_pages_cached.store(pool_->num_cached(), std::memory_order_relaxed);
+  stats->kv_tokens_stored.store(pool_->tokens_in_used_blocks(), std::memory_order_relaxed);
+  stats->kv_token_slots.store(int64_t{pool_->num_used()} * block_size_, std::memory_order_relaxed);
+  const PrefixCacheCounters& c = prefix_cache_.counters();
+  stats->prefix_cache_lookups_total.store(c.lookups, std::memory_order_relaxed);
+  stats->prefix_cache_hits_total.store(c.hits, std::memory_order_relaxed);
+  stats->prefix_cache_hit_blocks_total.store(c.hit_blocks, std::memory_order_relaxed);
+  stats->prefix_cache_hit_tokens_total.store(c.hit_tokens, std::memory_order_relaxed);
+  stats->prefix_cache_evictions_total.store(pool_->evictions(), std::memory_order_relaxed);
 }
 
 }  // namespace smallmind::worker

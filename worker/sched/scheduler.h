@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "worker/kv/block_pool.h"
+#include "worker/kv/prefix_cache.h"
 #include "worker/sched/scheduler_stats.h"
 #include "worker/sched/sequence.h"
 #include "worker/sched/step_output.h"
@@ -27,6 +28,8 @@ struct SchedulerOptions {
   int max_step_tokens = 256;  // token budget of one step (decodes + prefill chunks)
   int max_seqs = 32;          // sequences in one step
   int max_waiting = 1024;     // queue length before RESOURCE_EXHAUSTED
+  // Reuse of cached full KV blocks; the worker sets the chain roots of its model.
+  PrefixCacheOptions prefix_cache;
 };
 
 // The decision of one step: which sequences feed how many tokens. Plain data.
@@ -36,6 +39,8 @@ struct StepShape {
     int n_tokens;    // tokens fed this step
     int new_blocks;  // blocks to allocate before the step
     bool admitted;   // moves from waiting to running
+    // Admitted only: leading blocks reused from the prefix cache (not fed, not allocated).
+    int cached_blocks = 0;
   };
   std::vector<Entry> entries;
 };
@@ -71,6 +76,7 @@ class Scheduler {
   StepOutput* mutable_output() { return &output_; }
 
   void PublishStats(SchedulerStats* stats) const;
+  const PrefixCache& prefix_cache() const { return prefix_cache_; }
 
  private:
   int BlocksFor(int n_positions) const { return (n_positions + block_size_ - 1) / block_size_; }
@@ -81,6 +87,7 @@ class Scheduler {
   const SchedulerOptions options_;
   BlockPool* pool_;
   const int block_size_;
+  PrefixCache prefix_cache_;  // over pool_: reuse of full blocks between sequences
   uint64_t requests_total_ = 0;
   uint64_t prompt_tokens_total_ = 0;
   uint64_t generation_tokens_total_ = 0;

@@ -1,5 +1,7 @@
 #include "worker/sched/sequence.h"
 
+#include <algorithm>
+
 namespace smallmind::worker {
 namespace {
 
@@ -45,6 +47,7 @@ FinishEvent Sequence::MakeFinishEvent(FinishReason reason) const {
   FinishEvent event;
   event.reason = reason;
   event.prompt_tokens = num_prompt_tokens;
+  event.cached_prompt_tokens = std::min(cached_prompt_tokens, num_prompt_tokens);
   event.completion_tokens = num_generated();
   // EOS ends the stream but is not part of the output.
   if (reason == FinishReason::kEos && event.completion_tokens > 0) --event.completion_tokens;

@@ -52,6 +52,7 @@ struct Sequence {
   const int num_prompt_tokens;
   std::vector<TokenId> tokens;       // [prompt + generated]; capacity reserved up front
   int num_computed = 0;              // positions whose K/V are in the pool
+  int cached_prompt_tokens = 0;      // prompt positions reused from the prefix cache at admission
   std::vector<int32_t> block_table;  // KV block ids, position p in block_table[p / block_size]
 
   Sampler sampler;

@@ -20,7 +20,7 @@ class EngineLoopTest : public ::testing::Test {
  protected:
   void Build(int num_blocks, int block_size, SchedulerOptions options) {
     kv_ = std::make_unique<KvPool>(model_.config, num_blocks, block_size);
-    pool_ = std::make_unique<BlockPool>(num_blocks);
+    pool_ = std::make_unique<BlockPool>(num_blocks, block_size);
     engine_ = std::make_unique<Engine>(model_.config, model_.weights, kv_.get(),
                                        EngineOptions{options.max_step_tokens, options.max_seqs});
     scheduler_ = std::make_unique<Scheduler>(options, pool_.get(), block_size);

@@ -26,7 +26,7 @@ TokenId ByteToken(char c) { return 3 + static_cast<unsigned char>(c); }
 class SchedulerTest : public ::testing::Test {
  protected:
   void Build(int num_blocks, int block_size, SchedulerOptions options = {}) {
-    pool_ = std::make_unique<BlockPool>(num_blocks);
+    pool_ = std::make_unique<BlockPool>(num_blocks, block_size);
     scheduler_ = std::make_unique<Scheduler>(options, pool_.get(), block_size);
     logits_.assign(static_cast<size_t>(options.max_seqs) * vocab_, 0.0f);
   }
