@@ -70,6 +70,8 @@ class Scheduler {
   // After the engine ran `plan`: advances positions, samples (logits of plan entry i come from
   // `logits(i)`), appends tokens and finishes to output() and retires finished sequences.
   void Update(const std::function<std::span<float>(int)>& logits);
+  // Between Apply and Update: the id of the sequence that plan entry `plan_index` belongs to.
+  uint64_t step_sequence_id(int plan_index) const { return step_seqs_[plan_index]->id; }
 
   // The events of the steps (and commands) since the caller last published them. The caller
   // hands them on (OutputQueue::Publish leaves this empty).

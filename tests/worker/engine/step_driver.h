@@ -1,0 +1,121 @@
+// StepDriver (test helper): a scheduler and an engine over one KV pool, stepped as EngineLoop does
+// (schedule, preempting the newest until the batch fits; apply; engine step; update; publish),
+// keeping each sequence's stream and the logits every one of its tokens was sampled from, so tests
+// can compare a sequence run in a busy batch with the same sequence run alone. Header-only; one
+// test thread, not thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "tests/worker/sched/stream_recorder.h"
+#include "worker/engine/engine.h"
+#include "worker/kv/block_pool.h"
+#include "worker/kv/kv_pool.h"
+#include "worker/sched/output_queue.h"
+#include "worker/sched/scheduler.h"
+#include "worker/tokenizer/spm_tokenizer.h"
+
+namespace smallmind::worker::testing {
+
+struct StepDriverOptions {
+  int num_blocks = 64;
+  int block_size = 8;
+  int threads = 1;
+  int max_step_tokens = 64;
+  int max_seqs = 8;
+  PrefixCacheOptions prefix_cache = {};
+};
+
+class StepDriver {
+ public:
+  StepDriver(const LlamaModel& model, const StepDriverOptions& o) : model_(model) {
+    kv_ = std::make_unique<KvPool>(model.config, o.num_blocks, o.block_size);
+    blocks_ = std::make_unique<BlockPool>(o.num_blocks, o.block_size);
+    EngineOptions eo;
+    eo.max_step_tokens = o.max_step_tokens;
+    eo.max_seqs = o.max_seqs;
+    eo.num_threads = o.threads;
+    eo.parallel_threshold = 1;  // split every op that can be split: the most thread-dependent run
+    engine_ = std::make_unique<Engine>(model.config, model.weights, kv_.get(), eo);
+    SchedulerOptions so;
+    so.max_step_tokens = o.max_step_tokens;
+    so.max_seqs = o.max_seqs;
+    so.prefix_cache = o.prefix_cache;
+    scheduler_ = std::make_unique<Scheduler>(so, blocks_.get(), o.block_size);
+  }
+  ~StepDriver() { scheduler_->CancelAll(); }
+
+  void Add(uint64_t id, SequenceRequest request) {
+    scheduler_->Add(std::make_unique<Sequence>(id, std::move(request), *tokenizer_,
+                                               model_.config.vocab_size, nullptr));
+    Flush();
+  }
+  void Cancel(uint64_t id) {
+    scheduler_->Cancel(id);
+    Flush();
+  }
+
+  // One step; false when there was nothing to run.
+  bool Step() {
+    while (!scheduler_->Schedule(&shape_)) {
+      scheduler_->PreemptNewest();
+      ++preemptions_;
+    }
+    if (shape_.entries.empty()) return false;
+    scheduler_->Apply(shape_, &plan_);
+    max_batch_ = std::max(max_batch_, static_cast<int>(plan_.seqs.size()));
+    engine_->Step(plan_);
+    scheduler_->Update([this](int i) {
+      std::span<float> l = engine_->Logits(i);
+      logits_[scheduler_->step_sequence_id(i)].emplace_back(l.begin(), l.end());
+      return l;
+    });
+    ++steps_;
+    Flush();
+    return true;
+  }
+  // Steps until idle (bounded); returns the number of steps.
+  int RunToIdle(int max_steps = 10000) {
+    int n = 0;
+    while (n < max_steps && Step()) ++n;
+    return n;
+  }
+
+  const RecordedStream& stream(uint64_t id) { return recorder_[id]; }
+  // [tokens sampled][vocab] the engine's logits each token of sequence `id` was drawn from, in
+  // order, copied before the sampler's penalties touch them.
+  const std::vector<std::vector<float>>& logits(uint64_t id) { return logits_[id]; }
+  int preemptions() const { return preemptions_; }
+  int steps() const { return steps_; }
+  int max_batch() const { return max_batch_; }  // most sequences in one step
+  const BlockPool& blocks() const { return *blocks_; }
+  Scheduler& scheduler() { return *scheduler_; }
+  const Engine& engine() const { return *engine_; }
+
+ private:
+  void Flush() {
+    outputs_.Publish(scheduler_->mutable_output());
+    recorder_.Drain(&outputs_);
+  }
+
+  const LlamaModel& model_;
+  std::unique_ptr<SpmTokenizer> tokenizer_ = MakeByteLevelTokenizer();
+  std::unique_ptr<KvPool> kv_;
+  std::unique_ptr<BlockPool> blocks_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Scheduler> scheduler_;
+  OutputQueue outputs_;
+  StreamRecorder recorder_;
+  StepShape shape_;
+  StepPlan plan_;
+  std::map<uint64_t, std::vector<std::vector<float>>> logits_;
+  int preemptions_ = 0;
+  int steps_ = 0;
+  int max_batch_ = 0;
+};
+
+}  // namespace smallmind::worker::testing
