@@ -20,13 +20,17 @@ Worker::~Worker() { Shutdown(); }
 shared::Status Worker::PlanKv() {
   const ModelConfig& c = model_->llama.config;
   const int bs = config_.kv.block_size;
-  const int64_t bytes_per_block = 2LL * c.n_layers * c.kv_dim() * bs * sizeof(float);
+  // The whole segment stays within the budget: each block's data, metadata and token ids, plus
+  // the header and alignment (so --kv-memory-mb 1024 fits a 1 GiB /dev/shm, as compose.yaml has).
+  const int64_t bytes_per_block = 2LL * c.n_layers * c.kv_dim() * bs * sizeof(float) +
+                                  sizeof(shared::KvBlockMeta) + int64_t{bs} * sizeof(int32_t);
+  const int64_t fixed_bytes = 3 * shared::kKvSegmentDataAlignment;
   const int context_blocks = (c.context_length + bs - 1) / bs;
   int64_t blocks = config_.kv.num_blocks;
   if (blocks == 0) {
     int64_t budget = static_cast<int64_t>(config_.kv.memory_mb) << 20;
     int64_t wanted = static_cast<int64_t>(context_blocks) * config_.scheduler.max_seqs;
-    blocks = std::min(wanted, budget / bytes_per_block);
+    blocks = std::min(wanted, std::max<int64_t>(0, budget - fixed_bytes) / bytes_per_block);
   }
   // One sequence must always fit alone, so preemption can always make progress.
   if (blocks < context_blocks) {

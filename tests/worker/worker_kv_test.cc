@@ -1,0 +1,71 @@
+// The worker's KV pool in its shared-memory segment, in process: the segment stays within
+// --kv-memory-mb, a second worker cannot take a live worker's segment, and Shutdown plus
+// destruction remove it.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+
+#include "shared/shm_segment.h"
+#include "tests/testing/scoped_temp_dir.h"
+#include "worker/worker.h"
+
+namespace smallmind::worker {
+namespace {
+
+using shared::ShmSegment;
+
+struct SegmentGuard {
+  SegmentGuard() {
+    static std::atomic<int> counter{0};
+    name = "smallmind-test-worker-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  }
+  ~SegmentGuard() { ShmSegment::Remove(name); }
+  std::string name;
+};
+
+WorkerConfig Config(const testing::ScopedTempDir& dir, const std::string& socket,
+                    const std::string& segment) {
+  WorkerConfig c;
+  c.model.model = "builtin:tiny";
+  c.listen = "unix:" + dir.File(socket);
+  c.threads = 1;
+  c.kv.memory_mb = 2;
+  c.kv.segment = segment;
+  return c;
+}
+
+TEST(WorkerKvTest, TheSegmentStaysWithinTheMemoryBudgetAndIsRemovedOnShutdown) {
+  testing::ScopedTempDir dir("wkv");
+  SegmentGuard seg;
+  {
+    Worker worker(Config(dir, "a.sock", seg.name));
+    const shared::Status started = worker.Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    struct stat st;
+    ASSERT_EQ(::stat(ShmSegment::PathOf(seg.name).c_str(), &st), 0);
+    EXPECT_LE(st.st_size, 2 << 20);
+    EXPECT_GT(st.st_size, 1 << 20) << "the budget is used, not wasted";
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    worker.Shutdown();
+  }
+  EXPECT_FALSE(ShmSegment::Exists(seg.name));
+}
+
+TEST(WorkerKvTest, ASecondWorkerCannotTakeALiveWorkersSegment) {
+  testing::ScopedTempDir dir("wkv");
+  SegmentGuard seg;
+  Worker first(Config(dir, "a.sock", seg.name));
+  ASSERT_TRUE(first.Start().ok());
+  Worker second(Config(dir, "b.sock", seg.name));
+  const shared::Status s = second.Start();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("in use"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(ShmSegment::Exists(seg.name)) << "the live worker keeps its segment";
+}
+
+}  // namespace
+}  // namespace smallmind::worker
