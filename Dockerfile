@@ -1,4 +1,5 @@
-# smallmind image: the gateway, the worker and the CLI built on Debian 12.
+# smallmind image: the gateway, the worker and the CLI built on Debian 12. The default model
+# (builtin:stories260K, from models/) is embedded in the binaries, so the image needs no model file.
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/install_deps.sh scripts/install_deps.sh

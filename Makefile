@@ -3,7 +3,7 @@
 BUILD ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
-MODEL ?= builtin:tiny
+MODEL ?= builtin:stories260K
 WORKERS ?= 2
 PORT ?= 50051
 GATEWAY_FLAGS ?=

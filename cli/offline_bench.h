@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "kernels/exec_mode.h"
+#include "shared/default_model.h"
 #include "shared/status.h"
 
 namespace smallmind::cli {
 
 struct OfflineBenchOptions {
-  std::string model = "builtin:tiny";  // anything the worker's --model accepts
-  std::string tokenizer;               // llama2.c checkpoints only
+  std::string model = shared::kDefaultModel;  // anything the worker's --model accepts
+  std::string tokenizer;                      // llama2.c checkpoints only
   std::vector<int> threads = {1, 2};
   std::vector<kernels::ExecMode> modes = {kernels::ExecMode::kParallel,
                                           kernels::ExecMode::kDeterministic};

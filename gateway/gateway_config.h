@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "shared/default_model.h"
 #include "shared/status.h"
 
 namespace smallmind::gateway {
@@ -46,7 +47,7 @@ struct SupervisorOptions {
 };
 
 struct GatewayConfig {
-  std::string model = "builtin:tiny";
+  std::string model = shared::kDefaultModel;
   std::string tokenizer;  // "" = the model's own
   int workers = 2;
   std::string listen_host = "0.0.0.0";

@@ -53,7 +53,7 @@ TEST(GatewayConfigTest, DefaultsMatchTheDesign) {
   ScopedEnv no_keys("SMALLMIND_API_KEYS", nullptr);
   auto config = Parse({});
   ASSERT_TRUE(config.ok());
-  EXPECT_EQ(config->model, "builtin:tiny");
+  EXPECT_EQ(config->model, "builtin:stories260K");
   EXPECT_EQ(config->workers, 2);
   EXPECT_EQ(config->port, 50051);
   EXPECT_EQ(config->listen_host, "0.0.0.0");

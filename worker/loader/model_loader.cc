@@ -3,20 +3,21 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "kernels/kernels.h"
 
 #include "worker/model/gguf_loader.h"
 #include "worker/model/llama2c_reader.h"
+#include "worker/model/model_format.h"
+#include "worker/modelgen/builtin_stories260k.h"
 #include "worker/modelgen/builtin_tiny.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {
 namespace {
 
-constexpr char kBuiltinTiny[] = "builtin:tiny";
+constexpr char kBuiltinPrefix[] = "builtin:";
 
 // tokenizer.bin, then tok<vocab>.bin, next to the model.
 std::string FindLlama2cTokenizer(const std::string& model_path, int vocab_size) {
@@ -35,9 +36,40 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadBuiltinTiny() {
   auto m = std::make_unique<LoadedModel>();
   m->llama = std::move(g.llama);
   m->tokenizer = std::move(g.tokenizer);
-  m->source = kBuiltinTiny;
   m->tokenizer_source = "builtin:tiny GGUF metadata (byte-level vocabulary)";
   return m;
+}
+
+shared::Result<std::unique_ptr<LoadedModel>> LoadBuiltinStories260K() {
+  SM_ASSIGN_OR_RETURN(BuiltinModel b, MakeBuiltinStories260K());
+  auto m = std::make_unique<LoadedModel>();
+  m->llama = std::move(b.llama);
+  m->tokenizer = std::move(b.tokenizer);
+  m->tokenizer_source = "builtin:stories260K tok512.bin (embedded)";
+  m->file_size = Stories260KCheckpointBytes().size();
+  return m;
+}
+
+struct Builtin {
+  const char* name;
+  shared::Result<std::unique_ptr<LoadedModel>> (*load)();
+};
+constexpr Builtin kBuiltins[] = {
+    {shared::kDefaultModel, LoadBuiltinStories260K},
+    {"builtin:tiny", LoadBuiltinTiny},
+};
+
+shared::Result<std::unique_ptr<LoadedModel>> LoadBuiltin(const ModelSpec& spec) {
+  for (const Builtin& b : kBuiltins) {
+    if (spec.model != b.name) continue;
+    SM_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m, b.load());
+    m->source = spec.model;
+    return m;
+  }
+  std::string names;
+  for (const std::string& n : BuiltinModelNames()) names += (names.empty() ? "" : ", ") + n;
+  return shared::InvalidArgument("unknown builtin model '" + spec.model +
+                                 "'; the builtin models are " + names);
 }
 
 shared::Result<std::unique_ptr<LoadedModel>> LoadLlama2c(const ModelSpec& spec) {
@@ -68,12 +100,6 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadGguf(const ModelSpec& spec) {
   m->tokenizer_source = spec.model + " (tokenizer.ggml metadata)";
   m->file_size = g.file_size;
   return m;
-}
-
-bool IsGguf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::string(magic, 4) == "GGUF";
 }
 
 // Every tensor type the forward pass meets must have a kernel; say which one does not.
@@ -135,15 +161,22 @@ void DescribeTensors(LoadedModel* m) {
   m->tensor_types.assign(types.begin(), types.end());
 }
 
+shared::Result<std::unique_ptr<LoadedModel>> LoadAnyModel(const ModelSpec& spec) {
+  if (spec.model.starts_with(kBuiltinPrefix)) return LoadBuiltin(spec);
+  SM_ASSIGN_OR_RETURN(const ModelFormat format, DetectModelFormat(spec.model));
+  return format == ModelFormat::kGguf ? LoadGguf(spec) : LoadLlama2c(spec);
+}
+
 }  // namespace
 
+std::vector<std::string> BuiltinModelNames() {
+  std::vector<std::string> names;
+  for (const Builtin& b : kBuiltins) names.emplace_back(b.name);
+  return names;
+}
+
 shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec) {
-  shared::Result<std::unique_ptr<LoadedModel>> loaded = spec.model == kBuiltinTiny
-                                                            ? LoadBuiltinTiny()
-                                                        : IsGguf(spec.model) ? LoadGguf(spec)
-                                                                             : LoadLlama2c(spec);
-  if (!loaded.ok()) return loaded.status();
-  std::unique_ptr<LoadedModel> m = std::move(loaded).value();
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m, LoadAnyModel(spec));
   DescribeTensors(m.get());
   SM_RETURN_IF_ERROR(CheckKernelsExist(*m));
   return m;

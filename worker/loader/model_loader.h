@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "shared/default_model.h"
 #include "shared/status.h"
 #include "worker/model/weights.h"
 #include "worker/tokenizer/tokenizer.h"
@@ -16,7 +17,7 @@
 namespace smallmind::worker {
 
 struct ModelSpec {
-  std::string model = "builtin:tiny";  // "builtin:tiny" or a file path
+  std::string model = shared::kDefaultModel;  // a builtin: name (BuiltinModelNames()) or a path
   // llama2.c checkpoints only: the tokenizer.bin. Empty: "tokenizer.bin", then "tok<vocab>.bin",
   // next to the model file.
   std::string tokenizer;
@@ -27,12 +28,19 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   std::string source;            // the spec's model string
   std::string tokenizer_source;  // where the tokenizer came from
-  uint64_t file_size = 0;        // bytes of the model file (0 for builtin)
+  uint64_t file_size = 0;        // bytes of the model file (of the embedded one for builtin:)
   uint64_t parameter_count = 0;
   std::string quantization;               // type of the largest weights, e.g. "F32"
   std::vector<std::string> tensor_types;  // every type present
 };
 
+// "builtin:stories260K" (the default, embedded in the binary) and "builtin:tiny" (a synthetic
+// model generated in memory, for tests), in that order.
+std::vector<std::string> BuiltinModelNames();
+
+// A builtin: name, else a GGUF file or a llama2.c checkpoint (told apart by DetectModelFormat).
+// Errors say what is wrong: an unknown builtin: name lists the valid ones; a path that does not
+// exist, a directory or a file of neither format says so; a malformed file names the problem.
 shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec);
 
 }  // namespace smallmind::worker

@@ -34,49 +34,42 @@ shared::Status Bad(const std::string& path, const std::string& what) {
   return shared::InvalidArgument(path + ": not a valid llama2.c checkpoint: " + what);
 }
 
-shared::Status CheckRange(const std::string& path, const char* name, int64_t v, int64_t max) {
-  if (v >= 1 && v <= max) return shared::Status::Ok();
-  return Bad(path, std::string("header field ") + name + " = " + std::to_string(v) +
-                       " is outside [1, " + std::to_string(max) + "]");
+// "" when v is in [1, max]; otherwise what is wrong with header field `name`.
+std::string RangeProblem(const char* name, int64_t v, int64_t max) {
+  if (v >= 1 && v <= max) return "";
+  return std::string("header field ") + name + " = " + std::to_string(v) + " is outside [1, " +
+         std::to_string(max) + "]";
 }
 
-shared::Result<Llama2cHeader> ParseHeader(const std::string& path, const WeightStorage& file) {
-  if (file.size() < kHeaderBytes) {
-    return Bad(path, "the file is " + std::to_string(file.size()) + " bytes, too short for the " +
-                         std::to_string(kHeaderBytes) + "-byte header");
-  }
-  if (std::memcmp(file.data(), "GGUF", 4) == 0) {
-    return Bad(path, "it is a GGUF file; load it with the GGUF reader");
-  }
-  Llama2cHeader h;
-  static_assert(sizeof(h) == kHeaderBytes);
-  std::memcpy(&h, file.data(), kHeaderBytes);
-  return h;
-}
-
-shared::Result<ModelConfig> ConfigFromHeader(const std::string& path, const Llama2cHeader& h) {
-  SM_RETURN_IF_ERROR(CheckRange(path, "dim", h.dim, kMaxDim));
-  SM_RETURN_IF_ERROR(CheckRange(path, "hidden_dim", h.hidden_dim, kMaxHiddenDim));
-  SM_RETURN_IF_ERROR(CheckRange(path, "n_layers", h.n_layers, kMaxLayers));
-  SM_RETURN_IF_ERROR(CheckRange(path, "n_heads", h.n_heads, h.dim));
-  SM_RETURN_IF_ERROR(CheckRange(path, "n_kv_heads", h.n_kv_heads, h.n_heads));
+// "" when the header is plausible; otherwise the first problem found.
+std::string HeaderProblem(const Llama2cHeader& h) {
   // int64 so that the absolute value of INT32_MIN is representable (and rejected).
-  SM_RETURN_IF_ERROR(CheckRange(path, "|vocab_size|",
-                                h.vocab_size < 0 ? -int64_t{h.vocab_size} : int64_t{h.vocab_size},
-                                kMaxVocab));
-  SM_RETURN_IF_ERROR(CheckRange(path, "seq_len", h.seq_len, kMaxSeqLen));
+  const int64_t abs_vocab = h.vocab_size < 0 ? -int64_t{h.vocab_size} : int64_t{h.vocab_size};
+  for (const std::string& p :
+       {RangeProblem("dim", h.dim, kMaxDim),
+        RangeProblem("hidden_dim", h.hidden_dim, kMaxHiddenDim),
+        RangeProblem("n_layers", h.n_layers, kMaxLayers), RangeProblem("n_heads", h.n_heads, h.dim),
+        RangeProblem("n_kv_heads", h.n_kv_heads, h.n_heads),
+        RangeProblem("|vocab_size|", abs_vocab, kMaxVocab),
+        RangeProblem("seq_len", h.seq_len, kMaxSeqLen)}) {
+    if (!p.empty()) return p;
+  }
   if (h.dim % h.n_heads != 0) {
-    return Bad(path, "n_heads = " + std::to_string(h.n_heads) +
-                         " does not divide dim = " + std::to_string(h.dim));
+    return "n_heads = " + std::to_string(h.n_heads) +
+           " does not divide dim = " + std::to_string(h.dim);
   }
   if (h.n_heads % h.n_kv_heads != 0) {
-    return Bad(path, "n_kv_heads = " + std::to_string(h.n_kv_heads) +
-                         " does not divide n_heads = " + std::to_string(h.n_heads));
+    return "n_kv_heads = " + std::to_string(h.n_kv_heads) +
+           " does not divide n_heads = " + std::to_string(h.n_heads);
   }
   if ((h.dim / h.n_heads) % 2 != 0) {
-    return Bad(path, "head size dim / n_heads = " + std::to_string(h.dim / h.n_heads) +
-                         " is odd; RoPE rotates pairs");
+    return "head size dim / n_heads = " + std::to_string(h.dim / h.n_heads) +
+           " is odd; RoPE rotates pairs";
   }
+  return "";
+}
+
+ModelConfig ConfigFromHeader(const Llama2cHeader& h) {
   ModelConfig c;
   c.architecture = "llama";
   c.dim = h.dim;
@@ -186,16 +179,48 @@ Weights MapLlama2cWeights(const ModelConfig& c, WeightStorage storage, size_t of
   return w;
 }
 
-shared::Result<LlamaModel> LoadLlama2cCheckpoint(const std::string& path) {
-  SM_ASSIGN_OR_RETURN(WeightStorage file, WeightStorage::MapFile(path));
-  SM_ASSIGN_OR_RETURN(const Llama2cHeader header, ParseHeader(path, file));
-  SM_ASSIGN_OR_RETURN(ModelConfig config, ConfigFromHeader(path, header));
+namespace {
+
+// The checkpoint in `file` (a mapping or borrowed bytes); `name` prefixes every error.
+shared::Result<LlamaModel> LoadFromStorage(WeightStorage file, const std::string& name) {
+  const std::span<const std::byte> bytes(file.data(), file.size());
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
+    return Bad(name, "it is a GGUF file; load it with the GGUF reader");
+  }
+  const std::string problem = Llama2cHeaderProblem(bytes);
+  if (!problem.empty()) return Bad(name, problem);
+  Llama2cHeader header;
+  std::memcpy(&header, bytes.data(), kHeaderBytes);
+  ModelConfig config = ConfigFromHeader(header);
   const ClassifierLayout layout =
       header.vocab_size < 0 ? ClassifierLayout::kSeparate : ClassifierLayout::kShared;
-  SM_RETURN_IF_ERROR(CheckFileSize(path, header, config, layout, file.size()));
+  SM_RETURN_IF_ERROR(CheckFileSize(name, header, config, layout, file.size()));
   Weights weights = MapLlama2cWeights(config, std::move(file), kHeaderBytes, layout);
   SM_RETURN_IF_ERROR(ValidateLlamaWeights(config, weights));
   return LlamaModel{std::move(config), std::move(weights)};
+}
+
+}  // namespace
+
+std::string Llama2cHeaderProblem(std::span<const std::byte> head) {
+  if (head.size() < kHeaderBytes) {
+    return "the file is " + std::to_string(head.size()) + " bytes, too short for the " +
+           std::to_string(kHeaderBytes) + "-byte header";
+  }
+  Llama2cHeader h;
+  static_assert(sizeof(h) == kHeaderBytes);
+  std::memcpy(&h, head.data(), kHeaderBytes);
+  return HeaderProblem(h);
+}
+
+shared::Result<LlamaModel> LoadLlama2cCheckpoint(const std::string& path) {
+  SM_ASSIGN_OR_RETURN(WeightStorage file, WeightStorage::MapFile(path));
+  return LoadFromStorage(std::move(file), path);
+}
+
+shared::Result<LlamaModel> LoadLlama2cCheckpointFromMemory(std::span<const std::byte> bytes,
+                                                           const std::string& name) {
+  return LoadFromStorage(WeightStorage::Borrow(bytes), name);
 }
 
 }  // namespace smallmind::worker

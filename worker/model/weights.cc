@@ -112,6 +112,16 @@ WeightStorage WeightStorage::Allocate(size_t bytes) {
   return storage;
 }
 
+WeightStorage WeightStorage::Borrow(std::span<const std::byte> bytes) {
+  WeightStorage storage;
+  if (bytes.empty()) return storage;
+  storage.kind_ = Kind::kBorrowed;
+  // Never written through: mutable_data() refuses borrowed storage, Release() only forgets it.
+  storage.data_ = const_cast<std::byte*>(bytes.data());
+  storage.size_ = bytes.size();
+  return storage;
+}
+
 std::byte* WeightStorage::mutable_data() {
   SM_CHECK(kind_ == Kind::kHeap) << "only heap weight storage is writable";
   return data_;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,9 @@
 
 namespace smallmind::worker {
 
-// Owns the bytes the tensor views point into: a read-only private mapping of a file, or a 64-byte
-// aligned heap buffer. Move-only; the bytes never move, so views stay valid when it is moved.
+// Owns the bytes the tensor views point into: a read-only private mapping of a file, a 64-byte
+// aligned heap buffer, or borrowed bytes that outlive it (a model embedded in the binary).
+// Move-only; the bytes never move, so views stay valid when it is moved.
 class WeightStorage {
  public:
   WeightStorage() = default;
@@ -31,18 +33,21 @@ class WeightStorage {
   static shared::Result<WeightStorage> MapFile(const std::string& path);
   // A zero-filled heap buffer of `bytes` bytes, aligned to 64.
   static WeightStorage Allocate(size_t bytes);
+  // Views `bytes` without copying or owning them; they must stay valid and unchanged for as long as
+  // the storage and every view into it (static data, e.g. a model embedded in the binary).
+  static WeightStorage Borrow(std::span<const std::byte> bytes);
 
   const std::byte* data() const { return data_; }
   std::byte* mutable_data();  // heap storage only
 
   // Hints that [p, p + bytes) will not be read for a while: a mapped file drops the whole pages of
   // that range from this process (they fault back in from the file, unchanged, if read again); heap
-  // storage keeps them. Used once a copy of a matrix has been repacked elsewhere.
+  // and borrowed storage keep them. Used once a copy of a matrix has been repacked elsewhere.
   void DropPages(const void* p, size_t bytes) const;
   size_t size() const { return size_; }
 
  private:
-  enum class Kind { kNone, kHeap, kMapped };
+  enum class Kind { kNone, kHeap, kMapped, kBorrowed };
   void Release();
 
   Kind kind_ = Kind::kNone;

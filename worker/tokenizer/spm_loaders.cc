@@ -152,12 +152,21 @@ shared::Result<std::unique_ptr<SpmTokenizer>> LoadLlama2cTokenizer(const std::st
                                    std::to_string(vocab_size) + " must be positive");
   }
   SM_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
-  SM_ASSIGN_OR_RETURN(SpmVocab vocab, ParseLlama2cVocab(path, bytes, vocab_size));
+  return LoadLlama2cTokenizerFromMemory(bytes, path, vocab_size);
+}
+
+shared::Result<std::unique_ptr<SpmTokenizer>> LoadLlama2cTokenizerFromMemory(
+    std::string_view bytes, const std::string& name, int vocab_size) {
+  if (vocab_size <= 0) {
+    return shared::InvalidArgument("tokenizer file '" + name + "': model vocab_size " +
+                                   std::to_string(vocab_size) + " must be positive");
+  }
+  SM_ASSIGN_OR_RETURN(SpmVocab vocab, ParseLlama2cVocab(name, bytes, vocab_size));
   vocab.add_bos = true;
   vocab.add_space_prefix = true;
   auto tokenizer = SpmTokenizer::Create(std::move(vocab), TokenizerKind::kSpm);
   if (!tokenizer.ok()) {
-    return shared::InvalidArgument("tokenizer file '" + path +
+    return shared::InvalidArgument("tokenizer file '" + name +
                                    "': " + tokenizer.status().message());
   }
   return tokenizer;

@@ -98,6 +98,10 @@ class SpmTokenizer final : public Tokenizer {
 // malformed files give InvalidArgument naming the file and the offending token.
 shared::Result<std::unique_ptr<SpmTokenizer>> LoadLlama2cTokenizer(const std::string& path,
                                                                    int vocab_size);
+// The same from the bytes of a whole tokenizer.bin in memory (e.g. embedded in the binary);
+// `name` stands for the path in messages.
+shared::Result<std::unique_ptr<SpmTokenizer>> LoadLlama2cTokenizerFromMemory(
+    std::string_view bytes, const std::string& name, int vocab_size);
 
 // The builtin test model's 259-token vocabulary: 0 <unk>, 1 <s>, 2 </s>, 3..258 <0x00>..<0xFF>.
 // Every text encodes to byte tokens (no dummy prefix); BOS is added by default.

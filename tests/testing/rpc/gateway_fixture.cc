@@ -42,12 +42,11 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
                                    "0",
                                    "--listen-host",
                                    "127.0.0.1",
-                                   "--model",
-                                   options.model,
                                    "--workers",
                                    std::to_string(options.workers),
                                    "--runtime-dir",
                                    fixture->runtime_dir()};
+  if (!options.model.empty()) argv.insert(argv.end(), {"--model", options.model});
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   SM_ASSIGN_OR_RETURN(fixture->process_, ChildProcess::Spawn(argv));
   // Generous bound: workers load the model and the machine may be busy running other tests.

@@ -21,7 +21,7 @@
 namespace smallmind::testing {
 
 struct GatewayOptions {
-  std::string model = "builtin:tiny";
+  std::string model = "builtin:tiny";  // "": no --model, the gateway's default
   int workers = 1;
   std::vector<std::string> extra_args;
 };
