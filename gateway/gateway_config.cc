@@ -96,7 +96,8 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
 
 Status GatewayConfig::Validate() const {
   if (worker_endpoints.empty()) {
-    if (model.empty()) return InvalidArgument("--model must not be empty (e.g. builtin:stories260K)");
+    if (model.empty())
+      return InvalidArgument("--model must not be empty (e.g. builtin:stories260K)");
     SM_RETURN_IF_ERROR(CheckRange("--workers", workers, 1, 1024));
   }
   SM_RETURN_IF_ERROR(CheckRange("--port", port, 0, 65535));

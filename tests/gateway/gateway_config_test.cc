@@ -139,9 +139,10 @@ TEST(GatewayConfigTest, HelpShowsEveryFlagWithItsDefault) {
   shared::ConfigureCommandLine(app);
   AddGatewayFlags(app, config);
   const std::string help = shared::HelpText(app);
-  for (const char* line : {"--port INT", "(default: 50051)", "--workers INT", "(default: 2)",
-                           "--drain-timeout-ms MS", "(default: 30000)", "--model SPEC",
-                           "(default: builtin:tiny)", "--api-keys LIST (env SMALLMIND_API_KEYS)"}) {
+  for (const char* line :
+       {"--port INT", "(default: 50051)", "--workers INT", "(default: 2)", "--drain-timeout-ms MS",
+        "(default: 30000)", "--model SPEC", "(default: builtin:stories260K)",
+        "--api-keys LIST (env SMALLMIND_API_KEYS)"}) {
     EXPECT_NE(help.find(line), std::string::npos) << line << " missing from:\n" << help;
   }
 }
