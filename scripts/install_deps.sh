@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
-  python3 python3-grpcio python3-protobuf
+  python3 python3-grpcio python3-protobuf python3-jinja2
 )
 
 missing=()

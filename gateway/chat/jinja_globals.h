@@ -1,0 +1,32 @@
+// jinja2's default globals: range (the sandbox's, capped at 100000 items), dict, namespace (the one
+// object templates may assign attributes to), cycler and joiner. Made per render; a namespace,
+// cycler or joiner belongs to the render that made it. The lookup itself is thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "gateway/chat/jinja_value.h"
+
+namespace smallmind::gateway::jinja {
+
+// The builtin global `name`, or an undefined value when there is none.
+Value LookupBuiltinGlobal(std::string_view name);
+
+// namespace(...): attributes from a mapping, pairs and/or keywords, as dict(...) takes them.
+class NamespaceObject : public Object {
+ public:
+  explicit NamespaceObject(Dict attrs) : attrs_(std::move(attrs)) {}
+  std::string TypeName() const override { return "Namespace"; }
+  Value GetAttr(std::string_view name) const override;
+  Status SetAttr(std::string_view name, Value value) override;
+  std::string Repr() const override;
+
+ private:
+  Dict attrs_;
+};
+
+// dict(*args, **kwargs) as Python builds it.
+Result<Dict> MakeDict(CallArgs args);
+
+}  // namespace smallmind::gateway::jinja
