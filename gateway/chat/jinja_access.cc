@@ -137,8 +137,9 @@ Result<Value> AttrPath(const Value& item, const Value& attribute, const Value* f
       const std::string part = a.substr(start, dot == std::string::npos ? dot : dot - start);
       const bool digits =
           !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
-      parts.push_back(digits && part.size() < 18 ? Value::Int(std::stoll(part))
-                                                 : Value::String(part));
+      parts.push_back(digits && part.size() < 18
+                          ? Value::Int(std::strtoll(part.c_str(), nullptr, 10))
+                          : Value::String(part));
       if (dot == std::string::npos) break;
       start = dot + 1;
     }

@@ -1,11 +1,15 @@
+// str.format() and its format-spec mini-language (see jinja_format.h).
 #include "gateway/chat/jinja_format.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <vector>
+#include <optional>
 
 #include "gateway/chat/jinja_access.h"
 #include "gateway/chat/jinja_interpreter.h"
+#include "gateway/chat/jinja_number_text.h"
 #include "gateway/chat/jinja_repr.h"
 #include "gateway/chat/jinja_unicode.h"
 
@@ -13,54 +17,6 @@ namespace smallmind::gateway::jinja {
 namespace {
 
 using shared::InvalidArgument;
-
-std::string CFormat(const std::string& spec, double v) {
-  const int n = std::snprintf(nullptr, 0, spec.c_str(), v);
-  std::vector<char> buf(static_cast<size_t>(n) + 1);
-  std::snprintf(buf.data(), buf.size(), spec.c_str(), v);
-  return std::string(buf.data(), static_cast<size_t>(n));
-}
-
-std::string IntDigits(int64_t v, int base, bool upper) {
-  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  std::string digits;
-  do {
-    const int d = static_cast<int>(u % static_cast<uint64_t>(base));
-    digits += static_cast<char>(d < 10 ? '0' + d : (upper ? 'A' : 'a') + d - 10);
-    u /= static_cast<uint64_t>(base);
-  } while (u > 0);
-  return std::string(digits.rbegin(), digits.rend());
-}
-
-std::string Group(const std::string& digits, char sep, size_t every) {
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % every == 0) out += sep;
-    out += digits[i];
-  }
-  return out;
-}
-
-// Pads `body` (with its sign/prefix split off for '=' alignment) to `width` code points.
-std::string Align(const std::string& prefix, const std::string& body, size_t width, char32_t fill,
-                  char align) {
-  const size_t len = unicode::Length(prefix) + unicode::Length(body);
-  if (width <= len) return prefix + body;
-  const size_t pad = width - len;
-  std::string f;
-  unicode::Append(f, fill);
-  auto repeat = [&](size_t n) {
-    std::string s;
-    for (size_t i = 0; i < n; ++i) s += f;
-    return s;
-  };
-  switch (align) {
-    case '<': return prefix + body + repeat(pad);
-    case '^': return repeat(pad / 2) + prefix + body + repeat(pad - pad / 2);
-    case '=': return prefix + repeat(pad) + body;
-    default: return repeat(pad) + prefix + body;
-  }
-}
 
 struct Spec {
   char32_t fill = ' ';
@@ -159,152 +115,7 @@ Result<std::string> FormatInt(int64_t v, const Spec& s) {
   return Align(prefix, body, s.width, s.fill, s.align == 0 ? '>' : s.align);
 }
 
-// One printf conversion of `v` for the %-operator.
-Result<std::string> PercentOne(const Value& v, std::string flags, int width, int precision,
-                               char type) {
-  std::string out;
-  if (type == 's' || type == 'r' || type == 'a') {
-    std::u32string s = unicode::Decode(type == 's' ? Str(v) : Repr(v));
-    if (precision >= 0 && static_cast<size_t>(precision) < s.size()) s.resize(precision);
-    out = unicode::Encode(s);
-    const size_t len = s.size();
-    if (width > 0 && static_cast<size_t>(width) > len) {
-      const std::string pad(static_cast<size_t>(width) - len, ' ');
-      out = flags.find('-') != std::string::npos ? out + pad : pad + out;
-    }
-    return out;
-  }
-  if (type == 'c') {
-    if (v.is_integral())
-      return PercentOne(
-          Value::String(unicode::Encode(std::u32string(1, static_cast<char32_t>(v.integer())))),
-          flags, width, -1, 's');
-    if (v.is_string() && unicode::Length(v.str()) == 1) return PercentOne(v, flags, width, -1, 's');
-    return InvalidArgument("%c requires int or char");
-  }
-  const std::string conversion = std::string("%") + type;
-  if (!v.is_number()) {
-    if (std::string_view("diu").find(type) != std::string_view::npos) {
-      return InvalidArgument(conversion + " format: a real number is required, not " +
-                             v.TypeName());
-    }
-    if (std::string_view("oxX").find(type) != std::string_view::npos) {
-      return InvalidArgument(conversion + " format: an integer is required, not " + v.TypeName());
-    }
-    return InvalidArgument("must be real number, not " + v.TypeName());
-  }
-  if (std::string_view("diuoxX").find(type) != std::string_view::npos) {
-    if (v.is_float() && std::string_view("oxX").find(type) != std::string_view::npos) {
-      return InvalidArgument(conversion + " format: an integer is required, not float");
-    }
-    if (v.is_float() && !std::isfinite(v.number())) {
-      return InvalidArgument("cannot convert float infinity or NaN to integer");
-    }
-    const int64_t i = v.is_float() ? static_cast<int64_t>(v.number()) : v.integer();
-    const int base = type == 'o' ? 8 : (type == 'x' || type == 'X') ? 16 : 10;
-    std::string digits = IntDigits(i, base, type == 'X');
-    if (precision >= 0 && digits.size() < static_cast<size_t>(precision)) {
-      digits.insert(0, static_cast<size_t>(precision) - digits.size(), '0');
-    }
-    std::string prefix = i < 0                                  ? "-"
-                         : flags.find('+') != std::string::npos ? "+"
-                         : flags.find(' ') != std::string::npos ? " "
-                                                                : "";
-    if (flags.find('#') != std::string::npos && base != 10) {
-      prefix += base == 8 ? "0o" : type == 'X' ? "0X" : "0x";
-    }
-    const char align = flags.find('-') != std::string::npos   ? '<'
-                       : flags.find('0') != std::string::npos ? '='
-                                                              : '>';
-    return Align(prefix, digits, width > 0 ? static_cast<size_t>(width) : 0,
-                 align == '=' ? '0' : ' ', align);
-  }
-  std::string spec = "%" + flags;
-  if (width > 0) spec += std::to_string(width);
-  spec += "." + std::to_string(precision < 0 ? 6 : precision) + type;
-  return CFormat(spec, v.number());
-}
-
 }  // namespace
-
-Result<Value> PercentFormat(Interpreter& in, const Value& fmt, const Value& args) {
-  const std::string& f = fmt.str();
-  ValueList positional;
-  if (args.is_tuple()) {
-    positional = args.list();
-  } else {
-    positional.push_back(args);
-  }
-  const bool mapping = args.is_dict();
-  size_t next = 0;
-  bool used_mapping = false;
-  std::string out;
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i] != '%') {
-      out += f[i];
-      continue;
-    }
-    if (++i >= f.size()) return InvalidArgument("incomplete format");
-    const Value* value = nullptr;
-    if (f[i] == '(') {
-      const size_t close = f.find(')', i);
-      if (close == std::string::npos) return InvalidArgument("incomplete format key");
-      if (!mapping) return InvalidArgument("format requires a mapping");
-      const Value* v = args.dict().Find(std::string_view(f).substr(i + 1, close - i - 1));
-      if (v == nullptr) return InvalidArgument("'" + f.substr(i + 1, close - i - 1) + "'");
-      value = v;
-      used_mapping = true;
-      i = close + 1;
-    }
-    std::string flags;
-    while (i < f.size() && std::string_view("#0- +").find(f[i]) != std::string_view::npos)
-      flags += f[i++];
-    auto number = [&](int& n) -> Status {
-      n = -1;
-      if (i < f.size() && f[i] == '*') {
-        ++i;
-        if (next >= positional.size() || !positional[next].is_integral())
-          return InvalidArgument("* wants int");
-        n = static_cast<int>(positional[next++].integer());
-        return Status::Ok();
-      }
-      while (i < f.size() && f[i] >= '0' && f[i] <= '9') {
-        n = (n < 0 ? 0 : n * 10) + (f[i++] - '0');
-        if (n > (1 << 24)) return InvalidArgument("width too big");
-      }
-      return Status::Ok();
-    };
-    int width = -1, precision = -1;
-    SM_RETURN_IF_ERROR(number(width));
-    if (i < f.size() && f[i] == '.') {
-      ++i;
-      SM_RETURN_IF_ERROR(number(precision));
-      if (precision < 0) precision = 0;
-    }
-    while (i < f.size() && (f[i] == 'h' || f[i] == 'l' || f[i] == 'L')) ++i;
-    if (i >= f.size()) return InvalidArgument("incomplete format");
-    const char type = f[i];
-    if (type == '%') {
-      out += '%';
-      continue;
-    }
-    if (std::string_view("sradiuoxXeEfFgGc").find(type) == std::string_view::npos) {
-      return InvalidArgument(std::string("unsupported format character '") + type + "'");
-    }
-    if (value == nullptr) {
-      if (next >= positional.size())
-        return InvalidArgument("not enough arguments for format string");
-      value = &positional[next++];
-    }
-    SM_ASSIGN_OR_RETURN(std::string piece, PercentOne(*value, flags, width, precision, type));
-    out += piece;
-    SM_RETURN_IF_ERROR(in.CheckString(out.size()));
-  }
-  if (!mapping && !used_mapping && next < positional.size()) {
-    return InvalidArgument("not all arguments converted during string formatting");
-  }
-  return Value::String(std::move(out));
-}
 
 Result<std::string> FormatWithSpec(const Value& v, std::string_view spec) {
   if (spec.empty()) return Str(v);
@@ -331,99 +142,123 @@ Result<std::string> FormatWithSpec(const Value& v, std::string_view spec) {
   return InvalidArgument("unsupported format string passed to " + v.TypeName() + ".__format__");
 }
 
+namespace {
+
+// Parses a run of ASCII digits without exceptions; nullopt when empty, not all digits or too big.
+std::optional<int64_t> Digits(std::string_view s) {
+  int64_t v = 0;
+  if (s.empty()) return std::nullopt;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// str.format's automatic ({}) versus manual ({0}) field numbering, which may not be mixed.
+struct FieldNumbering {
+  size_t next = 0;
+  bool manual = false;
+  bool automatic = false;
+};
+
+// The value a replacement field names: an argument, then `.attr` and `[key]` steps.
+Result<Value> LookUpField(const std::string& field, const CallArgs& args, FieldNumbering& n) {
+  const size_t name_end = field.find_first_of(".[");
+  const std::string head = field.substr(0, name_end);
+  Value v;
+  if (head.empty() || std::isdigit(static_cast<unsigned char>(head[0]))) {
+    size_t index = n.next;
+    if (head.empty()) {
+      n.automatic = true;
+      ++n.next;
+    } else {
+      n.manual = true;
+      const std::optional<int64_t> i = Digits(head);
+      if (!i) return InvalidArgument("bad replacement field '" + head + "'");
+      index = static_cast<size_t>(*i);
+    }
+    if (n.manual && n.automatic) {
+      return InvalidArgument(
+          "cannot switch from automatic field numbering to manual field specification");
+    }
+    if (index >= args.positional.size()) {
+      return InvalidArgument("Replacement index " + std::to_string(index) +
+                             " out of range for positional args tuple");
+    }
+    v = args.positional[index];
+  } else {
+    bool found = false;
+    for (const auto& [k, kv] : args.keywords) {
+      if (k == head) v = kv, found = true;
+    }
+    if (!found) return InvalidArgument("'" + head + "'");
+  }
+  for (size_t p = name_end; p != std::string::npos && p < field.size();) {
+    if (field[p] == '.') {
+      const size_t e = field.find_first_of(".[", p + 1);
+      SM_ASSIGN_OR_RETURN(v,
+                          GetAttr(v, field.substr(p + 1, e == std::string::npos ? e : e - p - 1)));
+      p = e;
+    } else {
+      const size_t e = field.find(']', p);
+      if (e == std::string::npos) return InvalidArgument("Missing ']' in format string");
+      const std::string key = field.substr(p + 1, e - p - 1);
+      const std::optional<int64_t> index = Digits(key);
+      SM_ASSIGN_OR_RETURN(v, GetItem(v, index ? Value::Int(*index) : Value::String(key)));
+      p = e + 1;
+    }
+  }
+  return v;
+}
+
+// One {field!conversion:spec}, formatted.
+Result<std::string> FormatField(std::string field, const CallArgs& args, FieldNumbering& n) {
+  if (field.find('{') != std::string::npos) {
+    return InvalidArgument("nested replacement fields are not supported");
+  }
+  std::string spec;
+  char conversion = 0;
+  if (const size_t colon = field.find(':'); colon != std::string::npos) {
+    spec = field.substr(colon + 1);
+    field.resize(colon);
+  }
+  if (const size_t bang = field.find('!'); bang != std::string::npos) {
+    if (bang + 2 != field.size()) return InvalidArgument("expected ':' after conversion specifier");
+    conversion = field[bang + 1];
+    field.resize(bang);
+  }
+  SM_ASSIGN_OR_RETURN(Value v, LookUpField(field, args, n));
+  if (conversion == 'r' || conversion == 'a') v = Value::String(Repr(v));
+  if (conversion == 's') v = Value::String(Str(v));
+  if (conversion != 0 && conversion != 'r' && conversion != 's' && conversion != 'a') {
+    return InvalidArgument(std::string("Unknown conversion specifier ") + conversion);
+  }
+  return FormatWithSpec(v, spec);
+}
+
+}  // namespace
+
 Result<Value> StrFormat(Interpreter& in, const std::string& fmt, CallArgs args) {
   std::string out;
-  size_t auto_index = 0;
-  bool manual = false, automatic = false;
+  FieldNumbering numbering;
   for (size_t i = 0; i < fmt.size(); ++i) {
     const char c = fmt[i];
-    if (c == '}') {
-      if (i + 1 < fmt.size() && fmt[i + 1] == '}') {
-        out += '}';
-        ++i;
-        continue;
-      }
-      return InvalidArgument("Single '}' encountered in format string");
+    if ((c == '{' || c == '}') && i + 1 < fmt.size() && fmt[i + 1] == c) {  // {{ and }}
+      out += c;
+      ++i;
+      continue;
     }
+    if (c == '}') return InvalidArgument("Single '}' encountered in format string");
     if (c != '{') {
       out += c;
       continue;
     }
-    if (i + 1 < fmt.size() && fmt[i + 1] == '{') {
-      out += '{';
-      ++i;
-      continue;
-    }
     const size_t close = fmt.find('}', i);
-    if (close == std::string::npos)
+    if (close == std::string::npos) {
       return InvalidArgument("Single '{' encountered in format string");
-    std::string field = fmt.substr(i + 1, close - i - 1);
-    if (field.find('{') != std::string::npos)
-      return InvalidArgument("nested replacement fields are not supported");
+    }
+    SM_ASSIGN_OR_RETURN(std::string piece,
+                        FormatField(fmt.substr(i + 1, close - i - 1), args, numbering));
     i = close;
-    std::string spec;
-    char conversion = 0;
-    if (const size_t colon = field.find(':'); colon != std::string::npos) {
-      spec = field.substr(colon + 1);
-      field.resize(colon);
-    }
-    if (const size_t bang = field.find('!'); bang != std::string::npos) {
-      if (bang + 2 != field.size())
-        return InvalidArgument("expected ':' after conversion specifier");
-      conversion = field[bang + 1];
-      field.resize(bang);
-    }
-    const size_t name_end = field.find_first_of(".[");
-    const std::string head = field.substr(0, name_end);
-    Value v;
-    if (head.empty() || std::isdigit(static_cast<unsigned char>(head[0]))) {
-      size_t index = auto_index;
-      if (head.empty()) {
-        automatic = true;
-        ++auto_index;
-      } else {
-        manual = true;
-        index = std::stoul(head);
-      }
-      if (manual && automatic) {
-        return InvalidArgument(
-            "cannot switch from automatic field numbering to manual field specification");
-      }
-      if (index >= args.positional.size()) {
-        return InvalidArgument("Replacement index " + std::to_string(index) +
-                               " out of range for positional args tuple");
-      }
-      v = args.positional[index];
-    } else {
-      bool found = false;
-      for (const auto& [k, kv] : args.keywords) {
-        if (k == head) v = kv, found = true;
-      }
-      if (!found) return InvalidArgument("'" + head + "'");
-    }
-    for (size_t p = name_end; p != std::string::npos && p < field.size();) {
-      if (field[p] == '.') {
-        const size_t e = field.find_first_of(".[", p + 1);
-        SM_ASSIGN_OR_RETURN(
-            v, GetAttr(v, field.substr(p + 1, e == std::string::npos ? e : e - p - 1)));
-        p = e;
-      } else {
-        const size_t e = field.find(']', p);
-        if (e == std::string::npos) return InvalidArgument("Missing ']' in format string");
-        const std::string key = field.substr(p + 1, e - p - 1);
-        const bool numeric =
-            !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
-        SM_ASSIGN_OR_RETURN(v,
-                            GetItem(v, numeric ? Value::Int(std::stoll(key)) : Value::String(key)));
-        p = e + 1;
-      }
-    }
-    if (conversion == 'r' || conversion == 'a') v = Value::String(Repr(v));
-    if (conversion == 's') v = Value::String(Str(v));
-    if (conversion != 0 && conversion != 'r' && conversion != 's' && conversion != 'a') {
-      return InvalidArgument(std::string("Unknown conversion specifier ") + conversion);
-    }
-    SM_ASSIGN_OR_RETURN(std::string piece, FormatWithSpec(v, spec));
     out += piece;
     SM_RETURN_IF_ERROR(in.CheckString(out.size()));
   }

@@ -1,6 +1,6 @@
 // Python string formatting for templates: printf-style `"%s: %d" % (a, b)` (also behind the
 // `format` filter) and str.format() with its format-spec mini-language, as jinja2's sandboxed
-// formatter allows them. Pure functions; thread-safe.
+// formatter allows them (jinja_percent_format.cc and jinja_format.cc). Pure functions; thread-safe.
 #pragma once
 
 #include <string>

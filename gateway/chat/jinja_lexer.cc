@@ -80,6 +80,8 @@ class Lexer {
   Status LexComment();
   Status LexRaw();
   Status LexToken();
+  Status LexNumber();
+  Status LexOperator();
   std::optional<size_t> MatchNumber(bool& is_float) const;
   Status LexString();
 
@@ -305,68 +307,75 @@ std::optional<size_t> Lexer::MatchNumber(bool& is_float) const {
 }
 
 Status Lexer::LexToken() {
-  std::string_view s(src_);
-  const char c = s[pos_];
-  bool is_float = false;
-  if (IsDigit(c)) {
-    // Integer prefixes: 0b, 0o, 0x (underscores allowed between digits).
-    if (c == '0' && pos_ + 1 < s.size() &&
-        std::string_view("bBoOxX").find(s[pos_ + 1]) != std::string_view::npos) {
-      const char kind = static_cast<char>(std::tolower(s[pos_ + 1]));
-      const int base = kind == 'b' ? 2 : kind == 'o' ? 8 : 16;
-      auto is_digit = [&](char d) {
-        const int v = std::isdigit(static_cast<unsigned char>(d))    ? d - '0'
-                      : std::isxdigit(static_cast<unsigned char>(d)) ? std::tolower(d) - 'a' + 10
-                                                                     : 99;
-        return v < base;
-      };
-      std::string digits;
-      size_t q = pos_ + 2;
-      while (q < s.size()) {  // (_?digit)+
-        const size_t r = s[q] == '_' ? q + 1 : q;
-        if (r >= s.size() || !is_digit(s[r])) break;
-        digits += s[r];
-        q = r + 1;
-      }
-      if (!digits.empty()) {
-        errno = 0;
-        const long long v = std::strtoll(digits.c_str(), nullptr, base);
-        if (errno == ERANGE) {
-          return Fail("integer literal '" + std::string(s.substr(pos_, q - pos_)) +
-                      "' is too large");
-        }
-        Emit(TokenType::kInteger);
-        tokens_.back().int_value = v;
-        Advance(q);
-        return Status::Ok();
-      }
-    }
-    const std::optional<size_t> end = MatchNumber(is_float);
-    if (end) {
-      std::string text;
-      for (size_t i = pos_; i < *end; ++i) {
-        if (s[i] != '_') text += s[i];
-      }
-      Emit(is_float ? TokenType::kFloat : TokenType::kInteger, text);
-      if (is_float) {
-        tokens_.back().float_value = std::strtod(text.c_str(), nullptr);
-      } else {
-        errno = 0;
-        tokens_.back().int_value = std::strtoll(text.c_str(), nullptr, 10);
-        if (errno == ERANGE) return Fail("integer literal " + text + " is too large");
-      }
-      Advance(*end);
-      return Status::Ok();
-    }
-  }
+  const char c = src_[pos_];
+  if (IsDigit(c)) return LexNumber();
   if (IsNameStart(static_cast<unsigned char>(c))) {
     size_t q = pos_;
-    while (q < s.size() && IsNameChar(static_cast<unsigned char>(s[q]))) ++q;
-    Emit(TokenType::kName, std::string(s.substr(pos_, q - pos_)));
+    while (q < src_.size() && IsNameChar(static_cast<unsigned char>(src_[q]))) ++q;
+    Emit(TokenType::kName, src_.substr(pos_, q - pos_));
     Advance(q);
     return Status::Ok();
   }
   if (c == '\'' || c == '"') return LexString();
+  return LexOperator();
+}
+
+// 0b/0o/0x integers (single underscores between digits), then decimal integers and floats.
+Status Lexer::LexNumber() {
+  std::string_view s(src_);
+  if (s[pos_] == '0' && pos_ + 1 < s.size() &&
+      std::string_view("bBoOxX").find(s[pos_ + 1]) != std::string_view::npos) {
+    const char kind = static_cast<char>(std::tolower(s[pos_ + 1]));
+    const int base = kind == 'b' ? 2 : kind == 'o' ? 8 : 16;
+    auto is_digit = [&](char d) {
+      const int v = std::isdigit(static_cast<unsigned char>(d))    ? d - '0'
+                    : std::isxdigit(static_cast<unsigned char>(d)) ? std::tolower(d) - 'a' + 10
+                                                                   : 99;
+      return v < base;
+    };
+    std::string digits;
+    size_t q = pos_ + 2;
+    while (q < s.size()) {  // (_?digit)+
+      const size_t r = s[q] == '_' ? q + 1 : q;
+      if (r >= s.size() || !is_digit(s[r])) break;
+      digits += s[r];
+      q = r + 1;
+    }
+    if (!digits.empty()) {
+      errno = 0;
+      const long long v = std::strtoll(digits.c_str(), nullptr, base);
+      if (errno == ERANGE) {
+        return Fail("integer literal '" + std::string(s.substr(pos_, q - pos_)) + "' is too large");
+      }
+      Emit(TokenType::kInteger);
+      tokens_.back().int_value = v;
+      Advance(q);
+      return Status::Ok();
+    }
+  }
+  bool is_float = false;
+  const std::optional<size_t> end = MatchNumber(is_float);
+  if (!end) return Fail("unexpected char '" + std::string(1, s[pos_]) + "'");
+  std::string text;
+  for (size_t i = pos_; i < *end; ++i) {
+    if (s[i] != '_') text += s[i];
+  }
+  Emit(is_float ? TokenType::kFloat : TokenType::kInteger, text);
+  if (is_float) {
+    tokens_.back().float_value = std::strtod(text.c_str(), nullptr);
+  } else {
+    errno = 0;
+    tokens_.back().int_value = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) return Fail("integer literal " + text + " is too large");
+  }
+  Advance(*end);
+  return Status::Ok();
+}
+
+// Operators, two-character ones first; brackets must balance inside a tag.
+Status Lexer::LexOperator() {
+  std::string_view s(src_);
+  const char c = s[pos_];
   static constexpr std::string_view kTwoChar[] = {"//", "**", "==", "!=", ">=", "<="};
   for (std::string_view op : kTwoChar) {
     if (s.substr(pos_, 2) == op) {

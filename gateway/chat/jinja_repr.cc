@@ -145,7 +145,7 @@ std::string ReprFloat(double d) {
   for (size_t i = pos; i < e; ++i) {
     if (sci[i] != '.') digits += sci[i];
   }
-  const int exponent = std::stoi(sci.substr(e + 1));
+  const int exponent = std::atoi(sci.c_str() + e + 1);
   const int decpt = exponent + 1;  // digits are 0.d1d2... x 10^decpt
   const int n = static_cast<int>(digits.size());
   if (decpt > -4 && decpt <= 16) {

@@ -280,6 +280,31 @@ Result<Value> ExpandTabs(const std::u32string& s, int64_t tabsize) {
   return Str(unicode::Encode(out));
 }
 
+Result<Value> Split(const std::string& s, bool from_right, BoundArgs a) {
+  SM_ASSIGN_OR_RETURN(std::optional<std::string> sep, OptionalStr(a[0], "must be str or None;"));
+  int64_t maxsplit = -1;
+  if (a[1]) {
+    SM_ASSIGN_OR_RETURN(maxsplit, ToIndex(*a[1]));
+  }
+  if (!sep) return Value::List(SplitWhitespace(unicode::Decode(s), maxsplit, from_right));
+  if (sep->empty()) return InvalidArgument("empty separator");
+  return Value::List(SplitOn(s, *sep, maxsplit, from_right));
+}
+
+Result<Value> RemoveAffix(const std::string& s, bool prefix, const Value& affix) {
+  if (!affix.is_string()) {
+    return InvalidArgument(std::string(prefix ? "removeprefix" : "removesuffix") +
+                           "() argument must be str");
+  }
+  const std::string& p = affix.str();
+  if (p.size() > s.size()) return Str(s);
+  if (prefix && s.compare(0, p.size(), p) == 0) return Str(s.substr(p.size()));
+  if (!prefix && s.compare(s.size() - p.size(), p.size(), p) == 0) {
+    return Str(s.substr(0, s.size() - p.size()));
+  }
+  return Str(s);
+}
+
 }  // namespace
 
 bool IsStrMethod(std::string_view name) {
@@ -300,14 +325,7 @@ Result<Value> CallStrMethod(Interpreter& in, const Value& self, std::string_view
   }
   if (name == "split" || name == "rsplit") {
     SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {"sep", "maxsplit"}));
-    SM_ASSIGN_OR_RETURN(std::optional<std::string> sep, OptionalStr(a[0], "must be str or None;"));
-    int64_t maxsplit = -1;
-    if (a[1]) {
-      SM_ASSIGN_OR_RETURN(maxsplit, ToIndex(*a[1]));
-    }
-    if (!sep) return Value::List(SplitWhitespace(unicode::Decode(s), maxsplit, name == "rsplit"));
-    if (sep->empty()) return InvalidArgument("empty separator");
-    return Value::List(SplitOn(s, *sep, maxsplit, name == "rsplit"));
+    return Split(s, name == "rsplit", std::move(a));
   }
   if (name == "splitlines") {
     SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {"keepends"}));
@@ -331,16 +349,7 @@ Result<Value> CallStrMethod(Interpreter& in, const Value& self, std::string_view
   }
   if (name == "removeprefix" || name == "removesuffix") {
     SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {"affix"}, 1));
-    if (!a[0]->is_string()) return InvalidArgument(fn + "() argument must be str");
-    const std::string& p = a[0]->str();
-    if (p.size() <= s.size() && name == "removeprefix" && s.compare(0, p.size(), p) == 0) {
-      return Str(s.substr(p.size()));
-    }
-    if (p.size() <= s.size() && name == "removesuffix" &&
-        s.compare(s.size() - p.size(), p.size(), p) == 0) {
-      return Str(s.substr(0, s.size() - p.size()));
-    }
-    return Str(s);
+    return RemoveAffix(s, name == "removeprefix", *a[0]);
   }
   if (name == "center" || name == "ljust" || name == "rjust" || name == "zfill") {
     SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {"width", "fillchar"}, 1));
