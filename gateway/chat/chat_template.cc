@@ -134,15 +134,19 @@ Result<std::string> ChatTemplate::Render(const ChatRenderInput& input) const {
   SM_ASSIGN_OR_RETURN(nlohmann::ordered_json messages, PrepareMessages(input.messages, format));
 
   jinja::Variables vars;
-  vars.emplace_back("messages", jinja::FromJson(messages));
-  vars.emplace_back("tools", jinja::FromJson(input.tools));
-  vars.emplace_back("documents", jinja::FromJson(input.documents));
+  SM_ASSIGN_OR_RETURN(Value messages_value, jinja::FromJson(messages));
+  SM_ASSIGN_OR_RETURN(Value tools, jinja::FromJson(input.tools));
+  SM_ASSIGN_OR_RETURN(Value documents, jinja::FromJson(input.documents));
+  vars.emplace_back("messages", std::move(messages_value));
+  vars.emplace_back("tools", std::move(tools));
+  vars.emplace_back("documents", std::move(documents));
   vars.emplace_back("add_generation_prompt", Value::Bool(input.add_generation_prompt));
   vars.emplace_back("bos_token", Value::String(input.bos_token));
   vars.emplace_back("eos_token", Value::String(input.eos_token));
   if (input.extra.is_object()) {
     for (const auto& [key, value] : input.extra.items()) {
-      vars.emplace_back(key, jinja::FromJson(value));
+      SM_ASSIGN_OR_RETURN(Value v, jinja::FromJson(value));
+      vars.emplace_back(key, std::move(v));
     }
   }
   jinja::Frame globals;

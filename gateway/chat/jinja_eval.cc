@@ -17,6 +17,7 @@ using shared::InvalidArgument;
 Result<Value> Interpreter::Eval(const Expr& e, Frame& frame) {
   line_ = e.line;
   SM_RETURN_IF_ERROR(Charge(1));
+  SM_RETURN_IF_ERROR(CheckStack());
   switch (e.kind) {
     case ExprKind::kLiteral: return static_cast<const LiteralExpr&>(e).value;
     case ExprKind::kName: return EvalName(static_cast<const NameExpr&>(e), frame);

@@ -1,5 +1,7 @@
 #include "gateway/chat/jinja_globals.h"
 
+#include <algorithm>
+
 #include "gateway/chat/jinja_access.h"
 #include "gateway/chat/jinja_args.h"
 #include "gateway/chat/jinja_interpreter.h"
@@ -58,9 +60,11 @@ Result<Value> DictFn(Interpreter&, CallArgs args) {
   return Value::FromDict(std::move(d));
 }
 
-Result<Value> NamespaceFn(Interpreter&, CallArgs args) {
+Result<Value> NamespaceFn(Interpreter& in, CallArgs args) {
   SM_ASSIGN_OR_RETURN(Dict d, MakeDict(std::move(args)));
-  return Value::FromObject(std::make_shared<NamespaceObject>(std::move(d)));
+  auto ns = std::make_shared<NamespaceObject>(std::move(d));
+  in.ReleaseAtEnd(ns);
+  return Value::FromObject(std::move(ns));
 }
 
 class CyclerObject : public Object, public std::enable_shared_from_this<CyclerObject> {
@@ -68,7 +72,13 @@ class CyclerObject : public Object, public std::enable_shared_from_this<CyclerOb
   explicit CyclerObject(ValueList items) : items_(std::move(items)) {}
   std::string TypeName() const override { return "Cycler"; }
   Value GetAttr(std::string_view name) const override;
-  std::string Repr() const override { return "<jinja2.utils.Cycler object>"; }
+  std::string Repr(int) const override { return "<jinja2.utils.Cycler object>"; }
+  int Depth() const override {
+    int d = 1;
+    for (const Value& v : items_) d = std::max(d, 1 + v.depth());
+    return d;
+  }
+  void ReleaseValues() override { items_ = {Value()}, pos_ = 0; }
 
   ValueList items_;
   size_t pos_ = 0;
@@ -103,9 +113,11 @@ Value CyclerObject::GetAttr(std::string_view name) const {
   return Value();
 }
 
-Result<Value> CyclerFn(Interpreter&, CallArgs args) {
+Result<Value> CyclerFn(Interpreter& in, CallArgs args) {
   if (args.positional.empty()) return InvalidArgument("at least one item has to be provided");
-  return Value::FromObject(std::make_shared<CyclerObject>(std::move(args.positional)));
+  auto cycler = std::make_shared<CyclerObject>(std::move(args.positional));
+  in.ReleaseAtEnd(cycler);
+  return Value::FromObject(std::move(cycler));
 }
 
 class Joiner : public Callable {
@@ -161,18 +173,27 @@ Result<Dict> MakeDict(CallArgs args) {
   return d;
 }
 
+NamespaceObject::NamespaceObject(Dict attrs) : attrs_(std::move(attrs)) {
+  for (const auto& entry : attrs_.entries()) depth_ = std::max(depth_, 1 + entry.second.depth());
+}
+
 Value NamespaceObject::GetAttr(std::string_view name) const {
   const Value* v = attrs_.Find(name);
   return v ? *v : Value();
 }
 
 Status NamespaceObject::SetAttr(std::string_view name, Value value) {
+  depth_ = std::max(depth_, 1 + value.depth());
   attrs_.Set(Value::String(std::string(name)), std::move(value));
   return Status::Ok();
 }
 
-std::string NamespaceObject::Repr() const {
-  return "<Namespace " + jinja::Repr(Value::FromDict(attrs_)) + ">";
+std::string NamespaceObject::Repr(int depth) const {
+  if (in_repr_) return "<Namespace {...}>";
+  in_repr_ = true;
+  std::string out = "<Namespace " + ReprAt(Value::FromDict(attrs_), depth + 1) + ">";
+  in_repr_ = false;
+  return out;
 }
 
 Value LookupBuiltinGlobal(std::string_view name) {

@@ -16,14 +16,20 @@ Value LookupBuiltinGlobal(std::string_view name);
 // namespace(...): attributes from a mapping, pairs and/or keywords, as dict(...) takes them.
 class NamespaceObject : public Object {
  public:
-  explicit NamespaceObject(Dict attrs) : attrs_(std::move(attrs)) {}
+  explicit NamespaceObject(Dict attrs);
   std::string TypeName() const override { return "Namespace"; }
   Value GetAttr(std::string_view name) const override;
   Status SetAttr(std::string_view name, Value value) override;
-  std::string Repr() const override;
+  std::string Repr(int depth) const override;
+  int Depth() const override { return depth_; }
+  void ReleaseValues() override { attrs_ = Dict(); }
 
  private:
   Dict attrs_;
+  int depth_ = 1;  // an upper bound: 1 + the deepest attribute ever held
+  // Set while printing, so a namespace inside itself prints as "<Namespace {...}>" as in Python.
+  // Namespaces live within one render, on one thread.
+  mutable bool in_repr_ = false;
 };
 
 // dict(*args, **kwargs) as Python builds it.

@@ -1,6 +1,9 @@
 // Statement half of the Interpreter (see jinja_interpreter.h).
 #include "gateway/chat/jinja_interpreter.h"
 
+#include <memory>
+#include <vector>
+
 #include "gateway/chat/jinja_access.h"
 #include "gateway/chat/jinja_filters.h"
 #include "gateway/chat/jinja_repr.h"
@@ -11,6 +14,21 @@ namespace smallmind::gateway::jinja {
 namespace {
 
 using shared::InvalidArgument;
+
+Status CheckDepth(const Value& v) {
+  if (v.depth() <= kMaxValueDepth) return Status::Ok();
+  return InvalidArgument("a value nests deeper than " + std::to_string(kMaxValueDepth) + " levels");
+}
+
+// Appends `item`, first dropping the entries already gone when the list has doubled since the
+// last sweep, so a loop that makes a namespace per iteration keeps the list short.
+template <typename T>
+void AppendWeak(std::vector<std::weak_ptr<T>>& list, const std::shared_ptr<T>& item) {
+  if (list.size() >= 64 && list.size() == list.capacity()) {
+    std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
+  }
+  list.push_back(item);
+}
 
 }  // namespace
 
@@ -34,12 +52,26 @@ void Frame::Set(std::string_view name, Value value) {
 }
 
 Result<std::string> Interpreter::Render(const Body& body, const FramePtr& root) {
+  stack_base_ = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   std::string out;
   out_ = &out;
   Result<Flow> flow = Exec(body, root);
   out_ = nullptr;
+  for (const auto& weak : frames_to_release_) {
+    if (FramePtr frame = weak.lock()) frame->Clear();
+  }
+  for (const auto& weak : objects_to_release_) {
+    if (std::shared_ptr<Object> object = weak.lock()) object->ReleaseValues();
+  }
+  root->Clear();
   if (!flow.ok()) return flow.status();
   return out;
+}
+
+void Interpreter::ReleaseAtEnd(const FramePtr& frame) { AppendWeak(frames_to_release_, frame); }
+
+void Interpreter::ReleaseAtEnd(const std::shared_ptr<Object>& object) {
+  AppendWeak(objects_to_release_, object);
 }
 
 Status Interpreter::Charge(int64_t units) {
@@ -47,6 +79,18 @@ Status Interpreter::Charge(int64_t units) {
   if (work_ > limits_.max_work) {
     return InvalidArgument("the template did more than " + std::to_string(limits_.max_work) +
                            " units of work (a loop that runs too long?)");
+  }
+  return Status::Ok();
+}
+
+Status Interpreter::CheckStack() const {
+  const auto here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const uintptr_t used = here < stack_base_ ? stack_base_ - here : here - stack_base_;
+  if (used > limits_.max_stack_bytes) {
+    return InvalidArgument(
+        "the template nests too deeply to render (blocks inside macro calls "
+        "used more than " +
+        std::to_string(limits_.max_stack_bytes >> 10) + " KiB of stack)");
   }
   return Status::Ok();
 }
@@ -108,6 +152,7 @@ Result<Flow> Interpreter::Exec(const Body& body, const FramePtr& frame) {
 
 Result<Flow> Interpreter::ExecStmt(const Stmt& stmt, const FramePtr& frame) {
   line_ = stmt.line;
+  SM_RETURN_IF_ERROR(CheckStack());
   Status status;
   switch (stmt.kind) {
     case StmtKind::kOutput: status = ExecOutput(static_cast<const OutputStmt&>(stmt), frame); break;
@@ -129,6 +174,7 @@ Result<Flow> Interpreter::ExecStmt(const Stmt& stmt, const FramePtr& frame) {
     case StmtKind::kMacro: {
       const auto& m = static_cast<const MacroStmt&>(stmt);
       frame->Set(m.def.name, Value::FromCallable(std::make_shared<MacroCallable>(&m.def, frame)));
+      ReleaseAtEnd(frame);
       break;
     }
     case StmtKind::kCallBlock:
@@ -219,6 +265,7 @@ Result<Flow> Interpreter::RunLoopBody(const ForStmt& s, const FramePtr& outer, V
   }
   auto shared_items = std::make_shared<const ValueList>(std::move(items));
   auto loop = std::make_shared<LoopObject>(shared_items, depth0, &s, outer);
+  ReleaseAtEnd(loop);
   const Value loop_value = Value::FromObject(loop);
   for (size_t i = 0; i < shared_items->size(); ++i) {
     SM_RETURN_IF_ERROR(Charge(1));
@@ -233,6 +280,7 @@ Result<Flow> Interpreter::RunLoopBody(const ForStmt& s, const FramePtr& outer, V
 }
 
 Status Interpreter::Assign(const Target& target, Value value, Frame& frame) {
+  SM_RETURN_IF_ERROR(CheckDepth(value));
   if (!target.is_tuple) {
     if (target.attr.empty()) {
       frame.Set(target.name, std::move(value));
@@ -331,6 +379,7 @@ Result<Value> Interpreter::InvokeMacro(const MacroDef& def, const FramePtr& clos
         v = Value::Undefined("parameter '" + name + "' was not provided");
       }
     }
+    SM_RETURN_IF_ERROR(CheckDepth(v));
     scope->Set(name, std::move(v));
   }
   if (def.uses_caller && !found_caller) {

@@ -28,6 +28,14 @@ struct RenderLimits {
   int64_t max_work = 50'000'000;
   // Nested macro calls (recursion included) and recursive loop levels.
   int max_call_depth = 64;
+  // Stack the render may use below where it started: nesting within the parser's limit times
+  // max_call_depth can still reach megabytes, more than a thread may have. Real templates use
+  // well under a tenth of this. Sanitizer builds have frames several times larger.
+#if defined(__SANITIZE_ADDRESS__)
+  size_t max_stack_bytes = 4u << 20;
+#else
+  size_t max_stack_bytes = 1u << 20;
+#endif
 };
 
 // One scope: a name -> value map with a parent. Shared so a macro keeps the scope it was
@@ -37,6 +45,7 @@ class Frame {
   explicit Frame(std::shared_ptr<Frame> parent = nullptr) : parent_(std::move(parent)) {}
   const Value* Lookup(std::string_view name) const;  // this scope, then the parents
   void Set(std::string_view name, Value value);      // in this scope
+  void Clear() { vars_.clear(); }
 
  private:
   std::shared_ptr<Frame> parent_;
@@ -69,6 +78,10 @@ class Interpreter {
   Status CheckItems(size_t items) const;
   // raise_exception(): ends the render with exactly `message`.
   Status Raise(std::string message);
+  // Scopes holding macros and objects holding values can end up in reference cycles (a macro's
+  // scope holds the macro; a namespace can hold itself): they are emptied when the render ends.
+  void ReleaseAtEnd(const FramePtr& frame);
+  void ReleaseAtEnd(const std::shared_ptr<Object>& object);
   const RenderLimits& limits() const { return limits_; }
 
  private:
@@ -90,6 +103,8 @@ class Interpreter {
   Result<std::string> Capture(const Body& body, const FramePtr& scope);
   Status Emit(std::string_view text);
   Status Annotate(Status status);
+  // Fails once the render has used more than limits_.max_stack_bytes of stack.
+  Status CheckStack() const;
 
   // Expressions (jinja_eval.cc).
   Result<Value> Eval(const Expr& e, Frame& frame);
@@ -110,8 +125,11 @@ class Interpreter {
   std::string* out_ = nullptr;  // where output goes now (blocks capture into their own)
   int64_t work_ = 0;
   int call_depth_ = 0;
-  int line_ = 0;  // of the node being evaluated, for error messages
+  uintptr_t stack_base_ = 0;  // the stack address Render started at
+  int line_ = 0;              // of the node being evaluated, for error messages
   bool error_annotated_ = false;
+  std::vector<std::weak_ptr<Frame>> frames_to_release_;
+  std::vector<std::weak_ptr<Object>> objects_to_release_;
 };
 
 }  // namespace smallmind::gateway::jinja

@@ -154,9 +154,7 @@ class JsonWriter {
   std::string out_;
 };
 
-}  // namespace
-
-Value FromJson(const nlohmann::ordered_json& j) {
+Value ValueFromJson(const nlohmann::ordered_json& j) {
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return Value::None();
     case nlohmann::ordered_json::value_t::boolean: return Value::Bool(j.get<bool>());
@@ -171,17 +169,37 @@ Value FromJson(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::array: {
       ValueList items;
       items.reserve(j.size());
-      for (const auto& item : j) items.push_back(FromJson(item));
+      for (const auto& item : j) items.push_back(ValueFromJson(item));
       return Value::List(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
       Dict d;
       for (const auto& [key, value] : j.items())
-        d.AppendUnique(Value::String(key), FromJson(value));
+        d.AppendUnique(Value::String(key), ValueFromJson(value));
       return Value::FromDict(std::move(d));
     }
     default: return Value::None();
   }
+}
+
+// Whether `j` nests at most `limit` containers deep, without recursing deeper than that.
+bool NestsAtMost(const nlohmann::ordered_json& j, int limit) {
+  if (!j.is_structured()) return true;
+  if (limit <= 0) return false;
+  for (const auto& item : j) {
+    if (!NestsAtMost(item, limit - 1)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Value> FromJson(const nlohmann::ordered_json& j) {
+  if (!NestsAtMost(j, kMaxValueDepth)) {
+    return InvalidArgument("JSON input nests deeper than " + std::to_string(kMaxValueDepth) +
+                           " levels");
+  }
+  return ValueFromJson(j);
 }
 
 Result<std::string> ToJson(const Value& v, const JsonDumpOptions& options, size_t max_bytes) {

@@ -13,7 +13,8 @@
 
 namespace smallmind::gateway::jinja {
 
-Value FromJson(const nlohmann::ordered_json& j);
+// Fails when arrays/objects nest deeper than kMaxValueDepth.
+Result<Value> FromJson(const nlohmann::ordered_json& j);
 
 struct JsonDumpOptions {
   bool ensure_ascii = false;

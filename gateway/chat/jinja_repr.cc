@@ -9,8 +9,9 @@
 namespace smallmind::gateway::jinja {
 namespace {
 
-// Containers nested deeper than this print as "..." (a namespace can hold itself).
-constexpr int kMaxReprDepth = 100;
+// A safety net: values nest at most kMaxValueDepth levels (deeper ones are refused when built)
+// and a namespace inside itself prints as "{...}", so this is never reached in practice.
+constexpr int kMaxReprDepth = 2 * kMaxValueDepth;
 
 void AppendReprAt(std::string& out, const Value& v, int depth);
 
@@ -60,14 +61,14 @@ void AppendContainer(std::string& out, const Value& v, int depth) {
   }
 }
 
-void AppendScalar(std::string& out, const Value& v) {
+void AppendScalar(std::string& out, const Value& v, int depth) {
   switch (v.kind()) {
     case Kind::kUndefined: return;
     case Kind::kNone: out += "None"; return;
     case Kind::kBool: out += v.boolean() ? "True" : "False"; return;
     case Kind::kInt: out += std::to_string(v.integer()); return;
     case Kind::kFloat: out += ReprFloat(v.number()); return;
-    case Kind::kObject: out += v.object().Repr(); return;
+    case Kind::kObject: out += v.object().Repr(depth); return;
     case Kind::kCallable: out += v.callable().Repr(); return;
     case Kind::kIterator: out += "<" + v.TypeName() + " object>"; return;
     default: return;
@@ -88,7 +89,7 @@ void AppendReprAt(std::string& out, const Value& v, int depth) {
     case Kind::kTuple:
     case Kind::kDict:
     case Kind::kDictView: AppendContainer(out, v, depth); return;
-    default: AppendScalar(out, v); return;
+    default: AppendScalar(out, v, depth); return;
   }
 }
 
@@ -107,7 +108,7 @@ void AppendStr(std::string& out, const Value& v) {
     case Kind::kTuple:
     case Kind::kDict:
     case Kind::kDictView: AppendContainer(out, v, 0); return;
-    default: AppendScalar(out, v); return;
+    default: AppendScalar(out, v, 0); return;
   }
 }
 
@@ -123,6 +124,12 @@ void AppendRepr(std::string& out, const Value& v) { AppendReprAt(out, v, 0); }
 std::string Repr(const Value& v) {
   std::string out;
   AppendRepr(out, v);
+  return out;
+}
+
+std::string ReprAt(const Value& v, int depth) {
+  std::string out;
+  AppendReprAt(out, v, depth);
   return out;
 }
 

@@ -14,6 +14,9 @@ void AppendStr(std::string& out, const Value& v);
 std::string Repr(const Value& v);
 void AppendRepr(std::string& out, const Value& v);
 
+// repr of a value found `depth` levels inside another (objects' Repr use it for what they hold).
+std::string ReprAt(const Value& v, int depth);
+
 std::string ReprFloat(double d);             // float.__repr__
 std::string ReprString(std::string_view s);  // str.__repr__, quotes included
 

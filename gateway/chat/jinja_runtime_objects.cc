@@ -1,5 +1,7 @@
 #include "gateway/chat/jinja_runtime_objects.h"
 
+#include <algorithm>
+
 #include "gateway/chat/jinja_args.h"
 #include "gateway/chat/jinja_repr.h"
 
@@ -51,7 +53,18 @@ Value LoopObject::GetAttr(std::string_view name) const {
   return Value();
 }
 
-std::string LoopObject::Repr() const {
+int LoopObject::Depth() const {
+  int d = 1;
+  for (const Value& v : *items_) d = std::max(d, 1 + v.depth());
+  return d;
+}
+
+void LoopObject::ReleaseValues() {
+  outer_.reset();
+  last_changed_.clear();
+}
+
+std::string LoopObject::Repr(int) const {
   return "<LoopContext " + std::to_string(index0_ + 1) + "/" + std::to_string(items_->size()) + ">";
 }
 
@@ -61,6 +74,7 @@ Result<Value> LoopObject::CallObject(Interpreter& in, CallArgs args) {
         "The loop must have the 'recursive' marker to be called recursively.");
   }
   SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("loop", std::move(args), {"iterable"}, 1));
+  if (!outer_) return shared::InvalidArgument("the loop has ended");
   SM_ASSIGN_OR_RETURN(std::string out, in.RunLoop(*stmt_, outer_, *a[0], depth0_ + 1));
   return Value::String(std::move(out));
 }

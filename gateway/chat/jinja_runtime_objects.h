@@ -24,7 +24,9 @@ class LoopObject : public Object, public std::enable_shared_from_this<LoopObject
 
   std::string TypeName() const override { return "LoopContext"; }
   Value GetAttr(std::string_view name) const override;
-  std::string Repr() const override;
+  std::string Repr(int depth) const override;
+  int Depth() const override;
+  void ReleaseValues() override;
   // loop(iterable): renders the loop body again, one level deeper (recursive loops only).
   Result<Value> CallObject(Interpreter& in, CallArgs args) override;
 

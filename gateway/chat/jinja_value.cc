@@ -1,5 +1,7 @@
 #include "gateway/chat/jinja_value.h"
 
+#include <algorithm>
+
 #include "shared/check.h"
 
 namespace smallmind::gateway::jinja {
@@ -8,6 +10,14 @@ namespace {
 const std::string& EmptyString() {
   static const std::string kEmpty;
   return kEmpty;
+}
+
+uint16_t Saturate(int depth) { return static_cast<uint16_t>(std::min(depth, 65535)); }
+
+uint16_t ContainerDepth(const ValueList& items) {
+  int deepest = 0;
+  for (const Value& item : items) deepest = std::max(deepest, item.depth());
+  return Saturate(deepest + 1);
 }
 
 }  // namespace
@@ -57,6 +67,7 @@ Value Value::String(std::string s, bool safe) {
 Value Value::List(ValueList items) {
   Value v;
   v.kind_ = Kind::kList;
+  v.depth_ = ContainerDepth(items);
   v.ptr_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
@@ -64,6 +75,7 @@ Value Value::List(ValueList items) {
 Value Value::Tuple(ValueList items) {
   Value v;
   v.kind_ = Kind::kTuple;
+  v.depth_ = ContainerDepth(items);
   v.ptr_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
@@ -71,6 +83,10 @@ Value Value::Tuple(ValueList items) {
 Value Value::FromDict(Dict dict) {
   Value v;
   v.kind_ = Kind::kDict;
+  int deepest = 0;
+  for (const auto& [key, value] : dict.entries())
+    deepest = std::max({deepest, key.depth(), value.depth()});
+  v.depth_ = Saturate(deepest + 1);
   v.ptr_ = std::make_shared<Dict>(std::move(dict));
   return v;
 }
@@ -92,6 +108,7 @@ Value Value::FromCallable(std::shared_ptr<const Callable> callable) {
 Value Value::Iterator(ValueList items, std::string type_name) {
   Value v;
   v.kind_ = Kind::kIterator;
+  v.depth_ = ContainerDepth(items);
   auto state = std::make_shared<IteratorState>();
   state->items = std::move(items);
   state->type_name = std::move(type_name);
@@ -103,6 +120,7 @@ Value Value::View(ValueList items, DictView view) {
   Value v;
   v.kind_ = Kind::kDictView;
   v.flag_ = static_cast<uint8_t>(view);
+  v.depth_ = ContainerDepth(items);
   v.ptr_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
@@ -187,6 +205,8 @@ std::string Value::TypeName() const {
   }
   return "object";
 }
+
+int Value::depth() const { return is_object() ? object().Depth() : depth_; }
 
 bool Value::SameAs(const Value& other) const {
   if (kind_ != other.kind_) return false;

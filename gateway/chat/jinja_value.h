@@ -25,6 +25,10 @@ using ValueList = std::vector<Value>;
 using shared::Result;
 using shared::Status;
 
+// Containers nested deeper than this are refused where a template stores them or a request
+// supplies them, so comparing, printing or freeing a value never recurses without bound.
+inline constexpr int kMaxValueDepth = 200;
+
 enum class Kind : uint8_t {
   kUndefined,
   kNone,
@@ -108,10 +112,14 @@ class Value {
   std::string TypeName() const;
   // Python's `is`: singletons and small ints by value, containers by identity.
   bool SameAs(const Value& other) const;
+  // How many containers deep this value nests: 0 for scalars, 1 + the deepest element for
+  // lists, tuples, dicts and the like (an upper bound once a list has been popped).
+  int depth() const;
 
  private:
   Kind kind_ = Kind::kUndefined;
-  uint8_t flag_ = 0;  // string: Markup; undefined: unsafe; view: which DictView
+  uint8_t flag_ = 0;    // string: Markup; undefined: unsafe; view: which DictView
+  uint16_t depth_ = 0;  // containers: nesting depth, saturating
   union {
     bool b_;
     int64_t i_;
@@ -150,9 +158,16 @@ class Object {
   virtual Value GetAttr(std::string_view name) const = 0;
   // Only namespaces accept `{% set ns.x = ... %}`.
   virtual Status SetAttr(std::string_view name, Value value);
-  virtual std::string Repr() const = 0;
+  // Python's repr; `depth` is how deep it sits inside other values (objects holding values print
+  // those one level deeper).
+  virtual std::string Repr(int depth) const = 0;
   // Only the loop object is callable (`loop(children)` in a recursive loop).
   virtual Result<Value> CallObject(Interpreter& interpreter, CallArgs args);
+  // How deeply the values this object holds nest (see Value::depth).
+  virtual int Depth() const { return 0; }
+  // Drops the values held, ending any reference cycle through this object; called when the
+  // render that made it finishes.
+  virtual void ReleaseValues() {}
 };
 
 struct CallArgs {

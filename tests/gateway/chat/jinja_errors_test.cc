@@ -114,6 +114,48 @@ TEST(JinjaErrorsTest, DeepNestingIsASyntaxErrorNotAStackOverflow) {
             std::string::npos);
 }
 
+TEST(JinjaErrorsTest, ValuesBuiltDeeperThanTheLimitAreAnErrorNotAStackOverflow) {
+  EXPECT_EQ(Render("{% set ns = namespace(x=[]) %}{% for i in range(1000) %}"
+                   "{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|length }}"),
+            "ERROR: line 1: a value nests deeper than 200 levels");
+  EXPECT_EQ(Render("{% macro wrap(x, n) %}{% if n > 0 %}{{ wrap([x], n - 1) }}{% endif %}"
+                   "{% endmacro %}{{ wrap(1, 60) }}ok"),
+            "ok");
+  nlohmann::ordered_json deep = 1;
+  for (int i = 0; i < 250; ++i) deep = nlohmann::ordered_json::array({deep});
+  EXPECT_FALSE(FromJson(deep).ok());
+  nlohmann::ordered_json shallow = 1;
+  for (int i = 0; i < 150; ++i) shallow = nlohmann::ordered_json::array({shallow});
+  EXPECT_EQ(Render("{{ v|tojson|length }} {{ v|string|length }}", {{"v", shallow}}), "301 301");
+}
+
+TEST(JinjaErrorsTest, ANamespaceHoldingItselfPrintsAsInPython) {
+  EXPECT_EQ(Render("{% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns.self.self.a }} "
+                   "{{ ns }} {{ [ns] }}"),
+            "1 <Namespace {'a': 1, 'self': <Namespace {...}>}> "
+            "[<Namespace {'a': 1, 'self': <Namespace {...}>}>]");
+  EXPECT_EQ(Render("{% set ns = namespace(a=1) %}{% set n2 = namespace(o=ns) %}"
+                   "{% set ns.b = n2 %}{{ ns }}"),
+            "<Namespace {'a': 1, 'b': <Namespace {'o': <Namespace {...}>}>}>");
+  // Each self-assignment counts as one level more, so a loop of them hits the limit.
+  EXPECT_EQ(Render("{% set ns = namespace() %}{% for i in range(300) %}{% set ns.s = ns %}"
+                   "{% endfor %}"),
+            "ERROR: line 1: a value nests deeper than 200 levels");
+}
+
+TEST(JinjaErrorsTest, DeepBlocksInsideDeepRecursionRunOutOfStackBudgetNotStack) {
+  // 110 nested blocks (within the parser's limit) times 64 macro calls would need megabytes of
+  // stack; the render stops at its stack budget instead.
+  std::string body = "{% if n > 0 %}";
+  for (int i = 0; i < 110; ++i) body += "{% if true %}";
+  body += "{{ m(n - 1) }}";
+  for (int i = 0; i < 111; ++i) body += "{% endif %}";
+  const std::string out = Render("{% macro m(n) %}" + body + "{% endmacro %}{{ m(100) }}");
+  EXPECT_NE(out.find("the template nests too deeply to render"), std::string::npos) << out;
+  // The same blocks with shallow recursion render.
+  EXPECT_EQ(Render("{% macro m(n) %}" + body + "{% endmacro %}{{ m(2) }}done"), "done");
+}
+
 TEST(JinjaErrorsTest, RandomTemplatesEitherRenderOrFailCleanly) {
   // Fragments of real template syntax glued at random: the renderer must always return.
   const char* kPieces[] = {

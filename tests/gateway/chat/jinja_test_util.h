@@ -27,7 +27,7 @@ inline Rendered RenderWith(const std::string& source, const nlohmann::ordered_js
     return r;
   }
   Variables v;
-  for (const auto& [key, value] : vars.items()) v.emplace_back(key, FromJson(value));
+  for (const auto& [key, value] : vars.items()) v.emplace_back(key, FromJson(value).value());
   auto out = tmpl->Render(v, nullptr, limits);
   if (!out.ok()) {
     r.error = out.status().message();
