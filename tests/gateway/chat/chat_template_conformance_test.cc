@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/chat/chat_template.h"
+#include "tests/testing/shared_data.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -24,10 +25,8 @@ std::string ReadFile(const fs::path& p) {
 }
 
 TEST(ChatTemplateConformanceTest, RendersEverySharedCaseByteForByte) {
-  const fs::path dir = fs::path(SMALLMIND_SHARED_DATA_DIR) / "chat-templates";
-  if (!fs::exists(dir / "cases.jsonl")) {
-    GTEST_SKIP() << dir << "/cases.jsonl is absent (../shared is not mounted)";
-  }
+  SM_REQUIRE_SHARED_DATA("chat-templates/cases.jsonl");
+  const fs::path dir = testing::SharedDataPath("chat-templates");
   std::map<std::string, ChatTemplate> templates;
   std::ifstream cases(dir / "cases.jsonl");
   std::string line;

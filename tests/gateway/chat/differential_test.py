@@ -7,7 +7,8 @@ extra variables, by the C++ renderer (chat_template_render, one process, JSON Li
 set up exactly as transformers' apply_chat_template sets it up (see ../shared/chat-templates/README.md).
 The language snippets in jinja_snippets.txt are rendered the same way. A case passes when both
 sides produce the same text, or both fail (with the very same message when the template called
-raise_exception). Exit 77 (skip) when jinja2 is not installed; 1 on any mismatch.
+raise_exception). Exit 77 (skip) when jinja2 is not installed; 1 on any mismatch. Under CI
+(CI=true, as tests/testing/shared_data.h treats it) a missing jinja2 or template folder is a failure.
 """
 import argparse
 import datetime
@@ -17,14 +18,20 @@ import os
 import subprocess
 import sys
 
+
+def in_ci():
+    return os.environ.get("CI", "") not in ("", "0", "false", "FALSE", "False")
+
+
 try:
     import jinja2
     import jinja2.ext
     import jinja2.nodes
     import jinja2.sandbox
 except ImportError:
-    print("SKIP: python3-jinja2 is not installed (scripts/install_deps.sh installs it)")
-    sys.exit(77)
+    print("python3-jinja2 is not installed (scripts/install_deps.sh installs it): " +
+          ("CI is set, so this is a failure" if in_ci() else "skipped"))
+    sys.exit(1 if in_ci() else 77)
 
 PINNED_DATE = datetime.datetime(2026, 1, 15)
 
@@ -119,6 +126,9 @@ def build_cases(args):
     templates = []
     for folder in args.templates:
         if not os.path.isdir(folder):
+            if in_ci():
+                print(f"{folder} is absent: CI is set, so this is a failure, not a skip")
+                sys.exit(1)
             print(f"note: {folder} is absent; its templates are not tested")
             continue
         manifest = {}
