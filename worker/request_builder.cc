@@ -4,6 +4,8 @@
 #include <random>
 #include <string>
 
+#include "shared/prompt_prefix_key.h"
+
 namespace smallmind::worker {
 namespace {
 
@@ -86,6 +88,10 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   out.max_threads = static_cast<int>(req.runtime().max_threads());
   out.parallel_threshold = static_cast<int>(req.runtime().parallel_threshold());
   out.gateway_queue_ms = submit.gateway_queue_ms();
+  out.prefix_keys = req.has_prompt_token_ids()
+                        ? shared::TokenPromptPrefixKeys({req.prompt_token_ids().ids().data(),
+                                                         req.prompt_token_ids().ids().size()})
+                        : shared::TextPromptPrefixKeys(req.prompt());
   return out;
 }
 

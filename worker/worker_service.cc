@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "worker/submit_reactor.h"
 #include "worker/tokenizer/detokenizer.h"
 
@@ -115,6 +117,18 @@ grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* cont
   response->set_prefix_cache_hit_blocks_total(load(stats_->prefix_cache_hit_blocks_total));
   response->set_prefix_cache_hit_tokens_total(load(stats_->prefix_cache_hit_tokens_total));
   response->set_prefix_cache_evictions_total(load(stats_->prefix_cache_evictions_total));
+  response->set_preemptions_total(load(stats_->preemptions_total));
+  response->set_steps_total(load(stats_->steps_total));
+  response->set_prefill_tokens_total(load(stats_->prefill_tokens_total));
+  response->set_decode_tokens_total(load(stats_->decode_tokens_total));
+  response->set_tokens_per_step(load(stats_->tokens_per_step));
+  response->set_sequences_per_step(load(stats_->sequences_per_step));
+  response->set_context_shifts_total(load(stats_->context_shifts_total));
+  const uint32_t n_keys =
+      std::min<uint32_t>(load(stats_->cached_prefix_key_count), SchedulerStats::kMaxPrefixKeys);
+  for (uint32_t i = 0; i < n_keys; ++i) {
+    response->add_cached_prefix_keys(load(stats_->cached_prefix_keys[i]));
+  }
   return Done(context, grpc::Status::OK);
 }
 

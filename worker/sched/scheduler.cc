@@ -149,6 +149,27 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
     step_seqs_.push_back(seq);
     step_tokens_.push_back(e.n_tokens);
   }
+  CountStep(shape);
+}
+
+void Scheduler::CountStep(const StepShape& shape) {
+  constexpr double kWeight = 1.0 / 16;  // of the newest step in the recent averages
+  int64_t tokens = 0;
+  for (const StepShape::Entry& e : shape.entries) {
+    tokens += e.n_tokens;
+    // A decode feeds the one token sampled by the last step; all else is prefill.
+    const Sequence& seq = *e.seq;
+    const bool decode = e.n_tokens == 1 && seq.num_generated() > 0 && seq.num_pending() == 1;
+    (decode ? totals_.decode_tokens : totals_.prefill_tokens) += e.n_tokens;
+  }
+  const double seqs = static_cast<double>(shape.entries.size());
+  if (totals_.steps++ == 0) {
+    totals_.tokens_per_step = static_cast<double>(tokens);
+    totals_.sequences_per_step = seqs;
+  } else {
+    totals_.tokens_per_step += kWeight * (static_cast<double>(tokens) - totals_.tokens_per_step);
+    totals_.sequences_per_step += kWeight * (seqs - totals_.sequences_per_step);
+  }
 }
 
 void Scheduler::Update(const std::function<std::span<float>(int)>& logits) {
@@ -156,7 +177,12 @@ void Scheduler::Update(const std::function<std::span<float>(int)>& logits) {
     Sequence* seq = step_seqs_[i];
     seq->num_computed += step_tokens_[i];
     prefix_cache_.OnComputed(seq->tokens, seq->num_computed, seq->request.mode, seq->block_table);
-    if (seq->num_pending() == 0) SampleAndEmit(seq, logits(static_cast<int>(i)));
+    if (seq->num_pending() != 0) continue;
+    if (seq->num_generated() == 0) {  // the prompt is in the KV cache now
+      cached_prefixes_.Record(seq->request.prefix_keys, seq->tokens, seq->num_prompt_tokens,
+                              seq->block_table, *pool_);
+    }
+    SampleAndEmit(seq, logits(static_cast<int>(i)));
   }
   step_seqs_.clear();
   step_tokens_.clear();
@@ -205,6 +231,16 @@ void Scheduler::PublishStats(SchedulerStats* stats) const {
   stats->prefix_cache_hit_blocks_total.store(c.hit_blocks, std::memory_order_relaxed);
   stats->prefix_cache_hit_tokens_total.store(c.hit_tokens, std::memory_order_relaxed);
   stats->prefix_cache_evictions_total.store(pool_->evictions(), std::memory_order_relaxed);
+  stats->steps_total.store(totals_.steps, std::memory_order_relaxed);
+  stats->prefill_tokens_total.store(totals_.prefill_tokens, std::memory_order_relaxed);
+  stats->decode_tokens_total.store(totals_.decode_tokens, std::memory_order_relaxed);
+  stats->tokens_per_step.store(totals_.tokens_per_step, std::memory_order_relaxed);
+  stats->sequences_per_step.store(totals_.sequences_per_step, std::memory_order_relaxed);
+  std::array<uint64_t, SchedulerStats::kMaxPrefixKeys> keys;
+  const int n = cached_prefixes_.Live(*pool_, keys);
+  for (int i = 0; i < n; ++i)
+    stats->cached_prefix_keys[i].store(keys[i], std::memory_order_relaxed);
+  stats->cached_prefix_key_count.store(static_cast<uint32_t>(n), std::memory_order_relaxed);
 }
 
 }  // namespace smallmind::worker

@@ -17,6 +17,7 @@
 
 #include "worker/kv/block_pool.h"
 #include "worker/kv/prefix_cache.h"
+#include "worker/sched/cached_prefixes.h"
 #include "worker/sched/scheduler_stats.h"
 #include "worker/sched/sequence.h"
 #include "worker/sched/step_output.h"
@@ -82,6 +83,7 @@ class Scheduler {
 
  private:
   int BlocksFor(int n_positions) const { return (n_positions + block_size_ - 1) / block_size_; }
+  void CountStep(const StepShape& shape);
   void SampleAndEmit(Sequence* seq, std::span<float> logits);
   void Finish(Sequence* seq, FinishReason reason, shared::Status status);
   void Release(Sequence* seq);
@@ -93,6 +95,15 @@ class Scheduler {
   uint64_t requests_total_ = 0;
   uint64_t prompt_tokens_total_ = 0;
   uint64_t generation_tokens_total_ = 0;
+  // What the steps fed; the averages weigh step k by (15/16)^age, about the last 16 steps.
+  struct StepTotals {
+    uint64_t steps = 0;
+    uint64_t prefill_tokens = 0;
+    uint64_t decode_tokens = 0;
+    double tokens_per_step = 0;
+    double sequences_per_step = 0;
+  } totals_;
+  CachedPrefixes cached_prefixes_;                  // prompts whose blocks are cached, for Stats
   std::deque<std::unique_ptr<Sequence>> waiting_;   // FIFO; preempted sequences go to the front
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order: newest last
   std::vector<Sequence*> step_seqs_;  // [plan.seqs.size()]: the sequence of each plan entry

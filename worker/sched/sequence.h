@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/exec_mode.h"
+#include "shared/prompt_prefix_key.h"
 #include "worker/sample/sampler.h"
 #include "worker/sample/stop_checker.h"
 #include "worker/sched/step_output.h"
@@ -29,6 +30,8 @@ struct SequenceRequest {
   int max_threads = 0;
   int parallel_threshold = 0;  // 0 = the worker's default
   double gateway_queue_ms = 0;
+  // Keys of the prompt input's prefixes, reported in Stats while its blocks stay cached.
+  shared::PromptPrefixKeys prefix_keys;
 };
 
 struct Sequence {

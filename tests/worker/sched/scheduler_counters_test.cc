@@ -1,0 +1,111 @@
+// The scheduler's step counters for Stats, with a stand-in for the engine: steps, prefill and
+// decode tokens (recomputation after a preemption is prefill), the recent averages of tokens and
+// sequences per step, and the prompt prefix keys of cached prompts.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "worker/sched/scheduler.h"
+#include "worker/tokenizer/spm_tokenizer.h"
+
+namespace smallmind::worker {
+namespace {
+
+class SchedulerCountersTest : public ::testing::Test {
+ protected:
+  void Build(int num_blocks, int block_size, SchedulerOptions options = {}) {
+    pool_ = std::make_unique<BlockPool>(num_blocks, block_size);
+    scheduler_ = std::make_unique<Scheduler>(options, pool_.get(), block_size);
+    logits_.assign(static_cast<size_t>(options.max_seqs) * tokenizer_->vocab_size(), 0.0f);
+  }
+  void Add(uint64_t id, const std::string& prompt, int max_new) {
+    SequenceRequest req;
+    req.prompt = tokenizer_->Encode(prompt, true);
+    req.sampling.temperature = 0;
+    req.stopping.max_new_tokens = max_new;
+    req.prefix_keys = shared::TextPromptPrefixKeys(prompt);
+    scheduler_->Add(std::make_unique<Sequence>(id, std::move(req), *tokenizer_,
+                                               tokenizer_->vocab_size(), nullptr));
+  }
+  // One step with all-zero logits (greedy picks id 0, which ends nothing here).
+  bool Step() {
+    while (!scheduler_->Schedule(&shape_)) {
+      scheduler_->PreemptNewest();
+      ++preemptions_;
+    }
+    if (shape_.entries.empty()) return false;
+    scheduler_->Apply(shape_, &plan_);
+    const int vocab = tokenizer_->vocab_size();
+    scheduler_->Update([&](int i) {
+      return std::span<float>(logits_).subspan(static_cast<size_t>(i) * vocab, vocab);
+    });
+    scheduler_->mutable_output()->Clear();
+    return true;
+  }
+  SchedulerStats& Stats() {
+    scheduler_->PublishStats(&stats_);
+    return stats_;
+  }
+
+  std::unique_ptr<SpmTokenizer> tokenizer_ = MakeByteLevelTokenizer();
+  std::vector<float> logits_;
+  std::unique_ptr<BlockPool> pool_;
+  std::unique_ptr<Scheduler> scheduler_;
+  StepShape shape_;
+  StepPlan plan_;
+  SchedulerStats stats_;
+  int preemptions_ = 0;
+};
+
+TEST_F(SchedulerCountersTest, CountsStepsPrefillAndDecodeTokensAndTheirRecentAverages) {
+  Build(64, 16);
+  Add(1, "hello", 4);      // 6 prompt tokens with BOS
+  Add(2, "greetings", 4);  // 10
+  int steps = 0;
+  while (steps < 100 && Step()) ++steps;
+  ASSERT_EQ(steps, 4);  // one prefill step, then the first three sampled tokens are fed
+  SchedulerStats& s = Stats();
+  EXPECT_EQ(s.steps_total.load(), 4u);
+  EXPECT_EQ(s.prefill_tokens_total.load(), 16u);
+  EXPECT_EQ(s.decode_tokens_total.load(), 6u);
+  double tokens = 16;
+  for (int i = 0; i < 3; ++i) tokens += (2 - tokens) / 16;
+  EXPECT_DOUBLE_EQ(s.tokens_per_step.load(), tokens);
+  EXPECT_DOUBLE_EQ(s.sequences_per_step.load(), 2.0);
+}
+
+TEST_F(SchedulerCountersTest, RecomputationAfterAPreemptionCountsAsPrefill) {
+  // 3 blocks of 4 positions: two sequences of 4 prompt tokens cannot both go on to position 4.
+  // Without the prefix cache, the preempted one recomputes everything.
+  SchedulerOptions options;
+  options.prefix_cache.enabled = false;
+  Build(3, 4, options);
+  Add(1, "abc", 3);
+  Add(2, "def", 3);
+  int steps = 0;
+  while (steps < 100 && Step()) ++steps;
+  EXPECT_EQ(preemptions_, 1);
+  SchedulerStats& s = Stats();
+  // Step 1 prefills both prompts (8); sequence 2 is preempted at its first decode; sequence 1
+  // decodes twice and finishes; sequence 2 recomputes its prompt and first token (5, prefill)
+  // and decodes once.
+  EXPECT_EQ(s.prefill_tokens_total.load(), 13u);
+  EXPECT_EQ(s.decode_tokens_total.load(), 3u);
+  EXPECT_EQ(s.steps_total.load(), static_cast<uint64_t>(steps));
+}
+
+TEST_F(SchedulerCountersTest, PublishesThePrefixKeysOfPromptsWhoseBlocksAreCached) {
+  Build(64, 16);
+  const std::string prompt(300, 'k');  // 301 tokens: 18 full blocks
+  Add(1, prompt, 2);
+  Add(2, "short", 2);  // under the first cut: no key
+  while (Step()) {
+  }
+  SchedulerStats& s = Stats();
+  ASSERT_EQ(s.cached_prefix_key_count.load(), 1u);
+  EXPECT_EQ(s.cached_prefix_keys[0].load(), shared::TextPromptPrefixKeys(prompt).keys[0].key);
+}
+
+}  // namespace
+}  // namespace smallmind::worker

@@ -1,0 +1,47 @@
+// The worker's Stats rpc carries the scheduler's activity and the prefix routing summary: steps,
+// prefill and decode tokens, the recent per-step averages, and the prompt prefix keys of a prompt
+// whose blocks the worker has cached (the keys a router computes from the same prompt).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "shared/prompt_prefix_key.h"
+#include "tests/worker/in_process_worker.h"
+
+namespace smallmind::worker {
+namespace {
+
+v1::GenerateRequest Greedy(const std::string& prompt, int max_new) {
+  v1::GenerateRequest r;
+  r.set_prompt(prompt);
+  r.mutable_sampling()->set_temperature(0);
+  r.mutable_stopping()->set_max_new_tokens(max_new);
+  r.mutable_stopping()->set_ignore_eos(true);
+  return r;
+}
+
+TEST(WorkerStatsTest, StatsCountStepsAndTokensAndListTheCachedPromptsPrefixKeys) {
+  testing::InProcessWorker w;
+  const std::string prompt(300, 'k');  // builtin:tiny: one token per byte, plus BOS
+  const testing::SubmitResult a = w.Submit(Greedy(prompt, 3));
+  ASSERT_TRUE(a.status.ok()) << a.status.error_message();
+  const testing::SubmitResult b = w.Submit(Greedy("short", 3));
+  ASSERT_TRUE(b.status.ok()) << b.status.error_message();
+
+  const v1::WorkerStats s = w.Stats();
+  EXPECT_EQ(s.preemptions_total(), 0u);
+  EXPECT_EQ(s.decode_tokens_total(), 4u) << "2 sampled tokens fed per request";
+  // Every prompt position is computed once (no prefix shared: the prompts differ from the start).
+  EXPECT_EQ(s.prefill_tokens_total(),
+            uint64_t{a.last().usage().prompt_tokens()} + b.last().usage().prompt_tokens());
+  EXPECT_EQ(a.last().usage().prompt_tokens(), 301u) << "builtin:tiny: one token per 'k', plus BOS";
+  EXPECT_GE(s.steps_total(), 6u);
+  EXPECT_GT(s.tokens_per_step(), 1.0);
+  EXPECT_DOUBLE_EQ(s.sequences_per_step(), 1.0) << "the two requests ran one after the other";
+  EXPECT_EQ(s.context_shifts_total(), 0u);
+  ASSERT_EQ(s.cached_prefix_keys_size(), 1) << "one prompt reaches the first cut; 'short' none";
+  EXPECT_EQ(s.cached_prefix_keys(0), shared::TextPromptPrefixKeys(prompt).keys[0].key);
+}
+
+}  // namespace
+}  // namespace smallmind::worker
