@@ -14,6 +14,8 @@ function(smallmind_library name dir)
     target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
     target_link_libraries(${name} INTERFACE ${ARGN})
   endif()
+  # The folder whose files belong to this library, for the layering check (cmake/link_graph.cmake).
+  set_property(TARGET ${name} PROPERTY SMALLMIND_DIR ${dir})
 endfunction()
 
 # smallmind_executable(NAME MAIN [DEPS ...]): a thin main over the libraries.
