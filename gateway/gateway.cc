@@ -70,8 +70,7 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
 }
 
 shared::Status Gateway::StartServer() {
-  const ModelLimits limits{model_info_.vocab_size(), model_info_.context_length()};
-  service_ = std::make_unique<InferenceService>(env_, limits, config_.api_keys);
+  service_ = std::make_unique<InferenceService>(env_, config_.api_keys);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -27,8 +27,8 @@ grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPo
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::shared_ptr<WorkerLink> link = pool.Pick();
   if (!link) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                 fmt::format("no healthy worker (0 of {} ready)", pool.size())));
+    reactor->Finish(shared::ToGrpcStatus(
+        shared::Unavailable(fmt::format("no healthy worker (0 of {} ready)", pool.size()))));
     return reactor;
   }
   grpc::ClientContext* client = grpc::ClientContext::FromCallbackServerContext(*context).release();
@@ -44,12 +44,8 @@ grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPo
 
 }  // namespace
 
-InferenceService::InferenceService(std::shared_ptr<RelayEnv> env, ModelLimits limits,
-                                   std::vector<std::string> api_keys)
-    : env_(std::move(env)),
-      limits_(limits),
-      api_keys_(std::move(api_keys)),
-      id_prefix_(RandomPrefix()) {}
+InferenceService::InferenceService(std::shared_ptr<RelayEnv> env, std::vector<std::string> api_keys)
+    : env_(std::move(env)), api_keys_(std::move(api_keys)), id_prefix_(RandomPrefix()) {}
 
 shared::Status InferenceService::Authenticate(const grpc::CallbackServerContext& context) const {
   if (api_keys_.empty()) return shared::Status::Ok();
@@ -79,7 +75,7 @@ grpc::ServerWriteReactor<GenerateResponse>* InferenceService::Generate(
     grpc::CallbackServerContext* context, const GenerateRequest* request) {
   shared::Status auth = Authenticate(*context);
   if (!auth.ok()) return new GenerateReactor(context, env_, std::move(auth));
-  return new GenerateReactor(context, env_, Validate(*request, limits_, NextRequestId()));
+  return new GenerateReactor(context, env_, Validate(*request, NextRequestId()));
 }
 
 grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext* context,

@@ -20,8 +20,7 @@ namespace smallmind::gateway {
 class InferenceService final : public smallmind::v1::Inference::CallbackService {
  public:
   // `api_keys` empty = no authentication.
-  InferenceService(std::shared_ptr<RelayEnv> env, ModelLimits limits,
-                   std::vector<std::string> api_keys);
+  InferenceService(std::shared_ptr<RelayEnv> env, std::vector<std::string> api_keys);
 
   grpc::ServerWriteReactor<smallmind::v1::GenerateResponse>* Generate(
       grpc::CallbackServerContext* context, const smallmind::v1::GenerateRequest* request) override;
@@ -38,7 +37,6 @@ class InferenceService final : public smallmind::v1::Inference::CallbackService 
   std::string NextRequestId();
 
   const std::shared_ptr<RelayEnv> env_;
-  const ModelLimits limits_;
   const std::vector<std::string> api_keys_;
   const std::string id_prefix_;  // random per gateway, so ids differ across restarts
   std::atomic<uint64_t> next_id_{1};

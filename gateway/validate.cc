@@ -1,6 +1,5 @@
 #include "gateway/validate.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include <spdlog/fmt/fmt.h>
@@ -9,6 +8,13 @@ namespace smallmind::gateway {
 namespace {
 
 using shared::InvalidArgument;
+using shared::kMaxAbsPenalty;
+using shared::kMaxLogprobs;
+using shared::kMaxRepetitionPenalty;
+using shared::kMaxRequestIdBytes;
+using shared::kMaxStopBytes;
+using shared::kMaxStopStrings;
+using shared::kMaxTemperature;
 using shared::Status;
 using smallmind::v1::GenerateRequest;
 
@@ -23,39 +29,20 @@ bool InRange(float v, float lo, float hi, bool open_low = false) {
   return (open_low ? v > lo : v >= lo) && v <= hi;
 }
 
-Status CheckPrompt(const GenerateRequest& r, const ModelLimits& limits) {
-  switch (r.input_case()) {
-    case GenerateRequest::INPUT_NOT_SET:
-      return InvalidArgument("exactly one of prompt or prompt_token_ids must be set, got neither");
-    case GenerateRequest::kPrompt:
-      // An empty text is valid: the model generates from BOS alone (run.c with no prompt). The
-      // worker rejects it when add_bos=false leaves no token at all.
-      return Status::Ok();
-    case GenerateRequest::kPromptTokenIds: break;
-  }
-  const auto& ids = r.prompt_token_ids().ids();
-  if (ids.empty() || static_cast<uint32_t>(ids.size()) > limits.context_length) {
-    return InvalidArgument(
-        fmt::format("prompt_token_ids must hold [1, {}] ids (the context length), got {}",
-                    limits.context_length, ids.size()));
-  }
-  for (int i = 0; i < ids.size(); ++i) {
-    if (ids[i] >= limits.vocab_size) {
-      return InvalidArgument(
-          fmt::format("prompt_token_ids[{}] must be in [0, {}) (the vocabulary), got {}", i,
-                      limits.vocab_size, ids[i]));
-    }
+Status CheckPrompt(const GenerateRequest& r) {
+  // An empty text is valid: the model generates from BOS alone (run.c with no prompt). Token ids
+  // are checked by the worker, against the model's vocabulary and context.
+  if (r.input_case() == GenerateRequest::INPUT_NOT_SET) {
+    return InvalidArgument("exactly one of prompt or prompt_token_ids must be set, got neither");
   }
   return Status::Ok();
 }
 
-Status CheckSampling(const smallmind::v1::SamplingOptions& s, const ModelLimits& limits) {
+// top_k's upper bound is the vocabulary: the worker checks it.
+Status CheckSampling(const smallmind::v1::SamplingOptions& s) {
   if (s.has_temperature() && !InRange(s.temperature(), 0, kMaxTemperature)) {
-    return OutOfRange("sampling.temperature", "[0, 100]", s.temperature());
-  }
-  if (s.top_k() > limits.vocab_size) {
-    return InvalidArgument(fmt::format("sampling.top_k must be in [0, {}] (0 = off), got {}",
-                                       limits.vocab_size, s.top_k()));
+    return OutOfRange("sampling.temperature", fmt::format("[0, {}]", kMaxTemperature),
+                      s.temperature());
   }
   if (s.has_top_p() && !InRange(s.top_p(), 0, 1, /*open_low=*/true)) {
     return OutOfRange("sampling.top_p", "(0, 1]", s.top_p());
@@ -63,23 +50,24 @@ Status CheckSampling(const smallmind::v1::SamplingOptions& s, const ModelLimits&
   if (!InRange(s.min_p(), 0, 1)) return OutOfRange("sampling.min_p", "[0, 1]", s.min_p());
   if (s.has_repetition_penalty() &&
       !InRange(s.repetition_penalty(), 0, kMaxRepetitionPenalty, /*open_low=*/true)) {
-    return OutOfRange("sampling.repetition_penalty", "(0, 10]", s.repetition_penalty());
+    return OutOfRange("sampling.repetition_penalty", fmt::format("(0, {}]", kMaxRepetitionPenalty),
+                      s.repetition_penalty());
   }
   if (!InRange(s.presence_penalty(), -kMaxAbsPenalty, kMaxAbsPenalty)) {
-    return OutOfRange("sampling.presence_penalty", "[-2, 2]", s.presence_penalty());
+    return OutOfRange("sampling.presence_penalty",
+                      fmt::format("[{}, {}]", -kMaxAbsPenalty, kMaxAbsPenalty),
+                      s.presence_penalty());
   }
   if (!InRange(s.frequency_penalty(), -kMaxAbsPenalty, kMaxAbsPenalty)) {
-    return OutOfRange("sampling.frequency_penalty", "[-2, 2]", s.frequency_penalty());
+    return OutOfRange("sampling.frequency_penalty",
+                      fmt::format("[{}, {}]", -kMaxAbsPenalty, kMaxAbsPenalty),
+                      s.frequency_penalty());
   }
   return Status::Ok();
 }
 
-Status CheckStopping(const smallmind::v1::StoppingOptions& s, const ModelLimits& limits) {
-  if (s.max_new_tokens() > limits.context_length) {
-    return InvalidArgument(fmt::format(
-        "stopping.max_new_tokens must be in [1, {}] (the context length; 0 = {}), got {}",
-        limits.context_length, kDefaultMaxNewTokens, s.max_new_tokens()));
-  }
+// max_new_tokens' upper bound is the context: the worker checks it.
+Status CheckStopping(const smallmind::v1::StoppingOptions& s) {
   if (s.stop_size() > kMaxStopStrings) {
     return InvalidArgument(fmt::format("stopping.stop must hold at most {} strings, got {}",
                                        kMaxStopStrings, s.stop_size()));
@@ -106,35 +94,27 @@ Status CheckTopLevel(const GenerateRequest& r) {
   return Status::Ok();
 }
 
-// Unset optional fields get their documented defaults, so the worker never guesses.
-void FillDefaults(const ModelLimits& limits, std::string_view generated_id, GenerateRequest* r) {
+// Unset optional fields get their documented defaults, so the worker never guesses; the default
+// max_new_tokens depends on the prompt's length in tokens, which only the worker knows.
+void FillDefaults(std::string_view generated_id, GenerateRequest* r) {
   if (r->request_id().empty()) r->set_request_id(std::string(generated_id));
   auto* sampling = r->mutable_sampling();
   if (!sampling->has_temperature()) sampling->set_temperature(1.0f);
   if (!sampling->has_top_p()) sampling->set_top_p(1.0f);
   if (!sampling->has_repetition_penalty()) sampling->set_repetition_penalty(1.0f);
-  auto* stopping = r->mutable_stopping();
-  if (stopping->max_new_tokens() == 0) {
-    // The default is capped by the room the prompt leaves; a text prompt's length is known only
-    // to the worker, which caps again.
-    const uint32_t prompt = static_cast<uint32_t>(r->prompt_token_ids().ids_size());
-    const uint32_t room = limits.context_length > prompt ? limits.context_length - prompt : 1;
-    stopping->set_max_new_tokens(std::max<uint32_t>(1, std::min(kDefaultMaxNewTokens, room)));
-  }
 }
 
 }  // namespace
 
-shared::Result<ValidatedRequest> Validate(const GenerateRequest& request, const ModelLimits& limits,
+shared::Result<ValidatedRequest> Validate(const GenerateRequest& request,
                                           std::string_view generated_id) {
-  SM_CHECK(limits.vocab_size > 0 && limits.context_length > 0) << "model limits not known";
   SM_RETURN_IF_ERROR(CheckTopLevel(request));
-  SM_RETURN_IF_ERROR(CheckPrompt(request, limits));
-  SM_RETURN_IF_ERROR(CheckSampling(request.sampling(), limits));
-  SM_RETURN_IF_ERROR(CheckStopping(request.stopping(), limits));
+  SM_RETURN_IF_ERROR(CheckPrompt(request));
+  SM_RETURN_IF_ERROR(CheckSampling(request.sampling()));
+  SM_RETURN_IF_ERROR(CheckStopping(request.stopping()));
   ValidatedRequest out;
   out.request_ = request;
-  FillDefaults(limits, generated_id, &out.request_);
+  FillDefaults(generated_id, &out.request_);
   return out;
 }
 

@@ -1,5 +1,8 @@
-// Request validation: GenerateRequest -> ValidatedRequest (STYLE §8, parse don't validate). Called
-// by the inference service on each Generate before any worker is touched. Pure functions;
+// Request validation: GenerateRequest -> ValidatedRequest (STYLE §8, parse don't validate): every
+// field range that does not depend on the model (shared/request_limits.h). What depends on the
+// model (token ids against the vocabulary, prompt and max_new_tokens against the context, top_k
+// against the vocabulary) is checked once, by the worker that tokenizes (worker/request_builder).
+// Called by the inference service on each Generate before any worker is touched. Pure functions;
 // thread-safe.
 #pragma once
 
@@ -7,31 +10,15 @@
 #include <string>
 #include <string_view>
 
+#include "shared/request_limits.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
 
 namespace smallmind::gateway {
 
-// What validation needs to know about the served model (from the first ready worker's ModelInfo).
-struct ModelLimits {
-  uint32_t vocab_size = 0;
-  uint32_t context_length = 0;
-};
-
-// Documented limits of GenerateRequest fields (inference.proto).
-inline constexpr float kMaxTemperature = 100.0f;
-inline constexpr float kMaxRepetitionPenalty = 10.0f;
-inline constexpr float kMaxAbsPenalty = 2.0f;
-inline constexpr uint32_t kMaxLogprobs = 20;
-inline constexpr int kMaxStopStrings = 16;
-inline constexpr size_t kMaxStopBytes = 256;
-inline constexpr uint32_t kDefaultMaxNewTokens = 256;
-// Longer caller ids are refused so that they stay readable in logs.
-inline constexpr size_t kMaxRequestIdBytes = 128;
-
-// A GenerateRequest whose every field is in range and whose defaults are filled in: temperature,
-// top_p and repetition_penalty set, max_new_tokens > 0, request_id non-empty. Only Validate makes
-// one.
+// A GenerateRequest whose every model-independent field is in range and whose defaults are filled
+// in: temperature, top_p and repetition_penalty set, request_id non-empty (max_new_tokens 0 stays:
+// the worker resolves it against the room the prompt leaves). Only Validate makes one.
 class ValidatedRequest {
  public:
   const smallmind::v1::GenerateRequest& proto() const { return request_; }
@@ -42,15 +29,15 @@ class ValidatedRequest {
 
  private:
   friend shared::Result<ValidatedRequest> Validate(const smallmind::v1::GenerateRequest&,
-                                                   const ModelLimits&, std::string_view);
+                                                   std::string_view);
   ValidatedRequest() = default;
   smallmind::v1::GenerateRequest request_;
 };
 
-// Checks every field against its documented range; the first bad field gives INVALID_ARGUMENT
-// naming the field, its allowed range and the value received. `generated_id` becomes the
-// request_id when the caller sent none.
+// Checks every model-independent field against its documented range; the first bad field gives
+// INVALID_ARGUMENT naming the field, its allowed range and the value received. `generated_id`
+// becomes the request_id when the caller sent none.
 shared::Result<ValidatedRequest> Validate(const smallmind::v1::GenerateRequest& request,
-                                          const ModelLimits& limits, std::string_view generated_id);
+                                          std::string_view generated_id);
 
 }  // namespace smallmind::gateway

@@ -1,9 +1,11 @@
-// smallmind-worker: flags -> WorkerConfig -> Worker::Start(); SIGTERM/SIGINT shut it down.
+// smallmind-worker: flags -> WorkerConfig -> Worker::Start(); SIGTERM/SIGINT shut it down. An
+// exception that escapes (std, Boost or protobuf) is reported and exits 1, as the gateway does.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -11,7 +13,9 @@
 #include "shared/log.h"
 #include "worker/worker.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   using smallmind::shared::StatusCode;
   auto config = smallmind::worker::ParseWorkerFlags(argc, argv);
   if (!config.ok()) {
@@ -49,4 +53,15 @@ int main(int argc, char** argv) {
   signal_thread.join();
   spdlog::info("worker stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "smallmind-worker: fatal: %s\n", e.what());
+    return 1;
+  }
 }

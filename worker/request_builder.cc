@@ -5,36 +5,57 @@
 #include <string>
 
 #include "shared/prompt_prefix_key.h"
+#include "shared/request_limits.h"
 
 namespace smallmind::worker {
 namespace {
 
-constexpr int kDefaultMaxNewTokens = 256;
+using shared::InvalidArgument;
 
-shared::Result<std::vector<TokenId>> PromptTokens(const v1::GenerateRequest& req,
-                                                  const LoadedModel& model) {
-  const Tokenizer& tok = *model.tokenizer;
-  bool add_bos = req.has_add_bos() ? req.add_bos() : tok.add_bos_default();
-  std::vector<TokenId> ids;
+// The checks that need the model, made once here (the gateway checks the model-independent field
+// ranges): token ids against the vocabulary, prompt and max_new_tokens against the context, top_k
+// against the vocabulary. Messages name the field, its range and the value, as the gateway's do.
+shared::Status CheckAgainstModel(const v1::GenerateRequest& req, int vocab_size, int context) {
   if (req.has_prompt_token_ids()) {
-    if (add_bos && tok.bos_id() >= 0) ids.push_back(tok.bos_id());
-    for (uint32_t id : req.prompt_token_ids().ids()) {
-      if (id >= static_cast<uint32_t>(model.llama.config.vocab_size)) {
-        return shared::InvalidArgument("prompt_token_ids contains " + std::to_string(id) +
-                                       ", outside the vocabulary [0, " +
-                                       std::to_string(model.llama.config.vocab_size) + ")");
-      }
-      ids.push_back(static_cast<TokenId>(id));
+    const auto& ids = req.prompt_token_ids().ids();
+    if (ids.empty() || ids.size() > context) {
+      return InvalidArgument("prompt_token_ids must hold [1, " + std::to_string(context) +
+                             "] ids (the context length), got " + std::to_string(ids.size()));
     }
-  } else {
-    ids = tok.Encode(req.prompt(), add_bos);
+    for (int i = 0; i < ids.size(); ++i) {
+      if (ids[i] >= static_cast<uint32_t>(vocab_size)) {
+        return InvalidArgument("prompt_token_ids[" + std::to_string(i) + "] must be in [0, " +
+                               std::to_string(vocab_size) + ") (the vocabulary), got " +
+                               std::to_string(ids[i]));
+      }
+    }
   }
-  if (ids.empty()) {
-    return shared::InvalidArgument("the prompt is empty (give text, token ids, or add_bos=true)");
+  if (req.sampling().top_k() > static_cast<uint32_t>(vocab_size)) {
+    return InvalidArgument("sampling.top_k must be in [0, " + std::to_string(vocab_size) +
+                           "] (0 = off), got " + std::to_string(req.sampling().top_k()));
   }
+  if (req.stopping().max_new_tokens() > static_cast<uint32_t>(context)) {
+    return InvalidArgument(
+        "stopping.max_new_tokens must be in [1, " + std::to_string(context) +
+        "] (the context length; 0 = " + std::to_string(shared::kDefaultMaxNewTokens) + "), got " +
+        std::to_string(req.stopping().max_new_tokens()));
+  }
+  return shared::Status::Ok();
+}
+
+// The prompt as token ids, BOS applied by the request's or the model's rule.
+std::vector<TokenId> PromptTokens(const v1::GenerateRequest& req, const Tokenizer& tok) {
+  const bool add_bos = req.has_add_bos() ? req.add_bos() : tok.add_bos_default();
+  if (!req.has_prompt_token_ids()) return tok.Encode(req.prompt(), add_bos);
+  std::vector<TokenId> ids;
+  ids.reserve(req.prompt_token_ids().ids_size() + 1);
+  if (add_bos && tok.bos_id() >= 0) ids.push_back(tok.bos_id());
+  for (uint32_t id : req.prompt_token_ids().ids()) ids.push_back(static_cast<TokenId>(id));
   return ids;
 }
 
+// Unset fields take the documented defaults (the gateway fills them; a caller talking to the
+// worker directly may not).
 SamplingParams ToSamplingParams(const v1::SamplingOptions& s, uint32_t logprobs) {
   SamplingParams p;
   p.temperature = s.has_temperature() ? s.temperature() : 1.0f;
@@ -47,7 +68,7 @@ SamplingParams ToSamplingParams(const v1::SamplingOptions& s, uint32_t logprobs)
   p.seed = s.has_seed()
                ? s.seed()
                : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  p.logprobs = static_cast<int>(logprobs);
+  p.logprobs = static_cast<int>(std::min<uint32_t>(logprobs, 1u << 30));
   return p;
 }
 
@@ -56,24 +77,30 @@ SamplingParams ToSamplingParams(const v1::SamplingOptions& s, uint32_t logprobs)
 shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& submit,
                                                      const LoadedModel& model) {
   const v1::GenerateRequest& req = submit.request();
+  const Tokenizer& tok = *model.tokenizer;
   const int context = model.llama.config.context_length;
+  SM_RETURN_IF_ERROR(CheckAgainstModel(req, model.llama.config.vocab_size, context));
   SequenceRequest out;
   out.request_id = req.request_id();
-  SM_ASSIGN_OR_RETURN(out.prompt, PromptTokens(req, model));
+  out.prompt = PromptTokens(req, tok);
   const int n_prompt = static_cast<int>(out.prompt.size());
+  if (n_prompt == 0) {
+    return InvalidArgument("the prompt is empty (give text, token ids, or add_bos=true)");
+  }
   if (n_prompt >= context) {
-    return shared::InvalidArgument("the prompt has " + std::to_string(n_prompt) +
-                                   " tokens but the model's context is " + std::to_string(context) +
-                                   "; at most " + std::to_string(context - 1) +
-                                   " prompt tokens leave room for a new one");
+    return InvalidArgument("the prompt has " + std::to_string(n_prompt) +
+                           " tokens but the model's context is " + std::to_string(context) +
+                           "; at most " + std::to_string(context - 1) +
+                           " prompt tokens leave room for a new one");
   }
   out.sampling = ToSamplingParams(req.sampling(), req.logprobs());
+  // The sampler's own contract: only a caller that skipped the gateway can break it, and it gets
+  // an error instead of an abort.
+  SM_RETURN_IF_ERROR(ValidateSamplingParams(out.sampling));
 
-  const Tokenizer& tok = *model.tokenizer;
-  int requested =
-      req.stopping().max_new_tokens() > 0
-          ? static_cast<int>(std::min<uint32_t>(req.stopping().max_new_tokens(), 1u << 30))
-          : kDefaultMaxNewTokens;
+  const int requested = req.stopping().max_new_tokens() > 0
+                            ? static_cast<int>(req.stopping().max_new_tokens())
+                            : static_cast<int>(shared::kDefaultMaxNewTokens);
   out.stopping.max_new_tokens = std::min(requested, context - n_prompt);
   out.stopping.stop.assign(req.stopping().stop().begin(), req.stopping().stop().end());
   out.stopping.ignore_eos = req.stopping().ignore_eos();

@@ -1,6 +1,7 @@
 // BuildSequenceRequest: the worker's half of "parse, don't validate": a gateway-validated
-// SubmitRequest plus the model's limits -> SequenceRequest (tokenized prompt, capped lengths).
-// Called on gRPC service threads; thread-safe (the model is read-only).
+// SubmitRequest plus the model -> SequenceRequest (tokenized prompt, defaults, capped lengths). The
+// checks that need the model live here and nowhere else. Called on gRPC service threads;
+// thread-safe (the model is read-only).
 #pragma once
 
 #include "shared/status.h"
@@ -10,8 +11,10 @@
 
 namespace smallmind::worker {
 
-// Errors are INVALID_ARGUMENT with the limit named: an empty prompt, a token id >= vocab_size,
-// a prompt that leaves no room in the context for one new token.
+// Errors are INVALID_ARGUMENT naming the field, the model's limit and the value: prompt_token_ids
+// empty, longer than the context or with an id >= vocab_size; a prompt (after BOS) empty or leaving
+// no room for one new token; top_k > vocab_size; max_new_tokens > the context; and sampling
+// fields outside the sampler's contract (only when the gateway was skipped).
 shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& submit,
                                                      const LoadedModel& model);
 

@@ -4,15 +4,16 @@
 
 #include <algorithm>
 
+#include "shared/grpc_status.h"
 #include "worker/submit_reactor.h"
 #include "worker/tokenizer/detokenizer.h"
 
 namespace smallmind::worker {
 namespace {
 
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, grpc::Status status) {
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const shared::Status& status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(std::move(status));
+  reactor->Finish(shared::ToGrpcStatus(status));
   return reactor;
 }
 
@@ -45,10 +46,9 @@ grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* c
     std::string text;
     for (uint32_t id : request->token_ids().ids()) {
       if (id >= static_cast<uint32_t>(tok.vocab_size())) {
-        return Done(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                          "token_ids contains " + std::to_string(id) +
-                                              ", outside the vocabulary [0, " +
-                                              std::to_string(tok.vocab_size()) + ")"));
+        return Done(context, shared::InvalidArgument("token_ids contains " + std::to_string(id) +
+                                                     ", outside the vocabulary [0, " +
+                                                     std::to_string(tok.vocab_size()) + ")"));
       }
       detok.Push(static_cast<TokenId>(id), &text);
       std::string piece;
@@ -66,7 +66,7 @@ grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* c
       response->add_pieces(std::move(piece));
     }
   }
-  return Done(context, grpc::Status::OK);
+  return Done(context, shared::Status::Ok());
 }
 
 void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
@@ -93,7 +93,7 @@ grpc::ServerUnaryReactor* WorkerService::GetModelInfo(grpc::CallbackServerContex
                                                       const v1::GetModelInfoRequest* request,
                                                       v1::ModelInfo* response) {
   FillModelInfo(model_, response);
-  return Done(context, grpc::Status::OK);
+  return Done(context, shared::Status::Ok());
 }
 
 grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* context,
@@ -129,7 +129,7 @@ grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* cont
   for (uint32_t i = 0; i < n_keys; ++i) {
     response->add_cached_prefix_keys(load(stats_->cached_prefix_keys[i]));
   }
-  return Done(context, grpc::Status::OK);
+  return Done(context, shared::Status::Ok());
 }
 
 }  // namespace smallmind::worker

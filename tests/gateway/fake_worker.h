@@ -12,6 +12,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "shared/request_limits.h"
 #include "smallmind/v1/worker.grpc.pb.h"
 
 namespace smallmind::gateway::testing {
@@ -19,6 +20,15 @@ namespace smallmind::gateway::testing {
 inline constexpr uint32_t kFakeVocab = 1000;
 inline constexpr uint32_t kFakeContext = 512;
 inline constexpr char kInvalidMessage[] = "prompt has 9000 tokens; the context holds 512";
+
+// The request as the real worker reads it: max_new_tokens 0 (which the gateway passes on) is the
+// default, resolved by the worker that knows the prompt's length.
+inline smallmind::v1::GenerateRequest WithWorkerDefaults(smallmind::v1::GenerateRequest r) {
+  if (r.stopping().max_new_tokens() == 0) {
+    r.mutable_stopping()->set_max_new_tokens(shared::kDefaultMaxNewTokens);
+  }
+  return r;
+}
 
 class FakeWorker final : public smallmind::v1::Worker::CallbackService {
  public:
@@ -98,7 +108,7 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
   class Stream final : public grpc::ServerWriteReactor<smallmind::v1::SubmitResponse> {
    public:
     Stream(FakeWorker* owner, const smallmind::v1::SubmitRequest& submit)
-        : owner_(owner), request_(submit.request()) {
+        : owner_(owner), request_(WithWorkerDefaults(submit.request())) {
       const std::string& prompt = request_.prompt();
       if (owner_->fail_every_submit_) {
         Finish(grpc::Status(*owner_->fail_every_submit_, "fake worker refuses"));

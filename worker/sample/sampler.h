@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/vector_math.h"
+#include "shared/request_limits.h"
 #include "shared/status.h"
 #include "worker/types/token_id.h"
 
@@ -26,7 +27,8 @@ struct SamplingParams {
   int logprobs = 0;  // top-N alternatives to report, 0..kMaxLogprobs
 };
 
-inline constexpr int kMaxLogprobs = 20;
+// The request limit (shared/request_limits.h), as the int the sampler counts in.
+inline constexpr int kMaxLogprobs = static_cast<int>(shared::kMaxLogprobs);
 
 // InvalidArgument naming the first bad field, e.g. "sampling.top_p must be in (0, 1], got 1.5".
 shared::Status ValidateSamplingParams(const SamplingParams& params);

@@ -1,0 +1,127 @@
+// The worker's half of request validation: the checks that need the model (token ids against the
+// vocabulary, prompt and max_new_tokens against the context, top_k against the vocabulary), the
+// defaults it resolves (max_new_tokens by the room the prompt leaves), and an error instead of an
+// abort for a caller that skipped the gateway.
+#include "worker/request_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "shared/request_limits.h"
+#include "worker/tokenizer/spm_tokenizer.h"
+
+namespace smallmind::worker {
+namespace {
+
+// The byte-level vocabulary (259 tokens, BOS by default) with a 64-token context.
+class RequestBuilderTest : public ::testing::Test {
+ protected:
+  RequestBuilderTest() {
+    model_.tokenizer = MakeByteLevelTokenizer();
+    model_.llama.config.vocab_size = model_.tokenizer->vocab_size();
+    model_.llama.config.context_length = 64;
+  }
+
+  shared::Result<SequenceRequest> Build(const v1::GenerateRequest& request) {
+    v1::SubmitRequest submit;
+    *submit.mutable_request() = request;
+    return BuildSequenceRequest(submit, model_);
+  }
+  std::string ErrorFor(const v1::GenerateRequest& request) {
+    auto built = Build(request);
+    EXPECT_FALSE(built.ok());
+    if (built.ok()) return "";
+    EXPECT_EQ(built.status().code(), shared::StatusCode::kInvalidArgument);
+    return built.status().message();
+  }
+
+  LoadedModel model_;
+};
+
+v1::GenerateRequest IdRequest(int n, uint32_t id = 70) {
+  v1::GenerateRequest r;
+  for (int i = 0; i < n; ++i) r.mutable_prompt_token_ids()->add_ids(id);
+  return r;
+}
+
+TEST_F(RequestBuilderTest, TokenIdOutsideTheVocabularyIsRejectedNamingItsIndex) {
+  v1::GenerateRequest r = IdRequest(1);
+  r.mutable_prompt_token_ids()->add_ids(259);
+  EXPECT_EQ(ErrorFor(r), "prompt_token_ids[1] must be in [0, 259) (the vocabulary), got 259");
+}
+
+TEST_F(RequestBuilderTest, IdPromptMustHoldOneToContextIds) {
+  v1::GenerateRequest empty;
+  empty.mutable_prompt_token_ids();
+  EXPECT_EQ(ErrorFor(empty), "prompt_token_ids must hold [1, 64] ids (the context length), got 0");
+  EXPECT_EQ(ErrorFor(IdRequest(65)),
+            "prompt_token_ids must hold [1, 64] ids (the context length), got 65");
+}
+
+TEST_F(RequestBuilderTest, PromptMustLeaveRoomForOneNewToken) {
+  // 63 ids + BOS fill the context; without BOS one position is left.
+  EXPECT_EQ(ErrorFor(IdRequest(63)),
+            "the prompt has 64 tokens but the model's context is 64; at most 63 prompt tokens "
+            "leave room for a new one");
+  v1::GenerateRequest no_bos = IdRequest(63);
+  no_bos.set_add_bos(false);
+  auto built = Build(no_bos);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_EQ(built->stopping.max_new_tokens, 1);
+
+  v1::GenerateRequest long_text;
+  long_text.set_prompt(std::string(100, 'a'));  // 101 byte tokens with BOS
+  EXPECT_NE(ErrorFor(long_text).find("the model's context is 64"), std::string::npos);
+}
+
+TEST_F(RequestBuilderTest, EmptyTextWithoutBosIsRejected) {
+  v1::GenerateRequest r;
+  r.set_prompt("");
+  r.set_add_bos(false);
+  EXPECT_EQ(ErrorFor(r), "the prompt is empty (give text, token ids, or add_bos=true)");
+  r.set_add_bos(true);
+  EXPECT_TRUE(Build(r).ok()) << "BOS alone is a prompt";
+}
+
+TEST_F(RequestBuilderTest, TopKAboveTheVocabularyIsRejected) {
+  v1::GenerateRequest r = IdRequest(2);
+  r.mutable_sampling()->set_top_k(260);
+  EXPECT_EQ(ErrorFor(r), "sampling.top_k must be in [0, 259] (0 = off), got 260");
+  r.mutable_sampling()->set_top_k(259);
+  EXPECT_TRUE(Build(r).ok());
+}
+
+TEST_F(RequestBuilderTest, MaxNewTokensAboveTheContextIsRejected) {
+  v1::GenerateRequest r = IdRequest(2);
+  r.mutable_stopping()->set_max_new_tokens(65);
+  EXPECT_EQ(ErrorFor(r),
+            "stopping.max_new_tokens must be in [1, 64] (the context length; 0 = 256), got 65");
+}
+
+TEST_F(RequestBuilderTest, MaxNewTokensIsCappedByTheRoomThePromptLeaves) {
+  v1::GenerateRequest r = IdRequest(10);  // 11 tokens with BOS: 53 positions left
+  auto defaulted = Build(r);
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status().ToString();
+  EXPECT_EQ(defaulted->stopping.max_new_tokens, 53) << "0 = 256, capped";
+  r.mutable_stopping()->set_max_new_tokens(64);
+  EXPECT_EQ(Build(r)->stopping.max_new_tokens, 53);
+  r.mutable_stopping()->set_max_new_tokens(5);
+  EXPECT_EQ(Build(r)->stopping.max_new_tokens, 5);
+
+  model_.llama.config.context_length = 4096;
+  r.mutable_stopping()->set_max_new_tokens(0);
+  EXPECT_EQ(Build(r)->stopping.max_new_tokens, static_cast<int>(shared::kDefaultMaxNewTokens));
+}
+
+TEST_F(RequestBuilderTest, SamplingOutsideTheSamplersContractIsAnErrorNotAnAbort) {
+  v1::GenerateRequest r = IdRequest(2);  // as a caller that talks to the worker directly
+  r.mutable_sampling()->set_top_p(1.5f);
+  EXPECT_NE(ErrorFor(r).find("top_p"), std::string::npos);
+  v1::GenerateRequest lp = IdRequest(2);
+  lp.set_logprobs(21);
+  EXPECT_NE(ErrorFor(lp).find("logprobs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smallmind::worker
