@@ -75,7 +75,7 @@ shared::Result<int> BenchCommand::RunLoad() const {
   SM_ASSIGN_OR_RETURN(std::string prompt, prompt_.Read());
   options.request = sampling_.BuildRequest(std::move(prompt));
   options.api_key = client_.api_key;
-  Client client(client_);
+  SM_ASSIGN_OR_RETURN(Client client, Client::Connect(client_));
   const LoadBenchReport report = RunLoadBench(client.stub(), options);
   std::fputs(FormatLoadBenchReport(options, report).c_str(), stdout);
   return report.failed == 0 ? 0 : 1;

@@ -1,6 +1,11 @@
 #include "cli/client.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
 
 namespace smallmind::cli {
 
@@ -12,12 +17,68 @@ void AddClientFlags(CLI::App& command, ClientFlags& flags) {
       ->type_name("KEY")
       ->envname("SMALLMIND_API_KEY")
       ->default_str("none");
+  command.add_flag("--tls", flags.tls,
+                   "connect with TLS, checking the server against the system's CA certificates");
+  command
+      .add_option("--tls-ca", flags.tls_ca, "PEM CA certificates that signed the server's (TLS)")
+      ->type_name("PATH")
+      ->default_str("the system's");
+  command
+      .add_option("--tls-cert", flags.tls_cert,
+                  "PEM client certificate, for a gateway that requires one (mutual TLS)")
+      ->type_name("PATH")
+      ->default_str("none");
+  command.add_option("--tls-key", flags.tls_key, "PEM private key of --tls-cert")
+      ->type_name("PATH")
+      ->default_str("none");
+  command
+      .add_option("--tls-server-name", flags.tls_server_name,
+                  "name the server's certificate must carry")
+      ->type_name("NAME")
+      ->default_str("the host of --addr");
 }
 
-Client::Client(const ClientFlags& flags)
-    : channel_(grpc::CreateChannel(flags.addr, grpc::InsecureChannelCredentials())),
+namespace {
+
+shared::Result<std::string> ReadFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return shared::NotFound(flag + " " + path + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+shared::Result<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const ClientFlags& flags) {
+  if (!flags.tls_enabled()) return grpc::InsecureChannelCredentials();
+  if (flags.tls_cert.empty() != flags.tls_key.empty()) {
+    return shared::InvalidArgument("--tls-cert and --tls-key go together: give both or neither");
+  }
+  grpc::SslCredentialsOptions options;
+  if (!flags.tls_ca.empty()) {
+    SM_ASSIGN_OR_RETURN(options.pem_root_certs, ReadFile("--tls-ca", flags.tls_ca));
+  }
+  if (!flags.tls_cert.empty()) {
+    SM_ASSIGN_OR_RETURN(options.pem_cert_chain, ReadFile("--tls-cert", flags.tls_cert));
+    SM_ASSIGN_OR_RETURN(options.pem_private_key, ReadFile("--tls-key", flags.tls_key));
+  }
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace
+
+shared::Result<Client> Client::Connect(const ClientFlags& flags) {
+  SM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials, Credentials(flags));
+  grpc::ChannelArguments args;
+  if (!flags.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(flags.tls_server_name);
+  }
+  return Client(grpc::CreateCustomChannel(flags.addr, credentials, args), flags.api_key);
+}
+
+Client::Client(std::shared_ptr<grpc::Channel> channel, std::string api_key)
+    : channel_(std::move(channel)),
       stub_(v1::Inference::NewStub(channel_)),
-      api_key_(flags.api_key) {}
+      api_key_(std::move(api_key)) {}
 
 void Client::Prepare(grpc::ClientContext* context) const {
   if (!api_key_.empty()) context->AddMetadata("authorization", "Bearer " + api_key_);

@@ -53,7 +53,7 @@ shared::Status GenerateCommand::Validate() const { return prompt_.Validate(); }
 shared::Result<int> GenerateCommand::Run() const {
   SM_ASSIGN_OR_RETURN(std::string prompt, prompt_.Read());
   const v1::GenerateRequest request = sampling_.BuildRequest(std::move(prompt));
-  Client client(client_);
+  SM_ASSIGN_OR_RETURN(Client client, Client::Connect(client_));
   grpc::ClientContext context;
   client.Prepare(&context);
   auto reader = client.stub().Generate(&context, request);

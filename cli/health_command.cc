@@ -20,7 +20,7 @@ HealthCommand::HealthCommand(CLI::App& parent)
 // grpc.health.v1.Health/Check with hand-encoded messages (the health proto is not installed):
 // the request for the whole server is empty; a SERVING response is field 1 = varint 1 (08 01).
 shared::Result<int> HealthCommand::Run() const {
-  Client client(client_);
+  SM_ASSIGN_OR_RETURN(Client client, Client::Connect(client_));
   grpc::GenericStub stub(client.channel());
   grpc::ClientContext context;
   client.Prepare(&context);

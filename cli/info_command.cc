@@ -13,7 +13,7 @@ InfoCommand::InfoCommand(CLI::App& parent)
 }
 
 shared::Result<int> InfoCommand::Run() const {
-  Client client(client_);
+  SM_ASSIGN_OR_RETURN(Client client, Client::Connect(client_));
   grpc::ClientContext context;
   client.Prepare(&context);
   v1::ModelInfo info;

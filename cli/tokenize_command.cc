@@ -49,7 +49,7 @@ shared::Result<int> TokenizeCommand::Run() const {
     request.set_text(std::move(text));
     if (add_bos_) request.set_add_bos(*add_bos_);
   }
-  Client client(client_);
+  SM_ASSIGN_OR_RETURN(Client client, Client::Connect(client_));
   grpc::ClientContext context;
   client.Prepare(&context);
   v1::TokenizeResponse response;

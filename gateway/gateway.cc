@@ -1,12 +1,17 @@
 #include "gateway/gateway.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
+#include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
+
+#include "gateway/listen_address.h"
+#include "gateway/stale_socket_dirs.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -16,14 +21,12 @@ namespace {
 constexpr std::chrono::milliseconds kReactorDrainTimeout{5000};
 constexpr char kServiceName[] = "smallmind.v1.Inference";
 
-bool IsWildcardHost(const std::string& host) {
-  return host == "0.0.0.0" || host == "::" || host == "[::]";
-}
-
 }  // namespace
 
 Gateway::Gateway(GatewayConfig config)
-    : config_(std::move(config)), env_(std::make_shared<RelayEnv>()) {
+    : config_(std::move(config)),
+      api_keys_(std::make_shared<ApiKeyStore>(config_.api_keys, config_.api_keys_file)),
+      env_(std::make_shared<RelayEnv>()) {
   env_->options = config_.relay;
 }
 
@@ -36,6 +39,10 @@ std::string Gateway::connect_address() const {
 
 shared::Status Gateway::Start(std::stop_token stop) {
   SM_RETURN_IF_ERROR(config_.Validate());
+  SM_RETURN_IF_ERROR(LoadSecurity());
+  // Before any worker exists: a second gateway on a taken port must not start (and with port
+  // reuse off below, gRPC would refuse it anyway, but only after the workers were up).
+  SM_RETURN_IF_ERROR(CheckPortFree(config_.listen_host, config_.port));
   SM_RETURN_IF_ERROR(StartWorkers(stop));
   SM_RETURN_IF_ERROR(StartServer());
   spdlog::info("serving {} ({}, vocab {}, context {}) with {} worker(s) on {}:{}",
@@ -44,9 +51,40 @@ shared::Status Gateway::Start(std::stop_token stop) {
   return shared::Status::Ok();
 }
 
+shared::Status Gateway::LoadSecurity() {
+  SM_RETURN_IF_ERROR(api_keys_->Load());
+  if (api_keys_->enabled()) {
+    spdlog::info("API keys required: {} key(s){}", api_keys_->size(),
+                 api_keys_->file().empty() ? "" : " (file " + api_keys_->file() + ")");
+  } else {
+    spdlog::warn("no API keys configured: anyone who can reach the port can use the service");
+  }
+  if (config_.tls.enabled()) {
+    SM_ASSIGN_OR_RETURN(tls_, TlsCredentials::Load(config_.tls));
+    spdlog::info("TLS on the public port: {}{}", tls_->subject(),
+                 tls_->requires_client_cert() ? "; client certificates required" : "");
+  }
+  return shared::Status::Ok();
+}
+
+shared::Status Gateway::ReloadApiKeys() {
+  if (api_keys_->file().empty()) {
+    spdlog::warn("nothing to reload: no --api-keys-file");
+    return shared::FailedPrecondition("no --api-keys-file to reload");
+  }
+  shared::Status status = api_keys_->Load();
+  if (status.ok()) {
+    spdlog::info("reloaded {}: {} key(s) accepted", api_keys_->file(), api_keys_->size());
+  } else {
+    spdlog::error("kept the {} key(s) in use: {}", api_keys_->size(), status.message());
+  }
+  return status;
+}
+
 shared::Status Gateway::StartWorkers(std::stop_token stop) {
   std::vector<std::string> targets = config_.worker_endpoints;
   if (targets.empty()) {
+    ReclaimStaleSocketDirs(config_.supervisor.runtime_dir);
     SM_ASSIGN_OR_RETURN(supervisor_, WorkerSupervisor::Create(config_.model, config_.tokenizer,
                                                               config_.workers, config_.supervisor));
     targets = supervisor_->targets();
@@ -70,16 +108,17 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
 }
 
 shared::Status Gateway::StartServer() {
-  service_ = std::make_unique<InferenceService>(env_, config_.api_keys);
+  service_ = std::make_unique<InferenceService>(env_, api_keys_);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  const bool bare_ipv6 =
-      config_.listen_host.find(':') != std::string::npos && config_.listen_host.front() != '[';
-  const std::string address = bare_ipv6 ? fmt::format("[{}]:{}", config_.listen_host, config_.port)
-                                        : fmt::format("{}:{}", config_.listen_host, config_.port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
+  const std::string address = FormatListenAddress(config_.listen_host, config_.port);
+  builder.AddListeningPort(
+      address, tls_ ? tls_->ServerCredentials() : grpc::InsecureServerCredentials(), &port_);
+  // gRPC sets SO_REUSEPORT by default, so two gateways on one port would split its traffic.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
+  std::lock_guard<std::mutex> lock(server_mu_);
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {
     server_.reset();
@@ -92,14 +131,31 @@ shared::Status Gateway::StartServer() {
   return shared::Status::Ok();
 }
 
+void Gateway::CancelStreams() {
+  std::lock_guard<std::mutex> lock(server_mu_);
+  cancel_streams_ = true;
+  // Each reactor sees OnCancel and cancels its worker call; the drain then ends at once.
+  if (server_) grpc_server_cancel_all_calls(server_->c_server());
+}
+
 void Gateway::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  if (server_) {
-    if (auto* health = server_->GetHealthCheckService()) health->SetServingStatus(false);
+  grpc::Server* server = nullptr;
+  auto deadline = std::chrono::system_clock::now() + config_.drain_timeout;
+  {
+    std::lock_guard<std::mutex> lock(server_mu_);
+    server = server_.get();
+    if (cancel_streams_) deadline = std::chrono::system_clock::now();
+  }
+  if (server) {
+    if (auto* health = server->GetHealthCheckService()) health->SetServingStatus(false);
     spdlog::info("draining {} stream(s) for at most {} ms", env_->active.count(),
-                 config_.drain_timeout.count());
-    server_->Shutdown(std::chrono::system_clock::now() + config_.drain_timeout);
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::max(deadline - std::chrono::system_clock::now(),
+                              std::chrono::system_clock::duration::zero()))
+                     .count());
+    server->Shutdown(deadline);
   }
   if (!env_->active.WaitUntilZero(kReactorDrainTimeout)) {
     spdlog::error("{} stream(s) still waiting on their worker after shutdown",

@@ -1,17 +1,22 @@
 // The gateway process as an object: spawns (or attaches to) the workers, learns the model's limits
-// from the first ready one, and serves smallmind.v1.Inference with health and reflection. Built by
-// main() and by tests. Start, Shutdown and the accessors are called from one thread.
+// from the first ready one, and serves smallmind.v1.Inference with health and reflection, over TLS
+// when configured, behind API keys when configured. Built by main() and by tests. Start, Shutdown
+// and the accessors are called from one thread; ReloadApiKeys and CancelStreams from any.
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
+#include "gateway/api_key_store.h"
 #include "gateway/gateway_config.h"
 #include "gateway/generate_reactor.h"
 #include "gateway/inference_service.h"
+#include "gateway/tls_credentials.h"
 #include "gateway/worker_pool.h"
 #include "gateway/worker_supervisor.h"
 #include "shared/status.h"
@@ -26,12 +31,17 @@ class Gateway {
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
 
-  // Workers ready, model known, server listening; errors say which step failed. Returns
+  // Keys and TLS files read, port free, workers ready, model known, server listening; errors say
+  // which step failed, and nothing is spawned before the port is known to be free. Returns
   // CANCELLED early once `stop` is requested (a signal during a long model load).
   shared::Status Start(std::stop_token stop = {});
   // Ordered shutdown: report NOT_SERVING, stop accepting, let streams finish for up to
   // drain_timeout (then cancel them), wait for their worker calls, stop the workers. Idempotent.
   void Shutdown();
+  // Cancels every open stream now, cutting a drain short (a second SIGINT). Thread-safe.
+  void CancelStreams();
+  // Re-reads --api-keys-file (SIGHUP); on error the keys in use stay. Thread-safe.
+  shared::Status ReloadApiKeys();
 
   int port() const { return port_; }
   // Where a client on this machine connects: 127.0.0.1:PORT when listening on a wildcard host.
@@ -40,17 +50,25 @@ class Gateway {
   WorkerPool& pool() { return *env_->pool; }
   // Null when attached to --worker-endpoints.
   WorkerSupervisor* supervisor() { return supervisor_.get(); }
+  // What every door checks: the API keys, and the TLS material (null until Start, or plaintext).
+  const std::shared_ptr<ApiKeyStore>& api_keys() const { return api_keys_; }
+  const TlsCredentials* tls() const { return tls_ ? &*tls_ : nullptr; }
 
  private:
+  shared::Status LoadSecurity();
   shared::Status StartWorkers(std::stop_token stop);
   shared::Status StartServer();
 
   GatewayConfig config_;
+  const std::shared_ptr<ApiKeyStore> api_keys_;
+  std::optional<TlsCredentials> tls_;
   std::unique_ptr<WorkerSupervisor> supervisor_;
   std::shared_ptr<RelayEnv> env_;
   smallmind::v1::ModelInfo model_info_;
   std::unique_ptr<InferenceService> service_;
-  std::unique_ptr<grpc::Server> server_;  // declared after service_: destroyed first
+  std::mutex server_mu_;                  // orders CancelStreams against Start and Shutdown
+  std::unique_ptr<grpc::Server> server_;  // guarded by server_mu_; after service_: destroyed first
+  bool cancel_streams_ = false;           // guarded by server_mu_
   int port_ = 0;
   bool shut_down_ = false;
 };

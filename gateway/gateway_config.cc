@@ -78,10 +78,34 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
           "require `authorization: Bearer <key>` with one of these keys")
       ->envname("SMALLMIND_API_KEYS")
       ->default_str("none, no auth");
+  app.add_option("--api-keys-file", c.api_keys_file,
+                 "API keys, one per line ('#' comments), re-read on SIGHUP")
+      ->type_name("PATH")
+      ->default_str("none");
+  app.add_option("--tls-cert", c.tls.cert_file,
+                 "PEM certificate chain: serve TLS on --port (with --tls-key)")
+      ->type_name("PATH")
+      ->default_str("none, plaintext");
+  app.add_option("--tls-key", c.tls.key_file, "PEM private key of --tls-cert")
+      ->type_name("PATH")
+      ->default_str("none");
+  app.add_option("--tls-client-ca", c.tls.client_ca_file,
+                 "PEM CA certificates: require client certificates they signed (mutual TLS)")
+      ->type_name("PATH")
+      ->default_str("none");
   app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)
       ->type_name("LEVEL");
-  AddMilliseconds(app, "--drain-timeout-ms", c.drain_timeout,
-                  "how long streams may finish after SIGTERM");
+  app.add_option_function<double>(
+         "--drain-seconds",
+         [&c](double s) {
+           // Out-of-range values are kept visible (as -1) for Validate() to name.
+           c.drain_timeout = s >= 0 && s <= kMaxMs / 1000.0
+                                 ? std::chrono::milliseconds(static_cast<int64_t>(s * 1000 + 0.5))
+                                 : std::chrono::milliseconds(-1);
+         },
+         "how long streams may finish after SIGTERM before they are cancelled")
+      ->type_name("SECONDS")
+      ->default_str(fmt::format("{:g}", c.drain_timeout.count() / 1000.0));
   AddMilliseconds(app, "--ready-timeout-ms", c.supervisor.ready_timeout,
                   "how long a spawned worker may take to load and answer");
   AddMilliseconds(app, "--stop-grace-ms", c.supervisor.stop_grace,
@@ -113,7 +137,15 @@ Status GatewayConfig::Validate() const {
     return InvalidArgument(
         fmt::format("--log-level must be one of {}, got '{}'", shared::kLogLevelNames, log_level));
   }
-  SM_RETURN_IF_ERROR(CheckRange("--drain-timeout-ms", drain_timeout.count(), 1, kMaxMs));
+  if (drain_timeout.count() < 0 || drain_timeout.count() > kMaxMs) {
+    return InvalidArgument(fmt::format("--drain-seconds must be in [0, {}]", kMaxMs / 1000));
+  }
+  if (tls.enabled() != !tls.key_file.empty()) {
+    return InvalidArgument("--tls-cert and --tls-key go together: give both or neither");
+  }
+  if (!tls.client_ca_file.empty() && !tls.enabled()) {
+    return InvalidArgument("--tls-client-ca needs --tls-cert and --tls-key");
+  }
   SM_RETURN_IF_ERROR(CheckRange("--ready-timeout-ms", supervisor.ready_timeout.count(), 1, kMaxMs));
   SM_RETURN_IF_ERROR(CheckRange("--stop-grace-ms", supervisor.stop_grace.count(), 1, kMaxMs));
   SM_RETURN_IF_ERROR(CheckRange("--outbox", static_cast<int64_t>(relay.outbox_capacity), 1, 1024));

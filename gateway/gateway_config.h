@@ -46,6 +46,14 @@ struct SupervisorOptions {
   std::chrono::milliseconds stop_grace{10000};
 };
 
+// TLS on the public port (see gateway/tls_credentials.h); off while cert_file is empty.
+struct TlsOptions {
+  std::string cert_file;       // PEM certificate chain, server certificate first
+  std::string key_file;        // PEM private key of that certificate, unencrypted
+  std::string client_ca_file;  // non-empty: mutual TLS, client certificates signed by this CA
+  bool enabled() const { return !cert_file.empty(); }
+};
+
 struct GatewayConfig {
   std::string model = shared::kDefaultModel;
   std::string tokenizer;  // "" = the model's own
@@ -56,8 +64,11 @@ struct GatewayConfig {
   std::vector<std::string> worker_endpoints;
   // Non-empty: Generate, Tokenize and GetModelInfo need `authorization: Bearer <key>`.
   std::vector<std::string> api_keys;
+  // Non-empty: more keys, one per line, re-read on SIGHUP (keeps them out of `ps` and the env).
+  std::string api_keys_file;
+  TlsOptions tls;
   std::string log_level = "info";
-  // How long in-flight streams may run on after SIGTERM before they are cancelled.
+  // How long in-flight streams may run on after SIGTERM before they are cancelled (0: at once).
   std::chrono::milliseconds drain_timeout{30000};
   // With worker_endpoints: how long to wait for one of them to answer at startup.
   std::chrono::milliseconds attach_timeout{60000};

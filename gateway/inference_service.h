@@ -10,6 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "gateway/api_key_store.h"
 #include "gateway/generate_reactor.h"
 #include "gateway/validate.h"
 #include "shared/status.h"
@@ -19,8 +20,8 @@ namespace smallmind::gateway {
 
 class InferenceService final : public smallmind::v1::Inference::CallbackService {
  public:
-  // `api_keys` empty = no authentication.
-  InferenceService(std::shared_ptr<RelayEnv> env, std::vector<std::string> api_keys);
+  // `api_keys` decides who may call (its enabled() false = anyone).
+  InferenceService(std::shared_ptr<RelayEnv> env, std::shared_ptr<const ApiKeyStore> api_keys);
 
   grpc::ServerWriteReactor<smallmind::v1::GenerateResponse>* Generate(
       grpc::CallbackServerContext* context, const smallmind::v1::GenerateRequest* request) override;
@@ -32,12 +33,12 @@ class InferenceService final : public smallmind::v1::Inference::CallbackService 
                                          smallmind::v1::ModelInfo* response) override;
 
  private:
-  // UNAUTHENTICATED unless keys are off or `authorization: Bearer <key>` names a configured key.
+  // UNAUTHENTICATED unless keys are off or `authorization: Bearer <key>` names an accepted key.
   shared::Status Authenticate(const grpc::CallbackServerContext& context) const;
   std::string NextRequestId();
 
   const std::shared_ptr<RelayEnv> env_;
-  const std::vector<std::string> api_keys_;
+  const std::shared_ptr<const ApiKeyStore> api_keys_;
   const std::string id_prefix_;  // random per gateway, so ids differ across restarts
   std::atomic<uint64_t> next_id_{1};
 };

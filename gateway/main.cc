@@ -1,4 +1,6 @@
-// smallmind-gateway: flags -> GatewayConfig -> Gateway; SIGTERM/SIGINT drain and stop it.
+// smallmind-gateway: flags -> GatewayConfig -> Gateway. SIGTERM/SIGINT drain and stop it, SIGHUP
+// reloads the API key file (gateway/signal_policy.h has the rules). Exit codes: 0 after a drain,
+// 1 when it cannot start, 2 on a usage error, 130 when a second SIGINT cut the drain short.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,10 +19,15 @@
 
 #include "gateway/gateway.h"
 #include "gateway/gateway_config.h"
+#include "gateway/signal_policy.h"
 #include "shared/command_line.h"
 #include "shared/log.h"
 
 namespace {
+
+using smallmind::gateway::SignalAction;
+
+constexpr int kForcedExitCode = 130;  // 128 + SIGINT, as shells report an interrupted command
 
 int Run(int argc, char** argv) {
   using smallmind::gateway::GatewayConfig;
@@ -38,33 +45,54 @@ int Run(int argc, char** argv) {
     return 2;
   }
   smallmind::shared::InitLogging("gateway", config.log_level);
+  const double drain_seconds = static_cast<double>(config.drain_timeout.count()) / 1000;
 
   // Every thread (gRPC's included, created later) inherits this mask, so only the watcher's
-  // sigwait takes the signals: the first asks for an ordered shutdown (also during a long
-  // startup), a second one during the drain exits at once.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // sigwait takes these signals; SignalPolicy says what each one does.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  smallmind::gateway::Gateway gateway(std::move(config));
   std::stop_source stop;
   std::atomic<bool> finished{false};
+  std::atomic<bool> forced{false};
   std::thread watcher([&] {
-    for (int round = 0;; ++round) {
+    smallmind::gateway::SignalPolicy policy;
+    while (true) {
       int signal_number = 0;
-      sigwait(&stop_signals, &signal_number);
+      sigwait(&signals, &signal_number);
       if (finished.load()) return;
-      if (round > 0) {
-        spdlog::error("received {} again; exiting without draining", strsignal(signal_number));
-        std::_Exit(1);
+      const char* name = strsignal(signal_number);
+      switch (policy.Decide(signal_number)) {
+        case SignalAction::kReload: {
+          // Logged in full by the gateway; one status line on stdout like "listening on".
+          const smallmind::shared::Status reloaded = gateway.ReloadApiKeys();
+          std::printf("smallmind-gateway %s API keys (%zu in use)\n",
+                      reloaded.ok() ? "reloaded" : "kept the", gateway.api_keys()->size());
+          std::fflush(stdout);
+          break;
+        }
+        case SignalAction::kDrain:
+          spdlog::info("received {}; draining (SIGINT again cancels the open streams)", name);
+          stop.request_stop();
+          break;
+        case SignalAction::kKeepDraining:
+          spdlog::info("received {} again; still draining", name);
+          break;
+        case SignalAction::kCancelStreams:
+          spdlog::warn("received {} during the drain; cancelling the open streams", name);
+          forced.store(true);
+          gateway.CancelStreams();
+          break;
+        case SignalAction::kExitNow:
+          spdlog::error("received {} again; exiting without stopping the workers", name);
+          std::_Exit(kForcedExitCode);
       }
-      spdlog::info("received {}; shutting down", strsignal(signal_number));
-      stop.request_stop();
     }
   });
 
-  smallmind::gateway::Gateway gateway(std::move(config));
   int exit_code = 0;
   if (auto status = gateway.Start(stop.get_token()); !status.ok()) {
     if (!stop.stop_requested()) spdlog::error("cannot start: {}", status.ToString());
@@ -76,12 +104,14 @@ int Run(int argc, char** argv) {
     std::condition_variable_any stopped;
     std::unique_lock<std::mutex> lock(mu);
     stopped.wait(lock, stop.get_token(), [] { return false; });
+    std::printf("smallmind-gateway draining for up to %g s\n", drain_seconds);
+    std::fflush(stdout);
   }
   gateway.Shutdown();
   finished.store(true);
   ::kill(::getpid(), SIGTERM);  // wakes the watcher if no signal came; it sees `finished`
   watcher.join();
-  return exit_code;
+  return forced.load() ? kForcedExitCode : exit_code;
 }
 
 }  // namespace

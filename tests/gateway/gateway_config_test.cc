@@ -63,9 +63,27 @@ TEST(GatewayConfigTest, DefaultsMatchTheDesign) {
 }
 
 TEST(GatewayConfigTest, ParsesSpacedAndEqualsFormsAndLists) {
-  auto config = Parse({"--model", "m.gguf", "--workers=3", "--port", "0", "--cpus-per-worker=4",
-                       "--worker-endpoints", "unix:/a.sock,,host:7000", "--api-keys=k1,k2",
-                       "--worker-binary", "/opt/w", "--drain-timeout-ms", "1500"});
+  auto config = Parse({"--model",
+                       "m.gguf",
+                       "--workers=3",
+                       "--port",
+                       "0",
+                       "--cpus-per-worker=4",
+                       "--worker-endpoints",
+                       "unix:/a.sock,,host:7000",
+                       "--api-keys=k1,k2",
+                       "--worker-binary",
+                       "/opt/w",
+                       "--drain-seconds",
+                       "1.5",
+                       "--api-keys-file",
+                       "/etc/smallmind/keys",
+                       "--tls-cert",
+                       "c.pem",
+                       "--tls-key",
+                       "k.pem",
+                       "--tls-client-ca",
+                       "ca.pem"});
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->model, "m.gguf");
   EXPECT_EQ(config->workers, 3);
@@ -75,6 +93,11 @@ TEST(GatewayConfigTest, ParsesSpacedAndEqualsFormsAndLists) {
   EXPECT_EQ(config->api_keys, (std::vector<std::string>{"k1", "k2"}));
   EXPECT_EQ(config->supervisor.worker_binary, "/opt/w");
   EXPECT_EQ(config->drain_timeout, std::chrono::milliseconds(1500));
+  EXPECT_EQ(config->api_keys_file, "/etc/smallmind/keys");
+  EXPECT_EQ(config->tls.cert_file, "c.pem");
+  EXPECT_EQ(config->tls.key_file, "k.pem");
+  EXPECT_EQ(config->tls.client_ca_file, "ca.pem");
+  EXPECT_TRUE(config->Validate().ok());
 }
 
 TEST(GatewayConfigTest, ARepeatedFlagKeepsItsLastValue) {
@@ -116,8 +139,9 @@ TEST(GatewayConfigTest, ValidateRejectsOutOfRangeValuesNamingTheFlag) {
   EXPECT_EQ(message("--workers", "0"), "--workers must be in [1, 1024], got 0");
   EXPECT_EQ(message("--port", "70000"), "--port must be in [0, 65535], got 70000");
   EXPECT_EQ(message("--outbox", "0"), "--outbox must be in [1, 1024], got 0");
-  EXPECT_EQ(message("--drain-timeout-ms", "0"),
-            "--drain-timeout-ms must be in [1, 86400000], got 0");
+  EXPECT_EQ(message("--drain-seconds", "-1"), "--drain-seconds must be in [0, 86400]");
+  EXPECT_EQ(message("--drain-seconds", "nan"), "--drain-seconds must be in [0, 86400]");
+  EXPECT_EQ(message("--drain-seconds", "0"), "");
   EXPECT_EQ(message("--cpus-per-worker", "-1"), "--cpus-per-worker must be in [0, 4096], got -1");
   EXPECT_NE(message("--log-level", "loud").find("--log-level must be one of"), std::string::npos);
 }
@@ -131,6 +155,12 @@ TEST(GatewayConfigTest, ValidateRejectsInconsistentValues) {
   EXPECT_TRUE(config.Validate().ok());
   config.api_keys = {"has space"};
   EXPECT_FALSE(config.Validate().ok());
+  config.api_keys.clear();
+  config.tls.cert_file = "c.pem";
+  EXPECT_EQ(config.Validate().message(),
+            "--tls-cert and --tls-key go together: give both or neither");
+  config.tls = {"", "", "ca.pem"};
+  EXPECT_EQ(config.Validate().message(), "--tls-client-ca needs --tls-cert and --tls-key");
 }
 
 TEST(GatewayConfigTest, HelpShowsEveryFlagWithItsDefault) {
@@ -140,9 +170,9 @@ TEST(GatewayConfigTest, HelpShowsEveryFlagWithItsDefault) {
   AddGatewayFlags(app, config);
   const std::string help = shared::HelpText(app);
   for (const char* line :
-       {"--port INT", "(default: 50051)", "--workers INT", "(default: 2)", "--drain-timeout-ms MS",
-        "(default: 30000)", "--model SPEC", "(default: builtin:stories260K)",
-        "--api-keys LIST (env SMALLMIND_API_KEYS)"}) {
+       {"--port INT", "(default: 50051)", "--workers INT", "(default: 2)",
+        "--drain-seconds SECONDS", "(default: 30)", "--model SPEC",
+        "(default: builtin:stories260K)", "--api-keys LIST (env SMALLMIND_API_KEYS)"}) {
     EXPECT_NE(help.find(line), std::string::npos) << line << " missing from:\n" << help;
   }
 }

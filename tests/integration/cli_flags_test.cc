@@ -35,8 +35,12 @@ const std::vector<std::string> kGatewayFlags = {"--model",
                                                 "--listen-host",
                                                 "--port",
                                                 "--api-keys",
+                                                "--api-keys-file",
+                                                "--tls-cert",
+                                                "--tls-key",
+                                                "--tls-client-ca",
                                                 "--log-level",
-                                                "--drain-timeout-ms",
+                                                "--drain-seconds",
                                                 "--ready-timeout-ms",
                                                 "--stop-grace-ms",
                                                 "--runtime-dir",
@@ -50,8 +54,10 @@ const std::vector<std::string> kModelgenFlags = {
     "--name",   "--dim",    "--layers",  "--heads",        "--kv-heads",
     "--ffn",    "--vocab",  "--context", "--from-llama2c", "--tokenizer"};
 const std::vector<std::string> kGenerateFlags = {
-    "--addr",  "--api-key", "--prompt-file",   "--max-tokens", "--temperature", "--seed",
-    "--top-k", "--top-p",   "--deterministic", "--stop",       "--ids"};
+    "--addr",    "--api-key",         "--tls",         "--tls-ca",        "--tls-cert",
+    "--tls-key", "--tls-server-name", "--prompt-file", "--max-tokens",    "--temperature",
+    "--seed",    "--top-k",           "--top-p",       "--deterministic", "--stop",
+    "--ids"};
 const std::vector<std::string> kBenchFlags = {
     "--addr",        "--api-key",  "--prompt-file", "--max-tokens",  "--temperature",
     "--concurrency", "--requests", "--max-seconds", "--offline",     "--model",
