@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gateway/listen_address.h"
-#include "gateway/stale_socket_dirs.h"
+#include "gateway/stale_runtime_files.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -84,7 +84,7 @@ shared::Status Gateway::ReloadApiKeys() {
 shared::Status Gateway::StartWorkers(std::stop_token stop) {
   std::vector<std::string> targets = config_.worker_endpoints;
   if (targets.empty()) {
-    ReclaimStaleSocketDirs(config_.supervisor.runtime_dir);
+    ReclaimStaleRuntimeFiles(config_.supervisor.runtime_dir);
     SM_ASSIGN_OR_RETURN(supervisor_, WorkerSupervisor::Create(config_.model, config_.tokenizer,
                                                               config_.workers, config_.supervisor));
     targets = supervisor_->targets();

@@ -254,5 +254,35 @@ TEST_F(GatewayLifecycleTest, AKilledGatewaysWorkersExitAndTheNextStartReclaimsIt
   EXPECT_TRUE(Entries(runtime.path()).empty());
 }
 
+TEST_F(GatewayLifecycleTest, KvSegmentsOfWorkersKilledWithTheirGatewayAreReclaimedByTheNextStart) {
+  const testing::ScopedTempDir runtime("shared-rt");
+  testing::GatewayOptions options;
+  options.extra_args = {"--runtime-dir", runtime.path()};
+  auto killed = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(killed.ok()) << killed.status().ToString();
+  testing::ChildProcess& process = (*killed)->process();
+  const std::vector<pid_t> workers = ChildrenOf(process.pid());
+  ASSERT_EQ(workers.size(), 1u);
+  const std::string instance = Entries(runtime.path()).at(0).filename().string();
+  const std::filesystem::path segment = "/dev/shm/" + instance + "-w0";
+  ASSERT_TRUE(std::filesystem::exists(segment)) << "the worker's KV pool lives in " << segment;
+  // Nobody gets to clean up: the gateway is stopped first so it cannot restart the worker.
+  process.Signal(SIGSTOP);
+  ::kill(workers[0], SIGKILL);
+  process.Signal(SIGKILL);
+  EXPECT_FALSE((*killed)->Stop().ok());
+  for (int polls = 0; !Exited(workers[0]) && polls < 1200; ++polls) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_TRUE(std::filesystem::exists(segment)) << "a SIGKILLed worker leaves its segment";
+
+  auto next = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(segment)) << "the next start reclaims it";
+  EXPECT_FALSE(std::filesystem::exists(runtime.path() + "/" + instance));
+  const shared::Status stopped = (*next)->Stop();
+  EXPECT_TRUE(stopped.ok()) << stopped.ToString();
+}
+
 }  // namespace
 }  // namespace smallmind

@@ -1,4 +1,4 @@
-#include "gateway/stale_socket_dirs.h"
+#include "gateway/stale_runtime_files.h"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -14,6 +14,8 @@
 #include <system_error>
 
 #include <spdlog/spdlog.h>
+
+#include "shared/shm_segment.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -51,13 +53,17 @@ bool SocketIsLive(const fs::path& path) {
   return live;
 }
 
-bool IsStale(const fs::path& dir) {
+// True when `path` is ours, of the expected kind, and named after a gateway that is gone.
+bool OwnedAndOrphaned(const fs::path& path, bool directory) {
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
-    return false;
-  }
-  const pid_t pid = PidOf(dir.filename().string());
-  if (pid <= 0 || ProcessExists(pid)) return false;
+  if (::lstat(path.c_str(), &st) != 0 || st.st_uid != ::getuid()) return false;
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) return false;
+  const pid_t pid = PidOf(path.filename().string());
+  return pid > 0 && !ProcessExists(pid);
+}
+
+bool IsStaleSocketDir(const fs::path& dir) {
+  if (!OwnedAndOrphaned(dir, true)) return false;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.is_socket(ec) && SocketIsLive(entry.path())) return false;
@@ -65,15 +71,12 @@ bool IsStale(const fs::path& dir) {
   return !ec;
 }
 
-}  // namespace
-
-std::vector<std::string> ReclaimStaleSocketDirs(const std::string& runtime_dir) {
+void ReclaimSocketDirs(const std::string& runtime_dir, std::vector<std::string>& removed) {
   std::error_code ec;
   const fs::path parent = runtime_dir.empty() ? fs::temp_directory_path(ec) : fs::path(runtime_dir);
-  std::vector<std::string> removed;
-  if (ec) return removed;
+  if (ec) return;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    if (!IsStale(entry.path())) continue;
+    if (!IsStaleSocketDir(entry.path())) continue;
     std::error_code remove_error;
     fs::remove_all(entry.path(), remove_error);
     if (remove_error) {
@@ -81,8 +84,35 @@ std::vector<std::string> ReclaimStaleSocketDirs(const std::string& runtime_dir) 
                    remove_error.message());
       continue;
     }
-    spdlog::info("removed {}, left by a gateway that was killed", entry.path().string());
     removed.push_back(entry.path().string());
+  }
+}
+
+void ReclaimKvSegments(std::vector<std::string>& removed) {
+  const fs::path shm = fs::path(shared::ShmSegment::PathOf("x")).parent_path();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(shm, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!OwnedAndOrphaned(entry.path(), false)) continue;
+    {
+      // Attaching takes the segment's lock: UNAVAILABLE means a live worker still holds it. One
+      // that attaches is removed as it closes, at the end of this block.
+      const auto attached = shared::ShmSegment::Attach(name);
+      if (!attached.ok() && attached.status().code() == shared::StatusCode::kUnavailable) continue;
+    }
+    if (shared::ShmSegment::Exists(name)) shared::ShmSegment::Remove(name);
+    removed.push_back(entry.path().string());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ReclaimStaleRuntimeFiles(const std::string& runtime_dir) {
+  std::vector<std::string> removed;
+  ReclaimSocketDirs(runtime_dir, removed);
+  ReclaimKvSegments(removed);
+  for (const auto& path : removed) {
+    spdlog::info("removed {}, left by a gateway that was killed", path);
   }
   return removed;
 }
