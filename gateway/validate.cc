@@ -66,8 +66,21 @@ Status CheckSampling(const smallmind::v1::SamplingOptions& s) {
   return Status::Ok();
 }
 
-// max_new_tokens' upper bound is the context: the worker checks it.
+// max_new_tokens' upper bound is the context unless the context shifts, and n_keep's is half the
+// context: the worker checks those.
 Status CheckStopping(const smallmind::v1::StoppingOptions& s) {
+  if (!smallmind::v1::ContextOverflow_IsValid(s.context_overflow())) {
+    return InvalidArgument(
+        fmt::format("stopping.context_overflow must be CONTEXT_OVERFLOW_FINISH (0) or "
+                    "CONTEXT_OVERFLOW_SHIFT (1), got {}",
+                    static_cast<int>(s.context_overflow())));
+  }
+  if (s.context_overflow() == smallmind::v1::CONTEXT_OVERFLOW_SHIFT &&
+      s.max_new_tokens() > shared::kMaxNewTokensWithShift) {
+    return InvalidArgument(fmt::format(
+        "stopping.max_new_tokens must be in [1, {}] with context_overflow SHIFT (0 = {}), got {}",
+        shared::kMaxNewTokensWithShift, shared::kDefaultMaxNewTokens, s.max_new_tokens()));
+  }
   if (s.stop_size() > kMaxStopStrings) {
     return InvalidArgument(fmt::format("stopping.stop must hold at most {} strings, got {}",
                                        kMaxStopStrings, s.stop_size()));

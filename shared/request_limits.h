@@ -17,6 +17,8 @@ inline constexpr int kMaxStopStrings = 16;
 inline constexpr size_t kMaxStopBytes = 256;
 // stopping.max_new_tokens = 0 means this many, capped by the room the prompt leaves.
 inline constexpr uint32_t kDefaultMaxNewTokens = 256;
+// stopping.max_new_tokens with context_overflow = SHIFT, which the context no longer bounds.
+inline constexpr uint32_t kMaxNewTokensWithShift = 1u << 20;
 // Longer caller ids are refused so that they stay readable in logs.
 inline constexpr size_t kMaxRequestIdBytes = 128;
 

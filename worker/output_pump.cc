@@ -12,7 +12,8 @@ void DeliverOutput(const StepOutput& output) {
       // touch `e.sink`, and no later event names it.
       e.sink->OnFinish(e.finish);
     } else {
-      e.sink->OnTokens({output.token_ids(e), output.text(e), output.logprobs(e)});
+      e.sink->OnTokens({output.token_ids(e), output.text(e), output.logprobs(e),
+                        static_cast<int>(e.context_shifts)});
     }
   }
 }

@@ -34,13 +34,46 @@ shared::Status CheckAgainstModel(const v1::GenerateRequest& req, int vocab_size,
     return InvalidArgument("sampling.top_k must be in [0, " + std::to_string(vocab_size) +
                            "] (0 = off), got " + std::to_string(req.sampling().top_k()));
   }
-  if (req.stopping().max_new_tokens() > static_cast<uint32_t>(context)) {
+  const v1::StoppingOptions& stop = req.stopping();
+  if (stop.context_overflow() == v1::CONTEXT_OVERFLOW_SHIFT) {
+    // A shift makes room: the context bounds n_keep instead of the output.
+    if (stop.max_new_tokens() > shared::kMaxNewTokensWithShift) {
+      return InvalidArgument(
+          "stopping.max_new_tokens must be in [1, " +
+          std::to_string(shared::kMaxNewTokensWithShift) +
+          "] with context_overflow SHIFT (0 = " + std::to_string(shared::kDefaultMaxNewTokens) +
+          "), got " + std::to_string(stop.max_new_tokens()));
+    }
+    if (stop.has_n_keep() && stop.n_keep() >= static_cast<uint32_t>(context / 2)) {
+      return InvalidArgument("stopping.n_keep must be in [0, " + std::to_string(context / 2) +
+                             ") (half the context length), got " + std::to_string(stop.n_keep()));
+    }
+  } else if (stop.context_overflow() != v1::CONTEXT_OVERFLOW_FINISH) {
+    return InvalidArgument(
+        "stopping.context_overflow must be CONTEXT_OVERFLOW_FINISH (0) or CONTEXT_OVERFLOW_SHIFT "
+        "(1), got " +
+        std::to_string(static_cast<int>(stop.context_overflow())));
+  } else if (stop.max_new_tokens() > static_cast<uint32_t>(context)) {
     return InvalidArgument(
         "stopping.max_new_tokens must be in [1, " + std::to_string(context) +
         "] (the context length; 0 = " + std::to_string(shared::kDefaultMaxNewTokens) + "), got " +
-        std::to_string(req.stopping().max_new_tokens()));
+        std::to_string(stop.max_new_tokens()));
   }
   return shared::Status::Ok();
+}
+
+// stopping.context_overflow (checked above): SHIFT keeps n_keep leading tokens, by default the
+// BOS when the prompt has one, and at most the whole prompt.
+ContextOverflow Overflow(const v1::StoppingOptions& s, const std::vector<TokenId>& prompt,
+                         const Tokenizer& tok, int context) {
+  ContextOverflow out;
+  if (s.context_overflow() != v1::CONTEXT_OVERFLOW_SHIFT) return out;
+  const bool starts_with_bos = tok.bos_id() >= 0 && prompt.front() == tok.bos_id();
+  const int n_keep = s.has_n_keep() ? static_cast<int>(s.n_keep()) : (starts_with_bos ? 1 : 0);
+  out.shift = true;
+  out.n_keep = std::min(n_keep, static_cast<int>(prompt.size()));
+  out.context_length = context;
+  return out;
 }
 
 // The prompt as token ids, BOS applied by the request's or the model's rule.
@@ -101,7 +134,10 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   const int requested = req.stopping().max_new_tokens() > 0
                             ? static_cast<int>(req.stopping().max_new_tokens())
                             : static_cast<int>(shared::kDefaultMaxNewTokens);
-  out.stopping.max_new_tokens = std::min(requested, context - n_prompt);
+  out.overflow = Overflow(req.stopping(), out.prompt, tok, context);
+  // A shift makes room, so only FINISH caps the output by the room the prompt leaves.
+  out.stopping.max_new_tokens =
+      out.overflow.shift ? requested : std::min(requested, context - n_prompt);
   out.stopping.stop.assign(req.stopping().stop().begin(), req.stopping().stop().end());
   out.stopping.ignore_eos = req.stopping().ignore_eos();
   out.stopping.eos_id = tok.eos_id();
@@ -115,10 +151,11 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   out.max_threads = static_cast<int>(req.runtime().max_threads());
   out.parallel_threshold = static_cast<int>(req.runtime().parallel_threshold());
   out.gateway_queue_ms = submit.gateway_queue_ms();
-  out.prefix_keys = req.has_prompt_token_ids()
-                        ? shared::TokenPromptPrefixKeys({req.prompt_token_ids().ids().data(),
-                                                         req.prompt_token_ids().ids().size()})
-                        : shared::TextPromptPrefixKeys(req.prompt());
+  const auto& ids = req.prompt_token_ids().ids();
+  out.prefix_keys =
+      req.has_prompt_token_ids()
+          ? shared::TokenPromptPrefixKeys({ids.data(), static_cast<size_t>(ids.size())})
+          : shared::TextPromptPrefixKeys(req.prompt());
   return out;
 }
 

@@ -17,6 +17,7 @@ struct TokenEvent {
   std::span<const TokenId> token_ids;        // tokens produced
   std::string_view text;                     // UTF-8 text they add (may be empty: held back)
   std::span<const SampleLogprobs> logprobs;  // one per token when logprobs were asked
+  int context_shifts = 0;                    // context shifts right after these tokens
 };
 
 class SequenceSink {

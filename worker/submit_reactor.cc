@@ -26,6 +26,8 @@ shared::Status ClientGone() {
 void AppendTokens(const TokenEvent& event, v1::GenerateResponse* msg) {
   for (TokenId id : event.token_ids) msg->add_token_ids(static_cast<uint32_t>(id));
   msg->mutable_text()->append(event.text);
+  // Tokens of several steps may share a message: the shifts after any of them add up.
+  msg->set_context_shifts(msg->context_shifts() + static_cast<uint32_t>(event.context_shifts));
   for (const SampleLogprobs& lp : event.logprobs) {
     v1::TokenLogprobs* out = msg->add_logprobs();
     out->set_token_id(static_cast<uint32_t>(lp.chosen.id));
@@ -44,6 +46,7 @@ void SetFinish(const FinishEvent& event, v1::GenerateResponse* msg) {
   usage->set_prompt_tokens(event.prompt_tokens);
   usage->set_completion_tokens(event.completion_tokens);
   usage->set_cached_prompt_tokens(event.cached_prompt_tokens);
+  usage->set_context_shifts(static_cast<uint32_t>(event.context_shifts));
   v1::Timings* t = msg->mutable_timings();
   t->set_queue_ms(event.queue_ms);
   t->set_ttft_ms(event.ttft_ms);

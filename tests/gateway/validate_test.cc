@@ -136,6 +136,28 @@ TEST(ValidateTest, StoppingErrorsNameFieldAndRange) {
   EXPECT_EQ(ErrorFor(long_stop), "stopping.stop[0] must be [1, 256] bytes long, got 257");
 }
 
+TEST(ValidateTest, ContextShiftAllowsMaxNewTokensPastAnyContextUpToItsOwnLimit) {
+  GenerateRequest r = TextRequest();
+  r.mutable_stopping()->set_context_overflow(smallmind::v1::CONTEXT_OVERFLOW_SHIFT);
+  r.mutable_stopping()->set_max_new_tokens(shared::kMaxNewTokensWithShift);
+  r.mutable_stopping()->set_n_keep(100000);  // against the context: the worker's check
+  EXPECT_TRUE(Validate(r, "gen-1").ok());
+  r.mutable_stopping()->set_max_new_tokens(shared::kMaxNewTokensWithShift + 1);
+  EXPECT_EQ(
+      ErrorFor(r),
+      "stopping.max_new_tokens must be in [1, 1048576] with context_overflow SHIFT (0 = 256), "
+      "got 1048577");
+}
+
+TEST(ValidateTest, AnUnknownContextOverflowIsRejected) {
+  GenerateRequest unknown = TextRequest();
+  unknown.mutable_stopping()->set_context_overflow(static_cast<smallmind::v1::ContextOverflow>(7));
+  EXPECT_EQ(
+      ErrorFor(unknown),
+      "stopping.context_overflow must be CONTEXT_OVERFLOW_FINISH (0) or CONTEXT_OVERFLOW_SHIFT "
+      "(1), got 7");
+}
+
 TEST(ValidateTest, TopLevelErrorsNameFieldAndRange) {
   GenerateRequest logprobs = TextRequest();
   logprobs.set_logprobs(21);

@@ -114,6 +114,46 @@ TEST_F(RequestBuilderTest, MaxNewTokensIsCappedByTheRoomThePromptLeaves) {
   EXPECT_EQ(Build(r)->stopping.max_new_tokens, static_cast<int>(shared::kDefaultMaxNewTokens));
 }
 
+TEST_F(RequestBuilderTest, ContextShiftLiftsTheContextCapAndKeepsTheBosByDefault) {
+  v1::GenerateRequest r = IdRequest(10);  // 11 tokens with BOS
+  r.mutable_stopping()->set_context_overflow(v1::CONTEXT_OVERFLOW_SHIFT);
+  auto defaulted = Build(r);
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status().ToString();
+  EXPECT_EQ(defaulted->stopping.max_new_tokens, static_cast<int>(shared::kDefaultMaxNewTokens))
+      << "not capped by the 53 positions the prompt leaves";
+  EXPECT_TRUE(defaulted->overflow.shift);
+  EXPECT_EQ(defaulted->overflow.n_keep, 1) << "the BOS";
+  EXPECT_EQ(defaulted->overflow.context_length, 64);
+
+  r.mutable_stopping()->set_max_new_tokens(1000);
+  EXPECT_EQ(Build(r)->stopping.max_new_tokens, 1000);
+  r.set_add_bos(false);
+  EXPECT_EQ(Build(r)->overflow.n_keep, 0) << "no BOS, nothing kept by default";
+  r.mutable_stopping()->set_n_keep(31);
+  EXPECT_EQ(Build(r)->overflow.n_keep, 10) << "at most the whole prompt";
+
+  v1::GenerateRequest finish = IdRequest(10);
+  EXPECT_FALSE(Build(finish)->overflow.shift);
+}
+
+TEST_F(RequestBuilderTest, ContextOverflowErrorsNameFieldAndRange) {
+  v1::GenerateRequest r = IdRequest(10);
+  r.mutable_stopping()->set_context_overflow(v1::CONTEXT_OVERFLOW_SHIFT);
+  r.mutable_stopping()->set_n_keep(32);
+  EXPECT_EQ(ErrorFor(r), "stopping.n_keep must be in [0, 32) (half the context length), got 32");
+  r.mutable_stopping()->set_n_keep(0);
+  r.mutable_stopping()->set_max_new_tokens(shared::kMaxNewTokensWithShift + 1);
+  EXPECT_EQ(
+      ErrorFor(r),
+      "stopping.max_new_tokens must be in [1, 1048576] with context_overflow SHIFT (0 = 256), "
+      "got 1048577");
+  v1::GenerateRequest unknown = IdRequest(10);
+  unknown.mutable_stopping()->set_context_overflow(static_cast<v1::ContextOverflow>(9));
+  EXPECT_EQ(ErrorFor(unknown),
+            "stopping.context_overflow must be CONTEXT_OVERFLOW_FINISH (0) or "
+            "CONTEXT_OVERFLOW_SHIFT (1), got 9");
+}
+
 TEST_F(RequestBuilderTest, SamplingOutsideTheSamplersContractIsAnErrorNotAnAbort) {
   v1::GenerateRequest r = IdRequest(2);  // as a caller that talks to the worker directly
   r.mutable_sampling()->set_top_p(1.5f);

@@ -29,6 +29,9 @@ void Scheduler::Add(std::unique_ptr<Sequence> seq) {
     return;
   }
   int max_positions = seq->num_prompt_tokens + seq->request.stopping.max_new_tokens;
+  if (seq->request.overflow.shift) {
+    max_positions = std::min(max_positions, seq->request.overflow.context_length);
+  }
   seq->block_table.reserve(BlocksFor(max_positions));
   ++requests_total_;
   prompt_tokens_total_ += seq->num_prompt_tokens;
@@ -122,7 +125,9 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
     Sequence* seq = e.seq;
     seq->num_computed =
         prefix_cache_.Acquire(seq->tokens, seq->request.mode, e.cached_blocks, &seq->block_table);
-    if (seq->preemptions == 0) seq->cached_prompt_tokens = seq->num_computed;
+    if (seq->preemptions == 0 && seq->context_shifts == 0) {
+      seq->cached_prompt_tokens = seq->num_computed;
+    }
   }
   for (const StepShape::Entry& e : shape.entries) {
     Sequence* seq = e.seq;
@@ -186,7 +191,25 @@ void Scheduler::Update(const std::function<std::span<float>(int)>& logits) {
   }
   step_seqs_.clear();
   step_tokens_.clear();
-  std::erase_if(running_, [](const auto& s) { return s->finished; });
+  ShiftContexts();
+  std::erase_if(running_, [](const auto& s) { return s == nullptr || s->finished; });
+}
+
+// Recompute, not re-rotation: the shifted window goes back to the waiting queue's front like a
+// preempted sequence and is prefilled again from position 0, so its K/V are exactly those of a
+// fresh prompt of the kept tokens (deterministic requests stay batch-invariant), and every block
+// is only ever hashed for the tokens and positions it was computed at: the released blocks stay
+// valid prefix-cache entries of the old window, and the kept leading blocks are found again.
+void Scheduler::ShiftContexts() {
+  // Newest first, each pushed to the front: they keep their admission order in the queue.
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    Sequence* seq = it->get();
+    if (seq->finished || !seq->needs_context_shift()) continue;
+    Release(seq);
+    seq->ShiftContext();
+    ++context_shifts_total_;
+    waiting_.push_front(std::move(*it));
+  }
 }
 
 void Scheduler::SampleAndEmit(Sequence* seq, std::span<float> logits) {
@@ -195,10 +218,13 @@ void Scheduler::SampleAndEmit(Sequence* seq, std::span<float> logits) {
   FinishReason reason = seq->AcceptToken(id, Clock::now());
   ++generation_tokens_total_;
   const size_t n = reason == FinishReason::kEos ? 0 : 1;  // EOS itself is not part of the output
+  // A token past the context shifts it at the end of this step (ShiftContexts); the stream says so
+  // with this token.
+  const int shifts = reason == FinishReason::kNone && seq->needs_context_shift() ? 1 : 0;
   if (n > 0 || !seq->emit_scratch.empty()) {
-    output_.AddTokens(seq->sink, seq->id, std::span<const TokenId>(&seq->tokens.back(), n),
-                      seq->emit_scratch,
-                      std::span<const SampleLogprobs>(&seq->logprobs, want_logprobs ? n : 0));
+    output_.AddTokens(
+        seq->sink, seq->id, std::span<const TokenId>(&seq->tokens.back(), n), seq->emit_scratch,
+        std::span<const SampleLogprobs>(&seq->logprobs, want_logprobs ? n : 0), shifts);
   }
   if (reason != FinishReason::kNone) Finish(seq, reason, shared::Status::Ok());
 }
@@ -236,6 +262,7 @@ void Scheduler::PublishStats(SchedulerStats* stats) const {
   stats->decode_tokens_total.store(totals_.decode_tokens, std::memory_order_relaxed);
   stats->tokens_per_step.store(totals_.tokens_per_step, std::memory_order_relaxed);
   stats->sequences_per_step.store(totals_.sequences_per_step, std::memory_order_relaxed);
+  stats->context_shifts_total.store(context_shifts_total_, std::memory_order_relaxed);
   std::array<uint64_t, SchedulerStats::kMaxPrefixKeys> keys;
   const int n = cached_prefixes_.Live(*pool_, keys);
   for (int i = 0; i < n; ++i)

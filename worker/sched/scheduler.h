@@ -2,9 +2,10 @@
 // mutating, which sequences run and how many tokens each feeds (decodes first, then prefill chunks
 // under a token budget); when the running sequences do not fit it returns false and the caller
 // preempts the newest (PreemptNewest). Apply() commits the decision into a StepPlan; after the
-// engine ran it, Update() samples, appends each sequence's tokens and finish to the StepOutput and
-// retires finished sequences. It never calls a stream: the EngineLoop publishes the output. Owned
-// by the scheduler thread; not thread-safe.
+// engine ran it, Update() samples, appends each sequence's tokens and finish to the StepOutput,
+// shifts the context of sequences that outgrew it (stopping.context_overflow = SHIFT) and retires
+// finished sequences. It never calls a stream: the EngineLoop publishes the output. Owned by the
+// scheduler thread; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +70,9 @@ class Scheduler {
   // Commit: allocates the blocks of `shape`, admits its waiting sequences and fills `plan`.
   void Apply(const StepShape& shape, StepPlan* plan);
   // After the engine ran `plan`: advances positions, samples (logits of plan entry i come from
-  // `logits(i)`), appends tokens and finishes to output() and retires finished sequences.
+  // `logits(i)`), appends tokens and finishes to output(), shifts the contexts that overflow
+  // (their blocks freed, the kept window queued at the front for recomputation) and retires
+  // finished sequences.
   void Update(const std::function<std::span<float>(int)>& logits);
   // Between Apply and Update: the id of the sequence that plan entry `plan_index` belongs to.
   uint64_t step_sequence_id(int plan_index) const { return step_seqs_[plan_index]->id; }
@@ -85,6 +88,7 @@ class Scheduler {
   int BlocksFor(int n_positions) const { return (n_positions + block_size_ - 1) / block_size_; }
   void CountStep(const StepShape& shape);
   void SampleAndEmit(Sequence* seq, std::span<float> logits);
+  void ShiftContexts();
   void Finish(Sequence* seq, FinishReason reason, shared::Status status);
   void Release(Sequence* seq);
 
@@ -95,6 +99,7 @@ class Scheduler {
   uint64_t requests_total_ = 0;
   uint64_t prompt_tokens_total_ = 0;
   uint64_t generation_tokens_total_ = 0;
+  uint64_t context_shifts_total_ = 0;
   // What the steps fed; the averages weigh step k by (15/16)^age, about the last 16 steps.
   struct StepTotals {
     uint64_t steps = 0;

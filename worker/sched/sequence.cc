@@ -20,7 +20,11 @@ Sequence::Sequence(uint64_t id, SequenceRequest req, const Tokenizer& tokenizer,
       stop(request.stopping),
       detokenizer(tokenizer, request.prompt.empty() ? -1 : request.prompt.back()),
       sink(sink) {
-  tokens.reserve(request.prompt.size() + request.stopping.max_new_tokens + 1);
+  size_t window = request.prompt.size() + request.stopping.max_new_tokens + 1;
+  if (request.overflow.shift) {
+    window = std::min(window, static_cast<size_t>(request.overflow.context_length) + 1);
+  }
+  tokens.reserve(window);
   tokens = request.prompt;
   sampler.AddPromptTokens(request.prompt);
   text_scratch.reserve(64);
@@ -43,10 +47,20 @@ FinishReason Sequence::AcceptToken(TokenId id, Clock::time_point now) {
   return reason;
 }
 
+void Sequence::ShiftContext() {
+  const int keep = std::min(request.overflow.n_keep, num_tokens());
+  const int discard = (num_tokens() - keep) / 2;
+  tokens.erase(tokens.begin() + keep, tokens.begin() + keep + discard);
+  num_dropped += discard;
+  num_computed = 0;
+  ++context_shifts;
+}
+
 FinishEvent Sequence::MakeFinishEvent(FinishReason reason) const {
   FinishEvent event;
   event.reason = reason;
   event.prompt_tokens = num_prompt_tokens;
+  event.context_shifts = context_shifts;
   event.cached_prompt_tokens = std::min(cached_prompt_tokens, num_prompt_tokens);
   event.completion_tokens = num_generated();
   // EOS ends the stream but is not part of the output.

@@ -20,12 +20,23 @@ namespace smallmind::worker {
 
 using Clock = std::chrono::steady_clock;
 
+// What happens when a sequence's tokens outgrow the model's context (stopping.context_overflow).
+struct ContextOverflow {
+  // false: the request finishes with LENGTH at the context limit (max_new_tokens is capped so that
+  // it fits). true: a context shift keeps the first n_keep tokens and the most recent half of the
+  // rest, and the kept tokens' K/V are recomputed at their new positions.
+  bool shift = false;
+  int n_keep = 0;          // shift: leading tokens every shift keeps; <= the prompt, < context / 2
+  int context_length = 0;  // shift: the model's positions; a token past them triggers the shift
+};
+
 // What a request asks for, already validated by the gateway and checked against the model.
 struct SequenceRequest {
   std::string request_id;
   std::vector<TokenId> prompt;  // non-empty; BOS already applied
   SamplingParams sampling;
-  StopConfig stopping;  // max_new_tokens already capped by the context
+  StopConfig stopping;  // max_new_tokens already capped by the context unless overflow.shift
+  ContextOverflow overflow;
   kernels::ExecMode mode = kernels::ExecMode::kParallel;
   int max_threads = 0;
   int parallel_threshold = 0;  // 0 = the worker's default
@@ -38,10 +49,15 @@ struct Sequence {
   Sequence(uint64_t id, SequenceRequest request, const Tokenizer& tokenizer, int vocab_size,
            SequenceSink* sink);
 
+  // Tokens in the context window: the prompt and the output, less what shifts dropped.
   int num_tokens() const { return static_cast<int>(tokens.size()); }
-  int num_generated() const { return num_tokens() - num_prompt_tokens; }
+  int num_generated() const { return num_tokens() + num_dropped - num_prompt_tokens; }
   // Tokens not yet in the KV cache: the next step feeds tokens[num_computed..].
   int num_pending() const { return num_tokens() - num_computed; }
+  // The last token accepted needs a position past the context, and the request shifts.
+  bool needs_context_shift() const {
+    return request.overflow.shift && num_tokens() > request.overflow.context_length;
+  }
 
   // Takes a sampled token: appends it, detokenizes it and checks the stop conditions. Leaves in
   // emit_scratch the text now safe to stream (stop-string prefixes held back, UTF-8 complete) and
@@ -49,11 +65,19 @@ struct Sequence {
   FinishReason AcceptToken(TokenId id, Clock::time_point now);
   // The finish event for `reason`: usage and timings as of now.
   FinishEvent MakeFinishEvent(FinishReason reason) const;
+  // Context shift: drops tokens[n_keep, n_keep + (num_tokens() - n_keep) / 2) from the window
+  // and marks every position for recomputation (num_computed = 0). The caller releases the
+  // blocks first. Allocates nothing.
+  void ShiftContext();
 
   const uint64_t id;
   SequenceRequest request;
   const int num_prompt_tokens;
-  std::vector<TokenId> tokens;       // [prompt + generated]; capacity reserved up front
+  // [window]: prompt + generated, less the dropped; capacity reserved up front (a shifting
+  // request's window never passes context_length + 1).
+  std::vector<TokenId> tokens;
+  int num_dropped = 0;  // tokens context shifts removed from the window
+  int context_shifts = 0;
   int num_computed = 0;              // positions whose K/V are in the pool
   int cached_prompt_tokens = 0;      // prompt positions reused from the prefix cache at admission
   std::vector<int32_t> block_table;  // KV block ids, position p in block_table[p / block_size]

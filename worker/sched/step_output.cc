@@ -6,7 +6,7 @@ namespace smallmind::worker {
 
 void StepOutput::AddTokens(SequenceSink* sink, uint64_t sequence_id,
                            std::span<const TokenId> token_ids, std::string_view text,
-                           std::span<const SampleLogprobs> logprobs) {
+                           std::span<const SampleLogprobs> logprobs, int context_shifts) {
   OutputEvent& e = events_.emplace_back();
   e.sink = sink;
   e.sequence_id = sequence_id;
@@ -19,6 +19,7 @@ void StepOutput::AddTokens(SequenceSink* sink, uint64_t sequence_id,
   e.logprob_begin = static_cast<uint32_t>(logprobs_.size());
   e.logprob_count = static_cast<uint32_t>(logprobs.size());
   logprobs_.insert(logprobs_.end(), logprobs.begin(), logprobs.end());
+  e.context_shifts = static_cast<uint32_t>(context_shifts);
 }
 
 void StepOutput::AddFinish(SequenceSink* sink, uint64_t sequence_id, FinishEvent finish) {

@@ -29,6 +29,7 @@ struct FinishEvent {
   int prompt_tokens = 0;
   int completion_tokens = 0;
   int cached_prompt_tokens = 0;
+  int context_shifts = 0;
   double queue_ms = 0;
   double ttft_ms = 0;
   double prefill_tokens_per_s = 0;
@@ -46,15 +47,19 @@ struct OutputEvent {
   uint32_t text_size = 0;
   uint32_t logprob_begin = 0;  // [logprob_begin, +logprob_count) in logprobs; one per token or 0
   uint32_t logprob_count = 0;
+  uint32_t context_shifts =
+      0;                  // shifts right after these tokens (the next come from the new window)
   bool finished = false;  // a finish event: `finish` is set, the ranges are empty
   FinishEvent finish;
 };
 
 class StepOutput {
  public:
-  // Tokens (possibly none, e.g. an EOS that only releases held text) and the text they add.
+  // Tokens (possibly none, e.g. an EOS that only releases held text) and the text they add;
+  // `context_shifts`: the sequence's context was shifted right after them.
   void AddTokens(SequenceSink* sink, uint64_t sequence_id, std::span<const TokenId> token_ids,
-                 std::string_view text, std::span<const SampleLogprobs> logprobs);
+                 std::string_view text, std::span<const SampleLogprobs> logprobs,
+                 int context_shifts = 0);
   void AddFinish(SequenceSink* sink, uint64_t sequence_id, FinishEvent finish);
   // Appends `other`'s events after this one's (the queue coalesces steps the reader has not taken).
   void Append(const StepOutput& other);

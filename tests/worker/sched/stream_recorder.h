@@ -18,6 +18,7 @@ struct RecordedStream {
   std::string text;
   std::vector<std::string> deltas;   // text of each token event, in order
   std::vector<TokenId> logprob_ids;  // chosen ids of the logprobs, in order
+  std::vector<int> shifted_after;    // stream length (ids) at each reported context shift
   int finishes = 0;
   int events_after_finish = 0;
   FinishEvent finish;
@@ -39,6 +40,9 @@ class StreamRecorder {
       s.text.append(out.text(e));
       s.deltas.emplace_back(out.text(e));
       for (const SampleLogprobs& lp : out.logprobs(e)) s.logprob_ids.push_back(lp.chosen.id);
+      for (uint32_t i = 0; i < e.context_shifts; ++i) {
+        s.shifted_after.push_back(static_cast<int>(s.ids.size()));
+      }
     }
   }
   // Takes and records whatever is pending; returns the number of events taken.
