@@ -27,8 +27,7 @@ grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPo
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::shared_ptr<WorkerLink> link = pool.Pick();
   if (!link) {
-    reactor->Finish(shared::ToGrpcStatus(
-        shared::Unavailable(fmt::format("no healthy worker (0 of {} ready)", pool.size()))));
+    reactor->Finish(shared::ToGrpcStatus(pool.NoWorkerStatus()));
     return reactor;
   }
   grpc::ClientContext* client = grpc::ClientContext::FromCallbackServerContext(*context).release();

@@ -73,7 +73,7 @@ void WorkerLink::PollStats(std::chrono::milliseconds timeout,
   auto poll = std::make_shared<Poll>();
   poll->context.set_deadline(std::chrono::system_clock::now() + timeout);
   stub_->async()->Stats(&poll->context, &poll->request, &poll->response,
-                        [this, poll, done = std::move(done)](grpc::Status s) {
+                        [this, poll, done = std::move(done)](grpc::Status s) mutable {
                           if (s.ok()) {
                             {
                               std::lock_guard<std::mutex> lock(stats_mu_);
@@ -83,6 +83,10 @@ void WorkerLink::PollStats(std::chrono::milliseconds timeout,
                           } else {
                             SetHealthy(false, s.error_message());
                           }
+                          // The call's last reference goes before `done` lets the caller go
+                          // on, perhaps to destroy this link's channel: gRPC 1.51 aborts
+                          // ("prior > 0") when the two race.
+                          poll.reset();
                           done(shared::FromGrpcStatus(s));
                         });
 }

@@ -68,6 +68,10 @@ std::shared_ptr<WorkerLink> WorkerPool::Pick(std::optional<uint32_t> exclude) {
   return links_[*chosen];
 }
 
+shared::Status WorkerPool::NoWorkerStatus() const {
+  return shared::Unavailable(fmt::format("no healthy worker (0 of {} ready)", links_.size()));
+}
+
 size_t WorkerPool::HealthyCount() const {
   size_t n = 0;
   for (const auto& link : links_) n += link->healthy() ? 1 : 0;

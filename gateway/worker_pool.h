@@ -37,6 +37,8 @@ class WorkerPool {
   // The least-loaded healthy worker (round robin on ties), skipping worker `exclude`; the caller
   // owns one in-flight slot on it (BeginRequest done) and calls EndRequest. nullptr when none.
   std::shared_ptr<WorkerLink> Pick(std::optional<uint32_t> exclude = std::nullopt);
+  // UNAVAILABLE naming the number of workers: what a request gets when Pick finds none.
+  shared::Status NoWorkerStatus() const;
 
   size_t size() const { return links_.size(); }
   size_t HealthyCount() const;

@@ -102,9 +102,10 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
   }
 
  private:
-  // One Submit stream playing its script: "block" streams nothing until cancelled, "invalid" fails
-  // with INVALID_ARGUMENT, "fail-after-2" sends two messages then fails with INTERNAL; any other
-  // prompt streams max_new_tokens one-token messages (ids 1, 2, ...), the last with LENGTH.
+  // One Submit stream playing its script: "block" streams nothing until cancelled, "block-after-1"
+  // sends one message then waits for the cancel, "invalid" fails with INVALID_ARGUMENT,
+  // "fail-after-2" sends two messages then fails with INTERNAL; any other prompt streams
+  // max_new_tokens one-token messages (ids 1, 2, ...), the last with LENGTH.
   class Stream final : public grpc::ServerWriteReactor<smallmind::v1::SubmitResponse> {
    public:
     Stream(FakeWorker* owner, const smallmind::v1::SubmitRequest& submit)
@@ -115,13 +116,22 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
       } else if (prompt == "invalid") {
         Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, kInvalidMessage));
       } else if (prompt != "block") {
-        total_ = prompt == "fail-after-2" ? 2 : request_.stopping().max_new_tokens();
+        total_ = prompt == "fail-after-2"    ? 2
+                 : prompt == "block-after-1" ? 1
+                                             : request_.stopping().max_new_tokens();
         WriteNext();
       }
     }
     void OnWriteDone(bool ok) override {
       if (!ok) return Finish(grpc::Status::CANCELLED);
       if (sent_ < total_) return WriteNext();
+      if (request_.prompt() == "block-after-1") {
+        // Waits for the cancel; OnCancel may have come while the write was in flight.
+        std::lock_guard<std::mutex> lock(mu_);
+        idle_ = true;
+        if (cancelled_) Finish(grpc::Status::CANCELLED);
+        return;
+      }
       if (request_.prompt() == "fail-after-2") {
         return Finish(grpc::Status(grpc::StatusCode::INTERNAL, "engine fault"));
       }
@@ -130,6 +140,11 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
     void OnCancel() override {
       owner_->RecordCancel();
       if (request_.prompt() == "block") Finish(grpc::Status::CANCELLED);
+      if (request_.prompt() == "block-after-1") {
+        std::lock_guard<std::mutex> lock(mu_);
+        cancelled_ = true;
+        if (idle_) Finish(grpc::Status::CANCELLED);
+      }
     }
     void OnDone() override { delete this; }
 
@@ -141,7 +156,8 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
       ++sent_;
       r->add_token_ids(sent_);
       r->set_text("t" + std::to_string(sent_) + " ");
-      if (sent_ == total_ && request_.prompt() != "fail-after-2") {
+      if (sent_ == total_ && request_.prompt() != "fail-after-2" &&
+          request_.prompt() != "block-after-1") {
         r->set_finish_reason(smallmind::v1::LENGTH);
         r->mutable_usage()->set_prompt_tokens(3);
         r->mutable_usage()->set_completion_tokens(sent_);
@@ -153,6 +169,9 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
     smallmind::v1::SubmitResponse message_;
     uint32_t total_ = 0;
     uint32_t sent_ = 0;
+    std::mutex mu_;           // "block-after-1": OnCancel and OnWriteDone may run concurrently
+    bool idle_ = false;       // guarded by mu_: the last write is done
+    bool cancelled_ = false;  // guarded by mu_
   };
 
   void RecordCancel() {

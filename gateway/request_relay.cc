@@ -1,0 +1,149 @@
+#include "gateway/request_relay.h"
+
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "shared/check.h"
+
+namespace smallmind::gateway {
+
+using Clock = RequestRecord::Clock;
+using Kind = RelayEvent::Kind;
+
+RequestRelay::RequestRelay(std::shared_ptr<RelayEnv> env, RelayConsumer* consumer)
+    : env_(std::move(env)),
+      consumer_(consumer),
+      state_(env_->options.outbox_capacity, env_->options.max_retries),
+      record_(Clock::now()),
+      outbox_(env_->options.outbox_capacity) {
+  env_->active.Add();
+}
+
+// The worker calls go first, so that a gateway waiting for zero active requests finds their
+// contexts gone before it tears down the channels.
+RequestRelay::~RequestRelay() {
+  calls_.clear();
+  env_->active.Remove();
+}
+
+void RequestRelay::Start(shared::Result<ValidatedRequest> request,
+                         std::chrono::system_clock::time_point deadline) {
+  deadline_ = deadline;
+  if (!request.ok()) return Handle(RelayEvent::Refuse(request.status()));
+  Handle(RelayEvent::Begin(), [&] {
+    record_.SetRequest(request->request_id(), static_cast<uint32_t>(request->prompt_token_count()));
+    *submit_.mutable_request() = request->proto();
+    request_.emplace(std::move(request).value());
+  });
+}
+
+void RequestRelay::OnDelivered(bool ok) { Handle(RelayEvent::Delivered(ok)); }
+
+void RequestRelay::Cancel() { Handle(RelayEvent::Cancel()); }
+
+void RequestRelay::Detach() { Handle(RelayEvent::Detach()); }
+
+void RequestRelay::OnAdmitted(shared::Status status) {
+  Handle(RelayEvent::Admitted(std::move(status)));
+}
+
+void RequestRelay::OnWorkerRead(WorkerCall* call, bool ok) {
+  Handle(RelayEvent::WorkerReadDone(ok), [&] {
+    SM_CHECK(!calls_.empty() && call == calls_.back().get()) << "a read from an old attempt";
+  });
+}
+
+void RequestRelay::OnWorkerDone(WorkerCall* call, shared::Status status) {
+  Handle(RelayEvent::WorkerDone(status), [&] {
+    SM_CHECK(!calls_.empty() && call == calls_.back().get()) << "the end of an old attempt";
+    WorkerLink& link = call->link();
+    link.EndRequest();
+    if (status.code() == shared::StatusCode::kUnavailable) {
+      link.SetHealthy(false, status.message());
+    }
+  });
+}
+
+// Every entry point comes through here. The relay is deleted only once its state is kDone and no
+// other thread is between its lock and the end of its effects, so effects may touch members in
+// any order; the consumer is never called after Complete.
+template <typename Before>
+void RequestRelay::Handle(const RelayEvent& event, Before before) {
+  Actions actions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++busy_;
+    before();
+    ApplyLocked(event, actions);
+  }
+  Perform(actions);
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last = --busy_ == 0 && state_.phase() == RelayPhase::kDone;
+  }
+  if (last) delete this;
+}
+
+void RequestRelay::Handle(const RelayEvent& event) {
+  Handle(event, [] {});
+}
+
+void RequestRelay::ApplyLocked(const RelayEvent& event, Actions& actions) {
+  actions.fx = state_.Apply(event);
+  RelayEffects& fx = actions.fx;
+  if (event.kind == Kind::kDelivered) outbox_.Pop();  // the head was the delivered message
+  if (fx.enqueue) {
+    smallmind::v1::GenerateResponse& slot = outbox_.Push();
+    slot.Swap(calls_.back()->response()->mutable_response());
+    record_.OnMessage(slot, Clock::now());
+  }
+  if (fx.drop_queued) outbox_.Truncate(state_.queued());
+  if (fx.route) RouteLocked(event, actions);
+  SM_CHECK(outbox_.size() == state_.queued())
+      << "outbox holds " << outbox_.size() << ", state says " << state_.Describe();
+  if (!calls_.empty()) actions.call = calls_.back().get();
+  if (fx.deliver) actions.deliver = &outbox_.front();
+  if (fx.finish) actions.finished_line = record_.FinishedLine(*fx.finish);
+}
+
+void RequestRelay::RouteLocked(const RelayEvent& cause, Actions& actions) {
+  RelayEffects& fx = actions.fx;
+  fx.route = false;  // carried out here
+  std::shared_ptr<WorkerLink> link = env_->pool->Pick(fx.route_exclude);
+  if (!link) {
+    fx.MergeFrom(state_.Apply(RelayEvent::NoWorker(env_->pool->NoWorkerStatus())));
+    return;
+  }
+  if (fx.route_exclude) {
+    spdlog::info("request {}: worker {} failed before the first token ({}); retrying on worker {}",
+                 record_.request_id(), *fx.route_exclude, cause.status.ToString(), link->index());
+  }
+  const uint32_t worker = link->index();
+  record_.OnAttempt(worker);
+  submit_.set_gateway_queue_ms(record_.MsSinceStart(Clock::now()));
+  calls_.push_back(
+      std::make_unique<WorkerCall>(static_cast<WorkerCall::Owner*>(this), std::move(link)));
+  fx.MergeFrom(state_.Apply(RelayEvent::Routed(worker)));
+}
+
+// In RelayEffects order. Admission calls back inline; the consumer may call back inline.
+void RequestRelay::Perform(const Actions& actions) {
+  const RelayEffects& fx = actions.fx;
+  if (fx.admit) env_->admission->Enter(this, *request_, deadline_);
+  if (fx.withdraw) env_->admission->Withdraw(this);
+  // submit_ is not written again until this call's OnDone.
+  if (fx.start_call) actions.call->Start(&submit_, deadline_);
+  if (fx.deliver) consumer_->Deliver(*actions.deliver);
+  if (fx.read) actions.call->ReadNext();
+  if (fx.cancel_call) actions.call->Cancel();
+  if (fx.release_call) actions.call->Release();
+  if (fx.release_admission) env_->admission->Leave(this);
+  if (fx.finish) {
+    spdlog::info("{}", actions.finished_line);
+    consumer_->Complete(*fx.finish);
+  }
+}
+
+}  // namespace smallmind::gateway

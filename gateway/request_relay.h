@@ -1,0 +1,114 @@
+// One Generate request's journey through the gateway, whatever door it came in by: admission ->
+// routing -> a worker Submit stream (retried on another worker while nothing was received) -> a
+// bounded outbox -> the consumer, with cancellation, the deadline, accounting and the log line.
+// A front door (GenerateReactor for gRPC; the HTTP server next) is its RelayConsumer. The states
+// live in RelayState. Thread-safe: events come from gRPC and consumer threads, serialised by mu_.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gateway/active_requests.h"
+#include "gateway/admission.h"
+#include "gateway/gateway_config.h"
+#include "gateway/outbox.h"
+#include "gateway/relay_state.h"
+#include "gateway/request_record.h"
+#include "gateway/validate.h"
+#include "gateway/worker_call.h"
+#include "gateway/worker_pool.h"
+#include "shared/status.h"
+#include "smallmind/v1/inference.pb.h"
+#include "smallmind/v1/worker.pb.h"
+
+namespace smallmind::gateway {
+
+// What every relay shares. Owned jointly (shared_ptr) so that a relay ending late never outlives
+// what it touches.
+struct RelayEnv {
+  std::shared_ptr<WorkerPool> pool;
+  std::unique_ptr<Admission> admission = std::make_unique<OpenAdmission>();
+  RelayOptions options;
+  ActiveRequests active;
+};
+
+// The door's side of a relay. Calls come from any thread, never under the relay's lock, so the
+// consumer may call the relay back from inside them.
+class RelayConsumer {
+ public:
+  // Send `message` on, then call RequestRelay::OnDelivered. At most one delivery is outstanding;
+  // `message` stays valid until OnDelivered.
+  virtual void Deliver(const smallmind::v1::GenerateResponse& message) = 0;
+  // The request's outcome, exactly once, after the last delivery completed. The consumer then
+  // calls RequestRelay::Detach when it will make no more calls on the relay.
+  virtual void Complete(const shared::Status& status) = 0;
+
+ protected:
+  ~RelayConsumer() = default;
+};
+
+class RequestRelay final : private WorkerCall::Owner, private AdmissionWaiter {
+ public:
+  // `consumer` must outlive the relay's calls to it (until Complete). The relay deletes itself
+  // once the consumer detached and its worker side is done.
+  RequestRelay(std::shared_ptr<RelayEnv> env, RelayConsumer* consumer);
+  RequestRelay(const RequestRelay&) = delete;
+  RequestRelay& operator=(const RequestRelay&) = delete;
+
+  // Starts the journey, or completes at once with `request`'s error. `deadline` (system_clock max
+  // = none) bounds the worker call. Call once, before anything else.
+  void Start(shared::Result<ValidatedRequest> request,
+             std::chrono::system_clock::time_point deadline);
+  // The outstanding Deliver finished; `ok` = the message was written.
+  void OnDelivered(bool ok);
+  // The consumer cancelled or went away: the worker call is cancelled and Complete follows with
+  // CANCELLED once the outstanding delivery (if any) finished. Harmless after Complete.
+  void Cancel();
+  // After Complete: the consumer makes no more calls. The relay may be deleted at once.
+  void Detach();
+
+ private:
+  // What one event asks for, with what the relay resolved under its lock.
+  struct Actions {
+    RelayEffects fx;
+    WorkerCall* call = nullptr;  // the current call, for start/read/cancel/release
+    const smallmind::v1::GenerateResponse* deliver = nullptr;
+    std::string finished_line;
+  };
+
+  ~RequestRelay();
+
+  void OnAdmitted(shared::Status status) override;
+  void OnWorkerRead(WorkerCall* call, bool ok) override;
+  void OnWorkerDone(WorkerCall* call, shared::Status status) override;
+
+  // Applies `event` under mu_, carries out its effects after, and deletes the relay when it is
+  // done and no other thread is inside. `before` runs under mu_ first.
+  template <typename Before>
+  void Handle(const RelayEvent& event, Before before);
+  void Handle(const RelayEvent& event);
+  void ApplyLocked(const RelayEvent& event, Actions& actions);
+  // The one place a worker is picked for an attempt (issue 10: cache-aware routing plugs in here).
+  // `cause` is the event that asked for it (a worker failure when retrying).
+  void RouteLocked(const RelayEvent& cause, Actions& actions);
+  void Perform(const Actions& actions);
+
+  const std::shared_ptr<RelayEnv> env_;
+  RelayConsumer* const consumer_;
+  std::chrono::system_clock::time_point deadline_;
+  std::optional<ValidatedRequest> request_;  // set by Start when valid
+
+  std::mutex mu_;
+  // Guarded by mu_ from here on.
+  RelayState state_;
+  int busy_ = 0;  // threads inside Handle: the relay is deleted by the last one out
+  RequestRecord record_;
+  Outbox outbox_;
+  smallmind::v1::SubmitRequest submit_;             // read by the current call until its OnDone
+  std::vector<std::unique_ptr<WorkerCall>> calls_;  // every attempt; the last is current
+};
+
+}  // namespace smallmind::gateway
