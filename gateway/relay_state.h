@@ -14,7 +14,14 @@
 namespace smallmind::gateway {
 
 // Where the request's journey stands. It moves forward only, except kAttempting -> kRouting for a
-// retry.
+// retry:
+//
+//   kNew -Begin-> kAdmitting -Admitted(OK)-> kRouting -Routed-> kAttempting -WorkerRead(msg)->
+//   kStreaming -WorkerDone-> kDraining -(outbox empty)-> kFinished -(Detach, worker done)-> kDone
+//
+//   kNew -Refuse-> kDraining; kAdmitting -Admitted(error)-> kDraining; kRouting -NoWorker->
+//   kDraining; kAttempting -WorkerDone(UNAVAILABLE|RESOURCE_EXHAUSTED, retries left)-> kRouting;
+//   any phase before kFinished -Cancel-> kDraining (kAdmitting waits for Admitted first).
 enum class RelayPhase {
   kNew,         // built, not started
   kAdmitting,   // waiting for Admission to let it in (queue, priority, deadline: issue 10)
