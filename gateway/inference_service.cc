@@ -31,9 +31,13 @@ grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPo
     return reactor;
   }
   grpc::ClientContext* client = grpc::ClientContext::FromCallbackServerContext(*context).release();
+  // The context and the link go before Finish, which lets a shutting-down server finish and the
+  // gateway destroy the channels: the last channel reference must not drop on this callback thread
+  // (gRPC 1.51 aborts tearing down its callback queue under it).
   method(link->stub().async(), client, request, response,
-         [reactor, client, link, response, after](grpc::Status s) {
+         [reactor, client, link, response, after](grpc::Status s) mutable {
            link->EndRequest();
+           link.reset();
            delete client;
            if (s.ok()) after(response);
            reactor->Finish(s);
@@ -100,8 +104,10 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
         stub->GetModelInfo(client, req, resp, std::move(done));
       },
-      [env = env_](smallmind::v1::ModelInfo* info) {
-        info->set_workers(static_cast<uint32_t>(env->pool->HealthyCount()));
+      // A plain pointer: the pool outlives the server, and a shared reference dropped on the
+      // callback thread could be the last one.
+      [pool = env_->pool.get()](smallmind::v1::ModelInfo* info) {
+        info->set_workers(static_cast<uint32_t>(pool->HealthyCount()));
       });
 }
 

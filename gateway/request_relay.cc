@@ -20,11 +20,15 @@ RequestRelay::RequestRelay(std::shared_ptr<RelayEnv> env, RelayConsumer* consume
   env_->active.Add();
 }
 
-// The worker calls go first, so that a gateway waiting for zero active requests finds their
-// contexts gone before it tears down the channels.
+// Everything that refers to a channel goes before the count drops: the env's owner destroys the
+// channels once it sees zero, on its own thread. Were this relay (often deleted on a gRPC callback
+// thread) the one to drop the last channel, gRPC 1.51 would tear down its callback queue under
+// that very thread and abort ("ref_counted.h:183 prior > 0").
 RequestRelay::~RequestRelay() {
   calls_.clear();
-  env_->active.Remove();
+  ActiveRequests& active = env_->active;  // the owner keeps the env until the count is zero
+  env_.reset();
+  active.Remove();
 }
 
 void RequestRelay::Start(shared::Result<ValidatedRequest> request,

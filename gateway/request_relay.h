@@ -26,8 +26,8 @@
 
 namespace smallmind::gateway {
 
-// What every relay shares. Owned jointly (shared_ptr) so that a relay ending late never outlives
-// what it touches.
+// What every relay shares. Owned jointly (shared_ptr); its owner keeps it until `active` is zero,
+// so that the last reference, and the channels with it, never goes on a gRPC callback thread.
 struct RelayEnv {
   std::shared_ptr<WorkerPool> pool;
   std::unique_ptr<Admission> admission = std::make_unique<OpenAdmission>();
@@ -96,7 +96,7 @@ class RequestRelay final : private WorkerCall::Owner, private AdmissionWaiter {
   void RouteLocked(const RelayEvent& cause, Actions& actions);
   void Perform(const Actions& actions);
 
-  const std::shared_ptr<RelayEnv> env_;
+  std::shared_ptr<RelayEnv> env_;  // released by the destructor, before active.Remove()
   RelayConsumer* const consumer_;
   std::chrono::system_clock::time_point deadline_;
   std::optional<ValidatedRequest> request_;  // set by Start when valid

@@ -3,11 +3,8 @@
 // 10's queue: one delivery at a time, cancellation, admission, deadline, no worker.
 #include "gateway/request_relay.h"
 
-#include <stdlib.h>
-
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/gateway/fake_worker.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -151,18 +149,12 @@ class ScriptedAdmission final : public Admission {
 
 class RequestRelayTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir[] = "/tmp/smallmind-request-relay-test-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    dir_ = dir;
-  }
   void TearDown() override {
     if (env_) {
       EXPECT_TRUE(env_->active.WaitUntilZero(kWait)) << "a relay was never deleted";
     }
     env_.reset();
     workers_.clear();
-    std::filesystem::remove_all(dir_);
   }
 
   // One healthy fake worker (or, with `workers` = 0, one endpoint nobody serves).
@@ -197,7 +189,8 @@ class RequestRelayTest : public ::testing::Test {
     return relay;
   }
 
-  std::string dir_;
+  smallmind::testing::ScopedTempDir tmp_;
+  const std::string dir_ = tmp_.path();
   std::vector<std::unique_ptr<FakeWorker>> workers_;
   std::shared_ptr<RelayEnv> env_;
 };
