@@ -178,7 +178,7 @@ class RequestRelayTest : public ::testing::Test {
     GenerateRequest request;
     request.set_prompt(prompt);
     request.mutable_stopping()->set_max_new_tokens(tokens);
-    return Validate(request, {testing::kFakeVocab, testing::kFakeContext}, "relay-test-1");
+    return Validate(request, "relay-test-1");
   }
 
   RequestRelay* StartRelay(RecordingConsumer& consumer, const std::string& prompt, uint32_t tokens,
