@@ -137,6 +137,12 @@ void Engine::Step(const StepPlan& plan) {
   last_step_seqs_ = static_cast<int>(plan.seqs.size());
 }
 
+void Engine::ForEach(int n, const std::function<void(int)>& body) {
+  pool_->ParallelFor(n, options_.num_threads, Partition::kDynamic, [&](kernels::RowRange r, int) {
+    for (int i = r.begin; i < r.end; i++) body(i);
+  });
+}
+
 std::span<float> Engine::Logits(int seq_index) {
   SM_CHECK(seq_index >= 0 && seq_index < last_step_seqs_)
       << "seq " << seq_index << " is not in the last step of " << last_step_seqs_;

@@ -4,6 +4,7 @@
 // allocation: every buffer is sized at construction for EngineOptions' limits.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -49,6 +50,11 @@ class Engine {
   // [vocab_size] logits of the last token of plan.seqs[seq_index] of the last Step, which must have
   // had want_logits; valid until the next Step. Writable so a sampler may adjust them in place.
   std::span<float> Logits(int seq_index);
+
+  // Runs body(i) for every i in [0, n) on the engine's threads (parts claimed dynamically) and
+  // returns when all are done; for per-sequence work between steps, such as sampling. Same thread
+  // contract as Step(); body must not call the engine.
+  void ForEach(int n, const std::function<void(int)>& body);
 
   const ModelConfig& config() const { return config_; }
   const EngineOptions& options() const { return options_; }

@@ -2,10 +2,11 @@
 // mutating, which sequences run and how many tokens each feeds (decodes first, then prefill chunks
 // under a token budget); when the running sequences do not fit it returns false and the caller
 // preempts the newest (PreemptNewest). Apply() commits the decision into a StepPlan; after the
-// engine ran it, Update() samples, appends each sequence's tokens and finish to the StepOutput,
-// shifts the context of sequences that outgrew it (stopping.context_overflow = SHIFT) and retires
-// finished sequences. It never calls a stream: the EngineLoop publishes the output. Owned by the
-// scheduler thread; not thread-safe.
+// engine ran it, Update() samples (the sequences of a step in parallel when the caller lends
+// threads), appends each sequence's tokens and finish to the StepOutput, shifts the context of
+// sequences that outgrew it (stopping.context_overflow = SHIFT) and retires finished sequences.
+// It never calls a stream: the EngineLoop publishes the output. Owned by the scheduler thread;
+// not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,11 @@ struct StepShape {
   std::vector<Entry> entries;
 };
 
+// Runs body(i) for every i in [0, n), possibly on several threads at once, and returns when all
+// are done (EngineLoop lends the engine's pool). Update calls it with bodies that touch one
+// sequence each.
+using ForEachFn = std::function<void(int n, const std::function<void(int)>& body)>;
+
 class Scheduler {
  public:
   Scheduler(const SchedulerOptions& options, BlockPool* pool, int block_size);
@@ -70,10 +76,12 @@ class Scheduler {
   // Commit: allocates the blocks of `shape`, admits its waiting sequences and fills `plan`.
   void Apply(const StepShape& shape, StepPlan* plan);
   // After the engine ran `plan`: advances positions, samples (logits of plan entry i come from
-  // `logits(i)`), appends tokens and finishes to output(), shifts the contexts that overflow
-  // (their blocks freed, the kept window queued at the front for recomputation) and retires
-  // finished sequences.
-  void Update(const std::function<std::span<float>(int)>& logits);
+  // `logits(i)`, which must be safe to call from several threads; each sequence samples with its
+  // own RNG, so the tokens do not depend on `for_each`), appends tokens and finishes to output(),
+  // shifts the contexts that overflow (their blocks freed, the kept window queued at the front for
+  // recomputation) and retires finished sequences. `for_each` (null: one thread) runs the sampling.
+  void Update(const std::function<std::span<float>(int)>& logits,
+              const ForEachFn& for_each = nullptr);
   // Between Apply and Update: the id of the sequence that plan entry `plan_index` belongs to.
   uint64_t step_sequence_id(int plan_index) const { return step_seqs_[plan_index]->id; }
 
@@ -87,7 +95,7 @@ class Scheduler {
  private:
   int BlocksFor(int n_positions) const { return (n_positions + block_size_ - 1) / block_size_; }
   void CountStep(const StepShape& shape);
-  void SampleAndEmit(Sequence* seq, std::span<float> logits);
+  void Emit(Sequence* seq, TokenId id);
   void ShiftContexts();
   void Finish(Sequence* seq, FinishReason reason, shared::Status status);
   void Release(Sequence* seq);
@@ -113,7 +121,13 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order: newest last
   std::vector<Sequence*> step_seqs_;  // [plan.seqs.size()]: the sequence of each plan entry
   std::vector<int> step_tokens_;      // [plan.seqs.size()]: tokens each entry fed
-  StepOutput output_;                 // events not yet published; capacity reused
+  // [<= plan.seqs.size()]: the entries that sample this step and the token each drew
+  struct Draw {
+    int index;
+    TokenId token;
+  };
+  std::vector<Draw> draws_;
+  StepOutput output_;  // events not yet published; capacity reused
 };
 
 }  // namespace smallmind::worker

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -28,6 +29,7 @@ struct StepDriverOptions {
   int max_step_tokens = 64;
   int max_seqs = 8;
   PrefixCacheOptions prefix_cache = {};
+  bool parallel_sampling = false;  // sample on the engine's threads, as EngineLoop does
 };
 
 class StepDriver {
@@ -41,6 +43,7 @@ class StepDriver {
     eo.num_threads = o.threads;
     eo.parallel_threshold = 1;  // split every op that can be split: the most thread-dependent run
     engine_ = std::make_unique<Engine>(model.config, model.weights, kv_.get(), eo);
+    parallel_sampling_ = o.parallel_sampling;
     SchedulerOptions so;
     so.max_step_tokens = o.max_step_tokens;
     so.max_seqs = o.max_seqs;
@@ -69,11 +72,17 @@ class StepDriver {
     scheduler_->Apply(shape_, &plan_);
     max_batch_ = std::max(max_batch_, static_cast<int>(plan_.seqs.size()));
     engine_->Step(plan_);
-    scheduler_->Update([this](int i) {
-      std::span<float> l = engine_->Logits(i);
-      logits_[scheduler_->step_sequence_id(i)].emplace_back(l.begin(), l.end());
-      return l;
-    });
+    if (parallel_sampling_) {
+      // Logits are copied first: the samplers then run on several threads at once.
+      for (size_t i = 0; i < plan_.seqs.size(); ++i) {
+        if (plan_.seqs[i].want_logits) Keep(static_cast<int>(i));
+      }
+      scheduler_->Update(
+          [this](int i) { return engine_->Logits(i); },
+          [this](int n, const std::function<void(int)>& body) { engine_->ForEach(n, body); });
+    } else {
+      scheduler_->Update([this](int i) { return Keep(i); });
+    }
     ++steps_;
     Flush();
     return true;
@@ -97,6 +106,12 @@ class StepDriver {
   const Engine& engine() const { return *engine_; }
 
  private:
+  // Records the logits of plan entry i (before the sampler's penalties touch them).
+  std::span<float> Keep(int i) {
+    std::span<float> l = engine_->Logits(i);
+    logits_[scheduler_->step_sequence_id(i)].emplace_back(l.begin(), l.end());
+    return l;
+  }
   void Flush() {
     outputs_.Publish(scheduler_->mutable_output());
     recorder_.Drain(&outputs_);
@@ -113,6 +128,7 @@ class StepDriver {
   StepShape shape_;
   StepPlan plan_;
   std::map<uint64_t, std::vector<std::vector<float>>> logits_;
+  bool parallel_sampling_ = false;
   int preemptions_ = 0;
   int steps_ = 0;
   int max_batch_ = 0;
