@@ -69,8 +69,11 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
       ->type_name("PATH")
       ->default_str("smallmind-worker beside this binary");
   AddList(app, "--worker-endpoints", c.worker_endpoints,
-          "attach to running workers (host:port,unix:/path,...) instead of spawning --workers")
+          "attach to running workers (host:port,unix:/path,...) instead of spawning --workers; a "
+          "DNS name with several addresses is several workers")
       ->default_str("none");
+  AddMilliseconds(app, "--resolve-interval-ms", c.pool.resolve_interval,
+                  "how often DNS names in --worker-endpoints are resolved again");
   app.add_option("--listen-host", c.listen_host, "address to listen on")->type_name("HOST");
   app.add_option("--port", c.port, "port to listen on; 0 = any free port, printed on stdout");
   // Keys in the environment stay out of `ps` output; the flag wins when both are given.
@@ -124,6 +127,11 @@ Status GatewayConfig::Validate() const {
       return InvalidArgument("--model must not be empty (e.g. builtin:stories260K)");
     SM_RETURN_IF_ERROR(CheckRange("--workers", workers, 1, 1024));
   }
+  for (const std::string& endpoint : worker_endpoints) {
+    SM_RETURN_IF_ERROR(ParseWorkerEndpoint(endpoint).status());
+  }
+  SM_RETURN_IF_ERROR(
+      CheckRange("--resolve-interval-ms", pool.resolve_interval.count(), 100, kMaxMs));
   SM_RETURN_IF_ERROR(CheckRange("--port", port, 0, 65535));
   if (listen_host.empty()) return InvalidArgument("--listen-host must not be empty");
   for (const auto& key : api_keys) {

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "gateway/worker_endpoints.h"
 #include "shared/default_model.h"
 #include "shared/status.h"
 
@@ -29,6 +30,11 @@ struct WorkerPoolOptions {
   // How often every worker's Stats is polled; also how fast a restarted worker rejoins.
   std::chrono::milliseconds poll_interval{500};
   std::chrono::milliseconds poll_timeout{1000};
+  // How often DNS names in --worker-endpoints are looked up again (a scaled StatefulSet shows up
+  // within this).
+  std::chrono::milliseconds resolve_interval{5000};
+  // Not a flag: how names are looked up; empty = ResolveHostWithSystem. Tests inject their names.
+  HostResolver resolver;
 };
 
 struct SupervisorOptions {
@@ -60,7 +66,8 @@ struct GatewayConfig {
   int workers = 2;
   std::string listen_host = "0.0.0.0";
   int port = 50051;  // 0 = any free port, printed at startup
-  // Non-empty: attach to these workers ("host:port" or "unix:/path") instead of spawning.
+  // Non-empty: attach to these workers ("host:port" or "unix:/path") instead of spawning; a host
+  // name with several addresses is several workers (gateway/worker_endpoints.h).
   std::vector<std::string> worker_endpoints;
   // Non-empty: Generate, Tokenize and GetModelInfo need `authorization: Bearer <key>`.
   std::vector<std::string> api_keys;

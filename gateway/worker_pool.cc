@@ -1,20 +1,67 @@
 #include "gateway/worker_pool.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "gateway/router.h"
 
 namespace smallmind::gateway {
 
-WorkerPool::WorkerPool(const std::vector<std::string>& targets, WorkerPoolOptions options)
-    : options_(options) {
-  links_.reserve(targets.size());
-  for (size_t i = 0; i < targets.size(); ++i) {
-    links_.push_back(std::make_shared<WorkerLink>(static_cast<uint32_t>(i), targets[i]));
-  }
+WorkerPool::WorkerPool(const std::vector<std::string>& endpoints, WorkerPoolOptions options)
+    : options_(std::move(options)),
+      members_(std::make_shared<const Members>()),
+      endpoints_(endpoints, options_.resolver) {
+  Refresh();
 }
 
 WorkerPool::~WorkerPool() { StopPolling(); }
+
+std::shared_ptr<const WorkerPool::Members> WorkerPool::members() const {
+  std::lock_guard<std::mutex> lock(members_mu_);
+  return members_;
+}
+
+std::vector<std::shared_ptr<WorkerLink>> WorkerPool::Links() const { return *members(); }
+
+size_t WorkerPool::size() const { return members()->size(); }
+
+std::shared_ptr<WorkerLink> WorkerPool::link(size_t i) const {
+  const std::shared_ptr<const Members> links = members();
+  return i < links->size() ? (*links)[i] : nullptr;
+}
+
+void WorkerPool::Refresh() {
+  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  // Only the pool holds a retired link once its last request ended: drop it here, off gRPC's
+  // threads.
+  std::erase_if(retired_, [](const std::shared_ptr<WorkerLink>& l) { return l.use_count() == 1; });
+  const std::shared_ptr<const Members> old = members();
+  if (!old->empty() && !endpoints_.has_names()) return;
+  const std::vector<std::string> targets = endpoints_.Resolve();
+  auto next = std::make_shared<Members>();
+  for (const std::string& target : targets) {
+    auto same = std::find_if(old->begin(), old->end(),
+                             [&](const auto& l) { return l->target() == target; });
+    if (same != old->end()) {
+      next->push_back(*same);
+      continue;
+    }
+    const auto [id, first_sight] = ids_.try_emplace(target, static_cast<uint32_t>(ids_.size()));
+    next->push_back(std::make_shared<WorkerLink>(id->second, target));
+    if (endpoints_.has_names()) spdlog::info("worker {} ({}) joins", id->second, target);
+  }
+  std::sort(next->begin(), next->end(),
+            [](const auto& a, const auto& b) { return a->index() < b->index(); });
+  for (const std::shared_ptr<WorkerLink>& l : *old) {
+    if (std::find(next->begin(), next->end(), l) != next->end()) continue;
+    spdlog::info("worker {} ({}) leaves: its name no longer resolves to it", l->index(),
+                 l->target());
+    retired_.push_back(l);
+  }
+  std::lock_guard<std::mutex> lock(members_mu_);
+  members_ = std::move(next);
+}
 
 void WorkerPool::StartPolling() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -35,8 +82,9 @@ void WorkerPool::PollOnce() {
   // All polls go out at once; the round ends when every answer (or deadline) is in.
   std::mutex done_mu;
   std::condition_variable done_cv;
-  size_t pending = links_.size();
-  for (auto& link : links_) {
+  const std::shared_ptr<const Members> links = members();
+  size_t pending = links->size();
+  for (const auto& link : *links) {
     link->PollStats(options_.poll_timeout, [&](const shared::Status&) {
       std::lock_guard<std::mutex> lock(done_mu);
       if (--pending == 0) done_cv.notify_all();
@@ -47,9 +95,14 @@ void WorkerPool::PollOnce() {
 }
 
 void WorkerPool::PollLoop() {
+  auto next_resolve = std::chrono::steady_clock::now() + options_.resolve_interval;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     lock.unlock();
+    if (std::chrono::steady_clock::now() >= next_resolve) {
+      Refresh();
+      next_resolve = std::chrono::steady_clock::now() + options_.resolve_interval;
+    }
     PollOnce();
     lock.lock();
     wake_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
@@ -57,15 +110,17 @@ void WorkerPool::PollLoop() {
 }
 
 std::shared_ptr<WorkerLink> WorkerPool::Pick(std::optional<uint32_t> exclude) {
-  std::vector<WorkerLoad> loads(links_.size());  // [workers]
-  for (size_t i = 0; i < links_.size(); ++i) {
-    loads[i].healthy = links_[i]->healthy() && (!exclude || *exclude != i);
-    loads[i].in_flight = links_[i]->in_flight();
+  const std::shared_ptr<const Members> links = members();
+  std::vector<WorkerLoad> loads(links->size());  // [members]
+  for (size_t i = 0; i < links->size(); ++i) {
+    const WorkerLink& link = *(*links)[i];
+    loads[i].healthy = link.healthy() && (!exclude || *exclude != link.index());
+    loads[i].in_flight = link.in_flight();
   }
   const auto chosen = Route(loads, route_cursor_.fetch_add(1, std::memory_order_relaxed));
   if (!chosen) return nullptr;
-  links_[*chosen]->BeginRequest();
-  return links_[*chosen];
+  (*links)[*chosen]->BeginRequest();
+  return (*links)[*chosen];
 }
 
 shared::Status WorkerPool::NoWorkerStatus() const {
@@ -74,7 +129,7 @@ shared::Status WorkerPool::NoWorkerStatus() const {
 
 size_t WorkerPool::HealthyCount() const {
   size_t n = 0;
-  for (const auto& link : links_) n += link->healthy() ? 1 : 0;
+  for (const auto& link : *members()) n += link->healthy() ? 1 : 0;
   return n;
 }
 
@@ -83,7 +138,10 @@ shared::Result<smallmind::v1::ModelInfo> WorkerPool::WaitForModelInfo(
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error = "no worker configured";
   while (true) {
-    for (auto& link : links_) {
+    Refresh();  // at startup, workers behind a name may not be in DNS yet
+    const std::shared_ptr<const Members> links = members();
+    if (links->empty()) last_error = "the names in --worker-endpoints resolve to no address";
+    for (const auto& link : *links) {
       auto info = link->GetModelInfo(options_.poll_timeout);
       if (info.ok()) {
         link->SetHealthy(true);

@@ -1,11 +1,13 @@
 // The workers behind the gateway: one WorkerLink each, a thread that polls their Stats to keep
-// health current, and the routing decision for each request attempt. Built by Gateway, shared by
-// reactors and the inference service. Thread-safe.
+// health current (and re-resolves DNS names in --worker-endpoints, so workers join and leave), and
+// the routing decision for each request attempt. Built by Gateway, shared by reactors and the
+// inference service. Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "gateway/gateway_config.h"
+#include "gateway/worker_endpoints.h"
 #include "gateway/worker_link.h"
 #include "shared/status.h"
 
@@ -22,8 +25,11 @@ namespace smallmind::gateway {
 
 class WorkerPool {
  public:
-  // Link i serves worker id i at targets[i].
-  WorkerPool(const std::vector<std::string>& targets, WorkerPoolOptions options);
+  // One link per target; a DNS name in `endpoints` (see gateway/worker_endpoints.h) is one link per
+  // address, resolved now and again every options.resolve_interval. Worker ids are handed out in
+  // order of first sight and stay with their target: fixed targets get 0, 1, ... in order, and an
+  // address that leaves and comes back gets its old id.
+  WorkerPool(const std::vector<std::string>& endpoints, WorkerPoolOptions options);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -33,6 +39,10 @@ class WorkerPool {
   void StopPolling();
   // One poll round over every worker, waiting for all answers.
   void PollOnce();
+  // Resolves the names again and updates the members: new addresses join (unhealthy until their
+  // first answer), vanished ones leave routing at once (their open requests keep their link).
+  // Called by the poll thread every resolve_interval; a no-op without names.
+  void Refresh();
 
   // The least-loaded healthy worker (round robin on ties), skipping worker `exclude`; the caller
   // owns one in-flight slot on it (BeginRequest done) and calls EndRequest. nullptr when none.
@@ -40,9 +50,13 @@ class WorkerPool {
   // UNAVAILABLE naming the number of workers: what a request gets when Pick finds none.
   shared::Status NoWorkerStatus() const;
 
-  size_t size() const { return links_.size(); }
+  // The current members, in id order. Membership changes only with DNS names, so with fixed
+  // targets position i is worker id i.
+  std::vector<std::shared_ptr<WorkerLink>> Links() const;
+  size_t size() const;
   size_t HealthyCount() const;
-  const std::shared_ptr<WorkerLink>& link(size_t i) const { return links_[i]; }
+  // The member at position i of Links(); nullptr when there are fewer members now.
+  std::shared_ptr<WorkerLink> link(size_t i) const;
 
   // Polls until some worker answers GetModelInfo, for at most `timeout`; CANCELLED once `stop` is
   // requested.
@@ -50,10 +64,20 @@ class WorkerPool {
                                                             std::stop_token stop = {});
 
  private:
+  using Members = std::vector<std::shared_ptr<WorkerLink>>;
+  std::shared_ptr<const Members> members() const;
   void PollLoop();
 
   const WorkerPoolOptions options_;
-  std::vector<std::shared_ptr<WorkerLink>> links_;
+  mutable std::mutex members_mu_;
+  std::shared_ptr<const Members> members_;  // guarded by members_mu_; replaced, never edited
+  std::mutex refresh_mu_;                   // serializes Refresh
+  WorkerEndpoints endpoints_;               // guarded by refresh_mu_
+  std::map<std::string, uint32_t> ids_;     // guarded by refresh_mu_: target -> worker id
+  // Links that left while requests still held them, kept so that their channel is destroyed on
+  // the poll thread and never on a gRPC callback thread (gRPC 1.51 aborts then). Guarded by
+  // refresh_mu_.
+  Members retired_;
   std::atomic<uint64_t> route_cursor_{0};
   std::mutex mu_;
   std::condition_variable_any wake_;  // also woken by a stop_token
