@@ -9,6 +9,7 @@ packages=(
   libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   python3 python3-grpcio python3-protobuf python3-jinja2
+  python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
 )
 
 missing=()
