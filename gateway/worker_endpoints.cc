@@ -68,8 +68,8 @@ shared::Result<WorkerEndpoint> ParseWorkerEndpoint(std::string_view spec) {
   if (!spec.empty() && spec.front() == '[') {  // [v6]:port
     const size_t close = spec.find("]:");
     if (close == std::string_view::npos || !IsIpv6(std::string(spec.substr(1, close - 1)))) {
-      return InvalidArgument(fmt::format(
-          "--worker-endpoints entry '{}': expected [IPv6 address]:port", spec));
+      return InvalidArgument(
+          fmt::format("--worker-endpoints entry '{}': expected [IPv6 address]:port", spec));
     }
     SM_ASSIGN_OR_RETURN(const int port, ParsePort(spec, spec.substr(close + 2)));
     endpoint.target = AddressTarget(spec.substr(1, close - 1), port);
@@ -92,9 +92,9 @@ shared::Result<WorkerEndpoint> ParseWorkerEndpoint(std::string_view spec) {
     endpoint.host = host;
     endpoint.port = port;
   } else {
-    return InvalidArgument(fmt::format(
-        "--worker-endpoints entry '{}': '{}' is neither an IP address nor a host name", spec,
-        host));
+    return InvalidArgument(
+        fmt::format("--worker-endpoints entry '{}': '{}' is neither an IP address nor a host name",
+                    spec, host));
   }
   return endpoint;
 }
@@ -109,9 +109,8 @@ shared::Result<std::vector<std::string>> ResolveHostWithSystem(const std::string
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, &freeaddrinfo);
   if (rc == EAI_NONAME || rc == EAI_NODATA) return std::vector<std::string>{};
   if (rc != 0) {
-    return shared::Unavailable(
-        fmt::format("cannot resolve '{}': {}", host, rc == EAI_SYSTEM ? "system error"
-                                                                       : gai_strerror(rc)));
+    return shared::Unavailable(fmt::format("cannot resolve '{}': {}", host,
+                                           rc == EAI_SYSTEM ? "system error" : gai_strerror(rc)));
   }
   std::vector<std::string> addresses;
   for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {

@@ -59,7 +59,7 @@ class WorkerEndpoints {
   HostResolver resolver_;
   bool has_names_ = false;
   std::vector<std::vector<std::string>> last_targets_;  // [endpoints]: the last good answer
-  std::vector<std::string> last_error_;                 // [endpoints]: "" when the last lookup worked
+  std::vector<std::string> last_error_;  // [endpoints]: "" when the last lookup worked
 };
 
 }  // namespace smallmind::gateway

@@ -124,7 +124,7 @@ std::shared_ptr<WorkerLink> WorkerPool::Pick(std::optional<uint32_t> exclude) {
 }
 
 shared::Status WorkerPool::NoWorkerStatus() const {
-  return shared::Unavailable(fmt::format("no healthy worker (0 of {} ready)", links_.size()));
+  return shared::Unavailable(fmt::format("no healthy worker (0 of {} ready)", size()));
 }
 
 size_t WorkerPool::HealthyCount() const {

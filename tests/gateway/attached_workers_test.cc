@@ -52,10 +52,11 @@ int FreePort() {
 // A smallmind-worker serving builtin:tiny on `address`:`port`, its KV cache in process memory (a
 // SIGKILL leaves nothing in /dev/shm). Null when it did not start serving.
 std::unique_ptr<ChildProcess> StartWorker(const std::string& address, int port) {
-  auto child = ChildProcess::Spawn(
-      {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", smallmind::testing::BinaryPath("smallmind-worker"),
-       "--model", "builtin:tiny", "--listen", address + ":" + std::to_string(port), "--kv-segment",
-       "none", "--threads", "1", "--kv-memory-mb", "16"});
+  auto child =
+      ChildProcess::Spawn({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
+                           smallmind::testing::BinaryPath("smallmind-worker"), "--model",
+                           "builtin:tiny", "--listen", address + ":" + std::to_string(port),
+                           "--kv-segment", "none", "--threads", "1", "--kv-memory-mb", "16"});
   if (!child.ok() || !(*child)->WaitForLine("serving on", kStartup).ok()) return nullptr;
   return std::move(child).value();
 }
@@ -100,7 +101,8 @@ class AttachedWorkersTest : public ::testing::Test {
     config.port = 0;
     config.pool.poll_interval = std::chrono::milliseconds(50);
     config.pool.resolve_interval = std::chrono::milliseconds(100);
-    config.pool.resolver = [this](const std::string& host) -> shared::Result<std::vector<std::string>> {
+    config.pool.resolver =
+        [this](const std::string& host) -> shared::Result<std::vector<std::string>> {
       std::lock_guard<std::mutex> lock(dns_mu_);
       return host == kName ? dns_ : std::vector<std::string>{};
     };
@@ -149,8 +151,8 @@ TEST_F(AttachedWorkersTest, GatewayFollowsTheWorkersBehindADnsName) {
   SetDns({"127.0.0.1", "127.0.0.2"});
   ASSERT_NO_FATAL_FAILURE(StartGateway());
   ASSERT_TRUE(Eventually([&] { return gateway_->pool().HealthyCount() == 2; }));
-  EXPECT_EQ(Members(), (std::map<uint32_t, std::string>{{0, Target("127.0.0.1")},
-                                                        {1, Target("127.0.0.2")}}));
+  EXPECT_EQ(Members(),
+            (std::map<uint32_t, std::string>{{0, Target("127.0.0.1")}, {1, Target("127.0.0.2")}}));
   EXPECT_EQ(WorkersServing(4), (std::set<uint32_t>{0, 1})) << "one name, two workers";
 
   // Scale: the pod at .2 goes, one at .3 comes; DNS follows, and so does the gateway.
@@ -161,7 +163,8 @@ TEST_F(AttachedWorkersTest, GatewayFollowsTheWorkersBehindADnsName) {
     return Members() == std::map<uint32_t, std::string>{{0, Target("127.0.0.1")},
                                                         {2, Target("127.0.0.3")}} &&
            gateway_->pool().HealthyCount() == 2;
-  })) << "members now: " << Members().size();
+  })) << "members now: "
+      << Members().size();
   EXPECT_EQ(WorkersServing(4), (std::set<uint32_t>{0, 2}));
 
   // A worker killed and restarted at its address: health checks notice, the link reconnects, and

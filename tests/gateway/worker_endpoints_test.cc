@@ -71,23 +71,24 @@ TEST(WorkerEndpointsTest, SystemResolverFindsLocalhostOnLoopback) {
 }
 
 TEST(WorkerEndpointsTest, NamesExpandInOrderAndEachTargetComesOnce) {
-  std::map<std::string, std::vector<std::string>> dns = {
-      {"b.test", {"10.0.0.2", "fd00::2"}}, {"a.test", {"10.0.0.1", "10.0.0.2"}}};
+  std::map<std::string, std::vector<std::string>> dns = {{"b.test", {"10.0.0.2", "fd00::2"}},
+                                                         {"a.test", {"10.0.0.1", "10.0.0.2"}}};
   int lookups = 0;
-  WorkerEndpoints endpoints({"b.test:7000", "unix:/w.sock", "a.test:7000", "10.0.0.1:7000"},
-                            [&](const std::string& host) -> shared::Result<std::vector<std::string>> {
-                              ++lookups;
-                              return dns.at(host);
-                            });
+  WorkerEndpoints endpoints(
+      {"b.test:7000", "unix:/w.sock", "a.test:7000", "10.0.0.1:7000"},
+      [&](const std::string& host) -> shared::Result<std::vector<std::string>> {
+        ++lookups;
+        return dns.at(host);
+      });
   EXPECT_TRUE(endpoints.has_names());
-  EXPECT_EQ(endpoints.Resolve(),
-            (std::vector<std::string>{"10.0.0.2:7000", "[fd00::2]:7000", "unix:/w.sock",
-                                      "10.0.0.1:7000"}));
+  EXPECT_EQ(endpoints.Resolve(), (std::vector<std::string>{"10.0.0.2:7000", "[fd00::2]:7000",
+                                                           "unix:/w.sock", "10.0.0.1:7000"}));
   EXPECT_EQ(lookups, 2) << "one lookup per name, none for fixed targets";
 }
 
 TEST(WorkerEndpointsTest, FailedLookupKeepsTheLastAddressesAndNxdomainDropsThem) {
-  shared::Result<std::vector<std::string>> answer = std::vector<std::string>{"10.0.0.1", "10.0.0.2"};
+  shared::Result<std::vector<std::string>> answer =
+      std::vector<std::string>{"10.0.0.1", "10.0.0.2"};
   WorkerEndpoints endpoints({"w.test:7000"}, [&](const std::string&) { return answer; });
   const std::vector<std::string> two = {"10.0.0.1:7000", "10.0.0.2:7000"};
   EXPECT_EQ(endpoints.Resolve(), two);

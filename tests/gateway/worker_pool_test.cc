@@ -164,8 +164,8 @@ TEST_F(WorkerPoolTest, RefreshFollowsScalingAndIdsStayWithTheirAddress) {
   }
   dns_.Set(std::vector<std::string>{"127.0.0.1", "127.0.0.2", "127.0.0.3"});
   pool->Refresh();
-  EXPECT_EQ(Members(*pool), (std::map<uint32_t, std::string>{
-                                {0, Target(1)}, {1, Target(2)}, {2, Target(3)}}))
+  EXPECT_EQ(Members(*pool),
+            (std::map<uint32_t, std::string>{{0, Target(1)}, {1, Target(2)}, {2, Target(3)}}))
       << "an address that comes back gets its old id";
 }
 
