@@ -162,9 +162,21 @@ void DescribeTensors(LoadedModel* m) {
 }
 
 shared::Result<std::unique_ptr<LoadedModel>> LoadAnyModel(const ModelSpec& spec) {
-  if (spec.model.starts_with(kBuiltinPrefix)) return LoadBuiltin(spec);
+  // A tokenizer the model would not use is refused rather than ignored: the user meant something.
+  const auto no_tokenizer_flag = [&](const char* what) {
+    return shared::InvalidArgument("--tokenizer " + spec.tokenizer +
+                                   " is for llama2.c checkpoints only; " + spec.model + " " + what);
+  };
+  if (spec.model.starts_with(kBuiltinPrefix)) {
+    if (!spec.tokenizer.empty()) return no_tokenizer_flag("carries its own vocabulary");
+    return LoadBuiltin(spec);
+  }
   SM_ASSIGN_OR_RETURN(const ModelFormat format, DetectModelFormat(spec.model));
-  return format == ModelFormat::kGguf ? LoadGguf(spec) : LoadLlama2c(spec);
+  if (format == ModelFormat::kGguf) {
+    if (!spec.tokenizer.empty()) return no_tokenizer_flag("is a GGUF with its tokenizer inside");
+    return LoadGguf(spec);
+  }
+  return LoadLlama2c(spec);
 }
 
 }  // namespace

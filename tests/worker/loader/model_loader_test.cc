@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/scoped_temp_dir.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {
 namespace {
@@ -42,6 +43,27 @@ TEST(ModelLoaderTest, UnknownBuiltinNameListsTheValidOnes) {
   EXPECT_EQ(model.status().message(),
             "unknown builtin model 'builtin:stories'; the builtin models are "
             "builtin:stories260K, builtin:tiny");
+}
+
+TEST(ModelLoaderTest, ATokenizerForABuiltinModelIsRefusedNotIgnored) {
+  auto model = LoadModel(ModelSpec{"builtin:tiny", "tok512.bin"});
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), shared::StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.status().message(),
+            "--tokenizer tok512.bin is for llama2.c checkpoints only; builtin:tiny carries its own "
+            "vocabulary");
+}
+
+TEST(ModelLoaderTest, ATokenizerForAGgufIsRefusedNotIgnored) {
+  testing::ScopedTempDir dir;
+  const std::string path = dir.File("tiny.gguf");
+  ASSERT_TRUE(WriteGeneratedModel(GeneratorOptions{}, path).ok());
+  ASSERT_TRUE(LoadModel(ModelSpec{path, ""}).ok());
+  auto model = LoadModel(ModelSpec{path, "tok512.bin"});
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), shared::StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.status().message(), "--tokenizer tok512.bin is for llama2.c checkpoints only; " +
+                                          path + " is a GGUF with its tokenizer inside");
 }
 
 TEST(ModelLoaderTest, TextFileRenamedGgufIsReportedAsNeitherFormat) {
