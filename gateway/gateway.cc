@@ -43,6 +43,7 @@ shared::Status Gateway::Start(std::stop_token stop) {
   // Before any worker exists: a second gateway on a taken port must not start (and with port
   // reuse off below, gRPC would refuse it anyway, but only after the workers were up).
   SM_RETURN_IF_ERROR(CheckPortFree(config_.listen_host, config_.port));
+  SM_RETURN_IF_ERROR(StartMetrics());
   SM_RETURN_IF_ERROR(StartWorkers(stop));
   SM_RETURN_IF_ERROR(StartServer());
   spdlog::info("serving {} ({}, vocab {}, context {}) with {} worker(s) on {}:{}",
@@ -81,6 +82,15 @@ shared::Status Gateway::ReloadApiKeys() {
   return status;
 }
 
+// Before the workers, so that a busy --metrics-port stops the start before anything is spawned.
+shared::Status Gateway::StartMetrics() {
+  if (config_.metrics_port < 0) return shared::Status::Ok();
+  SM_ASSIGN_OR_RETURN(metrics_endpoint_,
+                      MetricsEndpoint::Start(config_.listen_host, config_.metrics_port, metrics_));
+  spdlog::info("metrics on http://{}:{}/metrics", config_.listen_host, metrics_endpoint_->port());
+  return shared::Status::Ok();
+}
+
 shared::Status Gateway::StartWorkers(std::stop_token stop) {
   std::vector<std::string> targets = config_.worker_endpoints;
   if (targets.empty()) {
@@ -91,6 +101,13 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
   }
   env_->pool = std::make_shared<WorkerPool>(targets, config_.pool);
   std::shared_ptr<WorkerPool> pool = env_->pool;
+  WorkerMetricsSources metric_sources;
+  if (WorkerSupervisor* supervisor = supervisor_.get()) {
+    metric_sources.supervisor_restarts = [supervisor](uint32_t i) {
+      return supervisor->restarts(i);
+    };
+  }
+  metrics_->AttachWorkers(pool, std::move(metric_sources));
   if (supervisor_) {
     const auto timeout = config_.pool.poll_timeout;
     SM_RETURN_IF_ERROR(supervisor_->Start(
@@ -163,6 +180,7 @@ void Gateway::Shutdown() {
   }
   if (env_->pool) env_->pool->StopPolling();
   if (supervisor_) supervisor_->Stop();
+  metrics_endpoint_.reset();
   spdlog::info("gateway stopped");
 }
 

@@ -14,8 +14,10 @@
 
 #include "gateway/api_key_store.h"
 #include "gateway/gateway_config.h"
+#include "gateway/gateway_metrics.h"
 #include "gateway/generate_reactor.h"
 #include "gateway/inference_service.h"
+#include "gateway/metrics_endpoint.h"
 #include "gateway/tls_credentials.h"
 #include "gateway/worker_pool.h"
 #include "gateway/worker_supervisor.h"
@@ -53,15 +55,22 @@ class Gateway {
   // What every door checks: the API keys, and the TLS material (null until Start, or plaintext).
   const std::shared_ptr<ApiKeyStore>& api_keys() const { return api_keys_; }
   const TlsCredentials* tls() const { return tls_ ? &*tls_ : nullptr; }
+  // What /metrics shows (any door may serve its RenderText()).
+  const std::shared_ptr<GatewayMetrics>& metrics() const { return metrics_; }
+  // The --metrics-port actually bound; -1 when off.
+  int metrics_port() const { return metrics_endpoint_ ? metrics_endpoint_->port() : -1; }
 
  private:
   shared::Status LoadSecurity();
+  shared::Status StartMetrics();
   shared::Status StartWorkers(std::stop_token stop);
   shared::Status StartServer();
 
   GatewayConfig config_;
   const std::shared_ptr<ApiKeyStore> api_keys_;
   std::optional<TlsCredentials> tls_;
+  const std::shared_ptr<GatewayMetrics> metrics_ = std::make_shared<GatewayMetrics>();
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<WorkerSupervisor> supervisor_;
   std::shared_ptr<RelayEnv> env_;
   smallmind::v1::ModelInfo model_info_;

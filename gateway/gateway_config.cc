@@ -76,6 +76,8 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                   "how often DNS names in --worker-endpoints are resolved again");
   app.add_option("--listen-host", c.listen_host, "address to listen on")->type_name("HOST");
   app.add_option("--port", c.port, "port to listen on; 0 = any free port, printed on stdout");
+  app.add_option("--metrics-port", c.metrics_port,
+                 "Prometheus /metrics port (HTTP, on --listen-host); 0 = any free port, -1 = off");
   // Keys in the environment stay out of `ps` output; the flag wins when both are given.
   AddList(app, "--api-keys", c.api_keys,
           "require `authorization: Bearer <key>` with one of these keys")
@@ -133,6 +135,7 @@ Status GatewayConfig::Validate() const {
   SM_RETURN_IF_ERROR(
       CheckRange("--resolve-interval-ms", pool.resolve_interval.count(), 100, kMaxMs));
   SM_RETURN_IF_ERROR(CheckRange("--port", port, 0, 65535));
+  SM_RETURN_IF_ERROR(CheckRange("--metrics-port", metrics_port, -1, 65535));
   if (listen_host.empty()) return InvalidArgument("--listen-host must not be empty");
   for (const auto& key : api_keys) {
     if (key.find_first_of(" \t") != std::string::npos) {

@@ -66,6 +66,9 @@ struct GatewayConfig {
   int workers = 2;
   std::string listen_host = "0.0.0.0";
   int port = 50051;  // 0 = any free port, printed at startup
+  // Prometheus text on http://listen_host:metrics_port/metrics; 0 = any free port (printed at
+  // startup), -1 = off.
+  int metrics_port = -1;
   // Non-empty: attach to these workers ("host:port" or "unix:/path") instead of spawning; a host
   // name with several addresses is several workers (gateway/worker_endpoints.h).
   std::vector<std::string> worker_endpoints;

@@ -99,6 +99,9 @@ int Run(int argc, char** argv) {
     exit_code = stop.stop_requested() ? 0 : 1;
   } else {
     std::printf("smallmind-gateway listening on %s\n", gateway.connect_address().c_str());
+    if (gateway.metrics_port() >= 0) {
+      std::printf("smallmind-gateway metrics on port %d\n", gateway.metrics_port());
+    }
     std::fflush(stdout);
     std::mutex mu;
     std::condition_variable_any stopped;

@@ -354,6 +354,11 @@ uint64_t WorkerSupervisor::restarts_total() const {
   return restarts_total_;
 }
 
+uint64_t WorkerSupervisor::restarts(size_t index) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return index < children_.size() ? children_[index].restarts : 0;
+}
+
 bool WorkerSupervisor::WaitForRestarts(uint64_t count, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   return wake_.wait_for(lock, timeout, [&] { return restarts_total_ >= count; });

@@ -75,6 +75,8 @@ class WorkerSupervisor {
   void Stop();
 
   uint64_t restarts_total() const;
+  // Restarts of worker `index` (0 for an index out of range).
+  uint64_t restarts(size_t index) const;
   // True once restarts_total() >= count, waiting at most `timeout`.
   bool WaitForRestarts(uint64_t count, std::chrono::milliseconds timeout);
   pid_t pid(size_t index) const;  // 0 while not running

@@ -7,9 +7,11 @@ packages=(
   build-essential cmake pkg-config ccache clang-format git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libssl-dev openssl
   libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
+  prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   python3 python3-grpcio python3-protobuf python3-jinja2
   python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
+  docker-compose  # only `docker-compose config` in a test (compose.yaml and its monitoring profile)
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "shared/grpc_status.h"
 #include "worker/submit_reactor.h"
@@ -30,7 +31,13 @@ const char* TokenizerKindName(TokenizerKind kind) {
 
 WorkerService::WorkerService(const LoadedModel& model, CommandQueue* commands,
                              const SchedulerStats* stats, int worker_id)
-    : model_(model), commands_(commands), stats_(stats), worker_id_(worker_id) {}
+    : model_(model),
+      commands_(commands),
+      stats_(stats),
+      worker_id_(worker_id),
+      start_time_unix_ms_(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count()) {}
 
 grpc::ServerWriteReactor<v1::SubmitResponse>* WorkerService::Submit(
     grpc::CallbackServerContext* context, const v1::SubmitRequest* request) {
@@ -129,6 +136,7 @@ grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* cont
   for (uint32_t i = 0; i < n_keys; ++i) {
     response->add_cached_prefix_keys(load(stats_->cached_prefix_keys[i]));
   }
+  response->set_start_time_unix_ms(start_time_unix_ms_);
   return Done(context, shared::Status::Ok());
 }
 

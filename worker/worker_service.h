@@ -37,6 +37,7 @@ class WorkerService final : public v1::Worker::CallbackService {
   CommandQueue* commands_;
   const SchedulerStats* stats_;
   const int worker_id_;
+  const uint64_t start_time_unix_ms_;  // Stats.start_time_unix_ms: set once, at construction
   std::atomic<uint64_t> next_sequence_id_{1};
 };
 

@@ -1,0 +1,61 @@
+// RequestMetrics: the request-level Prometheus families (DESIGN §6) that the gateway's relay core
+// observes for every Generate stream, whichever door it came in by: requests by status, time to
+// first token, inter-token latency, prompt and generated tokens. Families live in a
+// prometheus::Registry the caller owns. Thread-safe (prometheus-cpp metrics are atomic).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "shared/status.h"
+
+namespace smallmind::gateway {
+
+// Histogram upper bounds from `lo` to `hi` seconds, about 1.5x apart (1, 1.5, 2, 3, 5, 7.5 per
+// decade, `hi` last), so histogram_quantile interpolates within ~50% anywhere in the range.
+std::vector<double> LatencyBuckets(double lo, double hi);
+
+class RequestMetrics {
+ public:
+  using Seconds = std::chrono::duration<double>;
+
+  // Registers the families in `registry`, which must outlive this object.
+  explicit RequestMetrics(prometheus::Registry& registry);
+  RequestMetrics(const RequestMetrics&) = delete;
+  RequestMetrics& operator=(const RequestMetrics&) = delete;
+
+  // The first message with tokens reached the gateway `ttft` after the request was accepted.
+  // `tokens` of them came in it (all counted as generated, none as inter-token gaps).
+  void ObserveFirstTokens(Seconds ttft, size_t tokens);
+  // A later message brought `tokens` tokens `gap` after the previous token-bearing message. Tokens
+  // are batched (one message per engine step or per write the client let through), so a group of
+  // k tokens counts as k inter-token gaps of gap / k each: the histogram's count is every token
+  // after the first message and its sum the time from first to last token. `tokens` == 0 is a
+  // no-op.
+  void ObserveNextTokens(Seconds gap, size_t tokens);
+  // The request ended with `code` (once per request, refused ones included). `prompt_tokens` is
+  // the prompt length when known (the worker's usage, or the ids sent), else 0.
+  void ObserveFinished(shared::StatusCode code, uint64_t prompt_tokens);
+
+  const std::vector<double>& ttft_buckets() const { return ttft_buckets_; }
+  const std::vector<double>& itl_buckets() const { return itl_buckets_; }
+
+ private:
+  const std::vector<double> ttft_buckets_;
+  const std::vector<double> itl_buckets_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  std::vector<prometheus::Counter*> requests_by_code_;  // [StatusCode], made up front
+  prometheus::Histogram& ttft_;
+  prometheus::Histogram& itl_;
+  prometheus::Counter& prompt_tokens_;
+  prometheus::Counter& generation_tokens_;
+};
+
+}  // namespace smallmind::gateway
