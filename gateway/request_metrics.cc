@@ -94,4 +94,20 @@ void RequestMetrics::ObserveFinished(shared::StatusCode code, uint64_t prompt_to
   prompt_tokens_.Increment(static_cast<double>(prompt_tokens));
 }
 
+void RequestTracker::OnTokens(size_t tokens, Clock::time_point now) {
+  if (metrics_ == nullptr || tokens == 0) return;
+  if (last_tokens_) {
+    metrics_->ObserveNextTokens(now - *last_tokens_, tokens);
+  } else {
+    metrics_->ObserveFirstTokens(now - start_, tokens);
+  }
+  last_tokens_ = now;
+}
+
+void RequestTracker::OnFinished(shared::StatusCode code, uint64_t prompt_tokens) {
+  if (metrics_ == nullptr || finished_) return;
+  finished_ = true;
+  metrics_->ObserveFinished(code, prompt_tokens);
+}
+
 }  // namespace smallmind::gateway

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <prometheus/counter.h>
@@ -56,6 +57,28 @@ class RequestMetrics {
   prometheus::Histogram& itl_;
   prometheus::Counter& prompt_tokens_;
   prometheus::Counter& generation_tokens_;
+};
+
+// One request as RequestMetrics sees it: turns "k tokens reached the gateway now" into the TTFT
+// observation (the first time) or k inter-token gaps (later), and the request's end into its
+// status and prompt tokens, once. Owned by the request's relay and used under its lock; not
+// thread-safe. A null `metrics` observes nothing.
+class RequestTracker {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  RequestTracker(RequestMetrics* metrics, Clock::time_point start)
+      : metrics_(metrics), start_(start) {}
+
+  void OnTokens(size_t tokens, Clock::time_point now);
+  // The first call counts; later ones are ignored (a relay may see a late worker error).
+  void OnFinished(shared::StatusCode code, uint64_t prompt_tokens);
+
+ private:
+  RequestMetrics* const metrics_;
+  const Clock::time_point start_;
+  std::optional<Clock::time_point> last_tokens_;  // when the previous token-bearing message came
+  bool finished_ = false;
 };
 
 }  // namespace smallmind::gateway

@@ -100,5 +100,30 @@ TEST(RequestMetricsTest, AGroupOfTokensCountsAsThatManyEqualGaps) {
   EXPECT_GT(a.back().value, a.front().value) << "observations spread over several buckets";
 }
 
+TEST(RequestTrackerTest, FirstMessageIsTtftFromTheStartLaterOnesGapsFromThePreviousMessage) {
+  prometheus::Registry registry;
+  RequestMetrics metrics(registry);
+  using std::chrono::milliseconds;
+  const RequestTracker::Clock::time_point t0{};
+  RequestTracker tracker(&metrics, t0);
+  tracker.OnTokens(0, t0 + milliseconds(50));  // a message without tokens changes nothing
+  tracker.OnTokens(2, t0 + milliseconds(200));
+  tracker.OnTokens(4, t0 + milliseconds(240));
+  tracker.OnFinished(shared::StatusCode::kCancelled, 9);
+  tracker.OnFinished(shared::StatusCode::kUnavailable, 9);  // ignored: the request ended already
+  const testing::MetricsText m = Scrape(registry);
+  EXPECT_EQ(m.Value("smallmind_time_to_first_token_seconds_count"), 1.0);
+  EXPECT_DOUBLE_EQ(*m.Value("smallmind_time_to_first_token_seconds_sum"), 0.200);
+  EXPECT_EQ(m.Value("smallmind_inter_token_latency_seconds_count"), 4.0);
+  EXPECT_DOUBLE_EQ(*m.Value("smallmind_inter_token_latency_seconds_sum"), 0.040);
+  EXPECT_EQ(m.Value("smallmind_generation_tokens_total"), 6.0);
+  EXPECT_EQ(m.Value("smallmind_requests_total", {{"status", "CANCELLED"}}), 1.0);
+  EXPECT_EQ(m.Value("smallmind_requests_total", {{"status", "UNAVAILABLE"}}), 0.0);
+  EXPECT_EQ(m.Value("smallmind_prompt_tokens_total"), 9.0);
+  RequestTracker detached(nullptr, t0);  // no metrics: nothing to observe, nothing breaks
+  detached.OnTokens(3, t0);
+  detached.OnFinished(shared::StatusCode::kOk, 1);
+}
+
 }  // namespace
 }  // namespace smallmind::gateway
