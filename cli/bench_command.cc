@@ -1,9 +1,13 @@
 #include "cli/bench_command.h"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include <spdlog/fmt/fmt.h>
+
+#include "smallmind/v1/worker.grpc.pb.h"
 
 namespace smallmind::cli {
 namespace {
@@ -12,6 +16,44 @@ shared::Status CheckRange(std::string_view flag, double value, double lo, double
   if (value >= lo && value <= hi) return shared::Status::Ok();
   return shared::InvalidArgument(
       fmt::format("{} must be in [{}, {}], got {}", flag, lo, hi, value));
+}
+
+// The non-empty lines of `path`: the prompts of --prompt-list.
+shared::Result<std::vector<std::string>> ReadPromptList(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return shared::NotFound(fmt::format("--prompt-list: cannot open {}", path));
+  std::vector<std::string> prompts;
+  size_t bytes = 0;
+  for (std::string line; std::getline(in, line);) {
+    bytes += line.size() + 1;
+    if (bytes > PromptSource::kMaxBytes) {
+      return shared::InvalidArgument(fmt::format("--prompt-list: {} is larger than {} MiB", path,
+                                                 PromptSource::kMaxBytes >> 20));
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) prompts.push_back(std::move(line));
+  }
+  if (prompts.empty()) {
+    return shared::InvalidArgument(fmt::format("--prompt-list: {} has no prompt", path));
+  }
+  return prompts;
+}
+
+// The served model's vocabulary size, from the gateway or the worker.
+shared::Result<uint32_t> VocabSize(const std::shared_ptr<grpc::Channel>& channel, bool worker,
+                                   const std::string& api_key) {
+  grpc::ClientContext context;
+  if (!api_key.empty()) context.AddMetadata("authorization", "Bearer " + api_key);
+  v1::ModelInfo info;
+  const grpc::Status status =
+      worker ? v1::Worker::NewStub(channel)->GetModelInfo(&context, {}, &info)
+             : v1::Inference::NewStub(channel)->GetModelInfo(&context, {}, &info);
+  if (!status.ok()) {
+    return shared::Unavailable(fmt::format("--prompt-tokens: GetModelInfo failed: {}: {}",
+                                           GrpcCodeName(status.error_code()),
+                                           status.error_message()));
+  }
+  return info.vocab_size();
 }
 
 }  // namespace
@@ -25,10 +67,38 @@ BenchCommand::BenchCommand(CLI::App& parent)
       a.add_flag("--offline", offline_, "measure the engine in this process, without a server");
   prompt_.AddFlags(a, "prompt", "the prompt every request sends");
   std::vector<CLI::Option*> online = sampling_.AddFlags(a);
-  online.push_back(a.add_option("--concurrency", load_.concurrency, "streams open at a time"));
-  online.push_back(a.add_option("--requests", load_.requests, "requests in all"));
-  online.push_back(
-      a.add_option("--max-seconds", load_.max_seconds, "no new request starts after this long"));
+  // bench's --max-tokens takes a range: it replaces the one the sampling flags share.
+  std::erase_if(online, [&a](CLI::Option* option) {
+    return option->get_name() == "--max-tokens" && a.remove_option(option);
+  });
+  online.push_back(a.add_option("--max-tokens", max_tokens_,
+                                "tokens to generate at most, N or MIN:MAX (uniform per request); "
+                                "0 = the server's default")
+                       ->type_name("RANGE")
+                       ->default_str("0"));
+  online.push_back(a.add_option("--prompt-list", prompt_list_,
+                                "a file of prompts, one per line; each request sends one at random")
+                       ->type_name("PATH"));
+  online.push_back(a.add_option("--prompt-tokens", prompt_tokens_,
+                                "random token-id prompts of N or MIN:MAX tokens (uniform per "
+                                "request) instead of text")
+                       ->type_name("RANGE"));
+  online.push_back(a.add_option("--concurrency", load_.concurrency, "clients, one stream each"));
+  online.push_back(a.add_option("--requests", load_.requests,
+                                "requests to start in all; 0 = no bound (with --duration)")
+                       ->default_str("64, or 0 with --duration"));
+  online.push_back(a.add_option("--duration", duration_,
+                                "no request starts after this long (90s, 2m, 1h); the ones in "
+                                "flight finish")
+                       ->type_name("DURATION")
+                       ->default_str("none"));
+  online.push_back(a.add_option("--cancel-fraction", cancel_fraction_,
+                                "share of requests the client cancels mid-stream (after a "
+                                "random number of tokens); not counted as errors"));
+  online.push_back(a.add_flag("--worker", worker_,
+                              "--addr is a worker: call Worker.Submit directly, without the "
+                              "gateway (to measure the gateway's cost)"));
+  online.push_back(a.add_flag("--json", json_, "print the report as one JSON object"));
   for (CLI::Option* option : online) option->excludes(offline);
   a.add_option("--model", engine_.model, "model to load (anything smallmind-worker --model takes)")
       ->type_name("SPEC")
@@ -61,24 +131,73 @@ shared::Status BenchCommand::Validate() const {
       SM_RETURN_IF_ERROR(CheckRange("--threads", threads, 1, 256));
     return CheckRange("--repetitions", engine_.repetitions, 1, 100);
   }
-  SM_RETURN_IF_ERROR(prompt_.Validate());
+  const int sources =
+      (prompt_.given() ? 1 : 0) + (prompt_list_.empty() ? 0 : 1) + (prompt_tokens_.empty() ? 0 : 1);
+  if (sources != 1) {
+    return shared::InvalidArgument(
+        "give exactly one prompt source: a prompt (or --prompt-file), --prompt-list or "
+        "--prompt-tokens");
+  }
+  if (prompt_.given()) SM_RETURN_IF_ERROR(prompt_.Validate());
+  if (!prompt_tokens_.empty()) {
+    SM_RETURN_IF_ERROR(ParseCountRange("--prompt-tokens", prompt_tokens_, 1, 1 << 20).status());
+  }
+  if (!max_tokens_.empty()) {
+    SM_RETURN_IF_ERROR(ParseCountRange("--max-tokens", max_tokens_, 0, 1 << 20).status());
+  }
+  if (!duration_.empty()) SM_RETURN_IF_ERROR(ParseDuration("--duration", duration_).status());
   SM_RETURN_IF_ERROR(CheckRange("--concurrency", load_.concurrency, 1, 1024));
-  SM_RETURN_IF_ERROR(CheckRange("--requests", load_.requests, 1, 1e6));
-  return CheckRange("--max-seconds", load_.max_seconds, 0.001, 1e6);
+  SM_RETURN_IF_ERROR(CheckRange("--requests", static_cast<double>(load_.requests), 0, 1e9));
+  if (load_.requests == 0 && duration_.empty()) {
+    return shared::InvalidArgument("--requests 0 (no bound) needs --duration");
+  }
+  return CheckRange("--cancel-fraction", cancel_fraction_, 0, 1);
 }
 
 shared::Result<int> BenchCommand::Run() const { return offline_ ? RunOffline() : RunLoad(); }
 
-// Prints throughput, TTFT and inter-token latency percentiles.
+shared::Result<LoadPlan> BenchCommand::MakePlan(
+    const std::shared_ptr<grpc::Channel>& channel) const {
+  LoadPlanOptions plan;
+  if (prompt_.given()) {
+    SM_ASSIGN_OR_RETURN(std::string prompt, prompt_.Read());
+    plan.prompts.push_back(std::move(prompt));
+  } else if (!prompt_list_.empty()) {
+    SM_ASSIGN_OR_RETURN(plan.prompts, ReadPromptList(prompt_list_));
+  } else {
+    SM_ASSIGN_OR_RETURN(plan.prompt_tokens,
+                        ParseCountRange("--prompt-tokens", prompt_tokens_, 1, 1 << 20));
+    SM_ASSIGN_OR_RETURN(plan.vocab_size, VocabSize(channel, worker_, client_.api_key));
+  }
+  if (!max_tokens_.empty()) {
+    SM_ASSIGN_OR_RETURN(plan.max_tokens, ParseCountRange("--max-tokens", max_tokens_, 0, 1 << 20));
+  }
+  plan.cancel_fraction = cancel_fraction_;
+  plan.seed = sampling_.seed.value_or(1);
+  plan.base = sampling_.BuildRequest("");
+  plan.base.clear_prompt();
+  return LoadPlan::Make(std::move(plan));
+}
+
+// Prints outcomes by status, throughput, TTFT and inter-token latency percentiles; exit 1 when any
+// request failed (deliberate cancels are not failures).
 shared::Result<int> BenchCommand::RunLoad() const {
   LoadBenchOptions options = load_;
-  SM_ASSIGN_OR_RETURN(std::string prompt, prompt_.Read());
-  options.request = sampling_.BuildRequest(std::move(prompt));
   options.api_key = client_.api_key;
+  if (!duration_.empty()) {
+    SM_ASSIGN_OR_RETURN(options.duration, ParseDuration("--duration", duration_));
+    if (subcommand().get_option("--requests")->count() == 0) options.requests = 0;
+  }
   SM_ASSIGN_OR_RETURN(Client client, Client::Connect(client_));
-  const LoadBenchReport report = RunLoadBench(client.stub(), options);
-  std::fputs(FormatLoadBenchReport(options, report).c_str(), stdout);
-  return report.failed == 0 ? 0 : 1;
+  SM_ASSIGN_OR_RETURN(LoadPlan plan, MakePlan(client.channel()));
+  const std::unique_ptr<StreamOpener> opener =
+      worker_ ? WorkerOpener(client.channel()) : GatewayOpener(client.channel());
+  const LoadBenchReport report = RunLoadBench(*opener, plan, options);
+  const std::string target = fmt::format("{} {}", worker_ ? "worker" : "gateway", client_.addr);
+  const std::string text = json_ ? LoadBenchReportJson(target, options, report)
+                                 : FormatLoadBenchReport(target, options, report);
+  std::fputs(text.c_str(), stdout);
+  return report.errors == 0 ? 0 : 1;
 }
 
 shared::Result<int> BenchCommand::RunOffline() const {

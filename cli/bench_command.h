@@ -2,6 +2,7 @@
 // the engine in-process, llama-bench style (cli/offline_bench.h). See cli/command.h.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,21 @@ class BenchCommand : public Command {
  private:
   shared::Result<int> RunLoad() const;
   shared::Result<int> RunOffline() const;
+  // The plan of the run from the flags; asks the server for its vocabulary with --prompt-tokens.
+  shared::Result<LoadPlan> MakePlan(const std::shared_ptr<grpc::Channel>& channel) const;
 
   ClientFlags client_;
   // Against a server.
   PromptSource prompt_;
+  std::string prompt_list_;    // --prompt-list: one prompt per line
+  std::string prompt_tokens_;  // --prompt-tokens N|MIN:MAX
+  std::string max_tokens_;     // --max-tokens N|MIN:MAX (bench's own, in place of SamplingFlags')
+  std::string duration_;       // --duration
+  double cancel_fraction_ = 0;
+  bool worker_ = false;  // --addr is a worker: Worker.Submit without the gateway
+  bool json_ = false;
   SamplingFlags sampling_;
-  LoadBenchOptions load_;  // its request and api_key are filled in by RunLoad
+  LoadBenchOptions load_;  // its duration and api_key are filled in by RunLoad
   // --offline.
   bool offline_ = false;
   OfflineBenchOptions engine_;  // its modes come from paths_, recompute from no_recompute_

@@ -84,7 +84,7 @@ void Client::Prepare(grpc::ClientContext* context) const {
   if (!api_key_.empty()) context->AddMetadata("authorization", "Bearer " + api_key_);
 }
 
-int PrintRpcError(const grpc::Status& status) {
+const char* GrpcCodeName(grpc::StatusCode code) {
   static const char* const kNames[] = {"OK",
                                        "CANCELLED",
                                        "UNKNOWN",
@@ -102,9 +102,13 @@ int PrintRpcError(const grpc::Status& status) {
                                        "UNAVAILABLE",
                                        "DATA_LOSS",
                                        "UNAUTHENTICATED"};
-  const int code = static_cast<int>(status.error_code());
-  const char* name = code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN";
-  std::fprintf(stderr, "smallmind: %s: %s\n", name, status.error_message().c_str());
+  const int i = static_cast<int>(code);
+  return i >= 0 && i <= 16 ? kNames[i] : "UNKNOWN";
+}
+
+int PrintRpcError(const grpc::Status& status) {
+  std::fprintf(stderr, "smallmind: %s: %s\n", GrpcCodeName(status.error_code()),
+               status.error_message().c_str());
   return 1;
 }
 

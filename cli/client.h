@@ -49,6 +49,8 @@ class Client {
   std::string api_key_;
 };
 
+// The canonical name of a gRPC code ("RESOURCE_EXHAUSTED"); "UNKNOWN" outside the 17 codes.
+const char* GrpcCodeName(grpc::StatusCode code);
 // Prints "smallmind: CODE: message" to stderr; returns the exit code (1).
 int PrintRpcError(const grpc::Status& status);
 

@@ -2,11 +2,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdio>
 #include <mutex>
+#include <numeric>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include <spdlog/fmt/fmt.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/client.h"
+#include "smallmind/v1/inference.grpc.pb.h"
+#include "smallmind/v1/worker.grpc.pb.h"
 
 namespace smallmind::cli {
 namespace {
@@ -15,117 +22,258 @@ using Clock = std::chrono::steady_clock;
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-double Percentile(std::vector<double>* v, double p) {
-  if (v->empty()) return 0;
-  size_t k = static_cast<size_t>(p * static_cast<double>(v->size() - 1) + 0.5);
-  std::nth_element(v->begin(), v->begin() + static_cast<long>(k), v->end());
-  return (*v)[k];
-}
+class GatewayStream final : public ResponseStream {
+ public:
+  explicit GatewayStream(
+      std::unique_ptr<grpc::ClientReader<smallmind::v1::GenerateResponse>> reader)
+      : reader_(std::move(reader)) {}
+  bool Read(smallmind::v1::GenerateResponse* message) override { return reader_->Read(message); }
+  grpc::Status Finish() override { return reader_->Finish(); }
 
-// What one stream measured.
-struct StreamResult {
-  grpc::Status status;
-  double ttft_ms = 0;
-  std::vector<double> itl_ms;  // one entry per token after the first
-  uint64_t tokens = 0;
-  double decode_s = 0;
+ private:
+  std::unique_ptr<grpc::ClientReader<smallmind::v1::GenerateResponse>> reader_;
 };
 
-StreamResult RunOne(smallmind::v1::Inference::Stub& stub, const LoadBenchOptions& options,
-                    int index) {
-  StreamResult r;
-  smallmind::v1::GenerateRequest request = options.request;
-  if (request.sampling().has_seed()) {
-    request.mutable_sampling()->set_seed(request.sampling().seed() + static_cast<uint64_t>(index));
+class GatewayStreamOpener final : public StreamOpener {
+ public:
+  explicit GatewayStreamOpener(std::shared_ptr<grpc::Channel> channel)
+      : stub_(smallmind::v1::Inference::NewStub(std::move(channel))) {}
+  std::unique_ptr<ResponseStream> Open(grpc::ClientContext* context,
+                                       const smallmind::v1::GenerateRequest& request) override {
+    return std::make_unique<GatewayStream>(stub_->Generate(context, request));
   }
+
+ private:
+  std::unique_ptr<smallmind::v1::Inference::Stub> stub_;
+};
+
+class WorkerStream final : public ResponseStream {
+ public:
+  explicit WorkerStream(std::unique_ptr<grpc::ClientReader<smallmind::v1::SubmitResponse>> reader)
+      : reader_(std::move(reader)) {}
+  bool Read(smallmind::v1::GenerateResponse* message) override {
+    if (!reader_->Read(&response_)) return false;
+    message->Swap(response_.mutable_response());
+    return true;
+  }
+  grpc::Status Finish() override { return reader_->Finish(); }
+
+ private:
+  std::unique_ptr<grpc::ClientReader<smallmind::v1::SubmitResponse>> reader_;
+  smallmind::v1::SubmitResponse response_;
+};
+
+class WorkerStreamOpener final : public StreamOpener {
+ public:
+  explicit WorkerStreamOpener(std::shared_ptr<grpc::Channel> channel)
+      : stub_(smallmind::v1::Worker::NewStub(std::move(channel))) {}
+  std::unique_ptr<ResponseStream> Open(grpc::ClientContext* context,
+                                       const smallmind::v1::GenerateRequest& request) override {
+    smallmind::v1::SubmitRequest submit;
+    *submit.mutable_request() = request;
+    if (request.request_id().empty()) {
+      submit.mutable_request()->set_request_id(fmt::format("bench-{}", next_id_++));
+    }
+    return std::make_unique<WorkerStream>(stub_->Submit(context, submit));
+  }
+
+ private:
+  std::unique_ptr<smallmind::v1::Worker::Stub> stub_;
+  std::atomic<uint64_t> next_id_{1};
+};
+
+// What one client thread measured.
+struct ClientTally {
+  LoadBenchReport counts;  // started, outcomes, tokens; latencies below
+  std::vector<double> ttft_ms;
+  std::vector<double> itl_ms;
+  Clock::time_point last_end{};
+};
+
+void RunOne(StreamOpener& opener, const PlannedRequest& planned, const std::string& api_key,
+            ClientTally& tally) {
   grpc::ClientContext context;
-  if (!options.api_key.empty()) context.AddMetadata("authorization", "Bearer " + options.api_key);
+  if (!api_key.empty()) context.AddMetadata("authorization", "Bearer " + api_key);
   const Clock::time_point start = Clock::now();
-  Clock::time_point first{}, previous{};
-  auto reader = stub.Generate(&context, request);
+  std::unique_ptr<ResponseStream> stream = opener.Open(&context, planned.request);
   smallmind::v1::GenerateResponse message;
-  while (reader->Read(&message)) {
+  Clock::time_point previous{};
+  uint64_t tokens = 0;
+  uint32_t prompt_tokens = 0;
+  bool cancelled = false;
+  while (stream->Read(&message)) {
+    if (message.has_usage()) prompt_tokens = message.usage().prompt_tokens();
     const int n = message.token_ids_size();
     if (n == 0) continue;
     const Clock::time_point now = Clock::now();
-    if (r.tokens == 0) {
-      first = now;
-      r.ttft_ms = Ms(now - start);
+    if (tokens == 0) {
+      tally.ttft_ms.push_back(Ms(now - start));
     } else {
-      // Tokens that arrive together share the gap since the previous message.
-      for (int i = 0; i < n; ++i) r.itl_ms.push_back(Ms(now - previous) / n);
+      tally.itl_ms.insert(tally.itl_ms.end(), static_cast<size_t>(n), Ms(now - previous) / n);
     }
     previous = now;
-    r.tokens += static_cast<uint64_t>(n);
+    tokens += static_cast<uint64_t>(n);
+    if (!cancelled && planned.cancel_after_tokens > 0 && tokens >= planned.cancel_after_tokens) {
+      context.TryCancel();
+      cancelled = true;
+    }
   }
-  r.status = reader->Finish();
-  if (r.tokens > 1) r.decode_s = std::chrono::duration<double>(previous - first).count();
-  return r;
+  const grpc::Status status = stream->Finish();
+  tally.last_end = std::max(tally.last_end, Clock::now());
+  LoadBenchReport& c = tally.counts;
+  c.completion_tokens += tokens;
+  if (status.ok()) {
+    ++c.ok;
+    c.prompt_tokens += prompt_tokens;
+  } else if (cancelled && status.error_code() == grpc::StatusCode::CANCELLED) {
+    ++c.cancelled;
+  } else {
+    const std::string code = GrpcCodeName(status.error_code());
+    ++c.errors_by_status[code];
+    if (c.errors++ == 0) c.first_error = code + ": " + status.error_message();
+  }
+}
+
+void Merge(ClientTally& tally, LoadBenchReport& report, std::vector<double>& ttft,
+           std::vector<double>& itl) {
+  const LoadBenchReport& c = tally.counts;
+  report.started += c.started;
+  report.ok += c.ok;
+  report.cancelled += c.cancelled;
+  if (report.errors == 0 && c.errors > 0) report.first_error = c.first_error;
+  report.errors += c.errors;
+  for (const auto& [code, n] : c.errors_by_status) report.errors_by_status[code] += n;
+  report.prompt_tokens += c.prompt_tokens;
+  report.completion_tokens += c.completion_tokens;
+  ttft.insert(ttft.end(), tally.ttft_ms.begin(), tally.ttft_ms.end());
+  itl.insert(itl.end(), tally.itl_ms.begin(), tally.itl_ms.end());
+}
+
+nlohmann::ordered_json SummaryJson(const LatencySummary& s) {
+  return {{"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"mean", s.mean}};
+}
+
+std::string Bound(const LoadBenchOptions& o) {
+  std::string out;
+  if (o.requests > 0) out = fmt::format("{} requests", o.requests);
+  if (o.duration.count() > 0) {
+    out += fmt::format("{}{:g} s", out.empty() ? "" : " or ", o.duration.count());
+  }
+  return out;
 }
 
 }  // namespace
 
-LoadBenchReport RunLoadBench(smallmind::v1::Inference::Stub& stub,
+std::unique_ptr<StreamOpener> GatewayOpener(std::shared_ptr<grpc::Channel> channel) {
+  return std::make_unique<GatewayStreamOpener>(std::move(channel));
+}
+
+std::unique_ptr<StreamOpener> WorkerOpener(std::shared_ptr<grpc::Channel> channel) {
+  return std::make_unique<WorkerStreamOpener>(std::move(channel));
+}
+
+LatencySummary Summarize(std::vector<double>& values_ms) {
+  LatencySummary s;
+  s.count = values_ms.size();
+  if (values_ms.empty()) return s;
+  const auto at = [&](double p) {
+    const auto k = static_cast<size_t>(p * static_cast<double>(values_ms.size() - 1) + 0.5);
+    std::nth_element(values_ms.begin(), values_ms.begin() + static_cast<ptrdiff_t>(k),
+                     values_ms.end());
+    return values_ms[k];
+  };
+  s.p50 = at(0.50);
+  s.p90 = at(0.90);
+  s.p99 = at(0.99);
+  s.mean = std::accumulate(values_ms.begin(), values_ms.end(), 0.0) / values_ms.size();
+  return s;
+}
+
+LoadBenchReport RunLoadBench(StreamOpener& opener, const LoadPlan& plan,
                              const LoadBenchOptions& options) {
-  std::mutex mu;
-  std::vector<StreamResult> results;
-  std::atomic<int> next{0};
+  std::vector<ClientTally> tallies(static_cast<size_t>(options.concurrency));  // [client]
+  std::atomic<uint64_t> next{0};
   const Clock::time_point start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options.max_seconds));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < options.concurrency; ++t) {
-    threads.emplace_back([&] {
-      for (int i = next++; i < options.requests && Clock::now() < deadline; i = next++) {
-        StreamResult r = RunOne(stub, options, i);
-        std::lock_guard<std::mutex> lock(mu);
-        results.push_back(std::move(r));
+  const bool timed = options.duration.count() > 0;
+  const Clock::time_point stop_starting =
+      start + std::chrono::duration_cast<Clock::duration>(options.duration);
+  std::vector<std::thread> clients;
+  for (ClientTally& tally : tallies) {
+    clients.emplace_back([&] {
+      while (true) {
+        if (timed && Clock::now() >= stop_starting) break;
+        const uint64_t index = next++;
+        if (options.requests > 0 && index >= options.requests) break;
+        ++tally.counts.started;
+        RunOne(opener, plan.Request(index), options.api_key, tally);
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (std::thread& client : clients) client.join();
 
   LoadBenchReport report;
-  report.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> ttft, itl;
-  double stream_rates = 0;
-  for (const StreamResult& r : results) {
-    if (!r.status.ok()) {
-      if (report.failed++ == 0) report.first_error = r.status.error_message();
-      continue;
-    }
-    ++report.ok;
-    report.completion_tokens += r.tokens;
-    ttft.push_back(r.ttft_ms);
-    itl.insert(itl.end(), r.itl_ms.begin(), r.itl_ms.end());
-    if (r.decode_s > 0) stream_rates += static_cast<double>(r.tokens - 1) / r.decode_s;
+  Clock::time_point end = start;
+  for (ClientTally& tally : tallies) {
+    Merge(tally, report, ttft, itl);
+    end = std::max(end, tally.last_end);
   }
-  if (report.wall_s > 0) report.tokens_per_s = report.completion_tokens / report.wall_s;
-  if (report.ok > 0) report.mean_stream_tok_s = stream_rates / report.ok;
-  report.ttft_ms_p50 = Percentile(&ttft, 0.50);
-  report.ttft_ms_p90 = Percentile(&ttft, 0.90);
-  report.ttft_ms_p99 = Percentile(&ttft, 0.99);
-  report.itl_ms_p50 = Percentile(&itl, 0.50);
-  report.itl_ms_p90 = Percentile(&itl, 0.90);
-  report.itl_ms_p99 = Percentile(&itl, 0.99);
+  report.wall_s = std::chrono::duration<double>(end - start).count();
+  if (report.wall_s > 0) {
+    report.tokens_per_s = report.completion_tokens / report.wall_s;
+    report.requests_per_s = (report.ok + report.cancelled + report.errors) / report.wall_s;
+  }
+  report.ttft_ms = Summarize(ttft);
+  report.itl_ms = Summarize(itl);
   return report;
 }
 
-std::string FormatLoadBenchReport(const LoadBenchOptions& o, const LoadBenchReport& r) {
-  char buf[1024];
-  std::snprintf(buf, sizeof(buf),
-                "requests: %d ok, %d failed (concurrency %d, max_new_tokens %u)\n"
-                "wall: %.2f s, completion tokens: %llu\n"
-                "throughput: %.1f tok/s aggregate, %.1f tok/s mean per stream\n"
-                "ttft ms: p50 %.2f  p90 %.2f  p99 %.2f\n"
-                "itl ms:  p50 %.3f  p90 %.3f  p99 %.3f\n",
-                r.ok, r.failed, o.concurrency, o.request.stopping().max_new_tokens(), r.wall_s,
-                static_cast<unsigned long long>(r.completion_tokens), r.tokens_per_s,
-                r.mean_stream_tok_s, r.ttft_ms_p50, r.ttft_ms_p90, r.ttft_ms_p99, r.itl_ms_p50,
-                r.itl_ms_p90, r.itl_ms_p99);
-  std::string out = buf;
-  if (r.failed > 0) out += "first error: " + r.first_error + "\n";
+std::string FormatLoadBenchReport(const std::string& target, const LoadBenchOptions& o,
+                                  const LoadBenchReport& r) {
+  std::string out = fmt::format(
+      "requests: {} ok, {} cancelled, {} errors of {} started ({}, concurrency {}, {})\n", r.ok,
+      r.cancelled, r.errors, r.started, target, o.concurrency, Bound(o));
+  if (r.errors > 0) {
+    out += "errors by status:";
+    for (const auto& [code, n] : r.errors_by_status) out += fmt::format(" {} {}", code, n);
+    out += fmt::format("\nfirst error: {}\n", r.first_error);
+  }
+  out += fmt::format(
+      "wall: {:.2f} s, prompt tokens: {} (completed requests), completion tokens: {}\n"
+      "throughput: {:.1f} tok/s, {:.2f} requests/s\n",
+      r.wall_s, r.prompt_tokens, r.completion_tokens, r.tokens_per_s, r.requests_per_s);
+  out += fmt::format("ttft ms: p50 {:.2f}  p90 {:.2f}  p99 {:.2f}  (n {})\n", r.ttft_ms.p50,
+                     r.ttft_ms.p90, r.ttft_ms.p99, r.ttft_ms.count);
+  out += fmt::format(
+      "itl ms:  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  (n {}; a k-token message is k gaps)\n",
+      r.itl_ms.p50, r.itl_ms.p90, r.itl_ms.p99, r.itl_ms.count);
   return out;
+}
+
+std::string LoadBenchReportJson(const std::string& target, const LoadBenchOptions& o,
+                                const LoadBenchReport& r) {
+  nlohmann::ordered_json errors_by_status = nlohmann::ordered_json::object();
+  for (const auto& [code, n] : r.errors_by_status) errors_by_status[code] = n;
+  const nlohmann::ordered_json json = {
+      {"target", target},
+      {"concurrency", o.concurrency},
+      {"requests_bound", o.requests},
+      {"duration_s", o.duration.count()},
+      {"started", r.started},
+      {"ok", r.ok},
+      {"cancelled", r.cancelled},
+      {"errors", r.errors},
+      {"errors_by_status", errors_by_status},
+      {"first_error", r.first_error},
+      {"wall_s", r.wall_s},
+      {"prompt_tokens", r.prompt_tokens},
+      {"completion_tokens", r.completion_tokens},
+      {"tokens_per_s", r.tokens_per_s},
+      {"requests_per_s", r.requests_per_s},
+      {"ttft_ms", SummaryJson(r.ttft_ms)},
+      {"itl_ms", SummaryJson(r.itl_ms)},
+  };
+  return json.dump(2) + "\n";
 }
 
 }  // namespace smallmind::cli

@@ -1,38 +1,89 @@
-// RunLoadBench: the `smallmind bench` load generator. Opens `concurrency` streams at a time against
-// a gateway (or worker-compatible Inference server) until `requests` have finished or the time
-// bound passes, and summarises throughput, TTFT and inter-token latency. Thread-safe to call.
+// RunLoadBench: the `smallmind bench` load generator. `concurrency` clients each run one Generate
+// stream at a time, requests planned by a LoadPlan, until `requests` have started or `duration`
+// has passed (requests in flight then run to their end), against a gateway (Inference.Generate) or
+// a worker directly (Worker.Submit, the same stream without the gateway hop). It summarises
+// outcomes by status code, throughput, TTFT and inter-token latency. Thread-safe to call.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
-#include "smallmind/v1/inference.grpc.pb.h"
+#include <grpcpp/grpcpp.h>
+
+#include "cli/load_plan.h"
+#include "smallmind/v1/inference.pb.h"
 
 namespace smallmind::cli {
 
+// One Generate stream as the bench reads it, whichever service serves it.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // The next message; false at the end of the stream.
+  virtual bool Read(smallmind::v1::GenerateResponse* message) = 0;
+  virtual grpc::Status Finish() = 0;
+};
+
+// Opens a stream for `request` on `context` (which outlives the stream). Thread-safe.
+class StreamOpener {
+ public:
+  virtual ~StreamOpener() = default;
+  virtual std::unique_ptr<ResponseStream> Open(grpc::ClientContext* context,
+                                               const smallmind::v1::GenerateRequest& request) = 0;
+};
+
+// Inference.Generate on a gateway, or Worker.Submit on a worker (the request gets an id the way
+// the gateway would give it one).
+std::unique_ptr<StreamOpener> GatewayOpener(std::shared_ptr<grpc::Channel> channel);
+std::unique_ptr<StreamOpener> WorkerOpener(std::shared_ptr<grpc::Channel> channel);
+
 struct LoadBenchOptions {
   int concurrency = 8;
-  int requests = 64;
-  double max_seconds = 300;  // bound on the whole run; unfinished requests are not started
-  smallmind::v1::GenerateRequest request;  // sent as is, with a per-request seed offset
-  std::string api_key;
+  // Requests to start in all; 0 = no bound (then `duration` bounds the run).
+  uint64_t requests = 64;
+  // No request starts after this long; 0 = no bound (then `requests` bounds the run).
+  std::chrono::duration<double> duration{0};
+  std::string api_key;  // sent as `authorization: Bearer <key>` when set
+};
+
+struct LatencySummary {
+  uint64_t count = 0;
+  double p50 = 0, p90 = 0, p99 = 0, mean = 0;  // milliseconds
 };
 
 struct LoadBenchReport {
-  int ok = 0;
-  int failed = 0;
-  std::string first_error;
-  double wall_s = 0;
-  uint64_t completion_tokens = 0;
-  double tokens_per_s = 0;       // completion tokens / wall time, all streams together
-  double mean_stream_tok_s = 0;  // mean over requests of their own decode rate
-  double ttft_ms_p50 = 0, ttft_ms_p90 = 0, ttft_ms_p99 = 0;
-  double itl_ms_p50 = 0, itl_ms_p90 = 0, itl_ms_p99 = 0;
+  uint64_t started = 0;
+  uint64_t ok = 0;         // ended OK (finish reason: length, stop, end of text)
+  uint64_t cancelled = 0;  // cancelled by the bench as planned (not errors)
+  uint64_t errors = 0;     // everything else
+  std::map<std::string, uint64_t> errors_by_status;  // status code name -> count
+  std::string first_error;                           // "CODE: message" of the first error
+  double wall_s = 0;                                 // from the first start to the last end
+  uint64_t prompt_tokens = 0;                        // from the usage of requests that completed
+  uint64_t completion_tokens = 0;  // every token received, cancelled streams' included
+  double tokens_per_s = 0;         // completion_tokens / wall_s, all streams together
+  double requests_per_s = 0;       // ended requests / wall_s
+  // Time to first token of every stream that got one. Inter-token latency: a message carrying k
+  // tokens counts as k gaps of 1/k of the time since the previous message (tokens come in groups
+  // when the server batches writes), so the count is every token after the first message and the
+  // sum the time from the first message to the last.
+  LatencySummary ttft_ms, itl_ms;
 };
 
-LoadBenchReport RunLoadBench(smallmind::v1::Inference::Stub& stub, const LoadBenchOptions& options);
+LoadBenchReport RunLoadBench(StreamOpener& opener, const LoadPlan& plan,
+                             const LoadBenchOptions& options);
 
-// Multi-line human-readable summary.
-std::string FormatLoadBenchReport(const LoadBenchOptions& options, const LoadBenchReport& report);
+// Multi-line human-readable summary; `target` says what was measured ("gateway HOST:PORT").
+std::string FormatLoadBenchReport(const std::string& target, const LoadBenchOptions& options,
+                                  const LoadBenchReport& report);
+// The same as one JSON object (`smallmind bench --json`), keys as in LoadBenchReport.
+std::string LoadBenchReportJson(const std::string& target, const LoadBenchOptions& options,
+                                const LoadBenchReport& report);
+
+// The percentiles of `values_ms` (nearest rank); reorders the vector.
+LatencySummary Summarize(std::vector<double>& values_ms);
 
 }  // namespace smallmind::cli

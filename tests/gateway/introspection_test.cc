@@ -1,15 +1,20 @@
 // grpcurl and ghz need server reflection and grpc.health.v1 on the public port. These are called
-// here through a GenericStub with hand-encoded messages, as the reflection client is not installed.
+// here through a GenericStub with hand-encoded messages, as the reflection client is not installed
+// (README "Load testing with ghz" relies on the descriptors checked here).
 #include <stdlib.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/unknown_field_set.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -141,6 +146,55 @@ TEST_F(IntrospectionTest, ReflectionListsTheInferenceService) {
   }
   EXPECT_NE(std::find(names.begin(), names.end(), "smallmind.v1.Inference"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "grpc.health.v1.Health"), names.end());
+}
+
+// What ghz (and grpcurl) ask before the first call, with no .proto at hand:
+// ServerReflectionRequest { file_containing_symbol (4) = "smallmind.v1.Inference" } answers
+// file_descriptor_response (4) -> FileDescriptorResponse.file_descriptor_proto (1, repeated): the
+// file and every file it imports, enough to build the request and response messages.
+TEST_F(IntrospectionTest, ReflectionServesTheDescriptorsGhzAsksForBySymbol) {
+  UnknownFieldSet request;
+  request.AddLengthDelimited(4, "smallmind.v1.Inference");
+  std::string request_bytes;
+  ASSERT_TRUE(request.SerializeToString(&request_bytes));
+  OneShotBidi call(*stub_, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                   request_bytes);
+  const std::optional<std::string> response_bytes = call.Wait();
+  ASSERT_TRUE(response_bytes.has_value());
+  UnknownFieldSet response;
+  ASSERT_TRUE(response.ParseFromString(*response_bytes));
+  EXPECT_TRUE(Strings(response, 7).empty()) << "an error_response (7)";
+  const auto descriptor_responses = Strings(response, 4);
+  ASSERT_EQ(descriptor_responses.size(), 1u);
+  UnknownFieldSet files;
+  ASSERT_TRUE(files.ParseFromString(descriptor_responses[0]));
+  // Build a pool from exactly what was served, dependencies first, as the client does.
+  std::map<std::string, google::protobuf::FileDescriptorProto> served;
+  for (const std::string& bytes : Strings(files, 1)) {
+    google::protobuf::FileDescriptorProto file;
+    ASSERT_TRUE(file.ParseFromString(bytes));
+    served[file.name()] = file;
+  }
+  ASSERT_TRUE(served.count("smallmind/v1/inference.proto"));
+  google::protobuf::DescriptorPool pool;
+  std::function<bool(const std::string&)> add = [&](const std::string& name) {
+    if (pool.FindFileByName(name)) return true;
+    auto it = served.find(name);
+    if (it == served.end()) return false;
+    for (const std::string& dependency : it->second.dependency()) {
+      if (!add(dependency)) return false;
+    }
+    return pool.BuildFile(it->second) != nullptr;
+  };
+  ASSERT_TRUE(add("smallmind/v1/inference.proto")) << "an import was not served";
+  const google::protobuf::MethodDescriptor* generate =
+      pool.FindMethodByName("smallmind.v1.Inference.Generate");
+  ASSERT_NE(generate, nullptr);
+  EXPECT_TRUE(generate->server_streaming());
+  EXPECT_FALSE(generate->client_streaming());
+  EXPECT_EQ(generate->input_type()->full_name(), "smallmind.v1.GenerateRequest");
+  EXPECT_NE(generate->input_type()->FindFieldByName("prompt"), nullptr);
+  EXPECT_NE(generate->output_type()->FindFieldByName("token_ids"), nullptr);
 }
 
 TEST_F(IntrospectionTest, HealthCheckAnswersServing) {

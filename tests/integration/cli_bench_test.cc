@@ -1,9 +1,12 @@
 // The `smallmind` CLI's benches as a user runs them: the offline engine bench prints one row per
-// path and thread count; the load generator against a real gateway reports every request ok.
+// path and thread count; the load generator against a real gateway (or a worker directly) reports
+// its requests by outcome, as text or JSON, with deliberate client cancels apart from errors.
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "tests/integration/cli_process.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 
 namespace smallmind {
@@ -56,7 +59,73 @@ TEST(CliBenchTest, LoadBenchAgainstAGatewayReportsEveryRequestOk) {
              &status);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines[0], "requests: 8 ok, 0 failed (concurrency 4, max_new_tokens 16)");
+  EXPECT_EQ(lines[0], "requests: 8 ok, 0 cancelled, 0 errors of 8 started (gateway " +
+                          (*gateway)->address() + ", concurrency 4, 8 requests)");
+}
+
+// Runs `smallmind bench ... --json` to its exit; returns the report.
+nlohmann::json RunBenchJson(const std::vector<std::string>& args, int* exit_status) {
+  std::vector<std::string> argv = {testing::BinaryPath("smallmind"), "bench", "--json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const testing::ProgramRun run = testing::RunToExit(argv);
+  *exit_status = run.exit_code;
+  const auto json = nlohmann::json::parse(run.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(json.is_discarded()) << run.out << run.err;
+  return json;
+}
+
+TEST(CliBenchTest, DurationModeWithMixedLengthsAndClientCancelsHasNoErrors) {
+  auto gateway = testing::GatewayFixture::Start({});
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  int status = -1;
+  const nlohmann::json r = RunBenchJson(
+      {"--addr", (*gateway)->address(), "--prompt-tokens", "4:64", "--max-tokens", "8:48",
+       "--cancel-fraction", "0.5", "--duration", "1500ms", "--concurrency", "4", "--seed", "3"},
+      &status);
+  ASSERT_EQ(status, 0) << r.dump();
+  EXPECT_EQ(r.at("errors"), 0) << r.dump();
+  EXPECT_GT(r.at("ok").get<int>(), 0) << r.dump();
+  EXPECT_GT(r.at("cancelled").get<int>(), 0) << "half the requests cancel mid-stream";
+  EXPECT_EQ(r.at("started").get<int>(), r.at("ok").get<int>() + r.at("cancelled").get<int>());
+  EXPECT_EQ(r.at("requests_bound"), 0) << "--duration alone bounds the run";
+  EXPECT_GT(r.at("completion_tokens").get<int>(), 0);
+  EXPECT_GT(r.at("itl_ms").at("count").get<int>(), 0);
+  EXPECT_GE(r.at("ttft_ms").at("p99").get<double>(), r.at("ttft_ms").at("p50").get<double>());
+}
+
+TEST(CliBenchTest, BenchCallsAWorkerDirectlyWithWorkerFlag) {
+  auto gateway = testing::GatewayFixture::Start({});
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  const std::string worker = (*gateway)->WorkerTarget(0);
+  ASSERT_FALSE(worker.empty());
+  int status = -1;
+  const nlohmann::json r = RunBenchJson({"--addr", worker, "--worker", "--prompt-tokens", "8",
+                                         "--max-tokens", "16", "--requests", "6", "--seed", "1"},
+                                        &status);
+  ASSERT_EQ(status, 0) << r.dump();
+  EXPECT_EQ(r.at("ok"), 6);
+  EXPECT_EQ(r.at("prompt_tokens"), 6 * 8);
+  EXPECT_EQ(r.at("target"), "worker " + worker);
+  // The gateway's Inference service is not on a worker's socket: without --worker it fails.
+  const nlohmann::json wrong =
+      RunBenchJson({"--addr", worker, "hi", "--requests", "2", "--concurrency", "1"}, &status);
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(wrong.value("errors_by_status", nlohmann::json()).value("UNIMPLEMENTED", 0), 2)
+      << wrong.dump();
+}
+
+TEST(CliBenchTest, BenchRefusesTwoPromptSourcesAndAnUnboundedRun) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"bench", "hi", "--prompt-tokens", "8"},
+        std::vector<std::string>{"bench", "--prompt-tokens", "8", "--requests", "0"},
+        std::vector<std::string>{"bench", "--prompt-tokens", "9:3"},
+        std::vector<std::string>{"bench", "hi", "--duration", "2x"}}) {
+    std::vector<std::string> argv = {testing::BinaryPath("smallmind")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const testing::ProgramRun run = testing::RunToExit(argv);
+    EXPECT_EQ(run.exit_code, 2) << args[1] << " " << args[2] << ": " << run.err;
+    EXPECT_EQ(run.out, "");
+  }
 }
 
 }  // namespace

@@ -59,9 +59,10 @@ const std::vector<std::string> kGenerateFlags = {
     "--seed",    "--top-k",           "--top-p",       "--deterministic", "--stop",
     "--ids"};
 const std::vector<std::string> kBenchFlags = {
-    "--addr",        "--api-key",  "--prompt-file", "--max-tokens",  "--temperature",
-    "--concurrency", "--requests", "--max-seconds", "--offline",     "--model",
-    "--tokenizer",   "--threads",  "--paths",       "--repetitions", "--no-recompute"};
+    "--addr",        "--api-key",       "--prompt-file",     "--max-tokens",  "--temperature",
+    "--concurrency", "--requests",      "--duration",        "--offline",     "--model",
+    "--prompt-list", "--prompt-tokens", "--cancel-fraction", "--worker",      "--json",
+    "--tokenizer",   "--threads",       "--paths",           "--repetitions", "--no-recompute"};
 
 void ExpectMentionsEvery(const std::string& help, const std::vector<std::string>& flags) {
   for (const std::string& flag : flags) {

@@ -50,11 +50,11 @@ class GatewayFixture {
 
   // Asks worker `index` for its Stats directly over its Unix socket (bounded by a deadline).
   shared::Result<v1::WorkerStats> WorkerStats(size_t index);
+  // "unix:<runtime_dir>/smallmind-<pid>-XXXXXX/worker-<index>.sock", or "" when not there.
+  std::string WorkerTarget(size_t index) const;
 
  private:
   GatewayFixture();
-  // "unix:<runtime_dir>/smallmind-<pid>-XXXXXX/worker-<index>.sock", or "" when not there.
-  std::string WorkerTarget(size_t index) const;
 
   ScopedTempDir runtime_dir_;
   std::unique_ptr<ChildProcess> process_;
