@@ -104,7 +104,7 @@ TEST(CliBenchTest, BenchCallsAWorkerDirectlyWithWorkerFlag) {
                                         &status);
   ASSERT_EQ(status, 0) << r.dump();
   EXPECT_EQ(r.at("ok"), 6);
-  EXPECT_EQ(r.at("prompt_tokens"), 6 * 8);
+  EXPECT_EQ(r.at("prompt_tokens"), 6 * 9) << "8 ids and the BOS the worker adds, per request";
   EXPECT_EQ(r.at("target"), "worker " + worker);
   // The gateway's Inference service is not on a worker's socket: without --worker it fails.
   const nlohmann::json wrong =
