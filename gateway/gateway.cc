@@ -28,6 +28,8 @@ Gateway::Gateway(GatewayConfig config)
       api_keys_(std::make_shared<ApiKeyStore>(config_.api_keys, config_.api_keys_file)),
       env_(std::make_shared<RelayEnv>()) {
   env_->options = config_.relay;
+  // The relays count into the gateway's metrics (aliasing: kept alive by metrics_).
+  env_->metrics = std::shared_ptr<RequestMetrics>(metrics_, &metrics_->requests());
 }
 
 Gateway::~Gateway() { Shutdown(); }

@@ -57,11 +57,13 @@ RequestMetrics::RequestMetrics(prometheus::Registry& registry)
                          .Help("Prompt tokens of finished requests (as the worker counted them)")
                          .Register(registry)
                          .Add({})),
-      generation_tokens_(prometheus::BuildCounter()
-                             .Name("smallmind_generation_tokens_total")
-                             .Help("Tokens relayed to clients, cancelled streams' included")
-                             .Register(registry)
-                             .Add({})) {
+      generation_tokens_(
+          prometheus::BuildCounter()
+              .Name("smallmind_generation_tokens_total")
+              .Help("Tokens the gateway received from workers for its requests, cancelled "
+                    "streams' included")
+              .Register(registry)
+              .Add({})) {
   // Every code's series exists from the start, so rates and ratios see zeros, not gaps.
   for (int code = 0; code <= kLastCode; ++code) {
     requests_by_code_.push_back(&requests_.Add(

@@ -27,6 +27,7 @@ double RequestRecord::MsSinceStart(Clock::time_point now) const { return MsBetwe
 
 void RequestRecord::OnMessage(smallmind::v1::GenerateResponse& message, Clock::time_point now) {
   if (message.request_id().empty()) message.set_request_id(request_id_);
+  tracker_.OnTokens(static_cast<size_t>(message.token_ids_size()), now);
   if (message.token_ids_size() > 0) {
     if (!first_token_) first_token_ = now;
     last_token_ = now;
@@ -39,6 +40,10 @@ void RequestRecord::OnMessage(smallmind::v1::GenerateResponse& message, Clock::t
   if (first_token_) timings->set_ttft_ms(MsBetween(start_, *first_token_));
   decode_tokens_per_s_ = timings->decode_tokens_per_s();
   if (message.has_usage()) prompt_tokens_ = message.usage().prompt_tokens();
+}
+
+void RequestRecord::OnFinished(const shared::Status& status) {
+  tracker_.OnFinished(status.code(), prompt_tokens_);
 }
 
 std::string RequestRecord::FinishedLine(const shared::Status& status) const {

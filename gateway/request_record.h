@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "gateway/request_metrics.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
 
@@ -18,7 +19,9 @@ class RequestRecord {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit RequestRecord(Clock::time_point start) : start_(start) {}
+  // `metrics` (may be null) observes the request's tokens and end (RequestTracker).
+  RequestRecord(Clock::time_point start, RequestMetrics* metrics)
+      : start_(start), tracker_(metrics, start) {}
 
   void SetRequest(std::string request_id, uint32_t prompt_tokens);
   void OnAttempt(uint32_t worker_id);
@@ -33,6 +36,8 @@ class RequestRecord {
   // "request ID worker W status CODE finish REASON prompt_tokens P tokens T ttft_ms X tok_s Y
   // attempts A[: message]"
   std::string FinishedLine(const shared::Status& status) const;
+  // The request ended with `status`: counted once in the metrics, with its prompt tokens.
+  void OnFinished(const shared::Status& status);
 
  private:
   const Clock::time_point start_;
@@ -45,6 +50,7 @@ class RequestRecord {
   Clock::time_point last_token_;
   smallmind::v1::FinishReason finish_reason_ = smallmind::v1::FINISH_REASON_UNSPECIFIED;
   double decode_tokens_per_s_ = 0;  // the worker's figure, when it gave one
+  RequestTracker tracker_;
 };
 
 }  // namespace smallmind::gateway

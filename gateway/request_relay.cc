@@ -15,7 +15,7 @@ RequestRelay::RequestRelay(std::shared_ptr<RelayEnv> env, RelayConsumer* consume
     : env_(std::move(env)),
       consumer_(consumer),
       state_(env_->options.outbox_capacity, env_->options.max_retries),
-      record_(Clock::now()),
+      record_(Clock::now(), env_->metrics.get()),
       outbox_(env_->options.outbox_capacity) {
   env_->active.Add();
 }
@@ -109,7 +109,10 @@ void RequestRelay::ApplyLocked(const RelayEvent& event, Actions& actions) {
       << "outbox holds " << outbox_.size() << ", state says " << state_.Describe();
   if (!calls_.empty()) actions.call = calls_.back().get();
   if (fx.deliver) actions.deliver = &outbox_.front();
-  if (fx.finish) actions.finished_line = record_.FinishedLine(*fx.finish);
+  if (fx.finish) {
+    record_.OnFinished(*fx.finish);
+    actions.finished_line = record_.FinishedLine(*fx.finish);
+  }
 }
 
 void RequestRelay::RouteLocked(const RelayEvent& cause, Actions& actions) {

@@ -16,6 +16,7 @@
 #include "gateway/gateway_config.h"
 #include "gateway/outbox.h"
 #include "gateway/relay_state.h"
+#include "gateway/request_metrics.h"
 #include "gateway/request_record.h"
 #include "gateway/validate.h"
 #include "gateway/worker_call.h"
@@ -33,6 +34,8 @@ struct RelayEnv {
   std::unique_ptr<Admission> admission = std::make_unique<OpenAdmission>();
   RelayOptions options;
   ActiveRequests active;
+  // What /metrics counts (issue 10); null counts nothing. Shares the GatewayMetrics' lifetime.
+  std::shared_ptr<RequestMetrics> metrics;
 };
 
 // The door's side of a relay. Calls come from any thread, never under the relay's lock, so the

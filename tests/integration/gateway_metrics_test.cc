@@ -1,0 +1,123 @@
+// The gateway's --metrics-port on a real gateway with real workers (issue 10 Done-when): after a
+// few requests every DESIGN §6 name is served with live values, per worker where it is a worker's
+// number, and a worker killed with SIGKILL shows as one restart of that worker.
+#include <signal.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/http_get.h"
+#include "tests/testing/prometheus_text.h"
+#include "tests/testing/rpc/gateway_fixture.h"
+
+namespace smallmind {
+namespace {
+
+using std::chrono::milliseconds;
+
+testing::MetricsText Scrape(int port) {
+  auto response = testing::HttpGet("127.0.0.1", port, "/metrics");
+  EXPECT_TRUE(response.ok()) << response.status().ToString();
+  if (!response.ok()) return {};
+  auto parsed = testing::ParseMetricsText(response->body);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  return parsed.ok() ? *parsed : testing::MetricsText{};
+}
+
+double ValueOr(const testing::MetricsText& m, std::string_view name,
+               const std::map<std::string, std::string>& labels = {}) {
+  return m.Value(name, labels).value_or(-1);
+}
+
+// A 96-token prompt (6 KV blocks of 16), the same every call: a worker that sees it again finds
+// its prefix cached.
+v1::GenerateRequest Request(uint32_t max_tokens, uint64_t seed) {
+  v1::GenerateRequest request;
+  for (uint32_t i = 0; i < 96; ++i) request.mutable_prompt_token_ids()->add_ids(3 + (i * 7) % 200);
+  request.mutable_stopping()->set_max_new_tokens(max_tokens);
+  request.mutable_sampling()->set_seed(seed);
+  return request;
+}
+
+TEST(GatewayMetricsTest, EveryDesignMetricIsLiveAndAKilledWorkerCountsOneRestart) {
+  testing::GatewayOptions options;
+  options.workers = 2;
+  options.extra_args = {"--metrics-port", "0"};
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  const int port = std::stoi(line->substr(line->rfind(' ') + 1));
+
+  constexpr int kRequests = 6;
+  double prompt_tokens = 0;  // as the worker counted them (BOS included)
+  for (int i = 0; i < kRequests; ++i) {
+    auto r = testing::RunGenerate(gateway.stub(), Request(12, 100 + i));
+    ASSERT_TRUE(r.status.ok()) << i << ": " << r.status.error_message();
+    ASSERT_NE(r.last(), nullptr);
+    prompt_tokens += r.last()->usage().prompt_tokens();
+  }
+  ASSERT_GE(prompt_tokens, kRequests * 96);
+  v1::GenerateRequest bad;
+  bad.mutable_stopping()->set_max_new_tokens(4);  // no prompt: INVALID_ARGUMENT
+  EXPECT_EQ(testing::RunGenerate(gateway.stub(), bad).status.error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  // The worker numbers are the workers' last Stats answers, polled in the background: scrape
+  // (bounded) until they include the requests above.
+  testing::MetricsText m;
+  const auto worker_tokens = [](const testing::MetricsText& text) {
+    double sum = 0;
+    for (const auto& sample : text.Samples("smallmind_worker_generation_tokens_total")) {
+      sum += sample.value;
+    }
+    return sum;
+  };
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    m = Scrape(port);
+    if (worker_tokens(m) >= kRequests * 12) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  double pages_total = 0, hits = 0;
+  for (const std::string worker : {"0", "1"}) {
+    const std::map<std::string, std::string> w = {{"worker", worker}};
+    EXPECT_EQ(ValueOr(m, "smallmind_worker_up", w), 1) << worker;
+    EXPECT_EQ(ValueOr(m, "smallmind_worker_restarts_total", w), 0) << worker;
+    EXPECT_GE(ValueOr(m, "smallmind_kv_pages_used", w), 0) << worker;
+    pages_total += ValueOr(m, "smallmind_kv_pages_total", w);
+    hits += ValueOr(m, "smallmind_prefix_cache_hits_total", w);
+  }
+  EXPECT_GT(pages_total, 0);
+  // 6 requests with one prompt on 2 workers: one of them saw it at least twice.
+  EXPECT_GE(hits, 1) << "the repeated prompt's prefix was not reused";
+  EXPECT_EQ(worker_tokens(m), kRequests * 12);
+
+  // Kill worker 0 (its pid from its own Stats) and wait, bounded, until the gateway reports it
+  // back and up.
+  auto stats = gateway.WorkerStats(0);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_GT(stats->pid(), 0u);
+  ASSERT_EQ(kill(static_cast<pid_t>(stats->pid()), SIGKILL), 0);
+  testing::MetricsText after;
+  for (int attempt = 0; attempt < 300; ++attempt) {
+    after = Scrape(port);
+    if (ValueOr(after, "smallmind_worker_restarts_total", {{"worker", "0"}}) >= 1 &&
+        ValueOr(after, "smallmind_worker_up", {{"worker", "0"}}) == 1) {
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(ValueOr(after, "smallmind_worker_restarts_total", {{"worker", "0"}}), 1);
+  EXPECT_EQ(ValueOr(after, "smallmind_worker_up", {{"worker", "0"}}), 1);
+  EXPECT_EQ(ValueOr(after, "smallmind_worker_restarts_total", {{"worker", "1"}}), 0);
+  // The gateway's own counters survive the worker.
+  EXPECT_EQ(ValueOr(after, "smallmind_requests_total", {{"status", "OK"}}), kRequests);
+}
+
+}  // namespace
+}  // namespace smallmind
