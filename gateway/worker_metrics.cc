@@ -159,10 +159,12 @@ WorkerStatsCollector::WorkerStatsCollector(std::shared_ptr<WorkerPool> pool,
     : pool_(std::move(pool)), sources_(std::move(sources)) {}
 
 std::vector<MetricFamily> WorkerStatsCollector::Collect() const {
-  std::vector<WorkerSnapshot> workers(pool_->size());  // [workers]
+  // One snapshot of the members: with DNS names they may change between two calls.
+  const std::vector<std::shared_ptr<WorkerLink>> links = pool_->Links();
+  std::vector<WorkerSnapshot> workers(links.size());  // [members]
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < workers.size(); ++i) {
-    const std::shared_ptr<WorkerLink>& link = pool_->link(i);
+    const std::shared_ptr<WorkerLink>& link = links[i];
     WorkerSnapshot& w = workers[i];
     w.index = link->index();
     w.healthy = link->healthy();
