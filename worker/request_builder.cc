@@ -79,7 +79,10 @@ ContextOverflow Overflow(const v1::StoppingOptions& s, const std::vector<TokenId
 // The prompt as token ids, BOS applied by the request's or the model's rule.
 std::vector<TokenId> PromptTokens(const v1::GenerateRequest& req, const Tokenizer& tok) {
   const bool add_bos = req.has_add_bos() ? req.add_bos() : tok.add_bos_default();
-  if (!req.has_prompt_token_ids()) return tok.Encode(req.prompt(), add_bos);
+  if (!req.has_prompt_token_ids()) {
+    return req.parse_special() ? tok.EncodeSpecial(req.prompt(), add_bos)
+                               : tok.Encode(req.prompt(), add_bos);
+  }
   std::vector<TokenId> ids;
   ids.reserve(req.prompt_token_ids().ids_size() + 1);
   if (add_bos && tok.bos_id() >= 0) ids.push_back(tok.bos_id());

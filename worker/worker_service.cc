@@ -66,7 +66,10 @@ grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* c
     response->set_text(std::move(text));
   } else {
     bool add_bos = request->has_add_bos() ? request->add_bos() : tok.add_bos_default();
-    for (TokenId id : tok.Encode(request->text(), add_bos)) {
+    const std::vector<TokenId> ids = request->parse_special()
+                                         ? tok.EncodeSpecial(request->text(), add_bos)
+                                         : tok.Encode(request->text(), add_bos);
+    for (TokenId id : ids) {
       response->add_token_ids(static_cast<uint32_t>(id));
       std::string piece;
       tok.AppendTokenBytes(-1, id, &piece);
@@ -94,6 +97,11 @@ void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
   info->set_bos_token_id(static_cast<uint32_t>(model.tokenizer->bos_id()));
   info->set_eos_token_id(static_cast<uint32_t>(model.tokenizer->eos_id()));
   for (const std::string& t : model.tensor_types) info->add_tensor_types(t);
+  const Tokenizer& tok = *model.tokenizer;
+  info->set_chat_template(model.chat_template);
+  if (tok.bos_id() >= 0) info->set_bos_token(std::string(tok.Piece(tok.bos_id())));
+  if (tok.eos_id() >= 0) info->set_eos_token(std::string(tok.Piece(tok.eos_id())));
+  info->set_add_bos_token(tok.add_bos_default());
 }
 
 grpc::ServerUnaryReactor* WorkerService::GetModelInfo(grpc::CallbackServerContext* context,

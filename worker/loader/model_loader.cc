@@ -99,6 +99,7 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadGguf(const ModelSpec& spec) {
   m->source = spec.model;
   m->tokenizer_source = spec.model + " (tokenizer.ggml metadata)";
   m->file_size = g.file_size;
+  m->chat_template = std::move(g.chat_template);
   return m;
 }
 

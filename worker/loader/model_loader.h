@@ -32,6 +32,7 @@ struct LoadedModel {
   uint64_t parameter_count = 0;
   std::string quantization;               // type of the largest weights, e.g. "F32"
   std::vector<std::string> tensor_types;  // every type present
+  std::string chat_template;              // GGUF `tokenizer.chat_template`; "" when none
 };
 
 // "builtin:stories260K" (the default, embedded in the binary) and "builtin:tiny" (a synthetic

@@ -140,6 +140,9 @@ shared::Result<GgufModel> LoadGgufModel(const std::string& path) {
   shared::Status valid = ValidateLlamaWeights(m.llama.config, m.llama.weights);
   if (!valid.ok()) return shared::InvalidArgument(path + ": " + valid.message());
   m.file_size = file->file_size();
+  if (file->Find("tokenizer.chat_template") != nullptr) {
+    SM_ASSIGN_OR_RETURN(m.chat_template, file->GetString("tokenizer.chat_template"));
+  }
   return m;
 }
 

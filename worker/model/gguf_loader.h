@@ -17,6 +17,7 @@ struct GgufModel {
   LlamaModel llama;
   std::unique_ptr<Tokenizer> tokenizer;
   uint64_t file_size = 0;
+  std::string chat_template;  // `tokenizer.chat_template`; "" when the file has none
 };
 
 shared::Result<GgufModel> LoadGgufModel(const std::string& path);

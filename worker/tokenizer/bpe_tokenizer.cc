@@ -75,6 +75,9 @@ shared::Status BpeTokenizer::BuildLookups(const BpeVocab& vocab) {
                                      std::to_string(static_cast<int>(type)));
     }
     const TokenId id = static_cast<TokenId>(i);
+    if (type == SpmTokenType::kControl || type == SpmTokenType::kUserDefined) {
+      special_.Add(vocab.tokens[i], id);
+    }
     if (type == SpmTokenType::kControl || vocab.tokens[i].empty()) continue;
     lookup_.emplace(vocab.tokens[i], id);
     if (type == SpmTokenType::kUserDefined) added_.Add(vocab.tokens[i], id);

@@ -55,6 +55,7 @@ class BpeTokenizer final : public Tokenizer {
   // Control tokens are never produced: their text is encoded as plain text. A byte whose
   // alphabet character is not a token is dropped, as Hugging Face does without an unk token.
   std::vector<TokenId> Encode(std::string_view text, bool add_bos) const override;
+  const AddedTokenMatcher* special_tokens() const override { return &special_; }
   // Normal tokens give the bytes their spelling stands for, user-defined tokens their raw text,
   // control and unused tokens (BOS/EOS among them) nothing; out-of-range ids nothing.
   void AppendTokenBytes(TokenId prev, TokenId id, std::string* out) const override;
@@ -99,6 +100,7 @@ class BpeTokenizer final : public Tokenizer {
   std::string decoded_;                         // the raw bytes of every token, concatenated
   std::vector<uint32_t> decoded_offset_;        // [n_vocab + 1] token i is [off[i], off[i + 1])
   AddedTokenMatcher added_;                     // user-defined tokens
+  AddedTokenMatcher special_;                   // control and user-defined, for EncodeSpecial
   std::unique_ptr<PreTokenizer> pre_;
   std::string pre_name_;
   bool ignore_merges_ = false;

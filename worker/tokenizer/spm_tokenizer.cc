@@ -104,6 +104,9 @@ shared::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::Create(SpmVocab voca
                !piece.empty()) {
       tok->lookup_.emplace(piece, static_cast<TokenId>(i));  // the lowest id keeps a duplicate
     }
+    if (type == SpmTokenType::kControl || type == SpmTokenType::kUserDefined) {
+      tok->special_.Add(piece, static_cast<TokenId>(i));
+    }
   }
   tok->pieces_ = std::move(vocab.pieces);
   tok->scores_ = std::move(vocab.scores);

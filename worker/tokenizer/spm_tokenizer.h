@@ -65,6 +65,7 @@ class SpmTokenizer final : public Tokenizer {
 
   float Score(TokenId id) const { return scores_[id]; }
   SpmTokenType Type(TokenId id) const { return types_[id]; }
+  const AddedTokenMatcher* special_tokens() const override { return &special_; }
 
  private:
   struct Symbol;  // one node of the merge list, defined in the .cc
@@ -86,6 +87,7 @@ class SpmTokenizer final : public Tokenizer {
   std::vector<uint8_t> byte_value_;        // [n_vocab] the byte of a kByte token, else 0
   std::array<TokenId, 256> byte_token_{};  // byte -> its kByte token, -1 when absent
   std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> lookup_;
+  AddedTokenMatcher special_;  // control and user-defined tokens, for EncodeSpecial
   TokenId bos_id_ = -1;
   TokenId eos_id_ = -1;
   TokenId unk_id_ = -1;

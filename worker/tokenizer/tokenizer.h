@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "worker/tokenizer/added_token_matcher.h"
 #include "worker/types/token_id.h"
 
 namespace smallmind::worker {
@@ -27,6 +28,15 @@ class Tokenizer {
 
   // Encodes text; special-token text is treated as plain text. Prepends BOS when add_bos.
   virtual std::vector<TokenId> Encode(std::string_view text, bool add_bos) const = 0;
+
+  // Encodes text in which the spelling of a control or user-defined token ("<s>", "<|im_start|>")
+  // stands for that token, as a rendered chat prompt needs (llama.cpp's parse_special): such
+  // spellings become their tokens (leftmost, longest first) and each run of text between them is
+  // encoded by Encode on its own, so SentencePiece's dummy prefix starts each run, as Hugging
+  // Face's legacy Llama tokenizer and llama.cpp do. Prepends BOS when add_bos.
+  std::vector<TokenId> EncodeSpecial(std::string_view text, bool add_bos) const;
+  // The control and user-defined tokens by spelling; null when the vocabulary has none.
+  virtual const AddedTokenMatcher* special_tokens() const { return nullptr; }
 
   // Appends the raw bytes token `id` contributes when it follows `prev` (-1 at the start):
   // byte-fallback tokens give their one byte; a leading space after BOS is dropped (SentencePiece
