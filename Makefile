@@ -6,6 +6,8 @@ JOBS ?= $(shell nproc)
 MODEL ?= builtin:stories260K
 WORKERS ?= 2
 PORT ?= 50051
+# The OpenAI-compatible HTTP API (http://localhost:8000/v1); HTTP_PORT= turns it off.
+HTTP_PORT ?= 8000
 GATEWAY_FLAGS ?=
 # The tests' data folder (golden outputs, models, tokenizer vectors); without it ~51 tests skip.
 SHARED_DATA ?= ../shared
@@ -42,7 +44,8 @@ check-test-data:
 	esac
 
 run: build
-	$(BUILD)/bin/smallmind-gateway --model $(MODEL) --workers $(WORKERS) --port $(PORT) $(GATEWAY_FLAGS)
+	$(BUILD)/bin/smallmind-gateway --model $(MODEL) --workers $(WORKERS) --port $(PORT) \
+	  $(if $(HTTP_PORT),--http-port $(HTTP_PORT)) $(GATEWAY_FLAGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log

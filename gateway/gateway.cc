@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include <grpc/grpc.h>
@@ -48,6 +49,7 @@ shared::Status Gateway::Start(std::stop_token stop) {
   SM_RETURN_IF_ERROR(StartMetrics());
   SM_RETURN_IF_ERROR(StartWorkers(stop));
   SM_RETURN_IF_ERROR(StartServer());
+  SM_RETURN_IF_ERROR(StartDoors());
   spdlog::info("serving {} ({}, vocab {}, context {}) with {} worker(s) on {}:{}",
                model_info_.model(), model_info_.architecture(), model_info_.vocab_size(),
                model_info_.context_length(), env_->pool->size(), config_.listen_host, port_);
@@ -155,6 +157,26 @@ void Gateway::CancelStreams() {
   cancel_streams_ = true;
   // Each reactor sees OnCancel and cancels its worker call; the drain then ends at once.
   if (server_) grpc_server_cancel_all_calls(server_->c_server());
+  for (auto& door : doors_) door->CancelStreams();
+}
+
+shared::Status Gateway::StartDoors() {
+  DoorContext context;
+  context.env = env_;
+  context.model_info = model_info_;
+  context.listen_host = config_.listen_host;
+  if (api_keys_->enabled()) {
+    context.authenticate = [keys = api_keys_](std::optional<std::string_view> authorization) {
+      return keys->Authenticate(authorization);
+    };
+  }
+  if (tls_) {
+    context.tls_cert_chain_pem = tls_->cert_chain_pem();
+    context.tls_private_key_pem = tls_->private_key_pem();
+    context.tls_client_ca_pem = tls_->client_ca_pem();
+  }
+  for (auto& door : doors_) SM_RETURN_IF_ERROR(door->Start(context));
+  return shared::Status::Ok();
 }
 
 void Gateway::Shutdown() {
@@ -167,6 +189,11 @@ void Gateway::Shutdown() {
     server = server_.get();
     if (cancel_streams_) deadline = std::chrono::system_clock::now();
   }
+  // The doors drain beside the gRPC server, each on its own thread.
+  std::vector<std::thread> door_drains;
+  for (auto& door : doors_) {
+    door_drains.emplace_back([&door, deadline] { door->Shutdown(deadline); });
+  }
   if (server) {
     if (auto* health = server->GetHealthCheckService()) health->SetServingStatus(false);
     spdlog::info("draining {} stream(s) for at most {} ms", env_->active.count(),
@@ -176,6 +203,7 @@ void Gateway::Shutdown() {
                      .count());
     server->Shutdown(deadline);
   }
+  for (std::thread& t : door_drains) t.join();
   if (!env_->active.WaitUntilZero(kReactorDrainTimeout)) {
     spdlog::error("{} stream(s) still waiting on their worker after shutdown",
                   env_->active.count());

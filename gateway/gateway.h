@@ -9,6 +9,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -18,6 +19,7 @@
 #include "gateway/generate_reactor.h"
 #include "gateway/inference_service.h"
 #include "gateway/metrics_endpoint.h"
+#include "gateway/public_door.h"
 #include "gateway/tls_credentials.h"
 #include "gateway/worker_pool.h"
 #include "gateway/worker_supervisor.h"
@@ -37,6 +39,10 @@ class Gateway {
   // which step failed, and nothing is spawned before the port is known to be free. Returns
   // CANCELLED early once `stop` is requested (a signal during a long model load).
   shared::Status Start(std::stop_token stop = {});
+  // Another public door (the HTTP server), started by Start after the gRPC server and drained
+  // beside it. Call before Start.
+  void AddDoor(std::unique_ptr<PublicDoor> door) { doors_.push_back(std::move(door)); }
+  const std::vector<std::unique_ptr<PublicDoor>>& doors() const { return doors_; }
   // Ordered shutdown: report NOT_SERVING, stop accepting, let streams finish for up to
   // drain_timeout (then cancel them), wait for their worker calls, stop the workers. Idempotent.
   void Shutdown();
@@ -65,6 +71,7 @@ class Gateway {
   shared::Status StartMetrics();
   shared::Status StartWorkers(std::stop_token stop);
   shared::Status StartServer();
+  shared::Status StartDoors();
 
   GatewayConfig config_;
   const std::shared_ptr<ApiKeyStore> api_keys_;
@@ -75,6 +82,7 @@ class Gateway {
   std::shared_ptr<RelayEnv> env_;
   smallmind::v1::ModelInfo model_info_;
   std::unique_ptr<InferenceService> service_;
+  std::vector<std::unique_ptr<PublicDoor>> doors_;  // hold relays of env_: stopped before it
   std::mutex server_mu_;                  // orders CancelStreams against Start and Shutdown
   std::unique_ptr<grpc::Server> server_;  // guarded by server_mu_; after service_: destroyed first
   bool cancel_streams_ = false;           // guarded by server_mu_

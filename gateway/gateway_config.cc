@@ -121,6 +121,18 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
       ->default_str("$TMPDIR or /tmp");
   app.add_option("--outbox", c.relay.outbox_capacity, "worker messages buffered per slow client")
       ->type_name("N");
+  app.add_option("--http-port", c.http.port,
+                 "serve the OpenAI-compatible HTTP API on this port (0 = any free port)")
+      ->default_str("off");
+  app.add_option("--http-threads", c.http.threads, "threads of the HTTP server");
+  app.add_option("--chat-template", c.http.chat_template_file,
+                 "Jinja chat template file for /v1/chat/completions, instead of the model's")
+      ->type_name("FILE")
+      ->default_str("the model's, else ChatML");
+  app.add_option("--chat-template-date", c.http.chat_template_date,
+                 "the date strftime_now() gives chat templates")
+      ->type_name("YYYY-MM-DD")
+      ->default_str("today");
 }
 
 Status GatewayConfig::Validate() const {
@@ -160,6 +172,15 @@ Status GatewayConfig::Validate() const {
   SM_RETURN_IF_ERROR(CheckRange("--ready-timeout-ms", supervisor.ready_timeout.count(), 1, kMaxMs));
   SM_RETURN_IF_ERROR(CheckRange("--stop-grace-ms", supervisor.stop_grace.count(), 1, kMaxMs));
   SM_RETURN_IF_ERROR(CheckRange("--outbox", static_cast<int64_t>(relay.outbox_capacity), 1, 1024));
+  if (http.enabled()) {
+    SM_RETURN_IF_ERROR(CheckRange("--http-port", http.port, 0, 65535));
+    SM_RETURN_IF_ERROR(CheckRange("--http-threads", http.threads, 1, 64));
+  }
+  const std::string& date = http.chat_template_date;
+  if (!date.empty() && (date.size() != 10 || date[4] != '-' || date[7] != '-')) {
+    return InvalidArgument(
+        fmt::format("--chat-template-date must be a date YYYY-MM-DD, got '{}'", date));
+  }
   if (supervisor.restart_backoff_initial.count() <= 0 ||
       supervisor.restart_backoff_max < supervisor.restart_backoff_initial) {
     return InvalidArgument("restart backoff must be positive and its maximum >= its start");

@@ -60,6 +60,16 @@ struct TlsOptions {
   bool enabled() const { return !cert_file.empty(); }
 };
 
+// The OpenAI-compatible HTTP door (gateway/http), off unless --http-port is given.
+struct HttpOptions {
+  int port = -1;  // -1 = off; 0 = any free port
+  int threads = 2;
+  std::string chat_template_file;  // "" = the model's own template (ChatML when it has none)
+  std::string chat_template_date;  // "YYYY-MM-DD" pins strftime_now; "" = today
+  size_t max_body_bytes = 8 * 1024 * 1024;
+  bool enabled() const { return port >= 0; }
+};
+
 struct GatewayConfig {
   std::string model = shared::kDefaultModel;
   std::string tokenizer;  // "" = the model's own
@@ -85,6 +95,7 @@ struct GatewayConfig {
   SupervisorOptions supervisor;
   WorkerPoolOptions pool;
   RelayOptions relay;
+  HttpOptions http;
 
   shared::Status Validate() const;
 };

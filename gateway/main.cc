@@ -19,6 +19,7 @@
 
 #include "gateway/gateway.h"
 #include "gateway/gateway_config.h"
+#include "gateway/http/http_door.h"
 #include "gateway/signal_policy.h"
 #include "shared/command_line.h"
 #include "shared/log.h"
@@ -54,7 +55,14 @@ int Run(int argc, char** argv) {
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // The HTTP door (--http-port) runs inside the gateway, beside the gRPC port.
+  std::unique_ptr<smallmind::gateway::http::HttpDoor> http_door;
+  if (config.http.enabled()) {
+    http_door = std::make_unique<smallmind::gateway::http::HttpDoor>(config.http);
+  }
+  smallmind::gateway::http::HttpDoor* http = http_door.get();
   smallmind::gateway::Gateway gateway(std::move(config));
+  if (http_door) gateway.AddDoor(std::move(http_door));
   std::stop_source stop;
   std::atomic<bool> finished{false};
   std::atomic<bool> forced{false};
@@ -98,6 +106,7 @@ int Run(int argc, char** argv) {
     if (!stop.stop_requested()) spdlog::error("cannot start: {}", status.ToString());
     exit_code = stop.stop_requested() ? 0 : 1;
   } else {
+    if (http) std::printf("smallmind-gateway HTTP at %s\n", http->address().c_str());
     std::printf("smallmind-gateway listening on %s\n", gateway.connect_address().c_str());
     if (gateway.metrics_port() >= 0) {
       std::printf("smallmind-gateway metrics on port %d\n", gateway.metrics_port());

@@ -20,16 +20,26 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+# Node runs the HTTP door's tests with the official openai client; any node >= 18 will do.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
 fi
 
-echo "install_deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The tests' own npm folder (tests/http/package-lock.json pins the openai client).
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -d "$root/tests/http/node_modules/openai" ] ||
+   [ "$root/tests/http/package-lock.json" -nt "$root/tests/http/node_modules/.package-lock.json" ]; then
+  echo "install_deps: npm ci in tests/http"
+  (cd "$root/tests/http" && npm ci --no-audit --no-fund --loglevel=error)
+fi

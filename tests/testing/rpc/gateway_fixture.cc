@@ -47,9 +47,16 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
                                    "--runtime-dir",
                                    fixture->runtime_dir()};
   if (!options.model.empty()) argv.insert(argv.end(), {"--model", options.model});
+  if (options.http) argv.insert(argv.end(), {"--http-port", "0"});
+  if (!options.api_key.empty()) argv.insert(argv.end(), {"--api-keys", options.api_key});
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   SM_ASSIGN_OR_RETURN(fixture->process_, ChildProcess::Spawn(argv));
   // Generous bound: workers load the model and the machine may be busy running other tests.
+  if (options.http) {  // printed just before the gRPC line
+    SM_ASSIGN_OR_RETURN(std::string http_line,
+                        fixture->process_->WaitForLine("HTTP at", milliseconds(60000)));
+    fixture->http_address_ = http_line.substr(http_line.rfind(' ') + 1);
+  }
   SM_ASSIGN_OR_RETURN(std::string line,
                       fixture->process_->WaitForLine("listening on", milliseconds(60000)));
   fixture->address_ = line.substr(line.rfind(' ') + 1);
@@ -59,6 +66,7 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
   for (int attempt = 0; attempt < 600; ++attempt) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
+    if (!options.api_key.empty()) ctx.AddMetadata("authorization", "Bearer " + options.api_key);
     v1::ModelInfo info;
     grpc::Status s = fixture->stub_->GetModelInfo(&ctx, v1::GetModelInfoRequest(), &info);
     if (s.ok() && static_cast<int>(info.workers()) == options.workers) return fixture;

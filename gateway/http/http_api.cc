@@ -1,0 +1,194 @@
+#include "gateway/http/http_api.h"
+
+#include <chrono>
+#include <random>
+#include <utility>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "gateway/http/http_error.h"
+#include "gateway/http/relayed_completion.h"
+
+namespace smallmind::gateway::http {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Verb = beast_http::verb;
+
+std::string RandomHex() {
+  std::random_device rd;
+  return fmt::format("{:08x}", static_cast<uint32_t>(rd()));
+}
+
+std::string_view BaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+Response ErrorResponse(const HttpError& error) {
+  Response r = JsonResponse(error.status, ErrorBody(error));
+  if (error.status == 429) r.set(beast_http::field::retry_after, "1");
+  return r;
+}
+
+Response MethodNotAllowed(std::string_view path, const char* allow) {
+  Response r = ErrorResponse(
+      MakeError(405, fmt::format("{} takes {} only", path, allow), {}, "method_not_allowed"));
+  r.set(beast_http::field::allow, allow);
+  return r;
+}
+
+}  // namespace
+
+HttpApi::HttpApi(std::shared_ptr<RelayEnv> env, smallmind::v1::ModelInfo info,
+                 ChatPrompter prompter, HttpApiOptions options)
+    : env_(std::move(env)),
+      info_(std::move(info)),
+      prompter_(std::move(prompter)),
+      options_(std::move(options)),
+      model_id_(info_.model()),
+      created_(std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count()),
+      id_prefix_(RandomHex()) {}
+
+bool HttpApi::AcceptsModel(std::string_view name) const {
+  if (name.empty() || name == model_id_) return true;
+  const std::string_view base = BaseName(model_id_);
+  if (name == base) return true;
+  const size_t dot = base.rfind('.');
+  return dot != std::string_view::npos && dot > 0 && name == base.substr(0, dot);
+}
+
+std::string HttpApi::NextId(std::string_view prefix) {
+  return fmt::format("{}{}-{}", prefix, id_prefix_,
+                     next_id_.fetch_add(1, std::memory_order_relaxed));
+}
+
+void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
+  const std::string_view target(request.target().data(), request.target().size());
+  const std::string_view path = target.substr(0, target.find('?'));
+  const Verb verb = request.method();
+  if (path == "/health") {
+    if (verb != Verb::get && verb != Verb::head)
+      return exchange->Reply(MethodNotAllowed(path, "GET"));
+    return exchange->Reply(Health());
+  }
+  if (path == "/metrics") {
+    if (verb != Verb::get) return exchange->Reply(MethodNotAllowed(path, "GET"));
+    if (!options_.metrics) {
+      return exchange->Reply(ErrorResponse(MakeError(404, "metrics are not enabled")));
+    }
+    Response r{beast_http::status::ok, 11};
+    r.set(beast_http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    r.body() = options_.metrics();
+    return exchange->Reply(std::move(r));
+  }
+  const bool models = path == "/v1/models" || path.starts_with("/v1/models/");
+  const bool post_route = path == "/v1/completions" || path == "/v1/chat/completions" ||
+                          path == "/apply-template" || path == "/tokenize" || path == "/detokenize";
+  if (!models && !post_route) {
+    return exchange->Reply(ErrorResponse(MakeError(
+        404,
+        fmt::format(
+            "no route {} {}",
+            std::string_view(request.method_string().data(), request.method_string().size()), path),
+        {}, "unknown_url")));
+  }
+  if (models && verb != Verb::get) return exchange->Reply(MethodNotAllowed(path, "GET"));
+  if (post_route && verb != Verb::post) return exchange->Reply(MethodNotAllowed(path, "POST"));
+  if (options_.authenticate) {
+    auto it = request.find(beast_http::field::authorization);
+    std::optional<std::string_view> header;
+    if (it != request.end()) header = std::string_view(it->value().data(), it->value().size());
+    shared::Status auth = options_.authenticate(header);
+    if (!auth.ok()) {
+      Response r = ErrorResponse(ErrorFromStatus(auth));
+      r.set(beast_http::field::www_authenticate, "Bearer");
+      return exchange->Reply(std::move(r));
+    }
+  }
+  if (models) return exchange->Reply(Models(path));
+  if (path == "/v1/completions") return Generate(Endpoint::kCompletions, request, exchange);
+  if (path == "/v1/chat/completions") {
+    return Generate(Endpoint::kChatCompletions, request, exchange);
+  }
+  if (path == "/apply-template") return ApplyTemplate(request, *exchange);
+  Tokenize(request, exchange, /*decode=*/path == "/detokenize");
+}
+
+Response HttpApi::Health() const {
+  const size_t healthy = env_->pool->HealthyCount();
+  Json body{{"status", healthy > 0 ? "ok" : "unavailable"}, {"workers", healthy}};
+  return JsonResponse(healthy > 0 ? 200 : 503, body.dump() + "\n");
+}
+
+Response HttpApi::Models(std::string_view path) const {
+  Json model{{"id", model_id_},
+             {"object", "model"},
+             {"created", created_},
+             {"owned_by", "smallmind"},
+             {"max_model_len", info_.context_length()},
+             {"context_length", info_.context_length()}};
+  if (path.starts_with("/v1/models/")) {
+    const std::string_view name = path.substr(std::string_view("/v1/models/").size());
+    if (!AcceptsModel(name) || name.empty()) {
+      return ErrorResponse(MakeError(404, fmt::format("The model `{}` does not exist", name),
+                                     "model", "model_not_found"));
+    }
+    return JsonResponse(200, model.dump() + "\n");
+  }
+  Json list{{"object", "list"}, {"data", Json::array({model})}};
+  return JsonResponse(200, list.dump() + "\n");
+}
+
+void HttpApi::Generate(Endpoint endpoint, const Request& request,
+                       std::shared_ptr<Exchange> exchange) {
+  HttpError error;
+  std::optional<OpenAiRequest> r = ParseOpenAiRequest(endpoint, request.body(), &error);
+  if (!r) return exchange->Reply(ErrorResponse(error));
+  if (!AcceptsModel(r->model)) {
+    return exchange->Reply(ErrorResponse(MakeError(
+        404,
+        fmt::format("The model `{}` does not exist; this server serves `{}`", r->model, model_id_),
+        "model", "model_not_found")));
+  }
+  const bool chat = endpoint == Endpoint::kChatCompletions;
+  if (chat) {
+    ChatRequest c;
+    c.messages = r->messages;
+    c.tools = r->tools;
+    c.kwargs = r->chat_template_kwargs;
+    c.add_generation_prompt = r->add_generation_prompt;
+    shared::Result<ChatPrompt> prompt = prompter_.Render(c);
+    if (!prompt.ok()) {
+      return exchange->Reply(
+          ErrorResponse(MakeError(400, prompt.status().message(), "messages", "template_error")));
+    }
+    r->generate.set_prompt(std::move(prompt->text));
+    r->generate.set_parse_special(true);
+    if (prompt->add_bos) r->generate.set_add_bos(*prompt->add_bos);
+  }
+  ResponseShape shape;
+  shape.endpoint = endpoint;
+  shape.id = NextId(chat ? "chatcmpl-" : "cmpl-");
+  shape.created = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  shape.model = model_id_;
+  shape.include_usage = r->include_usage;
+  shape.logprobs = r->logprobs;
+  shape.top_logprobs = r->top_logprobs;
+  if (r->echo) shape.echo_text = r->generate.prompt();
+  const auto deadline = r->timeout_s > 0
+                            ? std::chrono::system_clock::now() +
+                                  std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                      std::chrono::duration<double>(r->timeout_s))
+                            : std::chrono::system_clock::time_point::max();
+  shared::Result<ValidatedRequest> validated = Validate(r->generate, shape.id);
+  RelayedCompletion::Start(env_, std::move(exchange),
+                           OpenAiFormatter(std::move(shape), pieces_.empty() ? nullptr : &pieces_),
+                           r->stream, std::move(validated), deadline);
+}
+
+}  // namespace smallmind::gateway::http

@@ -1,0 +1,67 @@
+// HttpApi: the routes of the HTTP door and their handlers: OpenAI's /v1/completions,
+// /v1/chat/completions and /v1/models, /health and /metrics, and llama.cpp's /apply-template,
+// /tokenize and /detokenize. Checks the API key (the gateway's key store, as on the gRPC port),
+// turns bodies into validated requests and hands generation to RelayedCompletion. Built by
+// HttpDoor once the model is known; Handle runs on connection strands concurrently. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gateway/http/chat_prompt.h"
+#include "gateway/http/exchange.h"
+#include "gateway/http/openai_format.h"
+#include "gateway/http/openai_request.h"
+#include "gateway/request_relay.h"
+#include "gateway/validate.h"
+#include "shared/status.h"
+#include "smallmind/v1/inference.pb.h"
+
+namespace smallmind::gateway::http {
+
+struct HttpApiOptions {
+  // OK when the `authorization` header value (nullopt = absent) may use the API; null = open.
+  std::function<shared::Status(std::optional<std::string_view>)> authenticate;
+  // The Prometheus text of GET /metrics; null = the route answers 404.
+  std::function<std::string()> metrics;
+};
+
+class HttpApi {
+ public:
+  HttpApi(std::shared_ptr<RelayEnv> env, smallmind::v1::ModelInfo info, ChatPrompter prompter,
+          HttpApiOptions options);
+
+  void Handle(Request request, std::shared_ptr<Exchange> exchange);
+
+  // Token id -> text, for logprobs; set before serving (empty = tokens print as "").
+  void SetTokenPieces(TokenPieces pieces) { pieces_ = std::move(pieces); }
+  // The id /v1/models lists and responses carry: the --model value.
+  const std::string& model_id() const { return model_id_; }
+  // Whether `name` (from a request's `model`) names the served model: "", the id, its file name
+  // or its file name without extension.
+  bool AcceptsModel(std::string_view name) const;
+
+ private:
+  void Generate(Endpoint endpoint, const Request& request, std::shared_ptr<Exchange> exchange);
+  void ApplyTemplate(const Request& request, Exchange& exchange);
+  void Tokenize(const Request& request, std::shared_ptr<Exchange> exchange, bool decode);
+  Response Models(std::string_view target) const;
+  Response Health() const;
+  std::string NextId(std::string_view prefix);
+
+  const std::shared_ptr<RelayEnv> env_;
+  const smallmind::v1::ModelInfo info_;
+  const ChatPrompter prompter_;
+  const HttpApiOptions options_;
+  const std::string model_id_;
+  const int64_t created_;  // the gateway's start, as /v1/models' `created`
+  const std::string id_prefix_;
+  std::atomic<uint64_t> next_id_{1};
+  TokenPieces pieces_;
+};
+
+}  // namespace smallmind::gateway::http

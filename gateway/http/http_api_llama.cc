@@ -1,0 +1,172 @@
+// HttpApi's llama.cpp-named endpoints: /apply-template, /tokenize and /detokenize.
+#include <utility>
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/fmt/fmt.h>
+
+#include "gateway/http/http_api.h"
+#include "gateway/http/http_error.h"
+#include "shared/grpc_status.h"
+
+namespace smallmind::gateway::http {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::chrono::seconds kTokenizeTimeout{30};
+
+bool ValidUtf8(const std::string& s) {
+  Json j = s;
+  try {
+    (void)j.dump();
+  } catch (const Json::type_error&) {
+    return false;
+  }
+  return true;
+}
+
+// A worker Tokenize call in flight; deletes itself when it answered.
+struct TokenizeCall {
+  grpc::ClientContext context;
+  smallmind::v1::TokenizeRequest request;
+  smallmind::v1::TokenizeResponse response;
+  std::shared_ptr<WorkerLink> link;
+  std::shared_ptr<Exchange> exchange;
+  bool with_pieces = false;
+};
+
+Response TokenizeAnswer(const TokenizeCall& call) {
+  if (call.request.has_token_ids()) {
+    return JsonResponse(200, Json{{"content", call.response.text()}}.dump() + "\n");
+  }
+  Json tokens = Json::array();
+  for (int i = 0; i < call.response.token_ids_size(); ++i) {
+    const uint32_t id = call.response.token_ids(i);
+    if (!call.with_pieces) {
+      tokens.push_back(id);
+      continue;
+    }
+    const std::string& piece = i < call.response.pieces_size() ? call.response.pieces(i) : "";
+    Json entry{{"id", id}};
+    if (ValidUtf8(piece)) {
+      entry["piece"] = piece;
+    } else {
+      Json bytes = Json::array();
+      for (unsigned char c : piece) bytes.push_back(static_cast<int>(c));
+      entry["piece"] = std::move(bytes);
+    }
+    tokens.push_back(std::move(entry));
+  }
+  return JsonResponse(200, Json{{"tokens", std::move(tokens)}}.dump() + "\n");
+}
+
+}  // namespace
+
+void HttpApi::ApplyTemplate(const Request& request, Exchange& exchange) {
+  HttpError error;
+  std::optional<Json> body = ParseJsonObject(request.body(), &error);
+  if (!body) return exchange.Reply(JsonResponse(error.status, ErrorBody(error)));
+  ChatRequest c;
+  auto get = [&](const char* name) -> const Json* {
+    auto it = body->find(name);
+    return it == body->end() || it->is_null() ? nullptr : &*it;
+  };
+  auto fail = [&](std::string message, const char* param) {
+    const HttpError e = MakeError(400, std::move(message), param);
+    exchange.Reply(JsonResponse(400, ErrorBody(e)));
+  };
+  const Json* messages = get("messages");
+  if (!messages) return fail("`messages` is required (an array of messages)", "messages");
+  if (!CheckMessages(*messages, &error)) return exchange.Reply(JsonResponse(400, ErrorBody(error)));
+  c.messages = *messages;
+  if (const Json* v = get("add_generation_prompt")) {
+    if (!v->is_boolean())
+      return fail("`add_generation_prompt` must be a boolean", "add_generation_prompt");
+    c.add_generation_prompt = v->get<bool>();
+  }
+  if (const Json* v = get("chat_template_kwargs")) {
+    if (!v->is_object())
+      return fail("`chat_template_kwargs` must be an object", "chat_template_kwargs");
+    c.kwargs = *v;
+  }
+  if (const Json* v = get("tools")) c.tools = *v;
+  // Test hook (documented): render with other BOS/EOS texts than the model's.
+  for (const char* name : {"bos_token", "eos_token"}) {
+    if (const Json* v = get(name)) {
+      if (!v->is_string()) return fail(fmt::format("`{}` must be a string", name), name);
+      (name[0] == 'b' ? c.bos_token : c.eos_token) = v->get<std::string>();
+    }
+  }
+  shared::Result<ChatPrompt> prompt = prompter_.Render(c);
+  if (!prompt.ok()) {
+    const HttpError e = MakeError(400, prompt.status().message(), "messages", "template_error");
+    return exchange.Reply(JsonResponse(400, ErrorBody(e)));
+  }
+  exchange.Reply(JsonResponse(200, Json{{"prompt", prompt->text}}.dump() + "\n"));
+}
+
+void HttpApi::Tokenize(const Request& request, std::shared_ptr<Exchange> exchange, bool decode) {
+  HttpError error;
+  std::optional<Json> body = ParseJsonObject(request.body(), &error);
+  if (!body) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
+  auto call = std::make_unique<TokenizeCall>();
+  auto fail = [&](std::string message, const char* param) {
+    const HttpError e = MakeError(400, std::move(message), param);
+    exchange->Reply(JsonResponse(400, ErrorBody(e)));
+  };
+  if (decode) {
+    auto it = body->find("tokens");
+    if (it == body->end() || !it->is_array()) {
+      return fail("`tokens` must be an array of token ids", "tokens");
+    }
+    auto* ids = call->request.mutable_token_ids();
+    for (const Json& id : *it) {
+      if (!id.is_number_unsigned() || id.get<uint64_t>() >= info_.vocab_size()) {
+        return fail(fmt::format("`tokens` must hold ids in [0, {}) (the vocabulary), got {}",
+                                info_.vocab_size(), id.dump()),
+                    "tokens");
+      }
+      ids->add_ids(id.get<uint32_t>());
+    }
+  } else {
+    auto content = body->find("content");
+    if (content == body->end() || !content->is_string()) {
+      return fail("`content` must be a string", "content");
+    }
+    call->request.set_text(content->get<std::string>());
+    bool add_special = false, parse_special = true;
+    for (auto [name, out] :
+         {std::pair{"add_special", &add_special}, std::pair{"parse_special", &parse_special},
+          std::pair{"with_pieces", &call->with_pieces}}) {
+      auto v = body->find(name);
+      if (v == body->end() || v->is_null()) continue;
+      if (!v->is_boolean()) return fail(fmt::format("`{}` must be a boolean", name), name);
+      *out = v->get<bool>();
+    }
+    call->request.set_add_bos(add_special);
+    call->request.set_parse_special(parse_special);
+  }
+  call->link = env_->pool->Pick();
+  if (!call->link) {
+    const HttpError e = ErrorFromStatus(env_->pool->NoWorkerStatus());
+    return exchange->Reply(JsonResponse(e.status, ErrorBody(e)));
+  }
+  call->exchange = std::move(exchange);
+  call->context.set_deadline(std::chrono::system_clock::now() + kTokenizeTimeout);
+  TokenizeCall* raw = call.release();
+  raw->link->stub().async()->Tokenize(
+      &raw->context, &raw->request, &raw->response, [raw](grpc::Status status) {
+        std::unique_ptr<TokenizeCall> call(raw);
+        call->link->EndRequest();
+        Response answer = status.ok() ? TokenizeAnswer(*call) : Response();
+        if (!status.ok()) {
+          const HttpError e = ErrorFromStatus(shared::FromGrpcStatus(status));
+          answer = JsonResponse(e.status, ErrorBody(e));
+        }
+        std::shared_ptr<Exchange> exchange = call->exchange;
+        exchange->Post(
+            [exchange, answer = std::move(answer)] { exchange->Reply(std::move(answer)); });
+      });
+}
+
+}  // namespace smallmind::gateway::http

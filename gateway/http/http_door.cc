@@ -1,0 +1,100 @@
+#include "gateway/http/http_door.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include "gateway/http/chat_prompt.h"
+#include "shared/grpc_status.h"
+
+namespace smallmind::gateway::http {
+namespace {
+
+constexpr std::chrono::seconds kPiecesTimeout{30};
+
+shared::Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return shared::InvalidArgument(fmt::format("--chat-template {}: cannot read it", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Every token's text (what it adds to a decoded text), from one worker Tokenize call.
+shared::Result<TokenPieces> FetchTokenPieces(WorkerPool& pool, uint32_t vocab_size) {
+  std::shared_ptr<WorkerLink> link = pool.Pick();
+  if (!link) return pool.NoWorkerStatus();
+  smallmind::v1::TokenizeRequest request;
+  for (uint32_t id = 0; id < vocab_size; ++id) request.mutable_token_ids()->add_ids(id);
+  smallmind::v1::TokenizeResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kPiecesTimeout);
+  const grpc::Status status = link->stub().Tokenize(&context, request, &response);
+  link->EndRequest();
+  if (!status.ok()) return shared::FromGrpcStatus(status);
+  return TokenPieces(response.pieces().begin(), response.pieces().end());
+}
+
+}  // namespace
+
+HttpDoor::~HttpDoor() { Shutdown(std::chrono::system_clock::now()); }
+
+shared::Status HttpDoor::Start(const DoorContext& context) {
+  std::string source;
+  if (!options_.chat_template_file.empty()) {
+    SM_ASSIGN_OR_RETURN(source, ReadFile(options_.chat_template_file));
+  }
+  std::optional<std::chrono::system_clock::time_point> pinned;
+  if (!options_.chat_template_date.empty()) {
+    SM_ASSIGN_OR_RETURN(pinned, ParseTemplateDate(options_.chat_template_date));
+  }
+  SM_ASSIGN_OR_RETURN(
+      ChatPrompter prompter,
+      ChatPrompter::Create(context.model_info, source,
+                           "--chat-template " + options_.chat_template_file, pinned));
+  spdlog::info("HTTP chat template: {}", prompter.origin());
+  HttpApiOptions api_options;
+  api_options.authenticate = context.authenticate;
+  api_ = std::make_unique<HttpApi>(context.env, context.model_info, std::move(prompter),
+                                   std::move(api_options));
+  shared::Result<TokenPieces> pieces =
+      FetchTokenPieces(*context.env->pool, context.model_info.vocab_size());
+  if (pieces.ok()) {
+    api_->SetTokenPieces(std::move(pieces).value());
+  } else {
+    spdlog::warn("HTTP logprobs will carry no token text: {}", pieces.status().ToString());
+  }
+  HttpServerOptions server_options;
+  server_options.host = context.listen_host;
+  server_options.port = options_.port;
+  server_options.threads = options_.threads;
+  server_options.limits.max_body_bytes = options_.max_body_bytes;
+  server_options.tls = {context.tls_cert_chain_pem, context.tls_private_key_pem,
+                        context.tls_client_ca_pem};
+  host_ = context.listen_host;
+  tls_ = !context.tls_cert_chain_pem.empty();
+  SM_RETURN_IF_ERROR(server_.Start(server_options, [api = api_.get()](Request r, auto exchange) {
+    api->Handle(std::move(r), std::move(exchange));
+  }));
+  spdlog::info("HTTP (OpenAI API) on {}", address());
+  return shared::Status::Ok();
+}
+
+void HttpDoor::Shutdown(std::chrono::system_clock::time_point deadline) {
+  server_.Shutdown(deadline);
+}
+
+std::string HttpDoor::address() const {
+  const bool wildcard = host_ == "0.0.0.0" || host_ == "::" || host_ == "[::]" || host_.empty();
+  const std::string host = wildcard ? "127.0.0.1" : host_;
+  return fmt::format(
+      "{}://{}:{}", tls_ ? "https" : "http",
+      host.find(':') != std::string::npos && host.front() != '[' ? "[" + host + "]" : host,
+      server_.port());
+}
+
+}  // namespace smallmind::gateway::http

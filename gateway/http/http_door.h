@@ -1,0 +1,37 @@
+// HttpDoor: the OpenAI-compatible HTTP door as a PublicDoor: builds the chat prompter (the model's
+// template, --chat-template, or ChatML), learns each token's text for logprobs (one Tokenize call),
+// and runs HttpServer with HttpApi. Built by main() when --http-port is given; Start and Shutdown
+// come from the gateway's control thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gateway/gateway_config.h"
+#include "gateway/http/http_api.h"
+#include "gateway/http/http_server.h"
+#include "gateway/public_door.h"
+
+namespace smallmind::gateway::http {
+
+class HttpDoor final : public PublicDoor {
+ public:
+  explicit HttpDoor(HttpOptions options) : options_(std::move(options)) {}
+  ~HttpDoor() override;
+
+  shared::Status Start(const DoorContext& context) override;
+  void Shutdown(std::chrono::system_clock::time_point deadline) override;
+  void CancelStreams() override { server_.AbortAll(); }
+  std::string address() const override;
+
+  int port() const { return server_.port(); }
+
+ private:
+  const HttpOptions options_;
+  std::string host_;
+  bool tls_ = false;
+  std::unique_ptr<HttpApi> api_;
+  HttpServer server_;  // after api_: destroyed first, its connections end before the api goes
+};
+
+}  // namespace smallmind::gateway::http

@@ -1,0 +1,232 @@
+#include "gateway/http/openai_format.h"
+
+#include <cmath>
+#include <utility>
+
+namespace smallmind::gateway::http {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using smallmind::v1::GenerateResponse;
+
+std::string Dump(const Json& j) {
+  // Worker text is valid UTF-8; token pieces may not be: replace instead of throwing.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string Event(const Json& j) { return "data: " + Dump(j) + "\n\n"; }
+
+Json Bytes(const std::string& s) {
+  Json bytes = Json::array();
+  for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
+  return bytes;
+}
+
+// -inf (a token masked out) is not JSON: OpenAI clients expect a number.
+double Finite(float x) { return std::isfinite(x) ? x : -9999.0; }
+
+}  // namespace
+
+const char* FinishReasonName(smallmind::v1::FinishReason reason) {
+  switch (reason) {
+    case smallmind::v1::LENGTH: return "length";
+    case smallmind::v1::STOP:
+    case smallmind::v1::EOS: return "stop";
+    case smallmind::v1::CANCELLED: return "abort";
+    default: return "stop";
+  }
+}
+
+OpenAiFormatter::OpenAiFormatter(ResponseShape shape, const TokenPieces* pieces)
+    : shape_(std::move(shape)), pieces_(pieces), offset_(shape_.echo_text.size()) {}
+
+std::string OpenAiFormatter::TokenText(uint32_t id) const {
+  return pieces_ && id < pieces_->size() ? (*pieces_)[id] : std::string();
+}
+
+Json OpenAiFormatter::Chunk(Json choice) const {
+  const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
+  Json j;
+  j["id"] = shape_.id;
+  j["object"] = chat ? "chat.completion.chunk" : "text_completion";
+  j["created"] = shape_.created;
+  j["model"] = shape_.model;
+  if (chat) j["system_fingerprint"] = nullptr;
+  j["choices"] = Json::array();
+  if (!choice.is_null()) j["choices"].push_back(std::move(choice));
+  if (shape_.include_usage) j["usage"] = nullptr;
+  return j;
+}
+
+Json OpenAiFormatter::Usage() const {
+  Json u;
+  u["prompt_tokens"] = usage_.prompt_tokens();
+  u["completion_tokens"] = usage_.completion_tokens();
+  u["total_tokens"] = usage_.prompt_tokens() + usage_.completion_tokens();
+  u["prompt_tokens_details"] = {{"cached_tokens", usage_.cached_prompt_tokens()}};
+  return u;
+}
+
+Json OpenAiFormatter::Logprobs(const GenerateResponse& m) {
+  const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
+  Json out;
+  Json content = Json::array();
+  Json tokens = Json::array(), token_logprobs = Json::array(), top = Json::array(),
+       offsets = Json::array();
+  for (const auto& lp : m.logprobs()) {
+    const std::string text = TokenText(lp.token_id());
+    if (chat) {
+      Json entry{{"token", text}, {"logprob", Finite(lp.logprob())}, {"bytes", Bytes(text)}};
+      Json alternatives = Json::array();
+      for (int i = 0; i < lp.top_size() && i < static_cast<int>(shape_.top_logprobs); ++i) {
+        const std::string alt = TokenText(lp.top(i).token_id());
+        alternatives.push_back(
+            {{"token", alt}, {"logprob", Finite(lp.top(i).logprob())}, {"bytes", Bytes(alt)}});
+      }
+      entry["top_logprobs"] = std::move(alternatives);
+      content.push_back(std::move(entry));
+    } else {
+      tokens.push_back(text);
+      token_logprobs.push_back(Finite(lp.logprob()));
+      Json alternatives = Json::object();
+      for (int i = 0; i < lp.top_size() && i < static_cast<int>(shape_.top_logprobs); ++i) {
+        alternatives[TokenText(lp.top(i).token_id())] = Finite(lp.top(i).logprob());
+      }
+      top.push_back(std::move(alternatives));
+      offsets.push_back(offset_);
+      offset_ += text.size();
+    }
+  }
+  if (chat) {
+    out["content"] = std::move(content);
+    out["refusal"] = nullptr;
+  } else {
+    out["tokens"] = std::move(tokens);
+    out["token_logprobs"] = std::move(token_logprobs);
+    out["top_logprobs"] = std::move(top);
+    out["text_offset"] = std::move(offsets);
+  }
+  return out;
+}
+
+void OpenAiFormatter::Note(const GenerateResponse& m) {
+  if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
+    finish_ = m.finish_reason();
+    usage_ = m.usage();
+  }
+}
+
+std::string OpenAiFormatter::StreamStart() {
+  if (shape_.endpoint == Endpoint::kChatCompletions) {
+    Json choice{{"index", 0},
+                {"delta", {{"role", "assistant"}, {"content", ""}}},
+                {"logprobs", nullptr},
+                {"finish_reason", nullptr}};
+    return Event(Chunk(std::move(choice)));
+  }
+  if (shape_.echo_text.empty()) return {};
+  Json choice{
+      {"index", 0}, {"text", shape_.echo_text}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+  return Event(Chunk(std::move(choice)));
+}
+
+std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
+  const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
+  std::string out;
+  const bool has_logprobs = shape_.logprobs && m.logprobs_size() > 0;
+  if (!m.text().empty() || has_logprobs) {
+    Json choice;
+    choice["index"] = 0;
+    if (chat) {
+      choice["delta"] = {{"content", m.text()}};
+    } else {
+      choice["text"] = m.text();
+    }
+    choice["logprobs"] = has_logprobs ? Logprobs(m) : Json();
+    choice["finish_reason"] = nullptr;
+    out += Event(Chunk(std::move(choice)));
+  }
+  Note(m);
+  if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
+    Json choice;
+    choice["index"] = 0;
+    if (chat) {
+      choice["delta"] = Json::object();
+    } else {
+      choice["text"] = "";
+    }
+    choice["logprobs"] = nullptr;
+    choice["finish_reason"] = FinishReasonName(finish_);
+    out += Event(Chunk(std::move(choice)));
+  }
+  return out;
+}
+
+std::string OpenAiFormatter::StreamEnd() {
+  std::string out;
+  if (shape_.include_usage) {
+    Json j = Chunk(Json());
+    j["usage"] = Usage();
+    out += Event(j);
+  }
+  return out + "data: [DONE]\n\n";
+}
+
+std::string OpenAiFormatter::StreamError(const HttpError& error) {
+  nlohmann::ordered_json body = nlohmann::ordered_json::parse(ErrorBody(error));
+  return Event(body);
+}
+
+void OpenAiFormatter::AppendLogprobs(const Json& part) {
+  if (logprobs_.is_null()) {
+    logprobs_ = part;
+    return;
+  }
+  for (auto& [key, value] : part.items()) {
+    if (!value.is_array()) continue;
+    for (const Json& v : value) logprobs_[key].push_back(v);
+  }
+}
+
+void OpenAiFormatter::Add(const GenerateResponse& m) {
+  text_ += m.text();
+  if (shape_.logprobs && m.logprobs_size() > 0) AppendLogprobs(Logprobs(m));
+  Note(m);
+}
+
+Json OpenAiFormatter::Choice() const {
+  Json choice;
+  choice["index"] = 0;
+  if (shape_.endpoint == Endpoint::kChatCompletions) {
+    choice["message"] = {{"role", "assistant"}, {"content", text_}};
+  } else {
+    choice["text"] = shape_.echo_text + text_;
+  }
+  Json logprobs = logprobs_;
+  if (shape_.logprobs && logprobs.is_null()) {  // asked for, no token had any
+    logprobs = shape_.endpoint == Endpoint::kChatCompletions
+                   ? Json{{"content", Json::array()}, {"refusal", nullptr}}
+                   : Json{{"tokens", Json::array()},
+                          {"token_logprobs", Json::array()},
+                          {"top_logprobs", Json::array()},
+                          {"text_offset", Json::array()}};
+  }
+  choice["logprobs"] = std::move(logprobs);
+  choice["finish_reason"] = FinishReasonName(finish_);
+  return choice;
+}
+
+std::string OpenAiFormatter::Body() const {
+  const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
+  Json j;
+  j["id"] = shape_.id;
+  j["object"] = chat ? "chat.completion" : "text_completion";
+  j["created"] = shape_.created;
+  j["model"] = shape_.model;
+  if (chat) j["system_fingerprint"] = nullptr;
+  j["choices"] = Json::array({Choice()});
+  j["usage"] = Usage();
+  return Dump(j);
+}
+
+}  // namespace smallmind::gateway::http

@@ -1,0 +1,75 @@
+// OpenAI response objects built from the worker's GenerateResponse messages: the whole
+// text_completion / chat.completion body, or the Server-Sent Events of a stream ("data:
+// {chunk}\n\n"
+// ... "data: [DONE]\n\n"), byte for byte in OpenAI's shape. One formatter per request, used on its
+// connection's strand; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/http/http_error.h"
+#include "gateway/http/openai_request.h"
+#include "smallmind/v1/inference.pb.h"
+
+namespace smallmind::gateway::http {
+
+// What each token id spells (raw bytes, possibly a partial UTF-8 sequence), for logprobs.
+using TokenPieces = std::vector<std::string>;
+
+struct ResponseShape {
+  Endpoint endpoint = Endpoint::kCompletions;
+  std::string id;  // "cmpl-..." or "chatcmpl-..."
+  int64_t created = 0;
+  std::string model;
+  bool include_usage = false;
+  bool logprobs = false;
+  uint32_t top_logprobs = 0;
+  std::string echo_text;  // completions with echo: the prompt, first in the text
+};
+
+// "stop" for STOP and EOS, "length" for LENGTH, "abort" for a server-side cancel (vLLM's word).
+const char* FinishReasonName(smallmind::v1::FinishReason reason);
+
+class OpenAiFormatter {
+ public:
+  // `pieces` may be null (logprobs then carry empty token strings) and must outlive the formatter.
+  OpenAiFormatter(ResponseShape shape, const TokenPieces* pieces);
+
+  // Streaming. The first event(s): chat's role delta, completions' echoed prompt ("" if none).
+  std::string StreamStart();
+  // One worker message: a text chunk when it carries text or logprobs and, on the last message,
+  // the chunk with finish_reason.
+  std::string StreamMessage(const smallmind::v1::GenerateResponse& message);
+  // After the last message: the usage chunk when asked, then "data: [DONE]".
+  std::string StreamEnd();
+  // A failure after the stream began: one event holding the OpenAI error object.
+  static std::string StreamError(const HttpError& error);
+
+  // Whole response: add every message, then take the body.
+  void Add(const smallmind::v1::GenerateResponse& message);
+  std::string Body() const;
+
+ private:
+  nlohmann::ordered_json Chunk(nlohmann::ordered_json choice) const;
+  nlohmann::ordered_json Choice() const;
+  nlohmann::ordered_json Usage() const;
+  // The logprobs object of `message`'s tokens (completions or chat shape); advances offset_.
+  nlohmann::ordered_json Logprobs(const smallmind::v1::GenerateResponse& message);
+  void AppendLogprobs(const nlohmann::ordered_json& part);
+  std::string TokenText(uint32_t id) const;
+  void Note(const smallmind::v1::GenerateResponse& message);
+
+  const ResponseShape shape_;
+  const TokenPieces* const pieces_;
+  std::string text_;                 // non-streaming: everything so far
+  nlohmann::ordered_json logprobs_;  // non-streaming: merged logprobs (null = none)
+  size_t offset_ = 0;                // completions' text_offset of the next token
+  smallmind::v1::FinishReason finish_ = smallmind::v1::FINISH_REASON_UNSPECIFIED;
+  smallmind::v1::Usage usage_;
+};
+
+}  // namespace smallmind::gateway::http

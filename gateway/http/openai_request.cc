@@ -1,0 +1,326 @@
+#include "gateway/http/openai_request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include <spdlog/fmt/fmt.h>
+
+namespace smallmind::gateway::http {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const char* TypeName(const Json& v) {
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a number";
+  return v.type_name();  // "string", "array", "object", "boolean"
+}
+
+// Reads optional fields of one JSON object; a missing or null field leaves the output as it was.
+// The first type error fills `error` and every later read fails.
+class Fields {
+ public:
+  Fields(const Json& object, HttpError* error, std::string prefix = {})
+      : object_(object), error_(error), prefix_(std::move(prefix)) {}
+
+  bool ok() const { return ok_; }
+  const Json* Find(const char* name) const {
+    auto it = object_.find(name);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+  bool Fail(const char* name, std::string message) {
+    if (ok_) *error_ = MakeError(400, std::move(message), prefix_ + name);
+    ok_ = false;
+    return false;
+  }
+  bool WrongType(const char* name, const char* want, const Json& got) {
+    return Fail(name, fmt::format("`{}{}` must be {}, got {}", prefix_, name, want, TypeName(got)));
+  }
+
+  bool Bool(const char* name, bool* out) {
+    const Json* v = ok_ ? Find(name) : nullptr;
+    if (!v) return ok_;
+    if (!v->is_boolean()) return WrongType(name, "a boolean", *v);
+    *out = v->get<bool>();
+    return true;
+  }
+  bool Number(const char* name, double* out) {
+    const Json* v = ok_ ? Find(name) : nullptr;
+    if (!v) return ok_;
+    if (!v->is_number()) return WrongType(name, "a number", *v);
+    *out = v->get<double>();
+    return true;
+  }
+  // Floats into optional proto fields go through here.
+  template <typename Setter>
+  bool Float(const char* name, Setter set) {
+    double d = 0;
+    const Json* v = ok_ ? Find(name) : nullptr;
+    if (!v) return ok_;
+    if (!Number(name, &d)) return false;
+    set(static_cast<float>(d));
+    return true;
+  }
+  bool Int(const char* name, int64_t lo, int64_t hi, int64_t* out) {
+    const Json* v = ok_ ? Find(name) : nullptr;
+    if (!v) return ok_;
+    if (!v->is_number_integer()) return WrongType(name, "an integer", *v);
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi)) {
+      return Fail(name, fmt::format("`{}{}` must be in [{}, {}], got {}", prefix_, name, lo, hi,
+                                    v->get<uint64_t>()));
+    }
+    const int64_t i = v->get<int64_t>();
+    if (i < lo || i > hi) {
+      return Fail(name,
+                  fmt::format("`{}{}` must be in [{}, {}], got {}", prefix_, name, lo, hi, i));
+    }
+    *out = i;
+    return true;
+  }
+  bool String(const char* name, std::string* out) {
+    const Json* v = ok_ ? Find(name) : nullptr;
+    if (!v) return ok_;
+    if (!v->is_string()) return WrongType(name, "a string", *v);
+    *out = v->get<std::string>();
+    return true;
+  }
+
+ private:
+  const Json& object_;
+  HttpError* error_;
+  const std::string prefix_;
+  bool ok_ = true;
+};
+
+// `stop`: a string or an array of strings.
+bool ReadStop(Fields& f, smallmind::v1::StoppingOptions* stopping) {
+  const Json* v = f.Find("stop");
+  if (!v) return f.ok();
+  if (v->is_string()) {
+    stopping->add_stop(v->get<std::string>());
+    return true;
+  }
+  if (!v->is_array()) return f.WrongType("stop", "a string or an array of strings", *v);
+  for (const Json& s : *v) {
+    if (!s.is_string()) return f.WrongType("stop", "a string or an array of strings", s);
+    stopping->add_stop(s.get<std::string>());
+  }
+  return true;
+}
+
+// The fields both endpoints share: sampling, stopping, runtime, n, stream and our extensions.
+bool ReadCommon(Fields& f, OpenAiRequest& r) {
+  auto& g = r.generate;
+  auto* s = g.mutable_sampling();
+  int64_t i = 0;
+  f.String("model", &r.model);
+  f.Float("temperature", [s](float x) { s->set_temperature(x); });
+  f.Float("top_p", [s](float x) { s->set_top_p(x); });
+  f.Float("min_p", [s](float x) { s->set_min_p(x); });
+  f.Float("repetition_penalty", [s](float x) { s->set_repetition_penalty(x); });
+  f.Float("presence_penalty", [s](float x) { s->set_presence_penalty(x); });
+  f.Float("frequency_penalty", [s](float x) { s->set_frequency_penalty(x); });
+  // vLLM: -1 (or 0) = off.
+  if (f.Find("top_k") && f.Int("top_k", -1, std::numeric_limits<uint32_t>::max(), &i)) {
+    s->set_top_k(i < 0 ? 0 : static_cast<uint32_t>(i));
+  }
+  if (const Json* seed = f.Find("seed"); seed && f.ok()) {
+    if (seed->is_number_unsigned()) {
+      s->set_seed(seed->get<uint64_t>());
+    } else if (seed->is_number_integer()) {
+      return f.Fail("seed",
+                    fmt::format("`seed` must be in [0, 2^64), got {}", seed->get<int64_t>()));
+    } else {
+      return f.WrongType("seed", "an integer", *seed);
+    }
+  }
+  int64_t n = 1;
+  if (f.Int("n", 1, std::numeric_limits<int32_t>::max(), &n) && n != 1) {
+    return f.Fail("n", fmt::format("`n` must be 1: this server returns one choice per request, "
+                                   "got {} (send {} requests instead)",
+                                   n, n));
+  }
+  bool ignore_eos = false;
+  if (f.Bool("ignore_eos", &ignore_eos)) g.mutable_stopping()->set_ignore_eos(ignore_eos);
+  bool deterministic = false;
+  if (f.Bool("deterministic", &deterministic))
+    g.mutable_runtime()->set_deterministic(deterministic);
+  ReadStop(f, g.mutable_stopping());
+  f.Bool("stream", &r.stream);
+  if (const Json* options = f.Find("stream_options"); options && f.ok()) {
+    if (!options->is_object()) return f.WrongType("stream_options", "an object", *options);
+    auto it = options->find("include_usage");
+    const Json* usage = it == options->end() || it->is_null() ? nullptr : &*it;
+    if (usage && !usage->is_boolean()) {
+      return f.Fail("stream_options", fmt::format("`stream_options.include_usage` must be a "
+                                                  "boolean, got {}",
+                                                  TypeName(*usage)));
+    }
+    r.include_usage = usage && usage->get<bool>();
+  }
+  std::string user;
+  f.String("user", &user);  // accepted, ignored
+  f.Number("timeout", &r.timeout_s);
+  if (f.ok() && (r.timeout_s < 0 || !std::isfinite(r.timeout_s))) {
+    return f.Fail("timeout",
+                  fmt::format("`timeout` must be >= 0 seconds (0 = none), got {}", r.timeout_s));
+  }
+  return f.ok();
+}
+
+// max_tokens (and chat's max_completion_tokens, which wins): >= 1.
+bool ReadMaxTokens(Fields& f, const char* name, smallmind::v1::StoppingOptions* stopping) {
+  int64_t max_tokens = 0;
+  if (!f.Find(name)) return f.ok();
+  if (!f.Int(name, 1, std::numeric_limits<uint32_t>::max(), &max_tokens)) return false;
+  stopping->set_max_new_tokens(static_cast<uint32_t>(max_tokens));
+  return true;
+}
+
+// `prompt`: a string, an array of token ids, or an array holding one string.
+bool ReadPrompt(Fields& f, smallmind::v1::GenerateRequest& g) {
+  const Json* v = f.Find("prompt");
+  if (!v) return f.ok() && f.Fail("prompt", "`prompt` is required (a string or token ids)");
+  if (v->is_string()) {
+    g.set_prompt(v->get<std::string>());
+    return true;
+  }
+  constexpr char kWant[] = "a string or an array of token ids";
+  if (!v->is_array()) return f.WrongType("prompt", kWant, *v);
+  if (v->size() == 1 && (*v)[0].is_string()) {
+    g.set_prompt((*v)[0].get<std::string>());
+    return true;
+  }
+  if (!v->empty() && (*v)[0].is_string()) {
+    return f.Fail("prompt", fmt::format("`prompt` must be one prompt: batches of {} prompts are "
+                                        "not supported (send one request each)",
+                                        v->size()));
+  }
+  auto* ids = g.mutable_prompt_token_ids();
+  for (const Json& id : *v) {
+    if (!id.is_number_unsigned() || id.get<uint64_t>() > std::numeric_limits<uint32_t>::max()) {
+      return f.Fail("prompt", fmt::format("`prompt` token ids must be integers in [0, 2^32), got "
+                                          "{}",
+                                          id.dump()));
+    }
+    ids->add_ids(id.get<uint32_t>());
+  }
+  return true;
+}
+
+bool ReadCompletion(Fields& f, OpenAiRequest& r) {
+  auto& g = r.generate;
+  g.mutable_stopping()->set_max_new_tokens(kCompletionsDefaultMaxTokens);
+  if (!ReadPrompt(f, g) || !ReadMaxTokens(f, "max_tokens", g.mutable_stopping())) return false;
+  f.Bool("echo", &r.echo);
+  if (r.echo && g.has_prompt_token_ids()) {
+    return f.Fail("echo", "`echo` needs a text prompt; with token ids the client has the prompt");
+  }
+  int64_t top = 0;
+  if (f.Find("logprobs") && f.Int("logprobs", 0, kMaxTopLogprobs, &top)) {
+    r.logprobs = true;
+    r.top_logprobs = static_cast<uint32_t>(top);
+  }
+  if (f.Find("suffix")) return f.Fail("suffix", "`suffix` (insertion) is not supported");
+  int64_t best_of = 1;
+  return f.Int("best_of", 1, 1, &best_of);
+}
+
+bool ReadChat(Fields& f, OpenAiRequest& r) {
+  auto& g = r.generate;
+  const Json* messages = f.Find("messages");
+  if (!messages) return f.Fail("messages", "`messages` is required (an array of messages)");
+  HttpError error;
+  if (!CheckMessages(*messages, &error)) return f.Fail("messages", error.message);
+  r.messages = *messages;
+  if (!ReadMaxTokens(f, "max_tokens", g.mutable_stopping()) ||
+      !ReadMaxTokens(f, "max_completion_tokens", g.mutable_stopping())) {
+    return false;
+  }
+  f.Bool("logprobs", &r.logprobs);
+  int64_t top = 0;
+  if (f.Find("top_logprobs") && f.Int("top_logprobs", 0, kMaxTopLogprobs, &top)) {
+    if (!r.logprobs) return f.Fail("top_logprobs", "`top_logprobs` needs `logprobs: true`");
+    r.top_logprobs = static_cast<uint32_t>(top);
+  }
+  f.Bool("add_generation_prompt", &r.add_generation_prompt);
+  if (const Json* kwargs = f.Find("chat_template_kwargs"); kwargs && f.ok()) {
+    if (!kwargs->is_object()) return f.WrongType("chat_template_kwargs", "an object", *kwargs);
+    r.chat_template_kwargs = *kwargs;
+  }
+  if (const Json* tools = f.Find("tools"); tools && f.ok()) {
+    if (!tools->is_array()) return f.WrongType("tools", "an array", *tools);
+    r.tools = *tools;
+  }
+  return f.ok();
+}
+
+}  // namespace
+
+std::optional<Json> ParseJsonObject(std::string_view body, HttpError* error) {
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    // Say where, the way a parser with exceptions would.
+    try {
+      Json ignored = Json::parse(body);
+      (void)ignored;
+    } catch (const Json::parse_error& e) {
+      *error = MakeError(400, fmt::format("the body is not valid JSON: {}", e.what()), {},
+                         "invalid_json");
+      return std::nullopt;
+    }
+    *error = MakeError(400, "the body is not valid JSON", {}, "invalid_json");
+    return std::nullopt;
+  }
+  if (!json.is_object()) {
+    *error = MakeError(400, fmt::format("the body must be a JSON object, got {}", TypeName(json)));
+    return std::nullopt;
+  }
+  return json;
+}
+
+bool CheckMessages(const Json& messages, HttpError* error) {
+  if (!messages.is_array() || messages.empty()) {
+    *error = MakeError(
+        400, "`messages` must be a non-empty array of {\"role\", \"content\"} objects", "messages");
+    return false;
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Json& m = messages[i];
+    auto role = m.is_object() ? m.find("role") : m.end();
+    if (!m.is_object() || role == m.end() || !role->is_string()) {
+      *error = MakeError(
+          400, fmt::format("`messages[{}]` must be an object with a string `role`", i), "messages");
+      return false;
+    }
+    auto content = m.find("content");
+    if (content != m.end() && !content->is_null() && !content->is_string() &&
+        !content->is_array()) {
+      *error = MakeError(400,
+                         fmt::format("`messages[{}].content` must be a string or an array of "
+                                     "content parts, got {}",
+                                     i, TypeName(*content)),
+                         "messages");
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_view body,
+                                                HttpError* error) {
+  std::optional<Json> json = ParseJsonObject(body, error);
+  if (!json) return std::nullopt;
+  OpenAiRequest r;
+  r.endpoint = endpoint;
+  r.chat_template_kwargs = Json::object();
+  Fields f(*json, error);
+  const bool ok = endpoint == Endpoint::kCompletions ? ReadCompletion(f, r) : ReadChat(f, r);
+  if (!ok || !ReadCommon(f, r)) return std::nullopt;
+  if (r.logprobs) r.generate.set_logprobs(std::max<uint32_t>(1, r.top_logprobs));
+  return r;
+}
+
+}  // namespace smallmind::gateway::http

@@ -1,0 +1,58 @@
+// The JSON bodies of POST /v1/completions and /v1/chat/completions parsed into a GenerateRequest
+// plus what only the HTTP door uses (stream, usage, echo, logprobs shape, chat messages). Field
+// types are checked here, ranges by gateway/validate afterwards. Called by HttpApi on the
+// connection's thread; pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/http/http_error.h"
+#include "smallmind/v1/inference.pb.h"
+
+namespace smallmind::gateway::http {
+
+enum class Endpoint { kCompletions, kChatCompletions };
+
+// OpenAI's default max_tokens of /v1/completions; chat requests default to the gateway's own
+// (stopping.max_new_tokens = 0).
+inline constexpr uint32_t kCompletionsDefaultMaxTokens = 16;
+// OpenAI's completions `logprobs` goes to 5; vLLM and this server accept up to validate's 20.
+inline constexpr int64_t kMaxTopLogprobs = 20;
+
+struct OpenAiRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  std::string model;  // as sent; "" when omitted or null
+  // Everything the worker needs. For chat, the prompt is set after the messages are rendered.
+  smallmind::v1::GenerateRequest generate;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  bool echo = false;           // completions: the prompt text goes first
+  bool logprobs = false;       // report the chosen tokens' logprobs
+  uint32_t top_logprobs = 0;   // and this many alternatives each
+  // Our `timeout` extension, in seconds: the request fails with 504 beyond it. 0 = none.
+  double timeout_s = 0;
+  // Chat only.
+  nlohmann::ordered_json messages;
+  nlohmann::ordered_json tools;                 // passed to the template; null = none
+  nlohmann::ordered_json chat_template_kwargs;  // object
+  bool add_generation_prompt = true;            // vLLM's extension
+};
+
+// Parses `body` for `endpoint`. On a bad body returns nullopt and fills `error` (400, naming the
+// field: malformed JSON, a wrong type, n > 1, a missing prompt/messages).
+std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_view body,
+                                                HttpError* error);
+
+// Parses a JSON object body (the llama.cpp endpoints); nullopt + 400 when it is not an object.
+std::optional<nlohmann::ordered_json> ParseJsonObject(std::string_view body, HttpError* error);
+
+// Checks the messages of a chat request (a non-empty array of objects with a string `role`);
+// shared by /v1/chat/completions and /apply-template.
+bool CheckMessages(const nlohmann::ordered_json& messages, HttpError* error);
+
+}  // namespace smallmind::gateway::http

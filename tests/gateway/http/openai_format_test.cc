@@ -1,0 +1,133 @@
+#include "gateway/http/openai_format.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace smallmind::gateway::http {
+namespace {
+
+using smallmind::v1::GenerateResponse;
+
+ResponseShape Shape(Endpoint e, bool usage = false) {
+  ResponseShape s;
+  s.endpoint = e;
+  s.id = e == Endpoint::kChatCompletions ? "chatcmpl-1" : "cmpl-1";
+  s.created = 1700000000;
+  s.model = "m";
+  s.include_usage = usage;
+  return s;
+}
+
+GenerateResponse Message(
+    const std::string& text, std::vector<uint32_t> ids,
+    smallmind::v1::FinishReason finish = smallmind::v1::FINISH_REASON_UNSPECIFIED) {
+  GenerateResponse m;
+  m.set_text(text);
+  for (uint32_t id : ids) m.add_token_ids(id);
+  if (finish != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
+    m.set_finish_reason(finish);
+    m.mutable_usage()->set_prompt_tokens(4);
+    m.mutable_usage()->set_completion_tokens(3);
+    m.mutable_usage()->set_cached_prompt_tokens(2);
+  }
+  return m;
+}
+
+TEST(OpenAiFormatterTest, ChatStreamIsRoleDeltaThenContentThenFinishThenUsageThenDone) {
+  OpenAiFormatter f(Shape(Endpoint::kChatCompletions, /*usage=*/true), nullptr);
+  std::string sse = f.StreamStart();
+  sse += f.StreamMessage(Message("Hi", {5}));
+  sse += f.StreamMessage(Message(" there", {6, 7}, smallmind::v1::EOS));
+  sse += f.StreamEnd();
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  const std::string expected =
+      "data: " + head +
+      R"([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null})" +
+      "\n\ndata: " + head +
+      R"([{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],"usage":null})" +
+      "\n\ndata: " + head +
+      R"([{"index":0,"delta":{"content":" there"},"logprobs":null,"finish_reason":null}],"usage":null})" +
+      "\n\ndata: " + head +
+      R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null})" +
+      "\n\ndata: " + head +
+      R"([],"usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":2}}})" +
+      "\n\ndata: [DONE]\n\n";
+  EXPECT_EQ(sse, expected);
+}
+
+TEST(OpenAiFormatterTest, CompletionStreamWithoutUsageHasNoUsageKey) {
+  OpenAiFormatter f(Shape(Endpoint::kCompletions), nullptr);
+  EXPECT_EQ(f.StreamStart(), "");
+  const std::string chunk = f.StreamMessage(Message("Once", {1}, smallmind::v1::LENGTH));
+  EXPECT_EQ(
+      chunk,
+      R"(data: {"id":"cmpl-1","object":"text_completion","created":1700000000,"model":"m","choices":[{"index":0,"text":"Once","logprobs":null,"finish_reason":null}]})"
+      "\n\n"
+      R"(data: {"id":"cmpl-1","object":"text_completion","created":1700000000,"model":"m","choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"length"}]})"
+      "\n\n");
+  EXPECT_EQ(f.StreamEnd(), "data: [DONE]\n\n");
+}
+
+TEST(OpenAiFormatterTest, WholeBodiesCarryTextFinishReasonAndUsage) {
+  OpenAiFormatter chat(Shape(Endpoint::kChatCompletions), nullptr);
+  chat.Add(Message("Hel", {1}));
+  chat.Add(Message("lo", {2}, smallmind::v1::STOP));
+  const auto body = nlohmann::json::parse(chat.Body());
+  EXPECT_EQ(body["object"], "chat.completion");
+  EXPECT_EQ(body["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(body["choices"][0]["message"]["content"], "Hello");
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(body["usage"]["total_tokens"], 7);
+
+  ResponseShape echo = Shape(Endpoint::kCompletions);
+  echo.echo_text = "Once";
+  OpenAiFormatter completion(echo, nullptr);
+  completion.Add(Message(" upon", {1}, smallmind::v1::LENGTH));
+  const auto c = nlohmann::json::parse(completion.Body());
+  EXPECT_EQ(c["object"], "text_completion");
+  EXPECT_EQ(c["choices"][0]["text"], "Once upon");
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(c["choices"][0]["logprobs"].is_null());
+}
+
+TEST(OpenAiFormatterTest, LogprobsUseTokenTextsInEitherShape) {
+  const TokenPieces pieces = {"<unk>", "A", " b", "\xE4"};
+  GenerateResponse m = Message("A b", {1, 2}, smallmind::v1::LENGTH);
+  for (uint32_t id : {1u, 2u}) {
+    auto* lp = m.add_logprobs();
+    lp->set_token_id(id);
+    lp->set_logprob(-0.5f);
+    auto* top = lp->add_top();
+    top->set_token_id(3);
+    top->set_logprob(-1.0f);
+  }
+  ResponseShape s = Shape(Endpoint::kCompletions);
+  s.logprobs = true;
+  s.top_logprobs = 1;
+  OpenAiFormatter completion(s, &pieces);
+  completion.Add(m);
+  const auto c = nlohmann::json::parse(completion.Body())["choices"][0]["logprobs"];
+  EXPECT_EQ(c["tokens"], nlohmann::json({"A", " b"}));
+  EXPECT_EQ(c["text_offset"], nlohmann::json({0, 1}));
+  EXPECT_EQ(c["top_logprobs"][0].size(), 1u);  // the partial UTF-8 byte prints replaced
+
+  s.endpoint = Endpoint::kChatCompletions;
+  OpenAiFormatter chat(s, &pieces);
+  chat.Add(m);
+  const auto content = nlohmann::json::parse(chat.Body())["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 2u);
+  EXPECT_EQ(content[1]["token"], " b");
+  EXPECT_EQ(content[1]["bytes"], nlohmann::json({32, 98}));
+  EXPECT_EQ(content[1]["top_logprobs"][0]["bytes"], nlohmann::json({0xE4}));
+}
+
+TEST(OpenAiFormatterTest, StreamErrorIsOneEventWithTheErrorObject) {
+  const std::string e = OpenAiFormatter::StreamError(MakeError(503, "worker died"));
+  EXPECT_EQ(e.rfind("data: {\"error\":{\"message\":\"worker died\"", 0), 0u) << e;
+  EXPECT_EQ(e.substr(e.size() - 2), "\n\n");
+}
+
+}  // namespace
+}  // namespace smallmind::gateway::http

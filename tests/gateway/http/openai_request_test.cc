@@ -1,0 +1,134 @@
+#include "gateway/http/openai_request.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace smallmind::gateway::http {
+namespace {
+
+std::optional<OpenAiRequest> Parse(Endpoint e, const std::string& body, HttpError* error) {
+  return ParseOpenAiRequest(e, body, error);
+}
+
+TEST(OpenAiRequestTest, CompletionFieldsMapOntoTheGenerateRequest) {
+  HttpError error;
+  auto r = Parse(Endpoint::kCompletions,
+                 R"({"model":"m","prompt":"Once","max_tokens":7,"temperature":0,"top_p":0.5,
+                     "seed":42,"stop":["a","b"],"stream":true,"logprobs":3,"echo":true,"n":1,
+                     "user":"u","top_k":-1,"min_p":0.1,"repetition_penalty":1.1,
+                     "ignore_eos":true,"deterministic":true,
+                     "stream_options":{"include_usage":true}})",
+                 &error);
+  ASSERT_TRUE(r) << error.message;
+  const auto& g = r->generate;
+  EXPECT_EQ(r->model, "m");
+  EXPECT_EQ(g.prompt(), "Once");
+  EXPECT_EQ(g.stopping().max_new_tokens(), 7u);
+  EXPECT_EQ(g.sampling().temperature(), 0.0f);
+  EXPECT_FLOAT_EQ(g.sampling().top_p(), 0.5f);
+  EXPECT_EQ(g.sampling().seed(), 42u);
+  EXPECT_EQ(g.sampling().top_k(), 0u);
+  EXPECT_FLOAT_EQ(g.sampling().min_p(), 0.1f);
+  EXPECT_FLOAT_EQ(g.sampling().repetition_penalty(), 1.1f);
+  ASSERT_EQ(g.stopping().stop_size(), 2);
+  EXPECT_EQ(g.stopping().stop(1), "b");
+  EXPECT_TRUE(g.stopping().ignore_eos());
+  EXPECT_TRUE(g.runtime().deterministic());
+  EXPECT_EQ(g.logprobs(), 3u);
+  EXPECT_TRUE(r->stream && r->include_usage && r->echo && r->logprobs);
+  EXPECT_EQ(r->top_logprobs, 3u);
+}
+
+TEST(OpenAiRequestTest, CompletionDefaultsFollowOpenAi) {
+  HttpError error;
+  auto r = Parse(Endpoint::kCompletions, R"({"prompt":[1,2,3],"stop":"x"})", &error);
+  ASSERT_TRUE(r) << error.message;
+  EXPECT_EQ(r->generate.stopping().max_new_tokens(), kCompletionsDefaultMaxTokens);
+  ASSERT_EQ(r->generate.prompt_token_ids().ids_size(), 3);
+  EXPECT_EQ(r->generate.stopping().stop(0), "x");
+  EXPECT_FALSE(r->generate.sampling().has_temperature());
+  EXPECT_FALSE(r->generate.sampling().has_seed());
+  EXPECT_FALSE(r->stream);
+  EXPECT_EQ(r->generate.logprobs(), 0u);
+}
+
+TEST(OpenAiRequestTest, WrongTypesNameTheFieldAndWhatItMustBe) {
+  struct Case {
+    const char* body;
+    const char* param;
+    const char* message_part;
+  };
+  for (const Case& c : {
+           Case{R"({"prompt":"a","temperature":"hot"})", "temperature", "must be a number"},
+           Case{R"({"prompt":"a","max_tokens":1.5})", "max_tokens", "must be an integer"},
+           Case{R"({"prompt":"a","max_tokens":0})", "max_tokens", "must be in [1,"},
+           Case{R"({"prompt":"a","stream":"yes"})", "stream", "must be a boolean"},
+           Case{R"({"prompt":"a","stop":[1]})", "stop", "a string or an array of strings"},
+           Case{R"({"prompt":"a","seed":-1})", "seed", "[0, 2^64)"},
+           Case{R"({"prompt":"a","n":2})", "n", "`n` must be 1"},
+           Case{R"({"prompt":{"x":1}})", "prompt", "a string or an array of token ids"},
+           Case{R"({"prompt":["a","b"]})", "prompt", "batches of 2 prompts"},
+           Case{R"({"prompt":[1,-2]})", "prompt", "token ids must be integers"},
+           Case{R"({"max_tokens":3})", "prompt", "`prompt` is required"},
+           Case{R"({"prompt":"a","stream_options":{"include_usage":1}})", "stream_options",
+                "include_usage` must be a boolean"},
+           Case{R"({"prompt":"a","logprobs":21})", "logprobs", "must be in [0, 20]"},
+           Case{R"({"prompt":[1],"echo":true})", "echo", "needs a text prompt"},
+           Case{R"({"prompt":"a","timeout":-1})", "timeout", ">= 0"},
+       }) {
+    HttpError error;
+    EXPECT_FALSE(Parse(Endpoint::kCompletions, c.body, &error)) << c.body;
+    EXPECT_EQ(error.status, 400) << c.body;
+    EXPECT_EQ(error.param, c.param) << c.body;
+    EXPECT_NE(error.message.find(c.message_part), std::string::npos) << error.message;
+  }
+}
+
+TEST(OpenAiRequestTest, MalformedJsonAndNonObjectsAreRefusedWithWhere) {
+  HttpError error;
+  EXPECT_FALSE(Parse(Endpoint::kCompletions, R"({"prompt": "a",)", &error));
+  EXPECT_EQ(error.status, 400);
+  EXPECT_EQ(error.code, "invalid_json");
+  EXPECT_NE(error.message.find("not valid JSON"), std::string::npos);
+  EXPECT_FALSE(Parse(Endpoint::kChatCompletions, "[1,2]", &error));
+  EXPECT_NE(error.message.find("must be a JSON object, got array"), std::string::npos);
+  EXPECT_FALSE(Parse(Endpoint::kChatCompletions, "", &error));
+  EXPECT_EQ(error.code, "invalid_json");
+}
+
+TEST(OpenAiRequestTest, ChatTakesMessagesKwargsAndMaxCompletionTokens) {
+  HttpError error;
+  auto r = Parse(Endpoint::kChatCompletions,
+                 R"({"messages":[{"role":"system","content":"s"},
+                                 {"role":"user","content":[{"type":"text","text":"hi"}]}],
+                     "max_tokens":5,"max_completion_tokens":9,"logprobs":true,
+                     "top_logprobs":2,"chat_template_kwargs":{"enable_thinking":false}})",
+                 &error);
+  ASSERT_TRUE(r) << error.message;
+  EXPECT_EQ(r->messages.size(), 2u);
+  EXPECT_EQ(r->generate.stopping().max_new_tokens(), 9u);
+  EXPECT_EQ(r->generate.logprobs(), 2u);
+  EXPECT_EQ(r->chat_template_kwargs["enable_thinking"], false);
+  EXPECT_TRUE(r->add_generation_prompt);
+  // The gateway's default length, not OpenAI's completions default.
+  auto d =
+      Parse(Endpoint::kChatCompletions, R"({"messages":[{"role":"user","content":"x"}]})", &error);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->generate.stopping().max_new_tokens(), 0u);
+}
+
+TEST(OpenAiRequestTest, ChatMessagesMustBeRoleObjects) {
+  for (const char* body :
+       {R"({"messages":[]})", R"({"messages":"hi"})", R"({"messages":[1]})",
+        R"({"messages":[{"content":"x"}]})", R"({"messages":[{"role":"user","content":5}]})",
+        R"({})", R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})"}) {
+    HttpError error;
+    EXPECT_FALSE(Parse(Endpoint::kChatCompletions, body, &error)) << body;
+    EXPECT_EQ(error.status, 400);
+    EXPECT_FALSE(error.param.empty()) << body;
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::gateway::http

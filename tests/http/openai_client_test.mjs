@@ -1,0 +1,127 @@
+// The HTTP door through the official `openai` npm client: models list, chat (streamed and whole,
+// with usage), completion with stop and seed, greedy completion against run.c's golden text.
+// Run by tests/http/http_api_test.cc against a real gateway + worker:
+//   node openai_client_test.mjs --base-url http://127.0.0.1:PORT/v1 --model ID [--golden FILE]
+// Exits 0 when every check passed, 1 with the failures printed otherwise.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import OpenAI from "openai";
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, a, i, all) =>
+    a.startsWith("--") ? [...pairs, [a.slice(2), all[i + 1]]] : pairs, []));
+const client = new OpenAI({ baseURL: args["base-url"], apiKey: args["api-key"] ?? "none",
+                            maxRetries: 0, timeout: 120000 });
+const model = args.model;
+const checks = [];
+const check = (name, fn) => checks.push([name, fn]);
+
+check("models list names the served model with its context length", async () => {
+  const page = await client.models.list();
+  assert.equal(page.data.length, 1);
+  assert.equal(page.data[0].id, model);
+  assert.equal(page.data[0].object, "model");
+  assert.ok(page.data[0].context_length > 0);
+});
+
+check("chat stream: role first, content deltas, finish_reason last, usage chunk", async () => {
+  const stream = await client.chat.completions.create({
+    model, messages: [{ role: "user", content: "Tell me a story." }], max_tokens: 12,
+    temperature: 0, stream: true, stream_options: { include_usage: true } });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  assert.ok(chunks.length >= 3, `only ${chunks.length} chunks`);
+  assert.equal(chunks[0].choices[0].delta.role, "assistant");
+  assert.ok(chunks[0].id.startsWith("chatcmpl-"));
+  assert.equal(chunks[0].object, "chat.completion.chunk");
+  const choiceChunks = chunks.filter((c) => c.choices.length > 0);
+  const last = choiceChunks[choiceChunks.length - 1];
+  assert.ok(["stop", "length"].includes(last.choices[0].finish_reason));
+  for (const c of choiceChunks.slice(0, -1)) assert.equal(c.choices[0].finish_reason, null);
+  const usage = chunks[chunks.length - 1];
+  assert.equal(usage.choices.length, 0);
+  assert.ok(usage.usage.completion_tokens > 0 && usage.usage.completion_tokens <= 12);
+  assert.equal(usage.usage.total_tokens, usage.usage.prompt_tokens + usage.usage.completion_tokens);
+  const text = choiceChunks.map((c) => c.choices[0].delta.content ?? "").join("");
+  // The same request whole gives the same text (greedy).
+  const whole = await client.chat.completions.create({
+    model, messages: [{ role: "user", content: "Tell me a story." }], max_tokens: 12,
+    temperature: 0 });
+  assert.equal(whole.choices[0].message.content, text);
+});
+
+check("chat non-stream with usage and array-of-parts content", async () => {
+  const r = await client.chat.completions.create({
+    model, max_completion_tokens: 8, temperature: 0,
+    messages: [{ role: "system", content: "Be brief." },
+               { role: "user", content: [{ type: "text", text: "Hi" }] }] });
+  assert.equal(r.object, "chat.completion");
+  assert.ok(r.id.startsWith("chatcmpl-"));
+  assert.equal(r.model, model);
+  assert.equal(r.choices.length, 1);
+  assert.equal(r.choices[0].message.role, "assistant");
+  assert.equal(typeof r.choices[0].message.content, "string");
+  assert.ok(["stop", "length"].includes(r.choices[0].finish_reason));
+  assert.ok(r.usage.prompt_tokens > 0);
+  assert.ok(r.usage.completion_tokens > 0 && r.usage.completion_tokens <= 8);
+});
+
+check("completion with stop and seed: same seed same text, stop string cut", async () => {
+  const ask = (seed) => client.completions.create({
+    model, prompt: "Once upon a time", max_tokens: 40, temperature: 0.8, seed });
+  const [a, b] = [await ask(7), await ask(7)];
+  assert.equal(a.object, "text_completion");
+  assert.ok(a.id.startsWith("cmpl-"));
+  assert.equal(a.choices[0].text, b.choices[0].text);
+  const text = a.choices[0].text;
+  const word = text.trim().split(/\s+/)[1];
+  assert.ok(word, `too little text: ${JSON.stringify(text)}`);
+  const stopped = await client.completions.create({
+    model, prompt: "Once upon a time", max_tokens: 40, temperature: 0.8, seed: 7, stop: [word] });
+  assert.equal(stopped.choices[0].finish_reason, "stop");
+  assert.equal(stopped.choices[0].text, text.slice(0, text.indexOf(word)));
+});
+
+check("streamed completion equals the whole one", async () => {
+  const req = { model, prompt: "The cat", max_tokens: 16, temperature: 0 };
+  const whole = await client.completions.create(req);
+  let text = "";
+  let finish = null;
+  for await (const c of await client.completions.create({ ...req, stream: true })) {
+    text += c.choices[0]?.text ?? "";
+    finish = c.choices[0]?.finish_reason ?? finish;
+  }
+  assert.equal(text, whole.choices[0].text);
+  assert.equal(finish, whole.choices[0].finish_reason);
+});
+
+if (args.golden) {
+  check("greedy completion is run.c's golden text", async () => {
+    const cases = readFileSync(args.golden, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const golden = cases.find((c) => c.prompt === "Once upon a time");
+    assert.ok(golden, "no 'Once upon a time' case");
+    const r = await client.completions.create({
+      model, prompt: golden.prompt, max_tokens: 200, temperature: 0 });
+    const expected = golden.text.slice(golden.prompt.length);
+    assert.equal(r.choices[0].text.slice(0, expected.length), expected);
+  });
+}
+
+check("a bad field is a 400 APIError naming it", async () => {
+  await assert.rejects(
+    client.completions.create({ model, prompt: "x", top_p: 5 }),
+    (e) => e.status === 400 && e.error?.param === "top_p" && /top_p/.test(e.message));
+});
+
+let failed = 0;
+for (const [name, fn] of checks) {
+  try {
+    await fn();
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n     ${e.stack ?? e}`);
+  }
+}
+console.log(failed ? `${failed} of ${checks.length} checks failed` : `all ${checks.length} passed`);
+process.exit(failed ? 1 : 0);
