@@ -165,6 +165,7 @@ shared::Status Gateway::StartDoors() {
   context.env = env_;
   context.model_info = model_info_;
   context.listen_host = config_.listen_host;
+  context.metrics = [metrics = metrics_] { return metrics->RenderText(); };
   if (api_keys_->enabled()) {
     context.authenticate = [keys = api_keys_](std::optional<std::string_view> authorization) {
       return keys->Authenticate(authorization);

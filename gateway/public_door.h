@@ -25,6 +25,8 @@ struct DoorContext {
   // OK when an `authorization` value (nullopt = none sent) may use the service; the gRPC port's
   // check. Null = no keys configured.
   std::function<shared::Status(std::optional<std::string_view>)> authenticate;
+  // The Prometheus text of the gateway's registry (what --metrics-port serves); null = none.
+  std::function<std::string()> metrics;
   // PEM of the public port's TLS material; empty = plaintext.
   std::string tls_cert_chain_pem;
   std::string tls_private_key_pem;

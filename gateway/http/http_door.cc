@@ -59,6 +59,7 @@ shared::Status HttpDoor::Start(const DoorContext& context) {
   spdlog::info("HTTP chat template: {}", prompter.origin());
   HttpApiOptions api_options;
   api_options.authenticate = context.authenticate;
+  api_options.metrics = context.metrics;
   api_ = std::make_unique<HttpApi>(context.env, context.model_info, std::move(prompter),
                                    std::move(api_options));
   shared::Result<TokenPieces> pieces =

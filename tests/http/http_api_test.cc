@@ -140,6 +140,9 @@ TEST_F(HttpErrorsTest, HealthModelsTokenizeAndDetokenizeAnswer) {
   HttpReply health = HttpCall(gateway_->http_address(), "GET", "/health");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.json()["status"], "ok");
+  HttpReply metrics = HttpCall(gateway_->http_address(), "GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("smallmind_requests_total"), std::string::npos) << metrics.body;
   HttpReply models = HttpCall(gateway_->http_address(), "GET", "/v1/models");
   ASSERT_EQ(models.status, 200) << models.body;
   EXPECT_EQ(models.json()["data"][0]["id"], "builtin:tiny");
