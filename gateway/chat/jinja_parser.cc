@@ -9,12 +9,6 @@ namespace {
 using shared::Result;
 using shared::Status;
 
-struct DepthGuard {
-  explicit DepthGuard(int& d) : depth(d) { ++depth; }
-  ~DepthGuard() { --depth; }
-  int& depth;
-};
-
 bool Contains(const std::vector<std::string_view>& tags, std::string_view name) {
   return std::find(tags.begin(), tags.end(), name) != tags.end();
 }

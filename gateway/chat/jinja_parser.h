@@ -92,6 +92,13 @@ class Parser {
   // Sets e->height from its children and fails when it passes kMaxNesting.
   shared::Result<ExprPtr> Sized(ExprPtr e);
 
+  // Counts one level of depth_ for the scope of a parse function.
+  struct DepthGuard {
+    explicit DepthGuard(int& d) : depth(d) { ++depth; }
+    ~DepthGuard() { --depth; }
+    int& depth;
+  };
+
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;  // recursion depth of the parse functions

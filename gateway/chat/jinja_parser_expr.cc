@@ -11,12 +11,6 @@ namespace {
 using shared::Result;
 using shared::Status;
 
-struct DepthGuard {
-  explicit DepthGuard(int& d) : depth(d) { ++depth; }
-  ~DepthGuard() { --depth; }
-  int& depth;
-};
-
 int ChildHeight(const Expr& e) {
   int h = 0;
   ForEachChild(e, [&](const Expr& child) { h = std::max(h, child.height); });

@@ -64,21 +64,17 @@ Value Value::String(std::string s, bool safe) {
   return v;
 }
 
-Value Value::List(ValueList items) {
+Value Value::ItemsOf(Kind kind, ValueList items) {
   Value v;
-  v.kind_ = Kind::kList;
+  v.kind_ = kind;
   v.depth_ = ContainerDepth(items);
   v.ptr_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
 
-Value Value::Tuple(ValueList items) {
-  Value v;
-  v.kind_ = Kind::kTuple;
-  v.depth_ = ContainerDepth(items);
-  v.ptr_ = std::make_shared<ValueList>(std::move(items));
-  return v;
-}
+Value Value::List(ValueList items) { return ItemsOf(Kind::kList, std::move(items)); }
+
+Value Value::Tuple(ValueList items) { return ItemsOf(Kind::kTuple, std::move(items)); }
 
 Value Value::FromDict(Dict dict) {
   Value v;
@@ -117,11 +113,8 @@ Value Value::Iterator(ValueList items, std::string type_name) {
 }
 
 Value Value::View(ValueList items, DictView view) {
-  Value v;
-  v.kind_ = Kind::kDictView;
+  Value v = ItemsOf(Kind::kDictView, std::move(items));
   v.flag_ = static_cast<uint8_t>(view);
-  v.depth_ = ContainerDepth(items);
-  v.ptr_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
 

@@ -117,6 +117,9 @@ class Value {
   int depth() const;
 
  private:
+  // A list, tuple or dict view holding `items` (the kinds whose pointer is a ValueList).
+  static Value ItemsOf(Kind kind, ValueList items);
+
   Kind kind_ = Kind::kUndefined;
   uint8_t flag_ = 0;    // string: Markup; undefined: unsafe; view: which DictView
   uint16_t depth_ = 0;  // containers: nesting depth, saturating

@@ -3,10 +3,7 @@
 // DNS name that resolves to them (an injected resolver: /etc/hosts is not the test's to edit; the
 // system resolver is covered in worker_endpoints_test). A worker leaves and another joins, one is
 // killed and restarted, and the gateway follows each time.
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -24,6 +21,7 @@
 #include "gateway/gateway.h"
 #include "smallmind/v1/inference.grpc.pb.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/free_port.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -32,22 +30,6 @@ using smallmind::testing::ChildProcess;
 
 constexpr std::chrono::milliseconds kStartup{60000};
 constexpr char kName[] = "workers.smallmind.test";
-
-// A port free on 127.0.0.1 now (the kernel's pick for a throwaway socket); 0 on failure.
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 // A smallmind-worker serving builtin:tiny on `address`:`port`, its KV cache in process memory (a
 // SIGKILL leaves nothing in /dev/shm). Null when it did not start serving.
@@ -73,7 +55,7 @@ bool Eventually(const std::function<bool()>& done) {
 class AttachedWorkersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    port_ = FreePort();
+    port_ = smallmind::testing::FreePort();
     ASSERT_NE(port_, 0);
   }
   void TearDown() override {

@@ -12,30 +12,20 @@
 #include <boost/asio/write.hpp>
 
 #include "tests/http/http_client.h"
-#include "tests/testing/child_process.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/test_models.h"
 
 namespace smallmind {
 namespace {
 
 namespace net = boost::asio;
 
-// The tiny preset with an 8192-token context: 8000 tokens take a second or more, so the client
-// leaves long before the end. "" when smallmind-modelgen failed.
-std::string LongContextModel(const testing::ScopedTempDir& dir) {
-  const std::string path = dir.File("tiny-8k.gguf");
-  auto child = testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--preset",
-                                             "tiny", "--context", "8192", "-o", path});
-  if (!child.ok()) return "";
-  return (*child)->Wait(std::chrono::milliseconds(60000)) == 0 ? path : "";
-}
-
 TEST(HttpCancelTest, ClientLeavingMidStreamCancelsItsWorkerRequestAndFreesItsKvBlocks) {
   constexpr int kMaxNew = 8000;
   const testing::ScopedTempDir models;  // outlives the gateway that maps the file
   testing::GatewayOptions options;
-  options.model = LongContextModel(models);
+  options.model = testing::LongContextTinyModel(models);
   ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
   options.http = true;
   auto started = testing::GatewayFixture::Start(options);

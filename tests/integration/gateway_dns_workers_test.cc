@@ -3,10 +3,8 @@
 // The worker is killed and started again on its address, and the gateway reconnects to it. (Names
 // with several addresses that change are covered in process: tests/gateway/attached_workers_test.)
 #include <netdb.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <set>
@@ -15,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/free_port.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 
 namespace smallmind {
@@ -42,21 +41,6 @@ int LocalhostAddresses() {
   return static_cast<int>(addresses.size());
 }
 
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 // A worker listening on every address of localhost (gRPC binds each), KV cache in process memory
 // so that a SIGKILL leaves nothing behind.
 std::unique_ptr<testing::ChildProcess> StartWorker(int port) {
@@ -78,7 +62,7 @@ v1::GenerateRequest Request(int i) {
 TEST(GatewayDnsWorkersTest, AttachesByHostNameAndReconnectsToARestartedWorker) {
   const int addresses = LocalhostAddresses();
   ASSERT_GE(addresses, 1) << "localhost does not resolve";
-  const int port = FreePort();
+  const int port = testing::FreePort();
   ASSERT_NE(port, 0);
   auto worker = StartWorker(port);
   ASSERT_NE(worker, nullptr);

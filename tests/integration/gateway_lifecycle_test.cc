@@ -19,6 +19,7 @@
 
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/test_models.h"
 
 namespace smallmind {
 namespace {
@@ -35,16 +36,6 @@ std::vector<std::filesystem::path> Entries(const std::string& dir) {
 }
 
 int PortOf(const std::string& address) { return std::stoi(address.substr(address.rfind(':') + 1)); }
-
-// The tiny preset with an 8192-token context: an 8000-token stream runs for seconds, so signals
-// sent after its first token land long before its last one.
-std::string LongContextModel(const testing::ScopedTempDir& dir) {
-  const std::string path = dir.File("tiny-8k.gguf");
-  auto child = testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--preset",
-                                             "tiny", "--context", "8192", "-o", path});
-  if (!child.ok()) return "";
-  return (*child)->Wait(milliseconds(60000)) == 0 ? path : "";
-}
 
 v1::GenerateRequest LongRequest() {
   v1::GenerateRequest request;
@@ -86,7 +77,7 @@ class GatewayLifecycleTest : public ::testing::Test {
   // A gateway with one worker serving the long-context model, with `extra` flags.
   std::unique_ptr<testing::GatewayFixture> StartLong(std::vector<std::string> extra = {}) {
     testing::GatewayOptions options;
-    options.model = LongContextModel(models_);
+    options.model = testing::LongContextTinyModel(models_);
     EXPECT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
     options.extra_args = std::move(extra);
     auto started = testing::GatewayFixture::Start(options);

@@ -14,6 +14,7 @@
 
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/test_models.h"
 
 namespace smallmind {
 namespace {
@@ -102,22 +103,11 @@ shared::Result<WorkersLoad> LoadOfWorkers(testing::GatewayFixture& gateway, size
   return load;
 }
 
-// The tiny preset with an 8192-token context: a stream of 8000 tokens runs for a second or more
-// (attention over a long context), so a cancel sent after the first token lands long before the
-// last one. Written by smallmind-modelgen into `dir`; "" on failure.
-std::string LongContextModel(const testing::ScopedTempDir& dir) {
-  const std::string path = dir.File("tiny-8k.gguf");
-  auto child = testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--preset",
-                                             "tiny", "--context", "8192", "-o", path});
-  if (!child.ok()) return "";
-  return (*child)->Wait(std::chrono::milliseconds(60000)) == 0 ? path : "";
-}
-
 TEST(GatewayCancelTest, CancelledStreamFreesItsKvBlocksAndServiceKeepsServing) {
   constexpr int kMaxNew = 8000;
   const testing::ScopedTempDir models;  // outlives the gateway that maps the file
   testing::GatewayOptions options;
-  options.model = LongContextModel(models);
+  options.model = testing::LongContextTinyModel(models);
   ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
