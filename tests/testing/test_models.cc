@@ -8,8 +8,8 @@ namespace smallmind::testing {
 
 std::string LongContextTinyModel(const ScopedTempDir& dir) {
   const std::string path = dir.File("tiny-8k.gguf");
-  auto child = ChildProcess::Spawn({BinaryPath("smallmind-modelgen"), "--preset", "tiny",
-                                    "--context", "8192", "-o", path});
+  auto child = ChildProcess::Spawn(
+      {BinaryPath("smallmind-modelgen"), "--preset", "tiny", "--context", "8192", "-o", path});
   if (!child.ok()) return "";
   return (*child)->Wait(std::chrono::milliseconds(60000)) == 0 ? path : "";
 }
