@@ -1,5 +1,6 @@
 #include "worker/submit_reactor.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "shared/grpc_status.h"
@@ -40,7 +41,28 @@ void AppendTokens(const TokenEvent& event, v1::GenerateResponse* msg) {
   }
 }
 
-void SetFinish(const FinishEvent& event, v1::GenerateResponse* msg) {
+v1::KernelPath PathOf(const ExecutionRecord& e) {
+  if (e.deterministic_steps > 0 && e.parallel_steps > 0) return v1::KERNEL_PATH_MIXED;
+  if (e.deterministic_steps > 0) return v1::KERNEL_PATH_DETERMINISTIC;
+  if (e.parallel_steps > 0) return v1::KERNEL_PATH_PARALLEL;
+  return v1::KERNEL_PATH_UNSPECIFIED;
+}
+
+// The request's own record plus what every request on this worker runs with.
+void SetReceipt(const ExecutionRecord& e, const RunFacts& facts, v1::DeterminismReceipt* r) {
+  r->set_path(PathOf(e));
+  r->set_kernel_isa(facts.kernel_isa);
+  int threads = 0;  // no step ran
+  if (e.widest_threads == 0) threads = facts.engine_threads;
+  if (e.widest_threads > 0) threads = std::min(e.widest_threads, facts.engine_threads);
+  r->set_threads(static_cast<uint32_t>(threads));
+  r->set_model_fingerprint(facts.model_fingerprint);
+  r->set_seed(e.seed);
+  r->set_deterministic_steps(static_cast<uint32_t>(e.deterministic_steps));
+  r->set_parallel_steps(static_cast<uint32_t>(e.parallel_steps));
+}
+
+void SetFinish(const FinishEvent& event, const RunFacts& facts, v1::GenerateResponse* msg) {
   msg->set_finish_reason(ToProto(event.reason));
   v1::Usage* usage = msg->mutable_usage();
   usage->set_prompt_tokens(event.prompt_tokens);
@@ -52,13 +74,14 @@ void SetFinish(const FinishEvent& event, v1::GenerateResponse* msg) {
   t->set_ttft_ms(event.ttft_ms);
   t->set_prefill_tokens_per_s(event.prefill_tokens_per_s);
   t->set_decode_tokens_per_s(event.decode_tokens_per_s);
+  SetReceipt(event.execution, facts, msg->mutable_receipt());
 }
 
 }  // namespace
 
 SubmitReactor::SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model,
-                             CommandQueue* commands, uint64_t sequence_id)
-    : commands_(commands), sequence_id_(sequence_id) {
+                             const RunFacts& facts, CommandQueue* commands, uint64_t sequence_id)
+    : facts_(facts), commands_(commands), sequence_id_(sequence_id) {
   auto built = BuildSequenceRequest(request, model);
   if (!built.ok()) {
     scheduler_done_ = true;
@@ -93,7 +116,7 @@ void SubmitReactor::OnFinish(const FinishEvent& event) {
       pending_.Clear();
       has_pending_ = false;
     } else if (!broken_) {
-      SetFinish(event, pending_.mutable_response());  // the last message carries the finish
+      SetFinish(event, facts_, pending_.mutable_response());  // the last message carries the finish
       has_pending_ = true;
     }
     action = NextActionLocked();

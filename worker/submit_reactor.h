@@ -13,6 +13,7 @@
 #include "shared/status.h"
 #include "smallmind/v1/worker.grpc.pb.h"
 #include "worker/loader/model_loader.h"
+#include "worker/run_facts.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sequence_sink.h"
 
@@ -21,8 +22,9 @@ namespace smallmind::worker {
 class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
                             public SequenceSink {
  public:
-  SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model, CommandQueue* commands,
-                uint64_t sequence_id);
+  // `facts` (the worker's, for determinism receipts) must outlive the reactor.
+  SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model, const RunFacts& facts,
+                CommandQueue* commands, uint64_t sequence_id);
 
   // SequenceSink (output pump thread).
   void OnTokens(const TokenEvent& event) override;
@@ -39,6 +41,7 @@ class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
   Action NextActionLocked();
   void Act(Action action);
 
+  const RunFacts& facts_;
   CommandQueue* commands_;
   const uint64_t sequence_id_;
   std::mutex mu_;

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "kernels/dispatch.h"
 #include "shared/cpu_topology.h"
 #include "worker/engine/kv_producer.h"
 #include "worker/engine/numa_binding.h"
@@ -111,7 +112,14 @@ shared::Status Worker::Start() {
   pump_->Start();
   scheduler_thread_ = std::thread([this] { SchedulerThreadMain(); });
 
-  service_ = std::make_unique<WorkerService>(*model_, &commands_, &stats_, config_.worker_id);
+  RunFacts facts;
+  const kernels::Isa isa =
+      engine_options.isa == kernels::Isa::kBest ? kernels::BestIsa() : engine_options.isa;
+  facts.kernel_isa = kernels::IsaName(isa);
+  facts.engine_threads = engine_options.num_threads;
+  facts.model_fingerprint = FormatFingerprint(model_fingerprint_);
+  service_ = std::make_unique<WorkerService>(*model_, std::move(facts), &commands_, &stats_,
+                                             config_.worker_id);
   grpc::EnableDefaultHealthCheckService(true);  // compose health checks probe workers directly
   grpc::ServerBuilder builder;
   int port = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "shared/grpc_status.h"
 #include "worker/submit_reactor.h"
@@ -29,9 +30,10 @@ const char* TokenizerKindName(TokenizerKind kind) {
 
 }  // namespace
 
-WorkerService::WorkerService(const LoadedModel& model, CommandQueue* commands,
+WorkerService::WorkerService(const LoadedModel& model, RunFacts facts, CommandQueue* commands,
                              const SchedulerStats* stats, int worker_id)
     : model_(model),
+      facts_(std::move(facts)),
       commands_(commands),
       stats_(stats),
       worker_id_(worker_id),
@@ -41,7 +43,7 @@ WorkerService::WorkerService(const LoadedModel& model, CommandQueue* commands,
 
 grpc::ServerWriteReactor<v1::SubmitResponse>* WorkerService::Submit(
     grpc::CallbackServerContext* context, const v1::SubmitRequest* request) {
-  return new SubmitReactor(*request, model_, commands_, next_sequence_id_.fetch_add(1));
+  return new SubmitReactor(*request, model_, facts_, commands_, next_sequence_id_.fetch_add(1));
 }
 
 grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* context,

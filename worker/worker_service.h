@@ -10,6 +10,7 @@
 
 #include "smallmind/v1/worker.grpc.pb.h"
 #include "worker/loader/model_loader.h"
+#include "worker/run_facts.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sched/scheduler_stats.h"
 
@@ -17,8 +18,8 @@ namespace smallmind::worker {
 
 class WorkerService final : public v1::Worker::CallbackService {
  public:
-  WorkerService(const LoadedModel& model, CommandQueue* commands, const SchedulerStats* stats,
-                int worker_id);
+  WorkerService(const LoadedModel& model, RunFacts facts, CommandQueue* commands,
+                const SchedulerStats* stats, int worker_id);
 
   grpc::ServerWriteReactor<v1::SubmitResponse>* Submit(grpc::CallbackServerContext* context,
                                                        const v1::SubmitRequest* request) override;
@@ -34,6 +35,7 @@ class WorkerService final : public v1::Worker::CallbackService {
 
  private:
   const LoadedModel& model_;
+  const RunFacts facts_;  // for the determinism receipts
   CommandQueue* commands_;
   const SchedulerStats* stats_;
   const int worker_id_;

@@ -37,8 +37,8 @@ class InProcessWorker {
     worker_ = std::make_unique<Worker>(config);
     const shared::Status started = worker_->Start();
     EXPECT_TRUE(started.ok()) << started.ToString();
-    stub_ =
-        v1::Worker::NewStub(grpc::CreateChannel(config.listen, grpc::InsecureChannelCredentials()));
+    channel_ = grpc::CreateChannel(config.listen, grpc::InsecureChannelCredentials());
+    stub_ = v1::Worker::NewStub(channel_);
   }
   ~InProcessWorker() { worker_->Shutdown(); }
 
@@ -67,10 +67,13 @@ class InProcessWorker {
   }
 
   Worker& worker() { return *worker_; }
+  // A stub of its own, for calls the test drives itself (e.g. a stream it cancels).
+  std::unique_ptr<v1::Worker::Stub> NewStub() { return v1::Worker::NewStub(channel_); }
 
  private:
   smallmind::testing::ScopedTempDir dir_;
   std::unique_ptr<Worker> worker_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Worker::Stub> stub_;
 };
 

@@ -155,6 +155,8 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
     step_seqs_.push_back(seq);
     step_tokens_.push_back(e.n_tokens);
   }
+  // What actually runs each sequence, once the step's mode and thread limit are settled.
+  for (Sequence* seq : step_seqs_) seq->execution.Record(plan->mode, plan->max_threads);
   CountStep(shape);
 }
 

@@ -61,6 +61,8 @@ FinishEvent Sequence::MakeFinishEvent(FinishReason reason) const {
   event.reason = reason;
   event.prompt_tokens = num_prompt_tokens;
   event.context_shifts = context_shifts;
+  event.execution = execution;
+  event.execution.seed = request.sampling.seed;
   event.cached_prompt_tokens = std::min(cached_prompt_tokens, num_prompt_tokens);
   event.completion_tokens = num_generated();
   // EOS ends the stream but is not part of the output.

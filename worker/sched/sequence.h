@@ -92,6 +92,7 @@ struct Sequence {
 
   bool finished = false;  // finish event emitted; removed at the end of the step
   int preemptions = 0;
+  ExecutionRecord execution;  // the kernels and threads of its steps (seed set at the finish)
   Clock::time_point arrived = Clock::now();
   Clock::time_point first_scheduled{};
   Clock::time_point first_token{};

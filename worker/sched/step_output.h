@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/exec_mode.h"
 #include "shared/status.h"
 #include "worker/sample/finish_reason.h"
 #include "worker/sample/sampler.h"
@@ -21,6 +22,22 @@ namespace smallmind::worker {
 // Where one sequence's events are delivered. Defined on the gRPC side (worker/sequence_sink.h);
 // the scheduler only carries the pointer and never calls it.
 class SequenceSink;
+
+// How a sequence ran, for its determinism receipt: the seed its sampler used and the kernels and
+// thread limits of the steps that computed its tokens.
+struct ExecutionRecord {
+  uint64_t seed = 0;
+  int deterministic_steps = 0;
+  int parallel_steps = 0;
+  int widest_threads = -1;  // the largest step thread limit: 0 = all the engine's; -1 = no step
+
+  // One step ran the sequence with `mode` on at most `max_threads` threads (0 = all).
+  void Record(kernels::ExecMode mode, int max_threads) {
+    ++(mode == kernels::ExecMode::kDeterministic ? deterministic_steps : parallel_steps);
+    const bool all = widest_threads == 0 || max_threads == 0;
+    widest_threads = all ? 0 : (max_threads > widest_threads ? max_threads : widest_threads);
+  }
+};
 
 // The end of one sequence's stream.
 struct FinishEvent {
@@ -34,6 +51,7 @@ struct FinishEvent {
   double ttft_ms = 0;
   double prefill_tokens_per_s = 0;
   double decode_tokens_per_s = 0;
+  ExecutionRecord execution;
 };
 
 // One event of one sequence. Token events index the StepOutput's flat buffers; a finish event is
