@@ -81,6 +81,15 @@ shared::Result<int> GenerateCommand::Run() const {
                last.request_id().c_str(), v1::FinishReason_Name(last.finish_reason()).c_str(),
                last.usage().prompt_tokens(), ids.size(), last.timings().ttft_ms(),
                last.timings().decode_tokens_per_s(), last.timings().worker_id());
+  if (last.has_receipt()) {
+    // What it takes to get these tokens again: the same prompt and flags with this seed.
+    const v1::DeterminismReceipt& receipt = last.receipt();
+    std::fprintf(stderr, "[%s] receipt: path=%s seed=%llu model=%s isa=%s threads=%u\n",
+                 last.request_id().c_str(), v1::KernelPath_Name(receipt.path()).c_str(),
+                 static_cast<unsigned long long>(receipt.seed()),
+                 receipt.model_fingerprint().c_str(), receipt.kernel_isa().c_str(),
+                 receipt.threads());
+  }
   return 0;
 }
 

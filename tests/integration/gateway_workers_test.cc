@@ -85,6 +85,35 @@ TEST_F(GatewayWorkersTest, SameSeedGivesSameTokensOnEitherWorker) {
       << "round robin over idle workers sends the two requests to different workers";
 }
 
+// The receipt travels through the gateway unchanged: a request sent without a seed learns the
+// seed the worker drew, and sending that seed again (to whichever worker the gateway picks)
+// reproduces the stream token for token.
+TEST_F(GatewayWorkersTest, ReceiptThroughTheGatewayReplaysAnUnseededRequest) {
+  v1::GenerateRequest unseeded = Request("a receipt, please", 16, 0);
+  unseeded.mutable_sampling()->clear_seed();
+  unseeded.mutable_runtime()->set_deterministic(true);
+  auto first = testing::RunGenerate(gateway_->stub(), unseeded);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  ASSERT_TRUE(first.last()->has_receipt()) << "the last message carries the receipt";
+  const v1::DeterminismReceipt& receipt = first.last()->receipt();
+  EXPECT_EQ(receipt.path(), v1::KERNEL_PATH_DETERMINISTIC);
+  EXPECT_EQ(receipt.model_fingerprint().size(), 16u) << receipt.model_fingerprint();
+  EXPECT_FALSE(receipt.kernel_isa().empty());
+  EXPECT_GE(receipt.threads(), 1u);
+  EXPECT_GE(receipt.deterministic_steps(), 1u);
+  for (size_t i = 0; i + 1 < first.messages.size(); ++i) {
+    EXPECT_FALSE(first.messages[i].has_receipt()) << "only the last message carries it";
+  }
+
+  v1::GenerateRequest replay = unseeded;
+  replay.mutable_sampling()->set_seed(receipt.seed());
+  auto second = testing::RunGenerate(gateway_->stub(), replay);
+  ASSERT_TRUE(second.status.ok()) << second.status.error_message();
+  EXPECT_EQ(second.token_ids(), first.token_ids());
+  EXPECT_EQ(second.last()->receipt().seed(), receipt.seed());
+  EXPECT_EQ(second.last()->receipt().model_fingerprint(), receipt.model_fingerprint());
+}
+
 // What both workers report in Stats, asked directly over their sockets.
 struct WorkersLoad {
   uint32_t kv_pages_used = 0;
