@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tests/http/http_client.h"
+#include "tests/http/node_client.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/shared_data.h"
@@ -17,34 +18,8 @@ namespace {
 using testing::HttpCall;
 using testing::HttpReply;
 
-const std::string kTestsDir = std::string(SMALLMIND_SOURCE_DIR) + "/tests/http";
-
-// Why node tests cannot run here ("" = they can).
-std::string NodeMissing() {
-  auto probe = testing::ChildProcess::Spawn({"/usr/bin/env", "node", "--version"});
-  if (!probe.ok() || (*probe)->Wait(std::chrono::milliseconds(30000)) != 0) {
-    return "node is not installed (scripts/install_deps.sh installs it)";
-  }
-  if (!std::filesystem::exists(kTestsDir + "/node_modules/openai")) {
-    return "tests/http/node_modules has no openai client: run scripts/install_deps.sh";
-  }
-  return "";
-}
-
-// Runs the node script; returns its exit status (0 = every check passed) and prints its output.
-int RunNode(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/env", "node", kTestsDir + "/openai_client_test.mjs"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto child = testing::ChildProcess::Spawn(argv);
-  EXPECT_TRUE(child.ok()) << child.status().ToString();
-  if (!child.ok()) return -1;
-  for (int lines = 0; lines < 10000; ++lines) {
-    auto line = (*child)->WaitForLine("", std::chrono::milliseconds(300000));
-    if (!line.ok()) break;
-    std::printf("node: %s\n", line->c_str());
-  }
-  return (*child)->Wait(std::chrono::milliseconds(60000));
-}
+using testing::NodeMissing;
+using testing::RunNode;
 
 TEST(HttpOpenAiClientTest, OfficialClientChatsCompletesAndListsModelsOnStories260K) {
   SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
@@ -58,7 +33,8 @@ TEST(HttpOpenAiClientTest, OfficialClientChatsCompletesAndListsModelsOnStories26
   options.http = true;
   auto gateway = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
-  EXPECT_EQ(RunNode({"--base-url", (*gateway)->http_address() + "/v1", "--model", options.model,
+  EXPECT_EQ(RunNode("openai_client_test.mjs",
+                    {"--base-url", (*gateway)->http_address() + "/v1", "--model", options.model,
                      "--golden", testing::SharedDataPath("models/golden-greedy.jsonl")}),
             0);
 }

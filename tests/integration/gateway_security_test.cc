@@ -15,6 +15,7 @@
 
 #include "smallmind/v1/inference.grpc.pb.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/rpc/secure_gateway.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/test_certificates.h"
 
@@ -25,42 +26,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::ReadTextFile;
 
-// A gateway (one builtin:tiny worker) on a free loopback port with `flags`; stopped by SIGTERM.
-class SecureGateway {
- public:
-  static shared::Result<std::unique_ptr<SecureGateway>> Start(std::vector<std::string> flags) {
-    auto gateway = std::unique_ptr<SecureGateway>(new SecureGateway());
-    std::vector<std::string> argv = {testing::BinaryPath("smallmind-gateway"),
-                                     "--port",
-                                     "0",
-                                     "--listen-host",
-                                     "127.0.0.1",
-                                     "--workers",
-                                     "1",
-                                     "--runtime-dir",
-                                     gateway->runtime_.path()};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    SM_ASSIGN_OR_RETURN(gateway->process_, testing::ChildProcess::Spawn(argv));
-    SM_ASSIGN_OR_RETURN(std::string line,
-                        gateway->process_->WaitForLine("listening on", milliseconds(60000)));
-    gateway->address_ = line.substr(line.rfind(' ') + 1);
-    return gateway;
-  }
-  ~SecureGateway() {
-    const int status = process_->Terminate(milliseconds(60000));
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
-  }
-
-  const std::string& address() const { return address_; }
-  testing::ChildProcess& process() { return *process_; }
-  const std::string& runtime_dir() const { return runtime_.path(); }
-
- private:
-  SecureGateway() = default;
-  testing::ScopedTempDir runtime_{"secure"};
-  std::unique_ptr<testing::ChildProcess> process_;
-  std::string address_;
-};
+using testing::SecureGateway;
 
 std::shared_ptr<grpc::ChannelCredentials> Tls(const std::string& ca, const std::string& cert = "",
                                               const std::string& key = "") {
