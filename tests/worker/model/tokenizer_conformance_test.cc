@@ -152,5 +152,46 @@ TEST(TokenizerConformanceCoverageTest, EveryVocabularyInTheVectorsDirectoryHasAC
   EXPECT_GT(seen, 0);
 }
 
+// A real chat vocabulary: Phi-3's adds <|user|>, <|end|>, <|assistant|> to LLaMA-2's as control
+// tokens. A rendered Phi-3 prompt read with EncodeSpecial (what parse_special and the HTTP door's
+// chat requests use) gives each of them as its one id, and every text run between them is
+// SentencePiece-encoded on its own with its dummy prefix ("\n" -> "▁" 29871, <0x0A> 13), as
+// Hugging Face's Llama tokenizer and llama.cpp tokenize Phi-3 prompts.
+TEST(ChatVocabularyTest, Phi3PromptGivesEachSpecialTokenItsIdAndEncodesTheRunsBetween) {
+  SM_REQUIRE_SHARED_DATA("tokenizer-vectors/ggml-vocab-phi-3.gguf");
+  auto file = GgufFile::Open(kVectorsDir + "/ggml-vocab-phi-3.gguf");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto loaded = GgufTokenizer(**file);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Tokenizer& tok = **loaded;
+  constexpr TokenId kAssistant = 32001, kEnd = 32007, kUser = 32010;
+  std::string piece;
+  tok.AppendTokenBytes(-1, kUser, &piece);
+  EXPECT_EQ(piece, "") << "control tokens print nothing in generated text";
+
+  const std::string prompt = "<|user|>\nHello<|end|>\n<|assistant|>\n";
+  const std::vector<TokenId> ids = tok.EncodeSpecial(prompt, /*add_bos=*/true);
+  EXPECT_EQ(Ids(ids), Ids({1, kUser, 29871, 13, 10994, kEnd, 29871, 13, kAssistant, 29871, 13}));
+  std::vector<TokenId> runs = {1, kUser};
+  for (const auto& [text, next] :
+       std::vector<std::pair<std::string, TokenId>>{{"\nHello", kEnd}, {"\n", kAssistant}}) {
+    const std::vector<TokenId> run = tok.Encode(text, false);
+    runs.insert(runs.end(), run.begin(), run.end());
+    runs.push_back(next);
+  }
+  const std::vector<TokenId> last = tok.Encode("\n", false);
+  runs.insert(runs.end(), last.begin(), last.end());
+  EXPECT_EQ(Ids(ids), Ids(runs));
+
+  // Without parse_special a client's text never becomes a control token.
+  const std::vector<TokenId> plain = tok.Encode(prompt, false);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), kUser), 0);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), kEnd), 0);
+  const auto chat_template = (*file)->GetString("tokenizer.chat_template");
+  ASSERT_TRUE(chat_template.ok()) << chat_template.status().ToString();
+  EXPECT_NE(chat_template->find("<|assistant|>"), std::string::npos)
+      << "the vocabulary carries Phi-3's chat template";
+}
+
 }  // namespace
 }  // namespace smallmind::worker
