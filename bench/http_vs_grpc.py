@@ -235,7 +235,8 @@ def soak(args):
         print("first error:", errors[0])
     if args.gateway_pid:
         print(f"gateway RSS start {rss0} kB, end {rss_kb(args.gateway_pid)} kB, "
-              f"max during {max(samples) if samples else 0} kB")
+              f"max during {max(samples) if samples else 0} kB; every 5 s: "
+              + " ".join(str(kb) for kb in samples))
 
 
 def main():
