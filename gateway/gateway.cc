@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -112,6 +113,16 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
     };
   }
   metrics_->AttachWorkers(pool, std::move(metric_sources));
+  // The env owns both: the queue (declared after the pool) goes first and may use it until then.
+  auto admission = std::make_unique<AdmissionQueue>(
+      config_.admission,
+      [pool = pool.get(), per_worker = config_.admission.max_in_flight_per_worker]() -> size_t {
+        const size_t healthy = pool->HealthyCount();
+        if (per_worker == 0 && healthy > 0) return std::numeric_limits<size_t>::max();
+        return healthy * per_worker;
+      });
+  admission_ = admission.get();
+  env_->admission = std::move(admission);
   if (supervisor_) {
     const auto timeout = config_.pool.poll_timeout;
     SM_RETURN_IF_ERROR(supervisor_->Start(

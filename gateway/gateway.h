@@ -13,6 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "gateway/admission_queue.h"
 #include "gateway/api_key_store.h"
 #include "gateway/gateway_config.h"
 #include "gateway/gateway_metrics.h"
@@ -56,6 +57,8 @@ class Gateway {
   std::string connect_address() const;
   const smallmind::v1::ModelInfo& model_info() const { return model_info_; }
   WorkerPool& pool() { return *env_->pool; }
+  // The gateway queue, once Start has reached the workers.
+  AdmissionQueue& admission() { return *admission_; }
   // Null when attached to --worker-endpoints.
   WorkerSupervisor* supervisor() { return supervisor_.get(); }
   // What every door checks: the API keys, and the TLS material (null until Start, or plaintext).
@@ -80,6 +83,7 @@ class Gateway {
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<WorkerSupervisor> supervisor_;
   std::shared_ptr<RelayEnv> env_;
+  AdmissionQueue* admission_ = nullptr;  // owned by env_
   smallmind::v1::ModelInfo model_info_;
   std::unique_ptr<InferenceService> service_;
   std::vector<std::unique_ptr<PublicDoor>> doors_;  // hold relays of env_: stopped before it

@@ -133,6 +133,20 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                  "the date strftime_now() gives chat templates")
       ->type_name("YYYY-MM-DD")
       ->default_str("today");
+  app.add_option("--max-queue", c.admission.max_queue,
+                 "requests waiting for a worker slot; more get RESOURCE_EXHAUSTED")
+      ->type_name("N");
+  app.add_option("--max-in-flight-per-worker", c.admission.max_in_flight_per_worker,
+                 "requests open on one worker at a time (the rest wait in the gateway queue); "
+                 "0 = no limit")
+      ->type_name("N");
+  app.add_flag("--deadline-admission,!--no-deadline-admission", c.admission.deadline_admission,
+               "refuse at once a request whose deadline the queue ahead makes unreachable");
+  app.add_flag("--prefix-affinity,!--no-prefix-affinity", c.pool.route.prefix_affinity,
+               "send a prompt to the worker that probably has its prefix cached");
+  app.add_option("--affinity-threshold-tokens", c.pool.route.affinity_threshold_tokens,
+                 "unless that worker has this many more outstanding tokens than the least loaded")
+      ->type_name("N");
 }
 
 Status GatewayConfig::Validate() const {
@@ -181,6 +195,10 @@ Status GatewayConfig::Validate() const {
     return InvalidArgument(
         fmt::format("--chat-template-date must be a date YYYY-MM-DD, got '{}'", date));
   }
+  SM_RETURN_IF_ERROR(
+      CheckRange("--max-queue", static_cast<int64_t>(admission.max_queue), 0, 1000000));
+  SM_RETURN_IF_ERROR(
+      CheckRange("--max-in-flight-per-worker", admission.max_in_flight_per_worker, 0, 1000000));
   if (supervisor.restart_backoff_initial.count() <= 0 ||
       supervisor.restart_backoff_max < supervisor.restart_backoff_initial) {
     return InvalidArgument("restart backoff must be positive and its maximum >= its start");

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "gateway/router.h"
 #include "gateway/worker_endpoints.h"
 #include "shared/default_model.h"
 #include "shared/status.h"
@@ -26,6 +27,22 @@ struct RelayOptions {
   int max_retries = 1;
 };
 
+// The gateway queue (gateway/admission_queue.h; README "Admission and deadlines").
+struct AdmissionOptions {
+  // Requests waiting for a worker slot; one more gets RESOURCE_EXHAUSTED with a retry hint.
+  size_t max_queue = 256;
+  // Requests the gateway keeps open on one worker at a time (the worker's --max-seqs default:
+  // one batch); 0 = no limit, and then nothing waits in the gateway queue.
+  uint32_t max_in_flight_per_worker = 32;
+  // Refuse at once (DEADLINE_EXCEEDED) a request whose deadline the queue ahead of it makes
+  // unreachable, by the measured prefill and decode rates.
+  bool deadline_admission = true;
+  // The retry hint before any request finished (nothing measured yet).
+  std::chrono::milliseconds retry_after_unmeasured{1000};
+  // How often a non-empty queue re-reads the slot count (a worker coming back adds slots).
+  std::chrono::milliseconds recheck{100};
+};
+
 struct WorkerPoolOptions {
   // How often every worker's Stats is polled; also how fast a restarted worker rejoins.
   std::chrono::milliseconds poll_interval{500};
@@ -35,6 +52,12 @@ struct WorkerPoolOptions {
   std::chrono::milliseconds resolve_interval{5000};
   // Not a flag: how names are looked up; empty = ResolveHostWithSystem. Tests inject their names.
   HostResolver resolver;
+  // Least-loaded + prefix affinity (gateway/router.h).
+  RouteOptions route;
+  // Prompt prefix keys remembered per worker for affinity (gateway/prefix_memory.h): at most
+  // this many (4 per prompt of 16 KiB or more), each for this long after its last request.
+  size_t prefix_keys_per_worker = 4096;
+  std::chrono::milliseconds prefix_ttl{300000};
 };
 
 struct SupervisorOptions {
@@ -96,6 +119,7 @@ struct GatewayConfig {
   WorkerPoolOptions pool;
   RelayOptions relay;
   HttpOptions http;
+  AdmissionOptions admission;
 
   shared::Status Validate() const;
 };

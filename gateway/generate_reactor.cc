@@ -1,5 +1,6 @@
 #include "gateway/generate_reactor.h"
 
+#include <string>
 #include <utility>
 
 #include "shared/grpc_status.h"
@@ -9,12 +10,15 @@ namespace smallmind::gateway {
 GenerateReactor::GenerateReactor(grpc::CallbackServerContext* context,
                                  std::shared_ptr<RelayEnv> env,
                                  shared::Result<ValidatedRequest> request)
-    : relay_(new RequestRelay(std::move(env), this)) {
+    : context_(context), relay_(new RequestRelay(std::move(env), this)) {
   relay_->Start(std::move(request), context->deadline());
 }
 
-void GenerateReactor::Complete(const shared::Status& status) {
-  Finish(shared::ToGrpcStatus(status));
+void GenerateReactor::Complete(const RelayOutcome& outcome) {
+  if (outcome.retry_after) {
+    context_->AddTrailingMetadata("retry-after-ms", std::to_string(outcome.retry_after->count()));
+  }
+  Finish(shared::ToGrpcStatus(outcome.status));
 }
 
 void GenerateReactor::OnDone() {

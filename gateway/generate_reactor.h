@@ -29,8 +29,9 @@ class GenerateReactor final : public grpc::ServerWriteReactor<smallmind::v1::Gen
  private:
   void Deliver(const smallmind::v1::GenerateResponse& message) override { StartWrite(&message); }
   // Nothing touches the reactor after Finish: OnDone may delete it at once on another thread.
-  void Complete(const shared::Status& status) override;
+  void Complete(const RelayOutcome& outcome) override;
 
+  grpc::CallbackServerContext* const context_;
   RequestRelay* const relay_;  // valid until Detach in OnDone
 };
 

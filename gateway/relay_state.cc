@@ -153,7 +153,7 @@ RelayEffects RelayState::Apply(const RelayEvent& event) {
     case Kind::kWorkerRead: OnWorkerRead(event.ok, fx); break;
     case Kind::kWorkerDone: OnWorkerDone(event.status, fx); break;
     case Kind::kDelivered: OnDelivered(event.ok, fx); break;
-    case Kind::kCancel: OnCancel(fx); break;
+    case Kind::kCancel: OnCancel(event.status, fx); break;
     case Kind::kDetach: OnDetach(); break;
   }
   Settle(fx);
@@ -250,7 +250,7 @@ void RelayState::OnDelivered(bool ok, RelayEffects& fx) {
       << "Delivered without a delivery: " << Describe();
   consumer_ = ConsumerWrite::kIdle;
   --queued_;
-  if (!ok) return OnCancel(fx);  // the consumer's stream is gone
+  if (!ok) return OnCancel({}, fx);  // the consumer's stream is gone
   if (queued_ > 0) {
     consumer_ = ConsumerWrite::kDelivering;
     fx.deliver = true;
@@ -261,13 +261,13 @@ void RelayState::OnDelivered(bool ok, RelayEffects& fx) {
   }
 }
 
-void RelayState::OnCancel(RelayEffects& fx) {
+void RelayState::OnCancel(const Status& why, RelayEffects& fx) {
   SM_CHECK(phase_ != RelayPhase::kNew && phase_ != RelayPhase::kRouting &&
            consumer_ != ConsumerWrite::kDetached)
       << "Cancel: " << Describe();
   if (cancelled_ || phase_ == RelayPhase::kFinished) return;  // late: the outcome went out
   cancelled_ = true;
-  outcome_ = ClientCancelled();
+  outcome_ = why.ok() ? ClientCancelled() : why;
   const size_t keep = consumer_ == ConsumerWrite::kDelivering ? 1 : 0;
   if (queued_ > keep) {
     queued_ = keep;

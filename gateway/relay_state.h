@@ -63,7 +63,7 @@ struct RelayEvent {
     kWorkerRead,  // the outstanding read completed (`ok` = a message arrived)
     kWorkerDone,  // the worker call ended with `status`
     kDelivered,   // the consumer finished the outstanding delivery (`ok` = written)
-    kCancel,      // the consumer cancelled or went away
+    kCancel,      // the consumer cancelled or went away (`status`: why, when not plain CANCELLED)
     kDetach,      // the consumer will make no more calls
   };
   Kind kind;
@@ -85,7 +85,9 @@ struct RelayEvent {
     return Make(Kind::kWorkerDone, true, 0, std::move(s));
   }
   static RelayEvent Delivered(bool ok) { return Make(Kind::kDelivered, ok); }
-  static RelayEvent Cancel() { return Make(Kind::kCancel); }
+  static RelayEvent Cancel(shared::Status why = {}) {
+    return Make(Kind::kCancel, true, 0, std::move(why));
+  }
   static RelayEvent Detach() { return Make(Kind::kDetach); }
 
  private:
@@ -150,7 +152,7 @@ class RelayState {
   void OnWorkerRead(bool ok, RelayEffects& fx);
   void OnWorkerDone(const shared::Status& status, RelayEffects& fx);
   void OnDelivered(bool ok, RelayEffects& fx);
-  void OnCancel(RelayEffects& fx);
+  void OnCancel(const shared::Status& why, RelayEffects& fx);
   void OnDetach();
   // After every event: give the admission back once the worker side is over, issue Complete once
   // the outbox is drained, and finish once both sides are done.

@@ -13,9 +13,12 @@ double MsBetween(RequestRecord::Clock::time_point from, RequestRecord::Clock::ti
 
 }  // namespace
 
-void RequestRecord::SetRequest(std::string request_id, uint32_t prompt_tokens) {
+void RequestRecord::SetRequest(std::string request_id, uint32_t prompt_tokens, size_t prompt_bytes,
+                               uint32_t max_new_tokens) {
   request_id_ = std::move(request_id);
   prompt_tokens_ = prompt_tokens;
+  prompt_bytes_ = prompt_bytes;
+  max_new_tokens_ = max_new_tokens;
 }
 
 void RequestRecord::OnAttempt(uint32_t worker_id) {
@@ -38,8 +41,27 @@ void RequestRecord::OnMessage(smallmind::v1::GenerateResponse& message, Clock::t
   auto* timings = message.mutable_timings();
   timings->set_worker_id(worker_id_);
   if (first_token_) timings->set_ttft_ms(MsBetween(start_, *first_token_));
+  prefill_tokens_per_s_ = timings->prefill_tokens_per_s();
   decode_tokens_per_s_ = timings->decode_tokens_per_s();
-  if (message.has_usage()) prompt_tokens_ = message.usage().prompt_tokens();
+  if (message.has_usage()) {
+    prompt_tokens_ = message.usage().prompt_tokens();
+    completion_tokens_ = message.usage().completion_tokens();
+  }
+}
+
+std::optional<ServiceSample> RequestRecord::Served() const {
+  if (finish_reason_ == smallmind::v1::FINISH_REASON_UNSPECIFIED ||
+      finish_reason_ == smallmind::v1::CANCELLED) {
+    return std::nullopt;
+  }
+  ServiceSample sample;
+  sample.prompt_tokens = prompt_tokens_;
+  sample.prompt_bytes = prompt_bytes_;
+  sample.completion_tokens = completion_tokens_;
+  sample.max_new_tokens = max_new_tokens_;
+  sample.prefill_tokens_per_s = prefill_tokens_per_s_;
+  sample.decode_tokens_per_s = decode_tokens_per_s_;
+  return sample;
 }
 
 void RequestRecord::OnFinished(const shared::Status& status) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gateway/request_metrics.h"
+#include "gateway/service_estimate.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
 
@@ -23,7 +24,9 @@ class RequestRecord {
   RequestRecord(Clock::time_point start, RequestMetrics* metrics)
       : start_(start), tracker_(metrics, start) {}
 
-  void SetRequest(std::string request_id, uint32_t prompt_tokens);
+  // `prompt_tokens` is 0 for a text prompt of `prompt_bytes` (the worker tokenizes it).
+  void SetRequest(std::string request_id, uint32_t prompt_tokens, size_t prompt_bytes,
+                  uint32_t max_new_tokens);
   void OnAttempt(uint32_t worker_id);
   // Fills in the request id when the worker left it out, and on the last message the gateway's
   // timings.worker_id and ttft_ms (its clock covers the hop, which the worker cannot see).
@@ -32,6 +35,10 @@ class RequestRecord {
   const std::string& request_id() const { return request_id_; }
   Clock::time_point start() const { return start_; }
   double MsSinceStart(Clock::time_point now) const;
+
+  // What the last message said about the worker's speed; nullopt unless the request finished
+  // with the worker's timings.
+  std::optional<ServiceSample> Served() const;
 
   // "request ID worker W status CODE finish REASON prompt_tokens P tokens T ttft_ms X tok_s Y
   // attempts A[: message]"
@@ -43,13 +50,17 @@ class RequestRecord {
   const Clock::time_point start_;
   std::string request_id_;
   uint32_t prompt_tokens_ = 0;
+  size_t prompt_bytes_ = 0;
+  uint32_t max_new_tokens_ = 0;
   int attempts_ = 0;
   uint32_t worker_id_ = 0;
   size_t tokens_ = 0;
   std::optional<Clock::time_point> first_token_;
   Clock::time_point last_token_;
   smallmind::v1::FinishReason finish_reason_ = smallmind::v1::FINISH_REASON_UNSPECIFIED;
-  double decode_tokens_per_s_ = 0;  // the worker's figure, when it gave one
+  uint32_t completion_tokens_ = 0;   // from the last message's usage
+  double prefill_tokens_per_s_ = 0;  // the worker's figures, when it gave them
+  double decode_tokens_per_s_ = 0;
   RequestTracker tracker_;
 };
 

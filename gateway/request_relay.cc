@@ -36,20 +36,31 @@ void RequestRelay::Start(shared::Result<ValidatedRequest> request,
   deadline_ = deadline;
   if (!request.ok()) return Handle(RelayEvent::Refuse(request.status()));
   Handle(RelayEvent::Begin(), [&] {
-    record_.SetRequest(request->request_id(), static_cast<uint32_t>(request->prompt_token_count()));
+    const smallmind::v1::GenerateRequest& proto = request->proto();
+    record_.SetRequest(request->request_id(), static_cast<uint32_t>(request->prompt_token_count()),
+                       proto.prompt().size(), proto.stopping().max_new_tokens());
     *submit_.mutable_request() = request->proto();
+    tokens_ = WorkerPool::RequestTokens(*request);
     request_.emplace(std::move(request).value());
   });
 }
 
 void RequestRelay::OnDelivered(bool ok) { Handle(RelayEvent::Delivered(ok)); }
 
-void RequestRelay::Cancel() { Handle(RelayEvent::Cancel()); }
+void RequestRelay::Cancel() {
+  // Called also at the deadline (a gRPC server cancels a call when its deadline passes): the
+  // outcome then says so, for the client, the log line and the metrics.
+  if (std::chrono::system_clock::now() >= deadline_) {
+    return Handle(RelayEvent::Cancel({shared::StatusCode::kDeadlineExceeded,
+                                      "the deadline passed before the request finished"}));
+  }
+  Handle(RelayEvent::Cancel());
+}
 
 void RequestRelay::Detach() { Handle(RelayEvent::Detach()); }
 
-void RequestRelay::OnAdmitted(shared::Status status) {
-  Handle(RelayEvent::Admitted(std::move(status)));
+void RequestRelay::OnAdmitted(AdmissionAnswer answer) {
+  Handle(RelayEvent::Admitted(answer.status), [&] { retry_after_ = answer.retry_after; });
 }
 
 void RequestRelay::OnWorkerRead(WorkerCall* call, bool ok) {
@@ -62,7 +73,7 @@ void RequestRelay::OnWorkerDone(WorkerCall* call, shared::Status status) {
   Handle(RelayEvent::WorkerDone(status), [&] {
     SM_CHECK(!calls_.empty() && call == calls_.back().get()) << "the end of an old attempt";
     WorkerLink& link = call->link();
-    link.EndRequest();
+    link.EndRequest(tokens_);
     if (status.code() == shared::StatusCode::kUnavailable) {
       link.SetHealthy(false, status.message());
     }
@@ -109,8 +120,13 @@ void RequestRelay::ApplyLocked(const RelayEvent& event, Actions& actions) {
       << "outbox holds " << outbox_.size() << ", state says " << state_.Describe();
   if (!calls_.empty()) actions.call = calls_.back().get();
   if (fx.deliver) actions.deliver = &outbox_.front();
+  if (fx.release_admission) actions.served = record_.Served();
   if (fx.finish) {
     record_.OnFinished(*fx.finish);
+    actions.outcome.status = *fx.finish;
+    if (fx.finish->code() == shared::StatusCode::kResourceExhausted) {
+      actions.outcome.retry_after = retry_after_;
+    }
     actions.finished_line = record_.FinishedLine(*fx.finish);
   }
 }
@@ -118,7 +134,7 @@ void RequestRelay::ApplyLocked(const RelayEvent& event, Actions& actions) {
 void RequestRelay::RouteLocked(const RelayEvent& cause, Actions& actions) {
   RelayEffects& fx = actions.fx;
   fx.route = false;  // carried out here
-  std::shared_ptr<WorkerLink> link = env_->pool->Pick(fx.route_exclude);
+  std::shared_ptr<WorkerLink> link = env_->pool->Pick(*request_, fx.route_exclude);
   if (!link) {
     fx.MergeFrom(state_.Apply(RelayEvent::NoWorker(env_->pool->NoWorkerStatus())));
     return;
@@ -146,10 +162,10 @@ void RequestRelay::Perform(const Actions& actions) {
   if (fx.read) actions.call->ReadNext();
   if (fx.cancel_call) actions.call->Cancel();
   if (fx.release_call) actions.call->Release();
-  if (fx.release_admission) env_->admission->Leave(this);
+  if (fx.release_admission) env_->admission->Leave(this, actions.served);
   if (fx.finish) {
     spdlog::info("{}", actions.finished_line);
-    consumer_->Complete(*fx.finish);
+    consumer_->Complete(actions.outcome);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ struct RelayEnv {
   std::shared_ptr<RequestMetrics> metrics;
 };
 
+// How a request ended, for the door to translate (gRPC status and trailing metadata; HTTP
+// status code and headers).
+struct RelayOutcome {
+  shared::Status status;
+  // With a RESOURCE_EXHAUSTED from the gateway queue: when a retry is likely to find room.
+  std::optional<std::chrono::milliseconds> retry_after;
+};
+
 // The door's side of a relay. Calls come from any thread, never under the relay's lock, so the
 // consumer may call the relay back from inside them.
 class RelayConsumer {
@@ -47,7 +56,7 @@ class RelayConsumer {
   virtual void Deliver(const smallmind::v1::GenerateResponse& message) = 0;
   // The request's outcome, exactly once, after the last delivery completed. The consumer then
   // calls RequestRelay::Detach when it will make no more calls on the relay.
-  virtual void Complete(const shared::Status& status) = 0;
+  virtual void Complete(const RelayOutcome& outcome) = 0;
 
  protected:
   ~RelayConsumer() = default;
@@ -68,7 +77,8 @@ class RequestRelay final : private WorkerCall::Owner, private AdmissionWaiter {
   // The outstanding Deliver finished; `ok` = the message was written.
   void OnDelivered(bool ok);
   // The consumer cancelled or went away: the worker call is cancelled and Complete follows with
-  // CANCELLED once the outstanding delivery (if any) finished. Harmless after Complete.
+  // CANCELLED (DEADLINE_EXCEEDED once the deadline passed: gRPC cancels a call at its deadline)
+  // once the outstanding delivery (if any) finished. Harmless after Complete.
   void Cancel();
   // After Complete: the consumer makes no more calls. The relay may be deleted at once.
   void Detach();
@@ -79,12 +89,14 @@ class RequestRelay final : private WorkerCall::Owner, private AdmissionWaiter {
     RelayEffects fx;
     WorkerCall* call = nullptr;  // the current call, for start/read/cancel/release
     const smallmind::v1::GenerateResponse* deliver = nullptr;
+    std::optional<ServiceSample> served;  // with release_admission
+    RelayOutcome outcome;                 // with finish
     std::string finished_line;
   };
 
   ~RequestRelay();
 
-  void OnAdmitted(shared::Status status) override;
+  void OnAdmitted(AdmissionAnswer answer) override;
   void OnWorkerRead(WorkerCall* call, bool ok) override;
   void OnWorkerDone(WorkerCall* call, shared::Status status) override;
 
@@ -103,12 +115,14 @@ class RequestRelay final : private WorkerCall::Owner, private AdmissionWaiter {
   RelayConsumer* const consumer_;
   std::chrono::system_clock::time_point deadline_;
   std::optional<ValidatedRequest> request_;  // set by Start when valid
+  uint64_t tokens_ = 0;  // what the request adds to its worker's outstanding tokens
 
   std::mutex mu_;
   // Guarded by mu_ from here on.
   RelayState state_;
   int busy_ = 0;  // threads inside Handle: the relay is deleted by the last one out
   RequestRecord record_;
+  std::optional<std::chrono::milliseconds> retry_after_;  // from a refusing admission
   Outbox outbox_;
   smallmind::v1::SubmitRequest submit_;             // read by the current call until its OnDone
   std::vector<std::unique_ptr<WorkerCall>> calls_;  // every attempt; the last is current

@@ -34,8 +34,18 @@ class WorkerLink {
   void SetHealthy(bool healthy, std::string_view why = {});
 
   uint32_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
-  void BeginRequest() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
-  void EndRequest() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+  // Prompt + max_new_tokens of the requests in flight, as the gateway estimates them.
+  uint64_t outstanding_tokens() const {
+    return outstanding_tokens_.load(std::memory_order_relaxed);
+  }
+  void BeginRequest(uint64_t tokens = 0) {
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    outstanding_tokens_.fetch_add(tokens, std::memory_order_relaxed);
+  }
+  void EndRequest(uint64_t tokens = 0) {
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    outstanding_tokens_.fetch_sub(tokens, std::memory_order_relaxed);
+  }
 
   // One Stats call that updates health and last_stats(); `done` runs on a gRPC thread.
   void PollStats(std::chrono::milliseconds timeout,
@@ -53,6 +63,7 @@ class WorkerLink {
   std::unique_ptr<smallmind::v1::Worker::Stub> stub_;
   std::atomic<bool> healthy_{false};
   std::atomic<uint32_t> in_flight_{0};
+  std::atomic<uint64_t> outstanding_tokens_{0};
   mutable std::mutex stats_mu_;
   std::optional<smallmind::v1::WorkerStats> last_stats_;  // guarded by stats_mu_
 };

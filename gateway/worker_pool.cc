@@ -5,13 +5,15 @@
 #include <spdlog/spdlog.h>
 
 #include "gateway/router.h"
+#include "shared/request_limits.h"
 
 namespace smallmind::gateway {
 
 WorkerPool::WorkerPool(const std::vector<std::string>& endpoints, WorkerPoolOptions options)
     : options_(std::move(options)),
       members_(std::make_shared<const Members>()),
-      endpoints_(endpoints, options_.resolver) {
+      endpoints_(endpoints, options_.resolver),
+      prefixes_(options_.prefix_keys_per_worker, options_.prefix_ttl) {
   Refresh();
 }
 
@@ -57,6 +59,7 @@ void WorkerPool::Refresh() {
     if (std::find(next->begin(), next->end(), l) != next->end()) continue;
     spdlog::info("worker {} ({}) leaves: its name no longer resolves to it", l->index(),
                  l->target());
+    prefixes_.Forget(l->index());
     retired_.push_back(l);
   }
   std::lock_guard<std::mutex> lock(members_mu_);
@@ -109,18 +112,74 @@ void WorkerPool::PollLoop() {
   }
 }
 
-std::shared_ptr<WorkerLink> WorkerPool::Pick(std::optional<uint32_t> exclude) {
-  const std::shared_ptr<const Members> links = members();
-  std::vector<WorkerLoad> loads(links->size());  // [members]
-  for (size_t i = 0; i < links->size(); ++i) {
-    const WorkerLink& link = *(*links)[i];
-    loads[i].healthy = link.healthy() && (!exclude || *exclude != link.index());
-    loads[i].in_flight = link.in_flight();
+uint64_t WorkerPool::RequestTokens(const ValidatedRequest& request) {
+  const smallmind::v1::GenerateRequest& proto = request.proto();
+  const uint64_t prompt =
+      request.prompt_token_count() > 0 ? request.prompt_token_count() : proto.prompt().size() / 4;
+  const uint32_t max_new = proto.stopping().max_new_tokens();
+  return prompt + (max_new > 0 ? max_new : shared::kDefaultMaxNewTokens);
+}
+
+std::vector<WorkerLoad> WorkerPool::Loads(const Members& links,
+                                          const shared::PromptPrefixKeys* keys,
+                                          std::optional<uint32_t> exclude) const {
+  const auto now = PrefixMemory::Clock::now();
+  std::vector<WorkerLoad> loads(links.size());  // [members]
+  for (size_t i = 0; i < links.size(); ++i) {
+    const WorkerLink& link = *links[i];
+    WorkerLoad& w = loads[i];
+    w.healthy = link.healthy() && (!exclude || *exclude != link.index());
+    w.in_flight = link.in_flight();
+    w.outstanding_tokens = link.outstanding_tokens();
+    const std::optional<smallmind::v1::WorkerStats> stats = link.last_stats();
+    if (stats && stats->kv_pages_total() > 0) {
+      w.kv_used = static_cast<double>(stats->kv_pages_used()) / stats->kv_pages_total();
+    }
+    if (keys && keys->count > 0) {
+      std::span<const uint64_t> reported;
+      if (stats) {
+        reported = {stats->cached_prefix_keys().data(),
+                    static_cast<size_t>(stats->cached_prefix_keys_size())};
+      }
+      w.prefix_match_bytes = prefixes_.MatchBytes(link.index(), *keys, reported, now);
+    }
   }
-  const auto chosen = Route(loads, route_cursor_.fetch_add(1, std::memory_order_relaxed));
+  return loads;
+}
+
+std::shared_ptr<WorkerLink> WorkerPool::Pick(const ValidatedRequest& request,
+                                             std::optional<uint32_t> exclude) {
+  const smallmind::v1::GenerateRequest& proto = request.proto();
+  const shared::PromptPrefixKeys keys =
+      request.prompt_token_count() > 0
+          ? shared::TokenPromptPrefixKeys(
+                {proto.prompt_token_ids().ids().data(),
+                 static_cast<size_t>(proto.prompt_token_ids().ids_size())})
+          : shared::TextPromptPrefixKeys(proto.prompt());
+  const std::shared_ptr<const Members> links = members();
+  const std::vector<WorkerLoad> loads = Loads(*links, &keys, exclude);
+  const auto chosen =
+      Route(loads, route_cursor_.fetch_add(1, std::memory_order_relaxed), options_.route);
   if (!chosen) return nullptr;
-  (*links)[*chosen]->BeginRequest();
-  return (*links)[*chosen];
+  const std::shared_ptr<WorkerLink>& link = (*links)[chosen->worker];
+  if (chosen->by_affinity) {
+    spdlog::debug("request {}: worker {} by prefix affinity ({} bytes)", request.request_id(),
+                  link->index(), loads[chosen->worker].prefix_match_bytes);
+  }
+  prefixes_.Remember(link->index(), keys, PrefixMemory::Clock::now());
+  link->BeginRequest(RequestTokens(request));
+  return link;
+}
+
+std::shared_ptr<WorkerLink> WorkerPool::Pick() {
+  const std::shared_ptr<const Members> links = members();
+  RouteOptions plain = options_.route;
+  plain.prefix_affinity = false;
+  const auto chosen = Route(Loads(*links, nullptr, std::nullopt),
+                            route_cursor_.fetch_add(1, std::memory_order_relaxed), plain);
+  if (!chosen) return nullptr;
+  (*links)[chosen->worker]->BeginRequest();
+  return (*links)[chosen->worker];
 }
 
 shared::Status WorkerPool::NoWorkerStatus() const {

@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "gateway/gateway_config.h"
+#include "gateway/prefix_memory.h"
+#include "gateway/router.h"
+#include "gateway/validate.h"
 #include "gateway/worker_endpoints.h"
 #include "gateway/worker_link.h"
 #include "shared/status.h"
@@ -44,9 +47,18 @@ class WorkerPool {
   // Called by the poll thread every resolve_interval; a no-op without names.
   void Refresh();
 
-  // The least-loaded healthy worker (round robin on ties), skipping worker `exclude`; the caller
-  // owns one in-flight slot on it (BeginRequest done) and calls EndRequest. nullptr when none.
-  std::shared_ptr<WorkerLink> Pick(std::optional<uint32_t> exclude = std::nullopt);
+  // The worker for `request` (gateway/router.h: least-loaded with prefix affinity), skipping
+  // worker id `exclude`; the caller owns one in-flight slot on it
+  // (BeginRequest(RequestTokens(request)) done) and calls EndRequest with the same tokens. nullptr
+  // when no worker is healthy.
+  std::shared_ptr<WorkerLink> Pick(const ValidatedRequest& request,
+                                   std::optional<uint32_t> exclude = std::nullopt);
+  // For calls that are not requests (Tokenize, GetModelInfo): the least-loaded healthy worker,
+  // BeginRequest() done; nullptr when none.
+  std::shared_ptr<WorkerLink> Pick();
+  // What `request` adds to its worker's outstanding tokens: its prompt (token ids, or text bytes
+  // / 4) plus max_new_tokens (0 = the default).
+  static uint64_t RequestTokens(const ValidatedRequest& request);
   // UNAVAILABLE naming the number of workers: what a request gets when Pick finds none.
   shared::Status NoWorkerStatus() const;
 
@@ -67,6 +79,10 @@ class WorkerPool {
   using Members = std::vector<std::shared_ptr<WorkerLink>>;
   std::shared_ptr<const Members> members() const;
   void PollLoop();
+  // The router's view of `links` (position for position); `keys` (may be null) fills in prefix
+  // matches.
+  std::vector<WorkerLoad> Loads(const Members& links, const shared::PromptPrefixKeys* keys,
+                                std::optional<uint32_t> exclude) const;
 
   const WorkerPoolOptions options_;
   mutable std::mutex members_mu_;
@@ -79,6 +95,7 @@ class WorkerPool {
   // refresh_mu_.
   Members retired_;
   std::atomic<uint64_t> route_cursor_{0};
+  PrefixMemory prefixes_;
   std::mutex mu_;
   std::condition_variable_any wake_;  // also woken by a stop_token
   bool stopping_ = false;             // guarded by mu_

@@ -1,10 +1,25 @@
 #include "gateway/http/relayed_completion.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "gateway/http/http_error.h"
 
 namespace smallmind::gateway::http {
+namespace {
+
+// Retry-After is in whole seconds: the gateway queue's hint rounded up, at least 1 (0 would invite
+// an immediate retry into the same full queue); 1 when a worker refused without a hint.
+std::string RetryAfterSeconds(std::optional<std::chrono::milliseconds> retry_after) {
+  if (!retry_after) return "1";
+  const int64_t ms = std::max<int64_t>(retry_after->count(), 1);
+  return std::to_string((ms + 999) / 1000);
+}
+
+}  // namespace
 
 void RelayedCompletion::Start(std::shared_ptr<RelayEnv> env, std::shared_ptr<Exchange> exchange,
                               OpenAiFormatter formatter, bool stream,
@@ -26,8 +41,8 @@ void RelayedCompletion::Deliver(const smallmind::v1::GenerateResponse& message) 
   exchange_->Post([self = shared_from_this(), &message] { self->DeliverOnStrand(message); });
 }
 
-void RelayedCompletion::Complete(const shared::Status& status) {
-  exchange_->Post([self = shared_from_this(), status] { self->CompleteOnStrand(status); });
+void RelayedCompletion::Complete(const RelayOutcome& outcome) {
+  exchange_->Post([self = shared_from_this(), outcome] { self->CompleteOnStrand(outcome); });
 }
 
 void RelayedCompletion::DeliverOnStrand(const smallmind::v1::GenerateResponse& message) {
@@ -51,7 +66,8 @@ void RelayedCompletion::DeliverOnStrand(const smallmind::v1::GenerateResponse& m
   });
 }
 
-void RelayedCompletion::CompleteOnStrand(const shared::Status& status) {
+void RelayedCompletion::CompleteOnStrand(const RelayOutcome& outcome) {
+  const shared::Status& status = outcome.status;
   if (status.ok()) {
     if (stream_) {
       std::string events = started_ ? std::string() : formatter_.StreamStart();
@@ -67,7 +83,9 @@ void RelayedCompletion::CompleteOnStrand(const shared::Status& status) {
       exchange_->EndStream(/*close=*/true);
     } else {
       Response response = JsonResponse(error.status, ErrorBody(error));
-      if (error.status == 429) response.set(beast_http::field::retry_after, "1");
+      if (error.status == 429) {
+        response.set(beast_http::field::retry_after, RetryAfterSeconds(outcome.retry_after));
+      }
       exchange_->Reply(std::move(response));
     }
   }

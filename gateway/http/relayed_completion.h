@@ -1,7 +1,8 @@
 // RelayedCompletion: the HTTP door's RelayConsumer. It carries one /v1/completions or
 // /v1/chat/completions request through a RequestRelay (admission, routing, worker stream,
 // cancellation) and answers on its Exchange: one JSON body, or an event stream whose header goes
-// out with the first token, so a request refused before its first token gets its real HTTP status.
+// out with the first token, so a request refused before its first token gets its real HTTP status
+// (429 with Retry-After when the gateway queue is full, 504 past the deadline, 503 with no worker).
 // A client that leaves cancels the relay. The relay calls it from any thread; everything it does
 // happens on the connection's strand. Thread-safe; owns itself until the relay is done with it.
 #pragma once
@@ -32,11 +33,11 @@ class RelayedCompletion final : private RelayConsumer,
 
  private:
   void Deliver(const smallmind::v1::GenerateResponse& message) override;
-  void Complete(const shared::Status& status) override;
+  void Complete(const RelayOutcome& outcome) override;
 
   // On the strand.
   void DeliverOnStrand(const smallmind::v1::GenerateResponse& message);
-  void CompleteOnStrand(const shared::Status& status);
+  void CompleteOnStrand(const RelayOutcome& outcome);
   void ClientGone();
 
   const std::shared_ptr<Exchange> exchange_;

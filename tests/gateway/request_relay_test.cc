@@ -48,11 +48,12 @@ class RecordingConsumer final : public RelayConsumer {
     }
     if (ack) Ack(true);  // Complete cannot come before this acknowledgement
   }
-  void Complete(const shared::Status& status) override {
+  void Complete(const RelayOutcome& outcome) override {
     if (detach_on_complete_) relay->Detach();  // allowed from inside Complete
     std::lock_guard<std::mutex> lock(mu_);
     if (outstanding_ || status_) broken_ = true;
-    status_ = status;
+    status_ = outcome.status;
+    retry_after_ = outcome.retry_after;
     changed_.notify_all();
   }
 
@@ -78,6 +79,10 @@ class RecordingConsumer final : public RelayConsumer {
     std::lock_guard<std::mutex> lock(mu_);
     return status_;
   }
+  std::optional<std::chrono::milliseconds> retry_after() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return retry_after_;
+  }
   std::vector<GenerateResponse> messages() {
     std::lock_guard<std::mutex> lock(mu_);
     return messages_;
@@ -96,6 +101,7 @@ class RecordingConsumer final : public RelayConsumer {
   std::condition_variable changed_;
   std::vector<GenerateResponse> messages_;
   std::optional<shared::Status> status_;
+  std::optional<std::chrono::milliseconds> retry_after_;
   bool outstanding_ = false;
   bool broken_ = false;
 };
@@ -116,24 +122,30 @@ class ScriptedAdmission final : public Admission {
       ++withdrawn_;
       waiter = std::exchange(waiting_, nullptr);
     }
-    if (waiter) waiter->OnAdmitted({shared::StatusCode::kCancelled, "withdrawn"});
+    if (waiter) waiter->OnAdmitted({{shared::StatusCode::kCancelled, "withdrawn"}, std::nullopt});
   }
-  void Leave(AdmissionWaiter*) override {
+  void Leave(AdmissionWaiter*, const std::optional<ServiceSample>& served) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++left_;
+    served_ = served;
   }
-  void Answer(shared::Status status) {
+  void Answer(shared::Status status,
+              std::optional<std::chrono::milliseconds> retry_after = std::nullopt) {
     AdmissionWaiter* waiter = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
       waiter = std::exchange(waiting_, nullptr);
     }
     ASSERT_NE(waiter, nullptr);
-    waiter->OnAdmitted(std::move(status));
+    waiter->OnAdmitted({std::move(status), retry_after});
   }
   int entered() { return Get(entered_); }
   int withdrawn() { return Get(withdrawn_); }
   int left() { return Get(left_); }
+  std::optional<ServiceSample> served() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return served_;
+  }
 
  private:
   int Get(const int& n) {
@@ -145,6 +157,7 @@ class ScriptedAdmission final : public Admission {
   int entered_ = 0;
   int withdrawn_ = 0;
   int left_ = 0;
+  std::optional<ServiceSample> served_;
 };
 
 class RequestRelayTest : public ::testing::Test {
@@ -276,6 +289,13 @@ TEST_F(RequestRelayTest, QueuedAdmissionDecidesWhenTheWorkerIsCalled) {
   EXPECT_EQ(consumer.messages().size(), 3u);
   EXPECT_EQ(workers_[0]->submits(), 1);
   EXPECT_EQ(admission->left(), 1);  // its place is given back by the time the client hears
+  // with what the finished request tells about the worker's speed
+  const auto served = admission->served();
+  ASSERT_TRUE(served.has_value());
+  EXPECT_EQ(served->completion_tokens, 3u);
+  EXPECT_EQ(served->max_new_tokens, 3u);
+  EXPECT_EQ(served->prompt_bytes, 5u);
+  EXPECT_FALSE(consumer.retry_after().has_value());
   relay->Detach();
 }
 
@@ -285,11 +305,13 @@ TEST_F(RequestRelayTest, AdmissionRefusalIsTheOutcomeAndNoWorkerIsCalled) {
   StartEnv(/*outbox=*/4, std::move(owned));
   RecordingConsumer consumer(/*auto_ack=*/true);
   RequestRelay* relay = StartRelay(consumer, "hello", 3);
-  admission->Answer(shared::ResourceExhausted("gateway queue full (8 waiting)"));
+  admission->Answer(shared::ResourceExhausted("gateway queue full (8 waiting)"),
+                    std::chrono::milliseconds(1234));
   const auto status = consumer.status();
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->code(), shared::StatusCode::kResourceExhausted);
   EXPECT_EQ(status->message(), "gateway queue full (8 waiting)");
+  EXPECT_EQ(consumer.retry_after(), std::chrono::milliseconds(1234));
   EXPECT_EQ(workers_[0]->submits(), 0);
   EXPECT_EQ(admission->left(), 0);
   relay->Detach();
@@ -318,6 +340,24 @@ TEST_F(RequestRelayTest, ExpiredDeadlineEndsDeadlineExceeded) {
   const auto status = consumer.WaitForComplete();
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->code(), shared::StatusCode::kDeadlineExceeded) << status->ToString();
+  relay->Detach();
+}
+
+TEST_F(RequestRelayTest, CancelAfterTheDeadlinePassedEndsDeadlineExceeded) {
+  // gRPC cancels a server call when its deadline passes; the relay names that cause. The scripted
+  // admission holds the request, so the deadline (already past) is met only by the Cancel.
+  auto owned = std::make_unique<ScriptedAdmission>();
+  ScriptedAdmission* admission = owned.get();
+  StartEnv(/*outbox=*/4, std::move(owned));
+  RecordingConsumer consumer(/*auto_ack=*/true);
+  RequestRelay* relay =
+      StartRelay(consumer, "hello", 3, std::chrono::system_clock::now() - std::chrono::seconds(1));
+  relay->Cancel();
+  EXPECT_EQ(admission->withdrawn(), 1);
+  const auto status = consumer.status();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->code(), shared::StatusCode::kDeadlineExceeded) << status->ToString();
+  EXPECT_EQ(workers_[0]->submits(), 0);
   relay->Detach();
 }
 

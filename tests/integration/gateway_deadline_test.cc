@@ -1,0 +1,77 @@
+// Deadlines end to end with a real gateway and worker: a stream whose gRPC deadline passes ends
+// with DEADLINE_EXCEEDED, and the worker (which sees the deadline on its Submit call) cancels the
+// sequence and frees its KV blocks.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/rpc/gateway_fixture.h"
+#include "tests/testing/scoped_temp_dir.h"
+
+namespace smallmind {
+namespace {
+
+// The tiny preset with an 8192-token context, so that an 8000-token stream runs for seconds
+// (attention over a long context) and its deadline passes mid-stream. "" on failure.
+std::string LongContextModel(const testing::ScopedTempDir& dir) {
+  const std::string path = dir.File("tiny-8k.gguf");
+  auto child = testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--preset",
+                                             "tiny", "--context", "8192", "-o", path});
+  if (!child.ok()) return "";
+  return (*child)->Wait(std::chrono::milliseconds(60000)) == 0 ? path : "";
+}
+
+TEST(GatewayDeadlineTest, ExpiredDeadlineEndsTheStreamAndFreesTheWorkersKvBlocks) {
+  constexpr int kMaxNew = 8000;
+  const testing::ScopedTempDir models;  // outlives the gateway that maps the file
+  testing::GatewayOptions options;
+  options.model = LongContextModel(models);
+  ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto before = gateway.WorkerStats(0);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+
+  v1::GenerateRequest request;
+  request.set_prompt("run out of time");
+  request.mutable_sampling()->set_temperature(0.9f);
+  request.mutable_sampling()->set_seed(7);
+  request.mutable_stopping()->set_max_new_tokens(kMaxNew);
+  request.mutable_stopping()->set_ignore_eos(true);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(1500));
+  auto reader = gateway.stub().Generate(&ctx, request);
+  v1::GenerateResponse msg;
+  int messages = 0;
+  while (reader->Read(&msg) && messages <= kMaxNew) ++messages;
+  EXPECT_GT(messages, 0) << "the stream should have started before its deadline";
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+
+  // Poll the worker's Stats (bounded) until nothing runs and no page is in use.
+  shared::Result<v1::WorkerStats> after = before;
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    after = gateway.WorkerStats(0);
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    if (after->kv_pages_used() == 0 && after->running() + after->waiting() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(after->running() + after->waiting(), 0u) << "the expired sequence is still scheduled";
+  EXPECT_EQ(after->kv_pages_used(), 0u) << "the expired sequence's KV blocks were not freed";
+  EXPECT_LT(after->generation_tokens_total() - before->generation_tokens_total(),
+            static_cast<uint64_t>(kMaxNew))
+      << "the worker ran the request to its end instead of stopping at the deadline";
+
+  auto next = testing::RunGenerate(gateway.stub(), [] {
+    v1::GenerateRequest r;
+    r.set_prompt("after the deadline");
+    r.mutable_stopping()->set_max_new_tokens(8);
+    return r;
+  }());
+  EXPECT_TRUE(next.status.ok()) << next.status.error_message();
+}
+
+}  // namespace
+}  // namespace smallmind
