@@ -83,6 +83,14 @@ BenchCommand::BenchCommand(CLI::App& parent)
                                 "random token-id prompts of N or MIN:MAX tokens (uniform per "
                                 "request) instead of text")
                        ->type_name("RANGE"));
+  online.push_back(a.add_option("--shared-prefixes", shared_prefixes_,
+                                "token-id prompts start with one of N shared prefixes (request i "
+                                "takes prefix i mod N), then --prompt-tokens ids of their own "
+                                "(16 unless given); reports the prefix-cache hit rate")
+                       ->type_name("N"));
+  online.push_back(
+      a.add_option("--prefix-tokens", prefix_tokens_, "length of each shared prefix, in token ids")
+          ->type_name("T"));
   online.push_back(a.add_option("--concurrency", load_.concurrency, "clients, one stream each"));
   online.push_back(a.add_option("--requests", load_.requests,
                                 "requests to start in all; 0 = no bound (with --duration)")
@@ -131,13 +139,16 @@ shared::Status BenchCommand::Validate() const {
       SM_RETURN_IF_ERROR(CheckRange("--threads", threads, 1, 256));
     return CheckRange("--repetitions", engine_.repetitions, 1, 100);
   }
+  const bool token_prompts = !prompt_tokens_.empty() || shared_prefixes_ > 0;
   const int sources =
-      (prompt_.given() ? 1 : 0) + (prompt_list_.empty() ? 0 : 1) + (prompt_tokens_.empty() ? 0 : 1);
+      (prompt_.given() ? 1 : 0) + (prompt_list_.empty() ? 0 : 1) + (token_prompts ? 1 : 0);
   if (sources != 1) {
     return shared::InvalidArgument(
         "give exactly one prompt source: a prompt (or --prompt-file), --prompt-list or "
-        "--prompt-tokens");
+        "--prompt-tokens / --shared-prefixes");
   }
+  SM_RETURN_IF_ERROR(CheckRange("--shared-prefixes", shared_prefixes_, 0, 4096));
+  SM_RETURN_IF_ERROR(CheckRange("--prefix-tokens", prefix_tokens_, 1, 1 << 20));
   if (prompt_.given()) SM_RETURN_IF_ERROR(prompt_.Validate());
   if (!prompt_tokens_.empty()) {
     SM_RETURN_IF_ERROR(ParseCountRange("--prompt-tokens", prompt_tokens_, 1, 1 << 20).status());
@@ -165,9 +176,13 @@ shared::Result<LoadPlan> BenchCommand::MakePlan(
   } else if (!prompt_list_.empty()) {
     SM_ASSIGN_OR_RETURN(plan.prompts, ReadPromptList(prompt_list_));
   } else {
-    SM_ASSIGN_OR_RETURN(plan.prompt_tokens,
-                        ParseCountRange("--prompt-tokens", prompt_tokens_, 1, 1 << 20));
+    SM_ASSIGN_OR_RETURN(
+        plan.prompt_tokens,
+        ParseCountRange("--prompt-tokens", prompt_tokens_.empty() ? "16" : prompt_tokens_, 1,
+                        1 << 20));
     SM_ASSIGN_OR_RETURN(plan.vocab_size, VocabSize(channel, worker_, client_.api_key));
+    plan.shared_prefixes = shared_prefixes_;
+    plan.prefix_tokens = prefix_tokens_;
   }
   if (!max_tokens_.empty()) {
     SM_ASSIGN_OR_RETURN(plan.max_tokens, ParseCountRange("--max-tokens", max_tokens_, 0, 1 << 20));

@@ -30,10 +30,12 @@ class BenchCommand : public Command {
   ClientFlags client_;
   // Against a server.
   PromptSource prompt_;
-  std::string prompt_list_;    // --prompt-list: one prompt per line
-  std::string prompt_tokens_;  // --prompt-tokens N|MIN:MAX
-  std::string max_tokens_;     // --max-tokens N|MIN:MAX (bench's own, in place of SamplingFlags')
-  std::string duration_;       // --duration
+  std::string prompt_list_;       // --prompt-list: one prompt per line
+  std::string prompt_tokens_;     // --prompt-tokens N|MIN:MAX
+  uint32_t shared_prefixes_ = 0;  // --shared-prefixes N
+  uint32_t prefix_tokens_ = 512;  // --prefix-tokens T
+  std::string max_tokens_;  // --max-tokens N|MIN:MAX (bench's own, in place of SamplingFlags')
+  std::string duration_;    // --duration
   double cancel_fraction_ = 0;
   bool worker_ = false;  // --addr is a worker: Worker.Submit without the gateway
   bool json_ = false;

@@ -100,9 +100,13 @@ void RunOne(StreamOpener& opener, const PlannedRequest& planned, const std::stri
   Clock::time_point previous{};
   uint64_t tokens = 0;
   uint32_t prompt_tokens = 0;
+  uint32_t cached_prompt_tokens = 0;
   bool cancelled = false;
   while (stream->Read(&message)) {
-    if (message.has_usage()) prompt_tokens = message.usage().prompt_tokens();
+    if (message.has_usage()) {
+      prompt_tokens = message.usage().prompt_tokens();
+      cached_prompt_tokens = message.usage().cached_prompt_tokens();
+    }
     const int n = message.token_ids_size();
     if (n == 0) continue;
     const Clock::time_point now = Clock::now();
@@ -125,6 +129,7 @@ void RunOne(StreamOpener& opener, const PlannedRequest& planned, const std::stri
   if (status.ok()) {
     ++c.ok;
     c.prompt_tokens += prompt_tokens;
+    c.cached_prompt_tokens += cached_prompt_tokens;
   } else if (cancelled && status.error_code() == grpc::StatusCode::CANCELLED) {
     ++c.cancelled;
   } else {
@@ -144,6 +149,7 @@ void Merge(ClientTally& tally, LoadBenchReport& report, std::vector<double>& ttf
   report.errors += c.errors;
   for (const auto& [code, n] : c.errors_by_status) report.errors_by_status[code] += n;
   report.prompt_tokens += c.prompt_tokens;
+  report.cached_prompt_tokens += c.cached_prompt_tokens;
   report.completion_tokens += c.completion_tokens;
   ttft.insert(ttft.end(), tally.ttft_ms.begin(), tally.ttft_ms.end());
   itl.insert(itl.end(), tally.itl_ms.begin(), tally.itl_ms.end());
@@ -187,6 +193,11 @@ LatencySummary Summarize(std::vector<double>& values_ms) {
   s.p99 = at(0.99);
   s.mean = std::accumulate(values_ms.begin(), values_ms.end(), 0.0) / values_ms.size();
   return s;
+}
+
+double PrefixCacheHitRate(const LoadBenchReport& report) {
+  if (report.prompt_tokens == 0) return 0;
+  return static_cast<double>(report.cached_prompt_tokens) / report.prompt_tokens;
 }
 
 LoadBenchReport RunLoadBench(StreamOpener& opener, const LoadPlan& plan,
@@ -240,10 +251,12 @@ std::string FormatLoadBenchReport(const std::string& target, const LoadBenchOpti
   }
   out += fmt::format(
       "wall: {:.2f} s, prompt tokens: {} (completed requests), completion tokens: {}\n"
+      "prefix cache: {:.1f}% of prompt tokens cached ({} of {})\n"
       "throughput: {:.1f} tok/s, {:.2f} requests/s\n",
-      r.wall_s, r.prompt_tokens, r.completion_tokens, r.tokens_per_s, r.requests_per_s);
-  out += fmt::format("ttft ms: p50 {:.2f}  p90 {:.2f}  p99 {:.2f}  (n {})\n", r.ttft_ms.p50,
-                     r.ttft_ms.p90, r.ttft_ms.p99, r.ttft_ms.count);
+      r.wall_s, r.prompt_tokens, r.completion_tokens, 100 * PrefixCacheHitRate(r),
+      r.cached_prompt_tokens, r.prompt_tokens, r.tokens_per_s, r.requests_per_s);
+  out += fmt::format("ttft ms: p50 {:.2f}  p90 {:.2f}  p99 {:.2f}  mean {:.2f}  (n {})\n",
+                     r.ttft_ms.p50, r.ttft_ms.p90, r.ttft_ms.p99, r.ttft_ms.mean, r.ttft_ms.count);
   out += fmt::format(
       "itl ms:  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  (n {}; a k-token message is k gaps)\n",
       r.itl_ms.p50, r.itl_ms.p90, r.itl_ms.p99, r.itl_ms.count);
@@ -267,6 +280,8 @@ std::string LoadBenchReportJson(const std::string& target, const LoadBenchOption
       {"first_error", r.first_error},
       {"wall_s", r.wall_s},
       {"prompt_tokens", r.prompt_tokens},
+      {"cached_prompt_tokens", r.cached_prompt_tokens},
+      {"prefix_cache_hit_rate", PrefixCacheHitRate(r)},
       {"completion_tokens", r.completion_tokens},
       {"tokens_per_s", r.tokens_per_s},
       {"requests_per_s", r.requests_per_s},

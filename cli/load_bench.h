@@ -2,7 +2,8 @@
 // stream at a time, requests planned by a LoadPlan, until `requests` have started or `duration`
 // has passed (requests in flight then run to their end), against a gateway (Inference.Generate) or
 // a worker directly (Worker.Submit, the same stream without the gateway hop). It summarises
-// outcomes by status code, throughput, TTFT and inter-token latency. Thread-safe to call.
+// outcomes by status code, throughput, TTFT, inter-token latency and the prefix-cache hit rate.
+// Thread-safe to call.
 #pragma once
 
 #include <chrono>
@@ -63,6 +64,8 @@ struct LoadBenchReport {
   std::string first_error;                           // "CODE: message" of the first error
   double wall_s = 0;                                 // from the first start to the last end
   uint64_t prompt_tokens = 0;                        // from the usage of requests that completed
+  // Of those, the ones a worker's prefix cache served (usage.cached_prompt_tokens).
+  uint64_t cached_prompt_tokens = 0;
   uint64_t completion_tokens = 0;  // every token received, cancelled streams' included
   double tokens_per_s = 0;         // completion_tokens / wall_s, all streams together
   double requests_per_s = 0;       // ended requests / wall_s
@@ -85,5 +88,8 @@ std::string LoadBenchReportJson(const std::string& target, const LoadBenchOption
 
 // The percentiles of `values_ms` (nearest rank); reorders the vector.
 LatencySummary Summarize(std::vector<double>& values_ms);
+
+// cached_prompt_tokens / prompt_tokens; 0 when no prompt token was counted.
+double PrefixCacheHitRate(const LoadBenchReport& report);
 
 }  // namespace smallmind::cli

@@ -92,11 +92,27 @@ shared::Result<LoadPlan> LoadPlan::Make(LoadPlanOptions options) {
         fmt::format("--prompt-tokens needs a vocabulary of more than {} tokens, the model has {}",
                     kFirstPlainTokenId, options.vocab_size));
   }
+  if (options.shared_prefixes > 0 && (!token_prompts || options.prefix_tokens == 0)) {
+    return shared::InvalidArgument(
+        "--shared-prefixes needs token prompts (--prompt-tokens) and --prefix-tokens > 0");
+  }
   if (!(options.cancel_fraction >= 0 && options.cancel_fraction <= 1)) {
     return shared::InvalidArgument(
         fmt::format("--cancel-fraction must be in [0, 1], got {}", options.cancel_fraction));
   }
   return LoadPlan(std::move(options));
+}
+
+LoadPlan::LoadPlan(LoadPlanOptions options) : options_(std::move(options)) {
+  // Prefix p is drawn from its own stream (the seed with its top bit flipped, index p), apart from
+  // every request's draws.
+  prefixes_.resize(options_.shared_prefixes);
+  for (uint32_t p = 0; p < options_.shared_prefixes; ++p) {
+    Draws draws(options_.seed ^ (1ull << 63), p);
+    prefixes_[p].resize(options_.prefix_tokens);
+    for (uint32_t& id : prefixes_[p])
+      id = draws.Between(kFirstPlainTokenId, options_.vocab_size - 1);
+  }
 }
 
 PlannedRequest LoadPlan::Request(uint64_t index) const {
@@ -110,6 +126,10 @@ PlannedRequest LoadPlan::Request(uint64_t index) const {
   if (options_.prompt_tokens.max > 0) {
     const uint32_t n = draws.Between(options_.prompt_tokens.min, options_.prompt_tokens.max);
     auto* ids = request.mutable_prompt_token_ids();
+    if (!prefixes_.empty()) {
+      const std::vector<uint32_t>& prefix = prefixes_[index % prefixes_.size()];
+      ids->mutable_ids()->Add(prefix.begin(), prefix.end());
+    }
     for (uint32_t i = 0; i < n; ++i) {
       ids->add_ids(draws.Between(kFirstPlainTokenId, options_.vocab_size - 1));
     }

@@ -1,6 +1,7 @@
 // LoadPlan: what each request of a `smallmind bench` run sends, decided up front from a seed so a
 // run can be repeated: its prompt (fixed text, a random line of a prompt list, or random token
-// ids of a length drawn from a range), its max_new_tokens (drawn from a range), and whether and
+// ids of a length drawn from a range, optionally after one of N shared prefixes), its
+// max_new_tokens (drawn from a range), and whether and
 // after how many tokens the client cancels it. Also the flag value parsers for ranges ("32:512")
 // and durations ("2m"). Built once before the run; Request() is const and thread-safe.
 #pragma once
@@ -35,6 +36,11 @@ struct LoadPlanOptions {
   std::vector<std::string> prompts;
   CountRange prompt_tokens;
   uint32_t vocab_size = 0;
+  // With token prompts: > 0 puts one of this many shared prefixes of `prefix_tokens` random ids
+  // before each request's own ids (request i takes prefix i mod shared_prefixes), the mix of
+  // shared system prompts that prefix caching and cache-aware routing are measured with.
+  uint32_t shared_prefixes = 0;
+  uint32_t prefix_tokens = 0;
   CountRange max_tokens;                // 0:0 = the server's default
   double cancel_fraction = 0;           // share of requests the client cancels mid-stream
   uint64_t seed = 0;                    // of the plan's draws (not the requests' sampling seeds)
@@ -54,8 +60,8 @@ class LoadPlan {
   // Ids below this are left out of random prompts (llama2.c vocabularies: <unk>, <s>, </s>).
   static constexpr uint32_t kFirstPlainTokenId = 3;
 
-  // Checks the options (one prompt source, vocab_size large enough for token prompts, fraction
-  // in [0, 1]).
+  // Checks the options (one prompt source, vocab_size large enough for token prompts, shared
+  // prefixes only with token prompts and with a length, fraction in [0, 1]).
   static shared::Result<LoadPlan> Make(LoadPlanOptions options);
 
   // Request `index` (any index; the same one always gives the same request). Its sampling seed,
@@ -63,9 +69,10 @@ class LoadPlan {
   PlannedRequest Request(uint64_t index) const;
 
  private:
-  explicit LoadPlan(LoadPlanOptions options) : options_(std::move(options)) {}
+  explicit LoadPlan(LoadPlanOptions options);
 
   LoadPlanOptions options_;
+  std::vector<std::vector<uint32_t>> prefixes_;  // [shared_prefixes][prefix_tokens]
 };
 
 }  // namespace smallmind::cli

@@ -32,7 +32,11 @@ class ScriptedStream final : public ResponseStream {
     const uint32_t n = std::min(group_, total_ - sent_);
     for (uint32_t i = 0; i < n; ++i) message->add_token_ids(7);
     sent_ += n;
-    if (sent_ == total_) message->mutable_usage()->set_prompt_tokens(prompt_tokens_);
+    if (sent_ == total_) {
+      // All but the last prompt token came from the prefix cache.
+      message->mutable_usage()->set_prompt_tokens(prompt_tokens_);
+      message->mutable_usage()->set_cached_prompt_tokens(prompt_tokens_ - 1);
+    }
     return true;
   }
   grpc::Status Finish() override {
@@ -94,6 +98,8 @@ TEST(LoadBenchTest, CountsEveryRequestOnceWithItsTokensAndLatencySamples) {
   EXPECT_EQ(r.cancelled + r.errors, 0u);
   EXPECT_EQ(r.completion_tokens, 40u * 12);
   EXPECT_EQ(r.prompt_tokens, 40u * 5);
+  EXPECT_EQ(r.cached_prompt_tokens, 40u * 4);
+  EXPECT_DOUBLE_EQ(PrefixCacheHitRate(r), 0.8);
   EXPECT_EQ(r.ttft_ms.count, 40u);
   // 4 messages of 3 tokens: the 3 after the first bring 9 gaps.
   EXPECT_EQ(r.itl_ms.count, 40u * 9);
@@ -166,6 +172,26 @@ TEST(LoadBenchTest, TheJsonReportCarriesTheCountsAndPercentiles) {
   EXPECT_NE(text.find("requests: 3 ok, 1 cancelled, 1 errors of 5 started"), std::string::npos)
       << text;
   EXPECT_NE(text.find("errors by status: RESOURCE_EXHAUSTED 1"), std::string::npos) << text;
+}
+
+TEST(LoadBenchTest, ReportsThePrefixCacheHitRateAndTheMeanTtft) {
+  LoadBenchOptions options;
+  LoadBenchReport r;
+  r.ok = 4;
+  r.prompt_tokens = 2000;
+  r.cached_prompt_tokens = 1500;
+  r.ttft_ms.count = 4;
+  r.ttft_ms.mean = 12.5;
+  const auto json = nlohmann::json::parse(LoadBenchReportJson("gateway x:1", options, r));
+  EXPECT_EQ(json.at("cached_prompt_tokens"), 1500);
+  EXPECT_DOUBLE_EQ(json.at("prefix_cache_hit_rate").get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(json.at("ttft_ms").at("mean").get<double>(), 12.5);
+  const std::string text = FormatLoadBenchReport("gateway x:1", options, r);
+  EXPECT_NE(text.find("prefix cache: 75.0% of prompt tokens cached (1500 of 2000)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("mean 12.50"), std::string::npos) << text;
+  EXPECT_DOUBLE_EQ(PrefixCacheHitRate(LoadBenchReport{}), 0) << "nothing counted: no rate";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -120,6 +121,49 @@ TEST(LoadPlanTest, CancelsAboutTheGivenFractionMidStream) {
   EXPECT_GT(cancelled, 400);  // 500 expected; the bounds are > 4 standard deviations away
   EXPECT_LT(cancelled, 600);
   EXPECT_EQ(points, (std::set<uint32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+}
+
+TEST(LoadPlanTest, SharedPrefixesTakeTurnsBeforeEachRequestsOwnIds) {
+  LoadPlanOptions o = TokenPrompts({16, 16}, /*vocab=*/32000);
+  o.shared_prefixes = 4;
+  o.prefix_tokens = 512;
+  auto plan = LoadPlan::Make(o);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const auto prefix_of = [&](uint64_t i) {
+    const auto& ids = plan->Request(i).request.prompt_token_ids().ids();
+    EXPECT_EQ(ids.size(), 512 + 16) << i;
+    return std::vector<uint32_t>(ids.begin(), ids.begin() + 512);
+  };
+  std::set<std::vector<uint32_t>> prefixes;
+  for (uint64_t i = 0; i < 4; ++i) prefixes.insert(prefix_of(i));
+  EXPECT_EQ(prefixes.size(), 4u) << "four distinct prefixes";
+  for (uint64_t i = 4; i < 40; ++i) {
+    EXPECT_EQ(prefix_of(i), prefix_of(i % 4)) << "request " << i << " takes prefix " << i % 4;
+  }
+  // The own part differs between requests that share a prefix.
+  const auto own = [&](uint64_t i) {
+    const auto& ids = plan->Request(i).request.prompt_token_ids().ids();
+    return std::vector<uint32_t>(ids.begin() + 512, ids.end());
+  };
+  EXPECT_NE(own(0), own(4));
+  for (uint32_t id : prefix_of(1)) {
+    EXPECT_GE(id, LoadPlan::kFirstPlainTokenId);
+    EXPECT_LT(id, 32000u);
+  }
+}
+
+TEST(LoadPlanTest, SharedPrefixesNeedTokenPromptsAndALength) {
+  LoadPlanOptions text;
+  text.prompts = {"hello"};
+  text.shared_prefixes = 2;
+  text.prefix_tokens = 8;
+  EXPECT_FALSE(LoadPlan::Make(text).ok());
+  LoadPlanOptions empty = TokenPrompts({4, 4});
+  empty.shared_prefixes = 2;
+  empty.prefix_tokens = 0;
+  const auto refused = LoadPlan::Make(empty);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--shared-prefixes"), std::string::npos);
 }
 
 TEST(LoadPlanTest, APromptListIsSampledWholeAndAFixedPromptAlwaysSent) {
