@@ -152,7 +152,7 @@ RelayEffects RelayState::Apply(const RelayEvent& event) {
     case Kind::kNoWorker: OnNoWorker(event.status); break;
     case Kind::kWorkerRead: OnWorkerRead(event.ok, fx); break;
     case Kind::kWorkerDone: OnWorkerDone(event.status, fx); break;
-    case Kind::kDelivered: OnDelivered(event.ok, fx); break;
+    case Kind::kDelivered: OnDelivered(event.ok, event.status, fx); break;
     case Kind::kCancel: OnCancel(event.status, fx); break;
     case Kind::kDetach: OnDetach(); break;
   }
@@ -245,12 +245,12 @@ void RelayState::OnWorkerDone(const Status& status, RelayEffects& fx) {
   phase_ = RelayPhase::kDraining;
 }
 
-void RelayState::OnDelivered(bool ok, RelayEffects& fx) {
+void RelayState::OnDelivered(bool ok, const Status& why_failed, RelayEffects& fx) {
   SM_CHECK(consumer_ == ConsumerWrite::kDelivering && queued_ > 0)
       << "Delivered without a delivery: " << Describe();
   consumer_ = ConsumerWrite::kIdle;
   --queued_;
-  if (!ok) return OnCancel({}, fx);  // the consumer's stream is gone
+  if (!ok) return OnCancel(why_failed, fx);  // the consumer's stream is gone
   if (queued_ > 0) {
     consumer_ = ConsumerWrite::kDelivering;
     fx.deliver = true;

@@ -62,7 +62,7 @@ struct RelayEvent {
     kNoWorker,    // no worker could be picked: `status` says why
     kWorkerRead,  // the outstanding read completed (`ok` = a message arrived)
     kWorkerDone,  // the worker call ended with `status`
-    kDelivered,   // the consumer finished the outstanding delivery (`ok` = written)
+    kDelivered,   // the consumer finished the outstanding delivery (`ok` = written; else `status`)
     kCancel,      // the consumer cancelled or went away (`status`: why, when not plain CANCELLED)
     kDetach,      // the consumer will make no more calls
   };
@@ -84,7 +84,10 @@ struct RelayEvent {
   static RelayEvent WorkerDone(shared::Status s) {
     return Make(Kind::kWorkerDone, true, 0, std::move(s));
   }
-  static RelayEvent Delivered(bool ok) { return Make(Kind::kDelivered, ok); }
+  // `why_failed`: with ok = false, why the consumer's stream is gone when not plain CANCELLED.
+  static RelayEvent Delivered(bool ok, shared::Status why_failed = {}) {
+    return Make(Kind::kDelivered, ok, 0, std::move(why_failed));
+  }
   static RelayEvent Cancel(shared::Status why = {}) {
     return Make(Kind::kCancel, true, 0, std::move(why));
   }
@@ -151,7 +154,7 @@ class RelayState {
   void OnNoWorker(const shared::Status& status);
   void OnWorkerRead(bool ok, RelayEffects& fx);
   void OnWorkerDone(const shared::Status& status, RelayEffects& fx);
-  void OnDelivered(bool ok, RelayEffects& fx);
+  void OnDelivered(bool ok, const shared::Status& why_failed, RelayEffects& fx);
   void OnCancel(const shared::Status& why, RelayEffects& fx);
   void OnDetach();
   // After every event: give the admission back once the worker side is over, issue Complete once

@@ -97,6 +97,9 @@ class RequestRelay final : private WorkerCall::Owner, private AdmissionWaiter {
   ~RequestRelay();
 
   void OnAdmitted(AdmissionAnswer answer) override;
+  // Why the consumer went away: DEADLINE_EXCEEDED at (or just before) the deadline, else OK (plain
+  // CANCELLED).
+  shared::Status EndedBy() const;
   void OnWorkerRead(WorkerCall* call, bool ok) override;
   void OnWorkerDone(WorkerCall* call, shared::Status status) override;
 

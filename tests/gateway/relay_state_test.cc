@@ -135,6 +135,13 @@ const std::vector<Scenario>& Scenarios() {
                 {E::Delivered(false), "drop_queued cancel_call finish(CANCELLED)",
                  "Finished Reading Idle 0"},
             })},
+      {"DeliveryFailingAtTheDeadlineEndsWithTheCauseGiven", 4, 1,
+       Then(Opening(),
+            {
+                {E::WorkerReadDone(true), "enqueue deliver read", "Streaming Reading Delivering 1"},
+                {E::Delivered(false, Err(StatusCode::kDeadlineExceeded)),
+                 "cancel_call finish(DEADLINE_EXCEEDED)", "Finished Reading Idle 0"},
+            })},
       {"CancelAfterCompleteChangesNothing", 4, 1,
        Then(Opening(),
             {

@@ -361,6 +361,19 @@ TEST_F(RequestRelayTest, CancelAfterTheDeadlinePassedEndsDeadlineExceeded) {
   relay->Detach();
 }
 
+TEST_F(RequestRelayTest, DeliveryFailingLongBeforeTheDeadlineEndsCancelled) {
+  StartEnv(/*outbox=*/4);
+  RecordingConsumer consumer(/*auto_ack=*/false);
+  RequestRelay* relay = StartRelay(consumer, "block-after-1", 8,
+                                   std::chrono::system_clock::now() + std::chrono::hours(1));
+  ASSERT_TRUE(consumer.WaitForMessages(1));
+  consumer.Ack(false);
+  const auto status = consumer.WaitForComplete();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->code(), shared::StatusCode::kCancelled) << status->ToString();
+  relay->Detach();
+}
+
 TEST_F(RequestRelayTest, NoHealthyWorkerCompletesUnavailable) {
   StartEnv(/*outbox=*/4, nullptr, /*workers=*/0);
   RecordingConsumer consumer(/*auto_ack=*/true);

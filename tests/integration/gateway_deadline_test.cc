@@ -9,25 +9,17 @@
 
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/test_models.h"
 
 namespace smallmind {
 namespace {
-
-// The tiny preset with an 8192-token context, so that an 8000-token stream runs for seconds
-// (attention over a long context) and its deadline passes mid-stream. "" on failure.
-std::string LongContextModel(const testing::ScopedTempDir& dir) {
-  const std::string path = dir.File("tiny-8k.gguf");
-  auto child = testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-modelgen"), "--preset",
-                                             "tiny", "--context", "8192", "-o", path});
-  if (!child.ok()) return "";
-  return (*child)->Wait(std::chrono::milliseconds(60000)) == 0 ? path : "";
-}
 
 TEST(GatewayDeadlineTest, ExpiredDeadlineEndsTheStreamAndFreesTheWorkersKvBlocks) {
   constexpr int kMaxNew = 8000;
   const testing::ScopedTempDir models;  // outlives the gateway that maps the file
   testing::GatewayOptions options;
-  options.model = LongContextModel(models);
+  // An 8000-token stream on it runs long enough for its deadline to pass mid-stream.
+  options.model = testing::LongContextTinyModel(models);
   ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
