@@ -28,9 +28,9 @@ TEST(HttpsDoorTest, OfficialClientSpeaksHttpsWithTheKeyAndPlaintextGetsNoAnswer)
   const std::string keys = dir.path() + "/keys";
   std::ofstream(keys) << "# the test's only key\nsecret-key-1\n";
 
-  auto gateway =
-      testing::SecureGateway::Start({"--tls-cert", certs->server_cert, "--tls-key",
-                                     certs->server_key, "--api-keys-file", keys, "--http-port", "0"});
+  auto gateway = testing::SecureGateway::Start({"--tls-cert", certs->server_cert, "--tls-key",
+                                                certs->server_key, "--api-keys-file", keys,
+                                                "--http-port", "0"});
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
   const std::string https = (*gateway)->http_address();
   ASSERT_EQ(https.rfind("https://127.0.0.1:", 0), 0u) << https;
