@@ -51,7 +51,7 @@ Json OpenAiFormatter::Chunk(Json choice) const {
   j["object"] = chat ? "chat.completion.chunk" : "text_completion";
   j["created"] = shape_.created;
   j["model"] = shape_.model;
-  if (chat) j["system_fingerprint"] = nullptr;
+  SetFingerprint(j);
   j["choices"] = Json::array();
   if (!choice.is_null()) j["choices"].push_back(std::move(choice));
   if (shape_.include_usage) j["usage"] = nullptr;
@@ -113,6 +113,17 @@ void OpenAiFormatter::Note(const GenerateResponse& m) {
   if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
     finish_ = m.finish_reason();
     usage_ = m.usage();
+    if (m.has_receipt() && !m.receipt().model_fingerprint().empty()) {
+      fingerprint_ = "fp_" + m.receipt().model_fingerprint() + "_" + m.receipt().kernel_isa();
+    }
+  }
+}
+
+void OpenAiFormatter::SetFingerprint(Json& j) const {
+  if (!fingerprint_.empty()) {
+    j["system_fingerprint"] = fingerprint_;
+  } else if (shape_.endpoint == Endpoint::kChatCompletions) {
+    j["system_fingerprint"] = nullptr;  // chat objects always carry the field
   }
 }
 
@@ -223,7 +234,7 @@ std::string OpenAiFormatter::Body() const {
   j["object"] = chat ? "chat.completion" : "text_completion";
   j["created"] = shape_.created;
   j["model"] = shape_.model;
-  if (chat) j["system_fingerprint"] = nullptr;
+  SetFingerprint(j);
   j["choices"] = Json::array({Choice()});
   j["usage"] = Usage();
   return Dump(j);

@@ -62,6 +62,9 @@ class OpenAiFormatter {
   void AppendLogprobs(const nlohmann::ordered_json& part);
   std::string TokenText(uint32_t id) const;
   void Note(const smallmind::v1::GenerateResponse& message);
+  // OpenAI's system_fingerprint: null (chat) or absent (completions) until the last message's
+  // receipt names the model fingerprint and kernel ISA the request ran with.
+  void SetFingerprint(nlohmann::ordered_json& j) const;
 
   const ResponseShape shape_;
   const TokenPieces* const pieces_;
@@ -70,6 +73,7 @@ class OpenAiFormatter {
   size_t offset_ = 0;                // completions' text_offset of the next token
   smallmind::v1::FinishReason finish_ = smallmind::v1::FINISH_REASON_UNSPECIFIED;
   smallmind::v1::Usage usage_;
+  std::string fingerprint_;  // "fp_<model fingerprint>_<kernel isa>" from the receipt
 };
 
 }  // namespace smallmind::gateway::http

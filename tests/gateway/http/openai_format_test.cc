@@ -129,5 +129,28 @@ TEST(OpenAiFormatterTest, StreamErrorIsOneEventWithTheErrorObject) {
   EXPECT_EQ(e.substr(e.size() - 2), "\n\n");
 }
 
+// The receipt on the last message becomes OpenAI's system_fingerprint (what a client compares,
+// with its seed, to know whether the backend that answered could reproduce an earlier answer).
+TEST(OpenAiFormatterTest, ReceiptBecomesTheSystemFingerprintOfTheLastChunkAndTheWholeBody) {
+  GenerateResponse last = Message("!", {9}, smallmind::v1::LENGTH);
+  last.mutable_receipt()->set_model_fingerprint("0123456789abcdef");
+  last.mutable_receipt()->set_kernel_isa("avx2");
+
+  OpenAiFormatter stream(Shape(Endpoint::kChatCompletions), nullptr);
+  const std::string first = stream.StreamMessage(Message("Hi", {5}));
+  EXPECT_NE(first.find(R"("system_fingerprint":null)"), std::string::npos) << first;
+  const std::string end = stream.StreamMessage(last);
+  EXPECT_NE(end.find(R"("system_fingerprint":"fp_0123456789abcdef_avx2")"), std::string::npos)
+      << end;
+
+  OpenAiFormatter whole(Shape(Endpoint::kCompletions), nullptr);
+  whole.Add(Message("Hi", {5}));
+  whole.Add(last);
+  EXPECT_EQ(nlohmann::json::parse(whole.Body())["system_fingerprint"], "fp_0123456789abcdef_avx2");
+  OpenAiFormatter no_receipt(Shape(Endpoint::kCompletions), nullptr);
+  no_receipt.Add(Message("Hi", {5}, smallmind::v1::LENGTH));
+  EXPECT_FALSE(nlohmann::json::parse(no_receipt.Body()).contains("system_fingerprint"));
+}
+
 }  // namespace
 }  // namespace smallmind::gateway::http
