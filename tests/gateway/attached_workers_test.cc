@@ -34,11 +34,11 @@ constexpr char kName[] = "workers.smallmind.test";
 // A smallmind-worker serving builtin:tiny on `address`:`port`, its KV cache in process memory (a
 // SIGKILL leaves nothing in /dev/shm). Null when it did not start serving.
 std::unique_ptr<ChildProcess> StartWorker(const std::string& address, int port) {
-  auto child =
-      ChildProcess::Spawn({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
-                           smallmind::testing::BinaryPath("smallmind-worker"), "--model",
-                           "builtin:tiny", "--listen", address + ":" + std::to_string(port),
-                           "--kv-segment", "none", "--threads", "1", "--kv-memory-mb", "16"});
+  auto child = ChildProcess::Spawn(
+      {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
+       smallmind::testing::BinaryPath("smallmind-worker"), "--model", "builtin:tiny", "--listen",
+       address + ":" + std::to_string(port), "--kv-segment", "none", "--threads", "1",
+       "--kv-memory-mb", "16", "--exit-with-parent"});
   if (!child.ok() || !(*child)->WaitForLine("serving on", kStartup).ok()) return nullptr;
   return std::move(child).value();
 }

@@ -47,7 +47,7 @@ std::unique_ptr<testing::ChildProcess> StartWorker(int port) {
   auto child = testing::ChildProcess::Spawn(
       {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", testing::BinaryPath("smallmind-worker"),
        "--model", "builtin:tiny", "--listen", "localhost:" + std::to_string(port), "--kv-segment",
-       "none", "--threads", "1", "--kv-memory-mb", "16"});
+       "none", "--threads", "1", "--kv-memory-mb", "16", "--exit-with-parent"});
   if (!child.ok() || !(*child)->WaitForLine("serving on", kStartup).ok()) return nullptr;
   return std::move(child).value();
 }

@@ -53,9 +53,10 @@ class WorkerProcess {
                                               const std::string& dir) {
     auto w = std::unique_ptr<WorkerProcess>(new WorkerProcess());
     w->target_ = "unix:" + dir + "/worker.sock";
-    auto child = testing::ChildProcess::Spawn(
-        {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", testing::BinaryPath("smallmind-worker"),
-         "--model", model, "--listen", w->target_, "--kv-segment", segment, "--threads", "1"});
+    auto child = testing::ChildProcess::Spawn({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
+                                               testing::BinaryPath("smallmind-worker"), "--model",
+                                               model, "--listen", w->target_, "--kv-segment",
+                                               segment, "--threads", "1", "--exit-with-parent"});
     EXPECT_TRUE(child.ok()) << child.status().ToString();
     if (!child.ok()) return nullptr;
     w->process_ = std::move(child).value();
