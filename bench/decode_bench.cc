@@ -4,7 +4,9 @@
 // and the share of the read bandwidth the same threads measure on this machine. --recompute adds
 // the seed's baseline: 50 new tokens after the prompt recomputed from scratch each time (no KV
 // cache) against 50 cached decode steps. tg64x8 decodes 8 sequences in lockstep (one step holds
-// one token of each, as continuous batching runs 8 streams) and reports their aggregate tok/s.
+// one token of each, as continuous batching runs 8 streams) and reports their aggregate tok/s;
+// tg64x16 the same with 16. tg64x8@d128 and tg64x1@d128 decode after a 128-token context (written
+// before the timing), where served streams are: attention then reads 128-192 positions per token.
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
@@ -20,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "bench/bench_support.h"
@@ -32,9 +35,12 @@ constexpr int kPrompt = 128;     // pp128
 constexpr int kGenerated = 64;   // tg64
 constexpr int kRecomputed = 50;  // new tokens of the recompute baseline
 constexpr int kBlockSize = 16;
-constexpr int kBatch = 8;  // sequences of tg64x8
-// Blocks one sequence needs for the longest benchmark (prompt + recomputed tokens).
-constexpr int kSeqBlocks = (kPrompt + kRecomputed + kBlockSize) / kBlockSize + 1;
+constexpr int kMaxBatch = 16;  // sequences of tg64x16
+constexpr int kDepth = 128;    // context before the tokens of the @d128 rows
+// Blocks one sequence needs for the longest benchmark (prompt + recomputed tokens, or the depth
+// and the 64 generated tokens).
+constexpr int kSeqBlocks =
+    (std::max(kPrompt + kRecomputed, kDepth + kGenerated) + kBlockSize) / kBlockSize + 1;
 
 struct Setup {
   const BenchModel* model;
@@ -51,10 +57,11 @@ class Engines {
   Engine& For(int threads) {
     auto& slot = engines_[threads];
     if (!slot.engine) {
-      slot.pool = std::make_unique<KvPool>(model_.llama->config, kBatch * kSeqBlocks, kBlockSize);
+      slot.pool =
+          std::make_unique<KvPool>(model_.llama->config, kMaxBatch * kSeqBlocks, kBlockSize);
       EngineOptions o;
       o.max_step_tokens = kPrompt + kRecomputed;
-      o.max_seqs = kBatch;
+      o.max_seqs = kMaxBatch;
       o.num_threads = threads;
       o.cpus = PinnableCpus(threads);
       slot.engine =
@@ -126,26 +133,31 @@ void BM_Decode(benchmark::State& state, Setup s, Engines* engines) {
   Counters(state, s, kGenerated, true);
 }
 
-// kBatch sequences decoding kGenerated tokens each, one token of every sequence per step.
-void BM_DecodeBatch(benchmark::State& state, Setup s, Engines* engines) {
+// `batch` sequences decoding kGenerated tokens each after `depth` positions of context, one token
+// of every sequence per step.
+void BM_DecodeBatch(benchmark::State& state, Setup s, Engines* engines, int batch, int depth) {
   Engine& e = engines->For(s.threads);
   const std::vector<TokenId> tokens =
-      Prompt(kGenerated + kBatch, s.model->llama->config.vocab_size);
+      Prompt(depth + kGenerated + batch, s.model->llama->config.vocab_size);
   std::vector<std::vector<int32_t>> tables;
-  for (int q = 0; q < kBatch; q++) tables.push_back(Table(q));
+  for (int q = 0; q < batch; q++) tables.push_back(Table(q));
+  // The context every step attends to, written once (its values only need to be real memory).
+  for (int q = 0; q < batch && depth > 0; q++) {
+    Run(e, s.mode, std::span<const TokenId>(tokens).subspan(q, depth), 0, tables[q]);
+  }
   StepPlan plan;
   plan.mode = s.mode;
   for (auto _ : state) {
-    for (int pos = 0; pos < kGenerated; pos++) {
+    for (int pos = depth; pos < depth + kGenerated; pos++) {
       plan.seqs.clear();
-      for (int q = 0; q < kBatch; q++) {  // sequence q reads the ids shifted by q
+      for (int q = 0; q < batch; q++) {  // sequence q reads the ids shifted by q
         plan.seqs.push_back(
             SeqStep{std::span<const TokenId>(tokens).subspan(pos + q, 1), pos, tables[q], true});
       }
       e.Step(plan);
     }
   }
-  Counters(state, s, kGenerated * kBatch, false);
+  Counters(state, s, kGenerated * batch, false);
 }
 
 // The 50 tokens after the prompt: with the cache (the prompt prefilled outside the timing, then
@@ -256,9 +268,15 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("tg64" + suffix).c_str(), b::BM_Decode, s, &engines)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
-      benchmark::RegisterBenchmark(("tg64x8" + suffix).c_str(), b::BM_DecodeBatch, s, &engines)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+      for (auto [name, batch, depth] : {std::tuple{"tg64x8", 8, 0},
+                                        {"tg64x16", 16, 0},
+                                        {"tg64x1@d128", 1, b::kDepth},
+                                        {"tg64x8@d128", 8, b::kDepth}}) {
+        benchmark::RegisterBenchmark((name + suffix).c_str(), b::BM_DecodeBatch, s, &engines, batch,
+                                     depth)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
       if (flags.recompute) {
         benchmark::RegisterBenchmark(("kv50" + suffix).c_str(), b::BM_FiftyTokens, s, &engines,
                                      true)

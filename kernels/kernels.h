@@ -37,9 +37,10 @@ struct KvView {
   }
 };
 
-// Query heads an attention kernel may score in one pass over the cache (heads sharing a KV head
-// read each K/V row once); its scores scratch holds that many rows.
-inline constexpr int kAttentionHeadsPerPass = 8;
+// Query heads of one token an attention kernel may score in one pass over the cache (each K/V row
+// read once for all of them); its scores scratch holds that many rows. 16: every head of a token
+// of a 12- or 16-head model in one pass.
+inline constexpr int kAttentionHeadsPerPass = 16;
 
 // Causal attention of one sequence's slice of tokens over its cache.
 struct AttentionArgs {
