@@ -150,28 +150,42 @@ void BM_QuantizeQ8(benchmark::State& state, int n_tokens) {
 
 // One token attending to `context` positions (decode), all heads, over a paged cache: bench-1B's
 // 32 query heads on 4 KV heads, or bench-110M's 12 heads with their own KV heads.
-void BM_Attention(benchmark::State& state, Isa isa, int context, int heads, int kv_heads) {
+// `tokens` query tokens (a decode token, or the end of a prefill chunk) at the end of `context`
+// positions, over a cache of scrambled blocks, in the items OpRunner gives a kernel call (runs of
+// kAttentionTileTokens tokens) with room for their rows in the scratch, as OpRunner gives it.
+void BM_Attention(benchmark::State& state, Isa isa, int context, int heads, int kv_heads,
+                  int tokens) {
   const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
   const int head_dim = 64, kv_dim = kv_heads * head_dim, block = 16;
   const int blocks = (context + block - 1) / block;
   const std::vector<float> cache = testing::RandomFloats(size_t(blocks) * 2 * block * kv_dim, 1);
   std::vector<int32_t> table(static_cast<size_t>(blocks));
   for (int b = 0; b < blocks; b++) table[b] = (b * 5) % blocks;
-  const std::vector<float> q = testing::RandomFloats(size_t(heads) * head_dim, 2);
-  std::vector<float> out(q.size()), scores(size_t{kAttentionHeadsPerPass} * context);
+  const std::vector<float> q = testing::RandomFloats(size_t(tokens) * heads * head_dim, 2);
+  std::vector<float> out(q.size());
+  // OpRunner's scratch (worker/engine/activations.cc): a tile's rows, up to 3 << 16 floats.
+  std::vector<float> scores(std::max<size_t>(
+      size_t{kAttentionHeadsPerPass} * context,
+      std::min<size_t>(size_t{kAttentionTileTokens} * heads * context, size_t{3} << 16)));
   AttentionArgs a;
   a.q = q.data();
   a.out = out.data();
   a.scores = scores.data();
-  a.n_tokens = 1;
-  a.start_pos = context - 1;
+  a.scores_size = static_cast<int64_t>(scores.size());
+  a.n_tokens = tokens;
+  a.start_pos = context - tokens;
   a.n_heads = heads;
   a.n_kv_heads = kv_heads;
   a.head_dim = head_dim;
   a.kv = KvView{cache.data(), cache.data() + block * kv_dim, table,
                 block,        2L * block * kv_dim,           kv_dim};
-  for (auto _ : state) k.attention(a, AllRows(heads));
-  Rates(state, 2.0 * 4 * context * kv_dim, 4.0 * heads * context * head_dim);
+  for (auto _ : state) {
+    for (int t = 0; t < tokens; t += kAttentionTileTokens) {
+      k.attention(a, RowRange{t * heads, std::min(tokens, t + kAttentionTileTokens) * heads});
+    }
+  }
+  const double positions = static_cast<double>(tokens) * (context - tokens / 2);
+  Rates(state, 2.0 * 4 * positions * kv_dim, 4.0 * heads * positions * head_dim);
 }
 
 void RegisterOthers() {
@@ -186,12 +200,14 @@ void RegisterOthers() {
     for (int len : {128, 2048}) {
       benchmark::RegisterBenchmark(("BM_Softmax" + p + "/" + std::to_string(len)).c_str(),
                                    BM_Softmax, isa, len);
-      benchmark::RegisterBenchmark(
-          ("BM_Attention" + p + "/32x64/context:" + std::to_string(len)).c_str(), BM_Attention, isa,
-          len, 32, 4);
-      benchmark::RegisterBenchmark(
-          ("BM_Attention" + p + "/12x64-mha/context:" + std::to_string(len)).c_str(), BM_Attention,
-          isa, len, 12, 12);
+      for (int tokens : {1, 32}) {
+        const std::string t =
+            "/context:" + std::to_string(len) + "/tokens:" + std::to_string(tokens);
+        benchmark::RegisterBenchmark(("BM_Attention" + p + "/32x64" + t).c_str(), BM_Attention, isa,
+                                     len, 32, 4, tokens);
+        benchmark::RegisterBenchmark(("BM_Attention" + p + "/12x64-mha" + t).c_str(), BM_Attention,
+                                     isa, len, 12, 12, tokens);
+      }
     }
   }
   for (int n : {1, 128}) {

@@ -37,17 +37,22 @@ struct KvView {
   }
 };
 
-// Query heads of one token an attention kernel may score in one pass over the cache (each K/V row
-// read once for all of them); its scores scratch holds that many rows. 16: every head of a token
-// of a 12- or 16-head model in one pass.
+// Rows ((token, head) pairs) the scores scratch of an attention call holds at least: every head of
+// a token of a model of up to 16 heads fits one pass over the cache.
 inline constexpr int kAttentionHeadsPerPass = 16;
+// Tokens of one sequence worth giving an attention kernel call together (a prefill chunk's): it
+// walks the cache once for all of them when its scratch holds their rows.
+inline constexpr int kAttentionTileTokens = 8;
 
 // Causal attention of one sequence's slice of tokens over its cache.
 struct AttentionArgs {
   const float* q = nullptr;  // [n_tokens, n_heads * head_dim], already rotated
   float* out = nullptr;      // [n_tokens, n_heads * head_dim]
-  // [kAttentionHeadsPerPass, start_pos + n_tokens] scratch owned by the calling thread
+  // [scores_size] scratch owned by the calling thread: rows of start_pos + n_tokens floats, at
+  // least kAttentionHeadsPerPass of them. A kernel scores as many rows in one pass over the cache
+  // as fit (several tokens of a prefill chunk share each K/V row read).
   float* scores = nullptr;
+  int64_t scores_size = 0;  // floats; 0: kAttentionHeadsPerPass rows
   int n_tokens = 0;  // token t sits at position start_pos + t and attends to 0..start_pos + t
   int start_pos = 0;
   int n_heads = 0;  // query heads; query head h reads KV head h / (n_heads / n_kv_heads)

@@ -1,11 +1,11 @@
-// AVX2 causal attention over the paged KV cache. A pass takes the query heads of one token inside
-// the row range (up to kAttentionHeadsPerPass of them, whatever KV heads they read) and walks the
-// token's positions once, a few rows of a cache block at a time: each chunk of K rows is scored
-// for every head of the pass before the next chunk, then each chunk of V rows is summed likewise.
-// Rows are so read in address order, whole, and a decode step streams each sequence's K/V instead
-// of walking it once per head. The arithmetic of every (token, head) row is the same whichever
-// heads share its pass (the order is stated in avx2_kernels.h), so the split of rows among
-// threads never changes a bit.
+// AVX2 causal attention over the paged KV cache. A pass takes a tile of query rows of one sequence
+// inside the row range (the heads of one token, or whole tokens of a prefill chunk, as many as
+// the scores scratch holds) and walks the positions once, a few rows of a cache block at a time:
+// each chunk of K rows is scored for every row of the tile before the next chunk, then each chunk
+// of V rows is summed likewise. Rows are so read in address order, whole, once per tile instead
+// of once per head and token. The arithmetic of every (token, head) row is the same whichever
+// rows share its tile (the order is stated in avx2_kernels.h), so the split of rows among threads
+// never changes a bit.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -19,9 +19,13 @@
 namespace smallmind::kernels::avx2 {
 namespace {
 
-constexpr int kPass = kAttentionHeadsPerPass;
+// Heads of one token a tile may hold (they need not share a KV head).
+constexpr int kMaxTileHeads = 32;
 constexpr int kMaxHeadDim = 256;  // larger heads take the reference kernel
 constexpr int kLanes = 8;         // positions whose dots one fold finishes at once
+// Tokens of a prefill chunk that share one walk over the cache: each chunk of K/V rows is then
+// read from memory once for all of them.
+constexpr int kTileTokens = kAttentionTileTokens;
 
 // Lane j of the result = Fold(acc[j]) for j < 8: the 8 folds at once, in Fold's exact order
 // ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
@@ -37,14 +41,20 @@ inline __m256 FoldEight(const __m256* acc) {
   return _mm256_add_ps(lo, hi);
 }
 
-// One pass: n query heads of one token, head g at q + g * head_dim reading the K/V slice at
-// kv_offset[g] of every row.
-struct Pass {
-  const float* q;  // [n, head_dim]
-  int kv_offset[kPass];
-  int n;
+// A tile: tokens [0, n_tokens) x heads [0, n_heads) of a sequence, relative to the first of each;
+// row (t, g) reads q at q + t * q_dim + g * head_dim, the K/V slice at kv_offset[g] of every
+// cache row and scores row t * n_heads + g, and writes its output beside its q in out.
+struct Tile {
+  const float* q;
+  float* out;
+  int q_dim;
+  int kv_offset[kMaxTileHeads];
+  int n_heads;
+  int n_tokens;
   int head_dim;
-  int last;  // the token's position: it attends to 0..last
+  int first_last;  // token t attends to positions 0 .. first_last + t
+  float* scores;
+  int64_t stride;  // floats per scores row
 };
 
 // The dots of one query head q with the kN K rows k, k + row_stride, ... (kN <= 8): lane j of the
@@ -70,35 +80,44 @@ inline __m256 ChunkDots(const float* q, const float* k, int64_t row_stride, int 
   return _mm256_div_ps(FoldEight(acc), scale8);
 }
 
-// scores[g * stride + p] = (q_g . k_p[kv_offset[g] ..]) / scale for the pass's heads g and
-// positions p <= last. Positions go in chunks of 8 rows of one cache block, and each chunk is
-// scored for every head of the pass before the next: the rows are read in address order, whole,
-// while a head's 8 dots still share each q load. A chunk of fewer rows (a block's or the
-// context's end) takes one row at a time.
-void PassScores(const KvView& kv, const Pass& pass, float scale, float* scores, int64_t stride) {
-  const int full = pass.head_dim & ~7;
-  const int tail = pass.head_dim - full;
-  const __m256 scale8 = _mm256_set1_ps(scale);
-  for (int p0 = 0; p0 <= pass.last; p0 += kv.block_size) {
-    const float* block = kv.k + kv.block_table[p0 / kv.block_size] * kv.block_stride;
-    const int end = std::min(p0 + kv.block_size - 1, pass.last);
-    int p = p0;
-    for (; p + kLanes - 1 <= end; p += kLanes) {
-      const float* k = block + (p - p0) * kv.row_stride;
-      for (int g = 0; g < pass.n; g++) {
-        _mm256_storeu_ps(scores + g * stride + p,
-                         ChunkDots<kLanes>(pass.q + g * pass.head_dim, k + pass.kv_offset[g],
-                                           kv.row_stride, full, tail, scale8));
-      }
-    }
-    for (; p <= end; p++) {
-      const float* k = block + (p - p0) * kv.row_stride;
-      for (int g = 0; g < pass.n; g++) {
-        scores[g * stride + p] = _mm256_cvtss_f32(ChunkDots<1>(
-            pass.q + g * pass.head_dim, k + pass.kv_offset[g], kv.row_stride, full, tail, scale8));
-      }
-    }
+// Calls f(p, n, row) for the positions [p_lo, p_hi] in chunks of at most `chunk` positions inside
+// one cache block, in order: n positions from p, their first cache row at `row` (rows row_stride
+// apart). base: the K or V row of slot 0 of block 0.
+template <typename F>
+inline void ForChunks(const KvView& kv, const float* base, int p_lo, int p_hi, int chunk, F&& f) {
+  for (int p = p_lo; p <= p_hi;) {
+    const int slot = p % kv.block_size;
+    const int n = std::min({chunk, kv.block_size - slot, p_hi - p + 1});
+    f(p, n, base + kv.block_table[p / kv.block_size] * kv.block_stride + slot * kv.row_stride);
+    p += n;
   }
+}
+
+// Scores of tokens [t_lo, t_hi) of the tile (every head) at positions [p_lo, p_hi], all inside
+// each token's causal range: each chunk of 8 cache rows for every row of the tile before the
+// next, each head's 8 dots sharing its q loads; a shorter chunk one position at a time.
+void TileScores(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi,
+                float scale) {
+  const int full = tile.head_dim & ~7;
+  const int tail = tile.head_dim - full;
+  const __m256 scale8 = _mm256_set1_ps(scale);
+  ForChunks(kv, kv.k, p_lo, p_hi, kLanes, [&](int p, int n, const float* k) {
+    for (int g = 0; g < tile.n_heads; g++) {  // each head's slice of the chunk serves every token
+      for (int t = t_lo; t < t_hi; t++) {
+        const float* q = tile.q + t * tile.q_dim + g * tile.head_dim;
+        float* s = tile.scores + (t * tile.n_heads + g) * tile.stride + p;
+        const float* kg = k + tile.kv_offset[g];
+        if (n == kLanes) {
+          _mm256_storeu_ps(s, ChunkDots<kLanes>(q, kg, kv.row_stride, full, tail, scale8));
+        } else {
+          for (int j = 0; j < n; j++) {
+            s[j] = _mm256_cvtss_f32(
+                ChunkDots<1>(q, kg + j * kv.row_stride, kv.row_stride, full, tail, scale8));
+          }
+        }
+      }
+    }
+  });
 }
 
 // Positions per V chunk: the rows of one chunk are summed for every head of the pass before the
@@ -133,30 +152,47 @@ inline void ValueChunk(const float* rows, int64_t row_stride, const float* a, in
   for (int v = 0; v < vecs; v++) StoreTail(o + 8 * v, std::min(8, width - 8 * v), acc[v]);
 }
 
-// out_g[0 .. head_dim) = sum over p <= last, in order, of att_g[p] * v_p[kv_offset[g] ..] for
-// every head g of the pass, 64 dims at a time; a partial sum crosses chunks through out_g, which
-// keeps every element's order (and bits) those of one sequential sum.
-void PassValues(const KvView& kv, const Pass& pass, const float* att, int64_t att_stride,
-                float* out) {
-  const int hd = pass.head_dim;
-  for (int b0 = 0; b0 <= pass.last; b0 += kv.block_size) {
-    const float* block = kv.v + kv.block_table[b0 / kv.block_size] * kv.block_stride;
-    const int block_end = std::min(b0 + kv.block_size - 1, pass.last);
-    for (int p0 = b0; p0 <= block_end; p0 += kValueChunk) {
-      const int p1 = std::min(block_end, p0 + kValueChunk - 1);
-      const float* rows = block + (p0 - b0) * kv.row_stride;
-      for (int g = 0; g < pass.n; g++) {
+// out[t, g] (+)= sum over p in [p_lo, p_hi], in order, of att[t, g][p] * v_p[kv_offset[g] ..]
+// for tokens [t_lo, t_hi) of the tile (every head), 64 dims at a time; a partial sum crosses
+// chunks (and calls) through out, which keeps every element's order (and bits) those of one
+// sequential sum from position 0.
+void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi) {
+  const int hd = tile.head_dim;
+  ForChunks(kv, kv.v, p_lo, p_hi, kValueChunk, [&](int p0, int n, const float* rows) {
+    for (int g = 0; g < tile.n_heads; g++) {
+      for (int t = t_lo; t < t_hi; t++) {
+        const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
+        float* o = tile.out + t * tile.q_dim + g * hd;
         for (int d0 = 0; d0 < hd; d0 += 64) {
-          const float* v = rows + pass.kv_offset[g] + d0;
-          float* o = out + g * hd + d0;
+          const float* v = rows + tile.kv_offset[g] + d0;
           if (hd - d0 >= 64) {
-            ValueChunk<64>(v, kv.row_stride, att + g * att_stride, p0, p1, 64, p0 == 0, o);
+            ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0);
           } else {
-            ValueChunk<0>(v, kv.row_stride, att + g * att_stride, p0, p1, hd - d0, p0 == 0, o);
+            ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0, o + d0);
           }
         }
       }
     }
+  });
+}
+
+// The whole tile: scores of the positions every token sees (0 .. first_last) in one walk, then
+// each later token's own last positions; softmax per row; the value sums likewise.
+void AttendTile(const KvView& kv, const Tile& tile, float scale) {
+  const int shared_last = tile.first_last;
+  TileScores(kv, tile, 0, tile.n_tokens, 0, shared_last, scale);
+  for (int t = 1; t < tile.n_tokens; t++) {
+    TileScores(kv, tile, t, t + 1, shared_last + 1, shared_last + t, scale);
+  }
+  for (int t = 0; t < tile.n_tokens; t++) {
+    for (int g = 0; g < tile.n_heads; g++) {
+      SoftmaxAvx2(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1,
+                  RowRange{0, 1});
+    }
+  }
+  TileValues(kv, tile, 0, tile.n_tokens, 0, shared_last);
+  for (int t = 1; t < tile.n_tokens; t++) {
+    TileValues(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
   }
 }
 
@@ -167,24 +203,40 @@ void AttentionAvx2(const AttentionArgs& a, RowRange rows) {
   const int q_dim = a.n_heads * a.head_dim;
   const int kv_group = a.n_heads / a.n_kv_heads;  // query heads sharing one KV head
   const float scale = std::sqrt(static_cast<float>(a.head_dim));
-  const int64_t stride = a.start_pos + a.n_tokens;  // floats per row of the scores scratch
+  // Floats per row of the scores scratch: padded off multiples of 512 B when the scratch has the
+  // room, so a tile's rows (written 8 positions at a time, row after row) do not all fall in one
+  // cache set at power-of-two context lengths.
+  const int64_t length = a.start_pos + a.n_tokens;
+  const int64_t padded = (length + 15) / 16 * 16 + 16;
+  const bool pad = a.scores_size >= padded * kAttentionHeadsPerPass;
+  const int64_t stride = pad ? padded : length;
+  const int64_t scratch_rows = a.scores_size > 0 ? a.scores_size / stride : kAttentionHeadsPerPass;
   for (int r = rows.begin; r < rows.end;) {
     const int t = r / a.n_heads;
     const int h = r % a.n_heads;
-    // This pass: heads h.. of token t inside the range, at most kPass of them.
-    Pass pass;
-    pass.n = std::min({kPass, a.n_heads - h, rows.end - r});
-    pass.head_dim = a.head_dim;
-    pass.last = a.start_pos + t;
-    pass.q = a.q + static_cast<int64_t>(t) * q_dim + h * a.head_dim;  // [n, head_dim]
-    for (int g = 0; g < pass.n; g++) pass.kv_offset[g] = (h + g) / kv_group * a.head_dim;
-    PassScores(a.kv, pass, scale, a.scores, stride);
-    for (int g = 0; g < pass.n; g++) {
-      SoftmaxAvx2(a.scores + g * stride, pass.last + 1, RowRange{0, 1});
+    // This tile: whole tokens from t while the range and the scratch hold them (at most
+    // kTileTokens), else heads h.. of token t.
+    Tile tile;
+    const int64_t whole = h == 0 && a.n_heads <= kMaxTileHeads ? (rows.end - r) / a.n_heads : 0;
+    tile.n_tokens =
+        static_cast<int>(std::min({whole, scratch_rows / a.n_heads, int64_t{kTileTokens}}));
+    if (tile.n_tokens >= 1) {
+      tile.n_heads = a.n_heads;
+    } else {
+      tile.n_tokens = 1;
+      tile.n_heads = static_cast<int>(std::min<int64_t>(
+          {kMaxTileHeads, a.n_heads - h, rows.end - r, std::max<int64_t>(1, scratch_rows)}));
     }
-    float* out = a.out + static_cast<int64_t>(t) * q_dim + h * a.head_dim;  // [n, head_dim]
-    PassValues(a.kv, pass, a.scores, stride, out);
-    r += pass.n;
+    tile.q = a.q + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
+    tile.out = a.out + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
+    tile.q_dim = q_dim;
+    for (int g = 0; g < tile.n_heads; g++) tile.kv_offset[g] = (h + g) / kv_group * a.head_dim;
+    tile.head_dim = a.head_dim;
+    tile.first_last = a.start_pos + t;
+    tile.scores = a.scores;
+    tile.stride = stride;
+    AttendTile(a.kv, tile, scale);
+    r += tile.n_tokens * tile.n_heads;
   }
 }
 

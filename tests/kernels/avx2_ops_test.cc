@@ -145,27 +145,38 @@ TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
   }
 }
 
-// A head scored alone (a range of one row: the one-head path, 8 positions at a time) gets the bits
-// it gets scored in a pass with the other heads of its KV head, whatever the block size.
+// A head scored alone (a range of one row, one position at a time or 8) gets the bits it gets in a
+// pass with the other heads of its token, or in a tile of several tokens sharing each cache row
+// (a scratch that holds their rows), whatever the block size and the KV head sharing.
 TEST_F(Avx2OpsTest, AttentionRowHasTheSameBitsAloneOrInAPass) {
   for (int block_size : {5, 16}) {
     for (int head_dim : {12, 64, 128}) {
-      const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
-      const int n_blocks = 8, start_pos = 37, n_tokens = 3;
-      std::vector<float> storage =
-          RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim + block_size);
-      std::vector<int32_t> table(n_blocks);
-      for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
-      const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
-      std::vector<float> pass(q.size(), NAN), alone(q.size(), NAN);
-      std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
-      AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
-                                  head_dim, start_pos, n_tokens);
-      a.out = pass.data();
-      avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-      a.out = alone.data();
-      for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
-      EXPECT_EQ(alone, pass) << "block_size " << block_size << " head_dim " << head_dim;
+      for (int n_kv_heads : {2, 6}) {
+        const int n_heads = 6, kv_dim = n_kv_heads * head_dim;
+        const int n_blocks = 8, start_pos = 37, n_tokens = 3;
+        std::vector<float> storage =
+            RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim + block_size);
+        std::vector<int32_t> table(n_blocks);
+        for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
+        const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
+        std::vector<float> alone(q.size(), NAN), pass(q.size(), NAN), tile(q.size(), NAN);
+        const int64_t stride = start_pos + n_tokens;
+        std::vector<float> scores(n_tokens * n_heads * stride);
+        AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
+                                    head_dim, start_pos, n_tokens);
+        a.out = alone.data();
+        for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
+        a.out = pass.data();  // the default scratch: one token's heads per pass
+        avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+        a.out = tile.data();  // room for every row: the three tokens in one tile
+        a.scores_size = static_cast<int64_t>(scores.size());
+        avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+        const std::string what = "block_size " + std::to_string(block_size) + " head_dim " +
+                                 std::to_string(head_dim) + " kv_heads " +
+                                 std::to_string(n_kv_heads);
+        EXPECT_EQ(pass, alone) << what;
+        EXPECT_EQ(tile, alone) << what;
+      }
     }
   }
 }

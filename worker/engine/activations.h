@@ -11,6 +11,12 @@
 
 namespace smallmind::worker {
 
+// One unit of a step's attention: the (token, head) rows `rows` of plan seq `seq`.
+struct AttentionItem {
+  int seq;
+  kernels::RowRange rows;
+};
+
 struct Activations {
   Activations(const ModelConfig& config, int max_step_tokens, int max_seqs, int max_threads);
 
@@ -26,12 +32,16 @@ struct Activations {
   std::vector<float> hb;    // [max_tokens, hidden_dim] gate, then silu(gate) * up
   std::vector<float> hb2;   // [max_tokens, hidden_dim] up
   std::vector<uint8_t> xq;  // [max_tokens, Q8ActRowBytes(max(dim, hidden_dim))] Q8 input
-  // [max_threads, kAttentionHeadsPerPass, context_length] attention scores scratch per thread
+  // [max_threads, scores_per_thread] attention scores scratch: per thread, rows of up to
+  // context_length floats for a prefill tile (activations.cc says how many)
   std::vector<float> scores;
+  int64_t scores_per_thread;
   std::vector<int32_t> token_ids;                 // [max_tokens] token id of each token of the step
   std::vector<int32_t> positions;                 // [max_tokens] position of each token of the step
   std::vector<kernels::AttentionArgs> attention;  // [max_seqs] per-seq attention of one layer
-  std::vector<int> attention_rows;  // [max_seqs + 1] first (token, head) row of each seq
+  // [max_tokens] the attention's work items: whole tokens of one seq each (so a kernel call can
+  // share each K/V row among them), in seq order
+  std::vector<AttentionItem> attention_items;
   std::vector<float> last_x;    // [max_seqs, dim] final state of each last token that wants logits
   std::vector<float> logits;    // [max_seqs, vocab_size], compacted: row i is the i-th wanting seq
   std::vector<int> logits_row;  // [max_seqs] row of `logits` for each seq of the step, -1 if none

@@ -45,7 +45,6 @@ void Attend(const LlamaForwardContext& m, const StepPlan& plan, int layer, OpRun
             Activations* a) {
   const ModelConfig& c = m.config;
   int t = 0;  // first token of the current sequence
-  a->attention_rows[0] = 0;
   for (size_t s = 0; s < plan.seqs.size(); s++) {
     const SeqStep& seq = plan.seqs[s];
     const int n = static_cast<int>(seq.tokens.size());
@@ -58,12 +57,9 @@ void Attend(const LlamaForwardContext& m, const StepPlan& plan, int layer, OpRun
     args.n_kv_heads = c.n_kv_heads;
     args.head_dim = c.head_dim();
     args.kv = m.kv.LayerView(layer, seq.block_table);
-    a->attention_rows[s + 1] = a->attention_rows[s] + n * c.n_heads;
     t += n;
   }
-  const size_t n_seqs = plan.seqs.size();
-  ops.Attention(std::span<const kernels::AttentionArgs>(a->attention).first(n_seqs),
-                std::span<const int>(a->attention_rows).first(n_seqs + 1));
+  ops.Attention(std::span<const kernels::AttentionArgs>(a->attention).first(plan.seqs.size()));
 }
 
 // For every seq that wants logits: logits row = classifier . rmsnorm(x of its last token).

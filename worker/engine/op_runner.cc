@@ -34,6 +34,10 @@ int OpRunner::Threads(int n_rows, int64_t work_per_row) const {
   return static_cast<int>(std::max<int64_t>(1, n));
 }
 
+Partition OpRunner::RowsPartition() const {
+  return limits_.mode == ExecMode::kDeterministic ? Partition::kStaticRows : Partition::kDynamic;
+}
+
 void OpRunner::QuantizeInput(MatmulSource* in) {
   SM_DCHECK(in->n_tokens <= act_->max_tokens);
   uint8_t* xq = act_->xq.data();  // [n_tokens, Q8ActRowBytes(dim)]
@@ -136,36 +140,39 @@ void OpRunner::Embed(const TensorView& table, std::span<const int32_t> tokens, f
   });
 }
 
-void OpRunner::Attention(std::span<const kernels::AttentionArgs> args,
-                         std::span<const int> row_begin) {
-  const int n_seqs = static_cast<int>(args.size());
-  const int rows = row_begin[n_seqs];
-  if (rows == 0) return;
-  // Average positions attended per row times the per-position work (q.k and the V sum).
-  int64_t positions = 0;
-  for (const kernels::AttentionArgs& a : args) {
+void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
+  // Items: each seq's tokens in runs of up to kAttentionTileTokens, but at least one run per
+  // thread for a chunk that has the tokens, so a lone prefill chunk still uses every thread.
+  AttentionItem* items = act_->attention_items.data();
+  int n_items = 0, rows = 0;
+  int64_t positions = 0;  // (token, head, attended position) triples: the op's work
+  for (int s = 0; s < static_cast<int>(args.size()); s++) {
+    const kernels::AttentionArgs& a = args[s];
+    const int per_item = std::clamp((a.n_tokens + limits_.max_threads - 1) / limits_.max_threads, 1,
+                                    kernels::kAttentionTileTokens);
+    for (int t = 0; t < a.n_tokens; t += per_item) {
+      const int end = std::min(a.n_tokens, t + per_item);
+      SM_DCHECK(n_items < act_->max_tokens);
+      items[n_items++] = AttentionItem{s, RowRange{t * a.n_heads, end * a.n_heads}};
+    }
+    rows += a.n_tokens * a.n_heads;
     positions += static_cast<int64_t>(a.start_pos + a.n_tokens) * a.n_tokens * a.n_heads;
   }
-  const int64_t work_per_row = positions / rows * 4 * args[0].head_dim;
+  if (rows == 0) return;
+  // Average positions attended per row times the per-position work (q.k and the V sum), per item.
+  const int64_t work_per_item = positions * 4 * args[0].head_dim / n_items;
   // Rows are independent, so any split gives the same bits; the parallel path balances the
   // uneven causal rows dynamically.
-  const Partition partition =
-      limits_.mode == ExecMode::kDeterministic ? Partition::kStaticRows : Partition::kDynamic;
-  const int64_t scratch = static_cast<int64_t>(act_->scores.size()) / act_->max_threads;
-  pool_->ParallelFor(rows, Threads(rows, work_per_row), partition, [&](RowRange r, int thread) {
-    // The seqs whose rows intersect r, each with this thread's scores scratch.
-    int s = static_cast<int>(
-                std::upper_bound(row_begin.begin(), row_begin.begin() + n_seqs + 1, r.begin) -
-                row_begin.begin()) -
-            1;
-    for (; s < n_seqs && row_begin[s] < r.end; s++) {
-      kernels::AttentionArgs a = args[s];
-      a.scores = act_->scores.data() + thread * scratch;
-      const RowRange local{std::max(r.begin, row_begin[s]) - row_begin[s],
-                           std::min(r.end, row_begin[s + 1]) - row_begin[s]};
-      if (!local.empty()) table_.attention(a, local);
-    }
-  });
+  const int64_t scratch = act_->scores_per_thread;
+  pool_->ParallelFor(n_items, Threads(n_items, work_per_item), RowsPartition(),
+                     [&](RowRange r, int thread) {
+                       for (int i = r.begin; i < r.end; i++) {
+                         kernels::AttentionArgs a = args[items[i].seq];
+                         a.scores = act_->scores.data() + thread * scratch;
+                         a.scores_size = scratch;
+                         table_.attention(a, items[i].rows);
+                       }
+                     });
 }
 
 }  // namespace smallmind::worker

@@ -62,14 +62,19 @@ class OpRunner {
   void AddBias(float* x, const TensorView& bias, int n);
   // x[i, :] = row tokens[i] of `table` (any weight type), dequantized.
   void Embed(const TensorView& table, std::span<const int32_t> tokens, float* x);
-  // Attention of every seq of the step in one parallel region over all their (token, head) rows:
-  // args[s] covers rows [row_begin[s], row_begin[s + 1]). Scores scratch comes from the runner.
-  void Attention(std::span<const kernels::AttentionArgs> args, std::span<const int> row_begin);
+  // Attention of every seq of the step in one parallel region over work items of whole tokens
+  // (a decode token, or up to kAttentionTileTokens tokens of a prefill chunk, which a kernel call
+  // walks the cache for once). Scores scratch comes from the runner.
+  void Attention(std::span<const kernels::AttentionArgs> args);
 
  private:
   // Threads for an op of n_rows rows of `work_per_row` multiply-adds (or element ops) each.
   int Threads(int n_rows, int64_t work_per_row) const;
   void QuantizeInput(MatmulSource* in);
+  // How attention's work items split: fixed on the deterministic path (STYLE §14), dynamic
+  // parts on the parallel path (causal rows are uneven). Each output row is computed alone
+  // either way, so both splits give the same bits.
+  Partition RowsPartition() const;
 
   const kernels::KernelTable& table_;
   const PackedWeights& packed_;
