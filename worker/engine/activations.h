@@ -39,8 +39,8 @@ struct Activations {
   std::vector<int32_t> token_ids;                 // [max_tokens] token id of each token of the step
   std::vector<int32_t> positions;                 // [max_tokens] position of each token of the step
   std::vector<kernels::AttentionArgs> attention;  // [max_seqs] per-seq attention of one layer
-  // [max_tokens] the attention's work items: whole tokens of one seq each (so a kernel call can
-  // share each K/V row among them), in seq order
+  // [max(max_tokens, 8 * max_threads)] the attention's work items: whole tokens of one seq each
+  // (so a kernel call can share each K/V row among them), or runs of one token's heads, in order
   std::vector<AttentionItem> attention_items;
   std::vector<float> last_x;    // [max_seqs, dim] final state of each last token that wants logits
   std::vector<float> logits;    // [max_seqs, vocab_size], compacted: row i is the i-th wanting seq

@@ -141,8 +141,8 @@ void OpRunner::Embed(const TensorView& table, std::span<const int32_t> tokens, f
 }
 
 void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
-  // Items: each seq's tokens in runs of up to kAttentionTileTokens, but at least one run per
-  // thread for a chunk that has the tokens, so a lone prefill chunk still uses every thread.
+  // Items: each seq's tokens in runs of up to kAttentionTileTokens (at least one run per thread
+  // for a chunk that has the tokens, so a lone prefill chunk still uses every thread).
   AttentionItem* items = act_->attention_items.data();
   int n_items = 0, rows = 0;
   int64_t positions = 0;  // (token, head, attended position) triples: the op's work
@@ -152,27 +152,46 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
                                     kernels::kAttentionTileTokens);
     for (int t = 0; t < a.n_tokens; t += per_item) {
       const int end = std::min(a.n_tokens, t + per_item);
-      SM_DCHECK(n_items < act_->max_tokens);
       items[n_items++] = AttentionItem{s, RowRange{t * a.n_heads, end * a.n_heads}};
     }
     rows += a.n_tokens * a.n_heads;
     positions += static_cast<int64_t>(a.start_pos + a.n_tokens) * a.n_tokens * a.n_heads;
   }
   if (rows == 0) return;
-  // Average positions attended per row times the per-position work (q.k and the V sum), per item.
-  const int64_t work_per_item = positions * 4 * args[0].head_dim / n_items;
+  // Fewer items than parts to share out (a few decodes): each is cut into runs of its heads (the
+  // kernel reads a run's slice of every cache row), so the threads get even shares.
+  const int target = limits_.max_threads * (limits_.mode == ExecMode::kDeterministic ? 1 : 4);
+  if (n_items < target) {
+    const int pieces = (target + n_items - 1) / n_items;
+    for (int i = n_items - 1; i >= 0; i--) {  // back to front: item i moves to i * pieces
+      const AttentionItem item = items[i];
+      const int len = item.rows.size();
+      const int n = std::min(pieces, len);
+      for (int k = 0; k < pieces; k++) {
+        items[i * pieces + k] =
+            k < n ? AttentionItem{item.seq, RowRange{item.rows.begin + len * k / n,
+                                                     item.rows.begin + len * (k + 1) / n}}
+                  : AttentionItem{item.seq, RowRange{item.rows.end, item.rows.end}};
+      }
+    }
+    n_items *= pieces;
+  }
+  SM_DCHECK(n_items <= static_cast<int>(act_->attention_items.size()));
+  // Threads by (token, head) rows: average positions attended per row times the per-position
+  // work (q.k and the V sum).
+  const int threads = Threads(rows, positions / rows * 4 * args[0].head_dim);
   // Rows are independent, so any split gives the same bits; the parallel path balances the
   // uneven causal rows dynamically.
   const int64_t scratch = act_->scores_per_thread;
-  pool_->ParallelFor(n_items, Threads(n_items, work_per_item), RowsPartition(),
-                     [&](RowRange r, int thread) {
-                       for (int i = r.begin; i < r.end; i++) {
-                         kernels::AttentionArgs a = args[items[i].seq];
-                         a.scores = act_->scores.data() + thread * scratch;
-                         a.scores_size = scratch;
-                         table_.attention(a, items[i].rows);
-                       }
-                     });
+  pool_->ParallelFor(n_items, threads, RowsPartition(), [&](RowRange r, int thread) {
+    for (int i = r.begin; i < r.end; i++) {
+      if (items[i].rows.empty()) continue;
+      kernels::AttentionArgs a = args[items[i].seq];
+      a.scores = act_->scores.data() + thread * scratch;
+      a.scores_size = scratch;
+      table_.attention(a, items[i].rows);
+    }
+  });
 }
 
 }  // namespace smallmind::worker
