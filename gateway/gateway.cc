@@ -106,13 +106,6 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
   }
   env_->pool = std::make_shared<WorkerPool>(targets, config_.pool);
   std::shared_ptr<WorkerPool> pool = env_->pool;
-  WorkerMetricsSources metric_sources;
-  if (WorkerSupervisor* supervisor = supervisor_.get()) {
-    metric_sources.supervisor_restarts = [supervisor](uint32_t i) {
-      return supervisor->restarts(i);
-    };
-  }
-  metrics_->AttachWorkers(pool, std::move(metric_sources));
   // The env owns both: the queue (declared after the pool) goes first and may use it until then.
   auto admission = std::make_unique<AdmissionQueue>(
       config_.admission,
@@ -123,6 +116,20 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
       });
   admission_ = admission.get();
   env_->admission = std::move(admission);
+  WorkerMetricsSources metric_sources;
+  if (WorkerSupervisor* supervisor = supervisor_.get()) {
+    metric_sources.supervisor_restarts = [supervisor](uint32_t i) {
+      return supervisor->restarts(i);
+    };
+  }
+  // The gateway's own queue counts in smallmind_request_queue_depth; the env (and with it the
+  // queue) may go before the metrics endpoint stops, hence the weak reference.
+  metric_sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(env_)]() -> uint64_t {
+    const std::shared_ptr<RelayEnv> live = env.lock();
+    const auto* queue = live ? dynamic_cast<const AdmissionQueue*>(live->admission.get()) : nullptr;
+    return queue ? queue->counts().waiting : 0;
+  };
+  metrics_->AttachWorkers(pool, std::move(metric_sources));
   if (supervisor_) {
     const auto timeout = config_.pool.poll_timeout;
     SM_RETURN_IF_ERROR(supervisor_->Start(

@@ -13,6 +13,7 @@
 
 #include "gateway/admission_queue.h"
 #include "gateway/gateway.h"
+#include "gateway/gateway_metrics.h"
 #include "smallmind/v1/inference.grpc.pb.h"
 #include "tests/gateway/fake_worker.h"
 #include "tests/testing/scoped_temp_dir.h"
@@ -104,6 +105,9 @@ TEST_F(AdmissionTest, QueueOverflowRefusesOnlyTheExcessWithARetryHint) {
   ASSERT_TRUE(gateway_->admission().WaitForWaiting(1, kWait));  // so that arrival order is known
   Stream second(*stub_, Blocking("second"));
   ASSERT_TRUE(gateway_->admission().WaitForWaiting(2, kWait));
+  // The queue shows in /metrics (the fake worker reports no waiting sequence of its own).
+  const std::string metrics = gateway_->metrics()->RenderText();
+  EXPECT_NE(metrics.find("\nsmallmind_request_queue_depth 2\n"), std::string::npos) << metrics;
   for (const std::string id : {"excess-1", "excess-2"}) {
     Stream excess(*stub_, Blocking(id));
     EXPECT_EQ(excess.Join().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << id;
