@@ -84,10 +84,15 @@ void HttpServer::Accept() {
         if (!ec) {
           boost::system::error_code ignored;
           socket.set_option(tcp::no_delay(true), ignored);  // SSE chunks go out at once
+          // Released after the lock: a session that already ended on another thread (a failed
+          // TLS handshake is that quick) is destroyed with this last reference, and its
+          // destructor takes mu_ (SessionEnded). Released under the lock, it deadlocked the
+          // accept loop and every later drain.
+          std::shared_ptr<SessionControl> session;
           std::lock_guard<std::mutex> lock(mu_);
           if (!draining_) {
-            std::shared_ptr<SessionControl> session = StartSession(
-                std::move(socket), tls_ ? &*tls_ : nullptr, options_.limits, handler_, this);
+            session = StartSession(std::move(socket), tls_ ? &*tls_ : nullptr, options_.limits,
+                                   handler_, this);
             sessions_.emplace(session.get(), session);
           }
         } else {
