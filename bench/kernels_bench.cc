@@ -34,7 +34,8 @@ void BM_Matmul(benchmark::State& state, MatmulCase c) {
   const std::vector<uint8_t> w0 = testing::RandomWeights(c.type, c.out_dim, c.in_dim, 1);
   // Copies so that one pass over all of them exceeds the caches (decode); one copy for prefill,
   // which is compute-bound and reads each matrix once per many tokens.
-  const size_t copies = c.n_tokens == 1 ? (kDramBytes + bytes - 1) / bytes : 1;
+  // Batched decode (a few tokens) streams the weights from DRAM too.
+  const size_t copies = c.n_tokens <= 16 ? (kDramBytes + bytes - 1) / bytes : 1;
   std::vector<uint8_t> w(bytes * copies);
   for (size_t i = 0; i < copies; i++) std::copy(w0.begin(), w0.end(), w.begin() + i * bytes);
   const std::vector<float> x = testing::RandomFloats(static_cast<size_t>(c.n_tokens) * c.in_dim, 2);
@@ -72,7 +73,10 @@ void RegisterMatmuls() {
   for (DType type :
        {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K, DType::kQ6_K}) {
     for (const Shape& s : shapes) {
-      for (int n_tokens : {1, 128}) {
+      for (int n_tokens : {1, 8, 16, 128}) {
+        // Batched decode (8, 16 tokens) only where the served benchmarks run: Q8_0 bench-110M.
+        const bool batch = n_tokens == 8 || n_tokens == 16;
+        if (batch && (type != DType::kQ8_0 || s.name[0] != '1' || s.name[1] != '1')) continue;
         for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
           const std::string name = std::string("BM_Matmul/") + IsaName(best) + "/" +
                                    (mode == ExecMode::kDeterministic ? "det" : "par") + "/" +
