@@ -80,7 +80,7 @@ void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) 
   const int n_tokens = in->n_tokens;
   const int rows = groups * kMatmulRowGroup;
   const int threads = Threads(rows, work * n_tokens / std::max(1, rows));
-  pool_->ParallelFor(groups, threads, Partition::kStaticRows, [&](RowRange g, int) {
+  pool_->ParallelFor(groups, threads, RowsPartition(), [&](RowRange g, int) {
     for (int i = 0; i < n_jobs; i++) {
       const Prepared& j = p[i];
       const int job_groups = (j.out_dim + kMatmulRowGroup - 1) / kMatmulRowGroup;

@@ -71,9 +71,11 @@ class OpRunner {
   // Threads for an op of n_rows rows of `work_per_row` multiply-adds (or element ops) each.
   int Threads(int n_rows, int64_t work_per_row) const;
   void QuantizeInput(MatmulSource* in);
-  // How attention's work items split: fixed on the deterministic path (STYLE §14), dynamic
-  // parts on the parallel path (causal rows are uneven). Each output row is computed alone
-  // either way, so both splits give the same bits.
+  // How the row-parallel ops (matmul row groups, attention items) split: fixed on the
+  // deterministic path (STYLE §14); dynamic parts on the parallel path, where causal rows are
+  // uneven and a thread the OS preempts (the gRPC threads share these cores) then holds up one
+  // small part rather than half the op. Each output row is computed alone either way, so both
+  // splits give the same bits.
   Partition RowsPartition() const;
 
   const kernels::KernelTable& table_;
