@@ -59,6 +59,11 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
       "recompute every prompt instead of reusing cached KV blocks of prefixes seen before");
   app.add_option("--max-step-tokens", c.scheduler.max_step_tokens,
                  "tokens per engine step (decodes + prefill chunks)");
+  app.add_option("--max-prefill-tokens-while-decoding",
+                 c.scheduler.max_prefill_tokens_while_decoding,
+                 "prompt tokens a step that decodes d streams may add: max(this, 2 d) (small "
+                 "chunks keep the streams' inter-token latency smooth while long prompts arrive; "
+                 "README: Scheduling); 0 = only --max-step-tokens");
   app.add_option("--max-seqs", c.scheduler.max_seqs, "sequences per engine step");
   app.add_option("--max-waiting", c.scheduler.max_waiting,
                  "queued requests before new ones get RESOURCE_EXHAUSTED");
@@ -89,6 +94,8 @@ shared::Status WorkerConfig::Validate() const {
     }
   }
   SM_RETURN_IF_ERROR(CheckRange("--max-step-tokens", scheduler.max_step_tokens, 1, 1 << 20));
+  SM_RETURN_IF_ERROR(CheckRange("--max-prefill-tokens-while-decoding",
+                                scheduler.max_prefill_tokens_while_decoding, 0, 1 << 20));
   SM_RETURN_IF_ERROR(CheckRange("--max-seqs", scheduler.max_seqs, 1, 4096));
   SM_RETURN_IF_ERROR(CheckRange("--max-waiting", scheduler.max_waiting, 1, 1 << 20));
   return shared::Status::Ok();

@@ -45,10 +45,21 @@ const std::vector<std::string> kGatewayFlags = {"--model",
                                                 "--stop-grace-ms",
                                                 "--runtime-dir",
                                                 "--outbox"};
-const std::vector<std::string> kWorkerFlags = {
-    "--model",        "--tokenizer",       "--listen",           "--worker-id",     "--cpus",
-    "--threads",      "--log-level",       "--exit-with-parent", "--kv-block-size", "--kv-blocks",
-    "--kv-memory-mb", "--max-step-tokens", "--max-seqs",         "--max-waiting"};
+const std::vector<std::string> kWorkerFlags = {"--model",
+                                               "--tokenizer",
+                                               "--listen",
+                                               "--worker-id",
+                                               "--cpus",
+                                               "--threads",
+                                               "--log-level",
+                                               "--exit-with-parent",
+                                               "--kv-block-size",
+                                               "--kv-blocks",
+                                               "--kv-memory-mb",
+                                               "--max-step-tokens",
+                                               "--max-seqs",
+                                               "--max-waiting",
+                                               "--max-prefill-tokens-while-decoding"};
 const std::vector<std::string> kModelgenFlags = {
     "--output", "--preset", "--type",    "--embd-type",    "--seed",
     "--name",   "--dim",    "--layers",  "--heads",        "--kv-heads",

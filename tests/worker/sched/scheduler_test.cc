@@ -193,6 +193,49 @@ TEST_F(SchedulerTest, PreemptedSequencesStreamEachTokenOnce) {
   EXPECT_EQ(pool_->num_used(), 0);
 }
 
+TEST_F(SchedulerTest, PrefillChunksStayUnderTheCapWhileSequencesDecode) {
+  SchedulerOptions options;
+  options.max_step_tokens = 64;
+  options.max_prefill_tokens_while_decoding = 8;
+  Build(64, 16, options);
+  const std::string long_prompt(40, 'p');  // 41 tokens with the BOS
+  scheduler_->Add(MakeSeq(1, "a", 30));
+  ASSERT_TRUE(Step());  // sequence 1's prompt; it decodes from the next step on
+  scheduler_->Add(MakeSeq(2, long_prompt, 3));
+  int prefilled = 0;
+  for (int step = 0; step < 6; ++step) {  // 41 prompt tokens in chunks of at most 8
+    ASSERT_TRUE(Step());
+    // Decodes come first in a plan: sequence 1's, then sequence 2's chunk.
+    ASSERT_EQ(plan_.seqs.size(), 2u) << "step " << step;
+    EXPECT_EQ(plan_.seqs[0].tokens.size(), 1u) << "sequence 1 decodes in every step";
+    EXPECT_LE(plan_.seqs[1].tokens.size(), 8u) << "step " << step;
+    prefilled += static_cast<int>(plan_.seqs[1].tokens.size());
+  }
+  EXPECT_EQ(prefilled, 41);
+  RunToIdle();
+  EXPECT_EQ(recorder_[1].text, Expected(2, 30));
+  EXPECT_EQ(recorder_[2].text, Expected(41, 3)) << "chunking changes no token";
+
+  // Alone, a prompt as long is prefilled under the step budget only: one step.
+  scheduler_->Add(MakeSeq(3, std::string(40, 'q'), 1));
+  ASSERT_TRUE(Step());
+  ASSERT_EQ(plan_.seqs.size(), 1u);
+  EXPECT_EQ(plan_.seqs[0].tokens.size(), 41u);
+}
+
+TEST_F(SchedulerTest, PrefillCapGrowsToTwiceTheDecodingSequences) {
+  SchedulerOptions options;
+  options.max_step_tokens = 64;
+  options.max_prefill_tokens_while_decoding = 4;
+  Build(64, 16, options);
+  for (int i = 1; i <= 5; ++i) scheduler_->Add(MakeSeq(i, "s" + std::to_string(i), 20));
+  ASSERT_TRUE(Step());  // the five prompts; they decode from the next step on
+  scheduler_->Add(MakeSeq(6, std::string(40, 'p'), 1));
+  ASSERT_TRUE(Step());
+  ASSERT_EQ(plan_.seqs.size(), 6u);
+  EXPECT_EQ(plan_.seqs[5].tokens.size(), 10u) << "5 decodes: 2 x 5 prompt tokens, not 4";
+}
+
 TEST_F(SchedulerTest, StopStringIsHeldBackAcrossTokensAndNeverStreamed) {
   Build(64, 16);
   const std::string script = "abXcXYz";
