@@ -122,12 +122,12 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
       return supervisor->restarts(i);
     };
   }
-  // The gateway's own queue counts in smallmind_request_queue_depth; the env (and with it the
-  // queue) may go before the metrics endpoint stops, hence the weak reference.
-  metric_sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(env_)]() -> uint64_t {
+  // The gateway's own queue counts in smallmind_request_queue_depth. The env owns the queue and
+  // may go before the metrics endpoint stops: the queue is read only while the env lives.
+  metric_sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(env_),
+                                   queue = admission_]() -> uint64_t {
     const std::shared_ptr<RelayEnv> live = env.lock();
-    const auto* queue = live ? dynamic_cast<const AdmissionQueue*>(live->admission.get()) : nullptr;
-    return queue ? queue->counts().waiting : 0;
+    return live ? queue->counts().waiting : 0;
   };
   metrics_->AttachWorkers(pool, std::move(metric_sources));
   if (supervisor_) {

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -50,13 +49,8 @@ TEST(HttpCancelTest, ClientLeavingMidStreamCancelsItsWorkerRequestAndFreesItsKvB
     EXPECT_NE(received.find("text/event-stream"), std::string::npos) << received;
   }  // the client leaves
 
-  shared::Result<v1::WorkerStats> after = before;
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    after = gateway.WorkerStats(0);
-    ASSERT_TRUE(after.ok()) << after.status().ToString();
-    if (after->kv_pages_used() == 0 && after->running() + after->waiting() == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const shared::Result<v1::WorkerStats> after = gateway.WaitForIdleWorker(0);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(after->running() + after->waiting(), 0u) << "the request is still scheduled";
   EXPECT_EQ(after->kv_pages_used(), 0u) << "its KV blocks were not freed";
   EXPECT_LT(after->generation_tokens_total() - before->generation_tokens_total(),

@@ -3,7 +3,6 @@
 // sequence and frees its KV blocks.
 #include <chrono>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -42,14 +41,8 @@ TEST(GatewayDeadlineTest, ExpiredDeadlineEndsTheStreamAndFreesTheWorkersKvBlocks
   EXPECT_GT(messages, 0) << "the stream should have started before its deadline";
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
 
-  // Poll the worker's Stats (bounded) until nothing runs and no page is in use.
-  shared::Result<v1::WorkerStats> after = before;
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    after = gateway.WorkerStats(0);
-    ASSERT_TRUE(after.ok()) << after.status().ToString();
-    if (after->kv_pages_used() == 0 && after->running() + after->waiting() == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const shared::Result<v1::WorkerStats> after = gateway.WaitForIdleWorker(0);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(after->running() + after->waiting(), 0u) << "the expired sequence is still scheduled";
   EXPECT_EQ(after->kv_pages_used(), 0u) << "the expired sequence's KV blocks were not freed";
   EXPECT_LT(after->generation_tokens_total() - before->generation_tokens_total(),

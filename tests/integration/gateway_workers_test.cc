@@ -114,24 +114,6 @@ TEST_F(GatewayWorkersTest, ReceiptThroughTheGatewayReplaysAnUnseededRequest) {
   EXPECT_EQ(second.last()->receipt().model_fingerprint(), receipt.model_fingerprint());
 }
 
-// What both workers report in Stats, asked directly over their sockets.
-struct WorkersLoad {
-  uint32_t kv_pages_used = 0;
-  uint32_t running = 0;
-  uint64_t generation_tokens_total = 0;
-};
-
-shared::Result<WorkersLoad> LoadOfWorkers(testing::GatewayFixture& gateway, size_t workers) {
-  WorkersLoad load;
-  for (size_t i = 0; i < workers; ++i) {
-    SM_ASSIGN_OR_RETURN(v1::WorkerStats stats, gateway.WorkerStats(i));
-    load.kv_pages_used += stats.kv_pages_used();
-    load.running += stats.running() + stats.waiting();
-    load.generation_tokens_total += stats.generation_tokens_total();
-  }
-  return load;
-}
-
 TEST(GatewayCancelTest, CancelledStreamFreesItsKvBlocksAndServiceKeepsServing) {
   constexpr int kMaxNew = 8000;
   const testing::ScopedTempDir models;  // outlives the gateway that maps the file
@@ -141,9 +123,9 @@ TEST(GatewayCancelTest, CancelledStreamFreesItsKvBlocksAndServiceKeepsServing) {
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   testing::GatewayFixture& gateway = **started;
-  auto before = LoadOfWorkers(gateway, 1);
+  auto before = gateway.WorkerStats(0);
   ASSERT_TRUE(before.ok()) << before.status().ToString();
-  ASSERT_EQ(before->kv_pages_used, 0u) << "no request is running yet";
+  ASSERT_EQ(before->kv_pages_used(), 0u) << "no request is running yet";
 
   grpc::ClientContext ctx;
   auto request = Request("cancel me", kMaxNew, 1);
@@ -160,17 +142,12 @@ TEST(GatewayCancelTest, CancelledStreamFreesItsKvBlocksAndServiceKeepsServing) {
 
   // The worker frees the sequence's KV blocks within a step of the cancel reaching it: poll its
   // Stats (bounded) until nothing runs and no page is in use.
-  shared::Result<WorkersLoad> after = before;
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    after = LoadOfWorkers(gateway, 1);
-    ASSERT_TRUE(after.ok()) << after.status().ToString();
-    if (after->kv_pages_used == 0 && after->running == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(after->running, 0u) << "the cancelled sequence is still scheduled";
-  EXPECT_EQ(after->kv_pages_used, 0u) << "the cancelled sequence's KV blocks were not freed";
+  const shared::Result<v1::WorkerStats> after = gateway.WaitForIdleWorker(0);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->running() + after->waiting(), 0u) << "the cancelled sequence is still scheduled";
+  EXPECT_EQ(after->kv_pages_used(), 0u) << "the cancelled sequence's KV blocks were not freed";
   // And it was cancelled, not run to the end: the worker stopped generating early.
-  EXPECT_LT(after->generation_tokens_total - before->generation_tokens_total,
+  EXPECT_LT(after->generation_tokens_total() - before->generation_tokens_total(),
             static_cast<uint64_t>(kMaxNew));
 
   auto next = testing::RunGenerate(gateway.stub(), Request("after cancel", 8, 2));

@@ -146,6 +146,16 @@ shared::Result<v1::WorkerStats> GatewayFixture::WorkerStats(size_t index) {
   return stats;
 }
 
+shared::Result<v1::WorkerStats> GatewayFixture::WaitForIdleWorker(size_t index) {
+  shared::Result<v1::WorkerStats> stats = WorkerStats(index);
+  for (int polls = 1; polls < 500 && stats.ok(); ++polls) {
+    if (stats->kv_pages_used() == 0 && stats->running() + stats->waiting() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stats = WorkerStats(index);
+  }
+  return stats;
+}
+
 std::vector<uint32_t> GenerateOutcome::token_ids() const {
   std::vector<uint32_t> ids;
   for (const auto& m : messages) ids.insert(ids.end(), m.token_ids().begin(), m.token_ids().end());

@@ -54,6 +54,9 @@ class GatewayFixture {
 
   // Asks worker `index` for its Stats directly over its Unix socket (bounded by a deadline).
   shared::Result<v1::WorkerStats> WorkerStats(size_t index);
+  // Polls WorkerStats(index) (bounded: 500 polls, 10 ms apart) until nothing runs or waits there
+  // and no KV page is in use; returns the last answer, idle or not, for the caller to check.
+  shared::Result<v1::WorkerStats> WaitForIdleWorker(size_t index);
   // "unix:<runtime_dir>/smallmind-<pid>-XXXXXX/worker-<index>.sock", or "" when not there.
   std::string WorkerTarget(size_t index) const;
 
