@@ -71,6 +71,8 @@ Flags ParseFlags(int* argc, char** argv) {
       }
     } else if (a == "--recompute") {
       f.recompute = true;
+    } else if (a == "--kv-dtype=f16" || a == "--kv-dtype=f32") {
+      f.kv_type = a.ends_with("f16") ? kernels::KvType::kF16 : kernels::KvType::kF32;
     } else {
       argv[kept++] = argv[i];
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/exec_mode.h"
+#include "kernels/kernels.h"
 #include "shared/status.h"
 #include "worker/model/weights.h"
 
@@ -22,6 +23,7 @@ struct Flags {
   std::vector<kernels::ExecMode> modes = {kernels::ExecMode::kDeterministic,
                                           kernels::ExecMode::kParallel};  // --paths=det,par
   bool recompute = false;                                                 // --recompute
+  kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype=f16|f32 (the worker's default)
 };
 
 // Removes the flags above from argv (leaving Google Benchmark's); aborts on a malformed one.

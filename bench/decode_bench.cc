@@ -10,7 +10,8 @@
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
-//                [--threads=1,2] [--paths=det,par] [--recompute] [benchmark flags]
+//                [--threads=1,2] [--paths=det,par] [--recompute] [--kv-dtype=f16|f32]
+//                [benchmark flags]
 // With no model flag it runs builtin:tiny. Presets are generated once with the model generator
 // into $TMPDIR (or /tmp) and reused.
 #include <benchmark/benchmark.h>
@@ -53,12 +54,12 @@ struct Setup {
 // weights, which takes a while for big models).
 class Engines {
  public:
-  explicit Engines(const BenchModel& m) : model_(m) {}
+  Engines(const BenchModel& m, kernels::KvType kv_type) : model_(m), kv_type_(kv_type) {}
   Engine& For(int threads) {
     auto& slot = engines_[threads];
     if (!slot.engine) {
-      slot.pool =
-          std::make_unique<KvPool>(model_.llama->config, kMaxBatch * kSeqBlocks, kBlockSize);
+      slot.pool = std::make_unique<KvPool>(model_.llama->config, kMaxBatch * kSeqBlocks, kBlockSize,
+                                           kv_type_);
       EngineOptions o;
       o.max_step_tokens = kPrompt + kRecomputed;
       o.max_seqs = kMaxBatch;
@@ -76,6 +77,7 @@ class Engines {
     std::unique_ptr<Engine> engine;
   };
   const BenchModel& model_;
+  const kernels::KvType kv_type_;
   std::map<int, Slot> engines_;
 };
 
@@ -254,7 +256,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
     return 1;
   }
-  b::Engines engines(**model);
+  b::Engines engines(**model, flags.kv_type);
   for (int threads : flags.threads) {
     const double bandwidth = b::MeasureReadBandwidth(threads);
     for (ExecMode mode : flags.modes) {

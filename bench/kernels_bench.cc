@@ -157,12 +157,15 @@ void BM_QuantizeQ8(benchmark::State& state, int n_tokens) {
 // `tokens` query tokens (a decode token, or the end of a prefill chunk) at the end of `context`
 // positions, over a cache of scrambled blocks, in the items OpRunner gives a kernel call (runs of
 // kAttentionTileTokens tokens) with room for their rows in the scratch, as OpRunner gives it.
-void BM_Attention(benchmark::State& state, Isa isa, int context, int heads, int kv_heads,
-                  int tokens) {
+void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, int heads,
+                  int kv_heads, int tokens) {
   const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
   const int head_dim = 64, kv_dim = kv_heads * head_dim, block = 16;
   const int blocks = (context + block - 1) / block;
   const std::vector<float> cache = testing::RandomFloats(size_t(blocks) * 2 * block * kv_dim, 1);
+  std::vector<uint16_t> halves(type == KvType::kF16 ? cache.size() : 0);
+  for (size_t i = 0; i < halves.size(); i++) halves[i] = Fp32ToFp16(cache[i]);
+  const void* base = type == KvType::kF16 ? static_cast<const void*>(halves.data()) : cache.data();
   std::vector<int32_t> table(static_cast<size_t>(blocks));
   for (int b = 0; b < blocks; b++) table[b] = (b * 5) % blocks;
   const std::vector<float> q = testing::RandomFloats(size_t(tokens) * heads * head_dim, 2);
@@ -181,15 +184,20 @@ void BM_Attention(benchmark::State& state, Isa isa, int context, int heads, int 
   a.n_heads = heads;
   a.n_kv_heads = kv_heads;
   a.head_dim = head_dim;
-  a.kv = KvView{cache.data(), cache.data() + block * kv_dim, table,
-                block,        2L * block * kv_dim,           kv_dim};
+  a.kv.k = base;
+  a.kv.v = static_cast<const char*>(base) + size_t{KvTypeBytes(type)} * block * kv_dim;
+  a.kv.type = type;
+  a.kv.block_table = table;
+  a.kv.block_size = block;
+  a.kv.block_stride = 2L * block * kv_dim;
+  a.kv.row_stride = kv_dim;
   for (auto _ : state) {
     for (int t = 0; t < tokens; t += kAttentionTileTokens) {
       k.attention(a, RowRange{t * heads, std::min(tokens, t + kAttentionTileTokens) * heads});
     }
   }
   const double positions = static_cast<double>(tokens) * (context - tokens / 2);
-  Rates(state, 2.0 * 4 * positions * kv_dim, 4.0 * heads * positions * head_dim);
+  Rates(state, 2.0 * KvTypeBytes(type) * positions * kv_dim, 4.0 * heads * positions * head_dim);
 }
 
 void RegisterOthers() {
@@ -207,10 +215,13 @@ void RegisterOthers() {
       for (int tokens : {1, 32}) {
         const std::string t =
             "/context:" + std::to_string(len) + "/tokens:" + std::to_string(tokens);
-        benchmark::RegisterBenchmark(("BM_Attention" + p + "/32x64" + t).c_str(), BM_Attention, isa,
-                                     len, 32, 4, tokens);
-        benchmark::RegisterBenchmark(("BM_Attention" + p + "/12x64-mha" + t).c_str(), BM_Attention,
-                                     isa, len, 12, 12, tokens);
+        for (KvType type : {KvType::kF32, KvType::kF16}) {
+          const std::string kv = type == KvType::kF16 ? "/f16" : "/f32";
+          benchmark::RegisterBenchmark(("BM_Attention" + p + kv + "/32x64" + t).c_str(),
+                                       BM_Attention, isa, type, len, 32, 4, tokens);
+          benchmark::RegisterBenchmark(("BM_Attention" + p + kv + "/12x64-mha" + t).c_str(),
+                                       BM_Attention, isa, type, len, 12, 12, tokens);
+        }
       }
     }
   }

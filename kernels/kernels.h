@@ -19,19 +19,24 @@ enum class RopeLayout {
   kNeox,         // rotate (i, i + head_dim/2) inside each head (GPT-NeoX, qwen2)
 };
 
-// One layer of one sequence's paged K/V cache, read-only. The K row of position p starts at
-//   k + block_table[p / block_size] * block_stride + (p % block_size) * row_stride
-// and its V row at the same offset from v. Rows are [kv_dim] floats: n_kv_heads heads of head_dim.
+// Element type of the K/V cache rows: float, or IEEE half (converted from float with
+// round-to-nearest-even when stored, exactly back to float when read). Half halves the bytes every
+// decode step reads per cached position; both are deterministic.
+enum class KvType : uint32_t { kF32 = 1, kF16 = 2 };
+inline constexpr int KvTypeBytes(KvType t) { return t == KvType::kF16 ? 2 : 4; }
+
+// One layer of one sequence's paged K/V cache, read-only. The K row of position p starts
+// Offset(p) elements of `type` after k, its V row as many after v. Rows are [kv_dim] elements:
+// n_kv_heads heads of head_dim.
 struct KvView {
-  const float* k = nullptr;              // K row of slot 0 of block id 0, this layer
-  const float* v = nullptr;              // V row of slot 0 of block id 0, this layer
+  const void* k = nullptr;               // K row of slot 0 of block id 0, this layer
+  const void* v = nullptr;               // V row of slot 0 of block id 0, this layer
+  KvType type = KvType::kF32;            // element type of the rows
   std::span<const int32_t> block_table;  // block ids covering positions [0, size * block_size)
   int block_size = 0;                    // positions per block
-  int64_t block_stride = 0;              // floats from block id b to block id b + 1
-  int64_t row_stride = 0;                // floats from slot s to slot s + 1 (>= kv_dim)
+  int64_t block_stride = 0;              // elements from block id b to block id b + 1
+  int64_t row_stride = 0;                // elements from slot s to slot s + 1 (>= kv_dim)
 
-  const float* KRow(int pos) const { return k + Offset(pos); }
-  const float* VRow(int pos) const { return v + Offset(pos); }
   int64_t Offset(int pos) const {
     return block_table[pos / block_size] * block_stride + (pos % block_size) * row_stride;
   }
@@ -106,6 +111,8 @@ using AddFn = void (*)(float* x, const float* delta, int dim, RowRange tokens);
 using AddBiasFn = void (*)(float* x, const float* bias, int dim, RowRange tokens);
 // Rows are the flat (token, query head) pairs r = t * n_heads + h of args.
 using AttentionFn = void (*)(const AttentionArgs& args, RowRange rows);
+// out[i] = x[i] as IEEE half, round-to-nearest-even, for i < n (K/V rows into a kF16 cache).
+using F32ToF16Fn = void (*)(const float* x, uint16_t* out, int64_t n);
 
 // Weight types with a matmul slot, in slot order.
 inline constexpr DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
@@ -131,6 +138,7 @@ struct KernelTable {
   AddFn add = nullptr;
   AddBiasFn add_bias = nullptr;
   AttentionFn attention = nullptr;
+  F32ToF16Fn f32_to_f16 = nullptr;
 
   // The matmul for weights of type t, or nullptr when the table has none.
   const MatmulOp* MatmulFor(DType t) const {

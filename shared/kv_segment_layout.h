@@ -17,8 +17,11 @@ namespace smallmind::shared {
 inline constexpr uint64_t kKvSegmentMagic = 0x31474553'564B4D53ULL;  // "SMKVSEG1" in memory order
 inline constexpr uint32_t kKvSegmentLayoutVersion = 1;
 
-// Element type of the stored K/V rows.
-enum class KvDType : uint32_t { kF32 = 1 };
+// Element type of the stored K/V rows (the values of kernels::KvType).
+enum class KvDType : uint32_t { kF32 = 1, kF16 = 2 };
+inline constexpr uint64_t KvDTypeBytes(uint32_t dtype) {
+  return dtype == static_cast<uint32_t>(KvDType::kF16) ? 2 : 4;
+}
 
 // What the block data holds; two segments are interchangeable only when these are equal.
 struct KvGeometry {
@@ -31,7 +34,9 @@ struct KvGeometry {
 
   uint64_t kv_dim() const { return uint64_t{n_kv_heads} * head_dim; }
   // Bytes of one block: [n_layers][K, V][block_size][kv_dim] elements.
-  uint64_t block_bytes() const { return 2ull * n_layers * block_size * kv_dim() * sizeof(float); }
+  uint64_t block_bytes() const {
+    return 2ull * n_layers * block_size * kv_dim() * KvDTypeBytes(dtype);
+  }
   friend bool operator==(const KvGeometry&, const KvGeometry&) = default;
 };
 

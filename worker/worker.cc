@@ -23,7 +23,7 @@ shared::Status Worker::PlanKv() {
   const int bs = config_.kv.block_size;
   // The whole segment stays within the budget: each block's data, metadata and token ids, plus
   // the header and alignment (so --kv-memory-mb 1024 fits a 1 GiB /dev/shm, as compose.yaml has).
-  const int64_t bytes_per_block = 2LL * c.n_layers * c.kv_dim() * bs * sizeof(float) +
+  const int64_t bytes_per_block = KvPool::BytesFor(c, 1, bs, config_.kv.dtype) +
                                   sizeof(shared::KvBlockMeta) + int64_t{bs} * sizeof(int32_t);
   const int64_t fixed_bytes = 3 * shared::kKvSegmentDataAlignment;
   const int context_blocks = (c.context_length + bs - 1) / bs;
@@ -45,7 +45,7 @@ shared::Status Worker::PlanKv() {
   geometry.n_layers = static_cast<uint32_t>(c.n_layers);
   geometry.n_kv_heads = static_cast<uint32_t>(c.n_kv_heads);
   geometry.head_dim = static_cast<uint32_t>(c.head_dim());
-  geometry.dtype = static_cast<uint32_t>(shared::KvDType::kF32);
+  geometry.dtype = static_cast<uint32_t>(config_.kv.dtype);
   geometry.block_count = static_cast<uint32_t>(blocks);
   const KvSegmentSpec spec{KvSegmentNameFor(config_.kv.segment, config_.listen), geometry,
                            model_fingerprint_};
@@ -54,8 +54,10 @@ shared::Status Worker::PlanKv() {
   BindToNumaNode(kv_segment_->data().data(), kv_segment_->data().size_bytes(),
                  NumaNodeToBind(cpus_));
   SM_RETURN_IF_ERROR(kv_segment_->Reserve());
-  kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs, kv_segment_->data());
-  spdlog::info("KV pool: {} blocks x {} tokens ({:.1f} MiB) in {}", blocks, bs,
+  kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs, config_.kv.dtype,
+                                      kv_segment_->data());
+  spdlog::info("KV pool: {} blocks x {} tokens, {} ({:.1f} MiB) in {}", blocks, bs,
+               config_.kv.dtype == kernels::KvType::kF16 ? "f16" : "f32",
                kv_pool_->bytes() / 1048576.0,
                kv_segment_->in_shared_memory()
                    ? fmt::format("shared memory {}", shared::ShmSegment::PathOf(spec.name))

@@ -1,5 +1,6 @@
 #include "worker/worker_config.h"
 
+#include <map>
 #include <string>
 
 #include <spdlog/fmt/fmt.h>
@@ -49,6 +50,15 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV cache block");
   app.add_option("--kv-blocks", c.kv.num_blocks, "KV cache blocks; 0 = as many as --kv-memory-mb");
   app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV cache budget in MiB (with --kv-blocks 0)");
+  app.add_option("--kv-dtype", c.kv.dtype,
+                 "element type of the cached K/V rows: f16 (half the memory and the bytes each "
+                 "decode step reads) or f32")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, kernels::KvType>{{"f16", kernels::KvType::kF16},
+                                                 {"f32", kernels::KvType::kF32}},
+          CLI::ignore_case))
+      ->type_name("TYPE")
+      ->default_str("f16");
   app.add_option("--kv-segment", c.kv.segment,
                  "shared-memory name of the KV cache (/dev/shm/NAME), kept after a crash for a "
                  "warm restart and removed on a clean exit; none = process memory")

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/kernels.h"
 #include "shared/status.h"
 #include "worker/loader/model_loader.h"
 #include "worker/sched/scheduler.h"
@@ -19,9 +20,10 @@ struct WorkerConfig {
   std::string log_level = "info";
   bool exit_with_parent = false;  // SIGTERM when the parent dies (set by the gateway supervisor)
   struct Kv {
-    int block_size = 16;   // tokens per KV block
-    int num_blocks = 0;    // 0 = derive from memory_mb
-    int memory_mb = 1024;  // KV pool budget when num_blocks = 0
+    int block_size = 16;                            // tokens per KV block
+    int num_blocks = 0;                             // 0 = derive from memory_mb
+    int memory_mb = 1024;                           // KV pool budget when num_blocks = 0
+    kernels::KvType dtype = kernels::KvType::kF16;  // element type of the cached K/V rows
     // Shared-memory segment of the pool: "" = derived from `listen` (KvSegmentNameFor), "none" =
     // process memory (no warm restart). The gateway passes smallmind-<gateway id>-w<worker id>.
     std::string segment;

@@ -14,6 +14,7 @@
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/avx2_util.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/ref/attention_ref.h"
 
 namespace smallmind::kernels::avx2 {
@@ -26,6 +27,19 @@ constexpr int kLanes = 8;         // positions whose dots one fold finishes at o
 // Tokens of a prefill chunk that share one walk over the cache: each chunk of K/V rows is then
 // read from memory once for all of them.
 constexpr int kTileTokens = kAttentionTileTokens;
+
+// 8 cache elements from p as floats (half: converted exactly); the Tail form loads n (0..8) of
+// them, zero in the other lanes, reading nothing past p + n.
+inline __m256 Load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 Load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256 Load8Tail(const float* p, int n) { return LoadTail(p, n); }
+inline __m256 Load8Tail(const uint16_t* p, int n) {
+  alignas(16) uint16_t h[8] = {};
+  for (int i = 0; i < n; i++) h[i] = p[i];
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+}
 
 // Lane j of the result = Fold(acc[j]) for j < 8: the 8 folds at once, in Fold's exact order
 // ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
@@ -60,21 +74,21 @@ struct Tile {
 // The dots of one query head q with the kN K rows k, k + row_stride, ... (kN <= 8): lane j of the
 // result = Fold of position j's 8-lane FMA chain over head_dim (a partial last group
 // zero-padded), divided by scale. One q load serves kN rows, and the kN chains interleave.
-template <int kN>
-inline __m256 ChunkDots(const float* q, const float* k, int64_t row_stride, int full, int tail,
+template <int kN, typename E>
+inline __m256 ChunkDots(const float* q, const E* k, int64_t row_stride, int full, int tail,
                         __m256 scale8) {
   __m256 acc[kLanes];
   for (int j = 0; j < kLanes; j++) acc[j] = _mm256_setzero_ps();
   for (int i = 0; i < full; i += 8) {
     const __m256 q8 = _mm256_loadu_ps(q + i);
     for (int j = 0; j < kN; j++) {
-      acc[j] = _mm256_fmadd_ps(q8, _mm256_loadu_ps(k + j * row_stride + i), acc[j]);
+      acc[j] = _mm256_fmadd_ps(q8, Load8(k + j * row_stride + i), acc[j]);
     }
   }
   if (tail > 0) {
     const __m256 q8 = LoadTail(q + full, tail);
     for (int j = 0; j < kN; j++) {
-      acc[j] = _mm256_fmadd_ps(q8, LoadTail(k + j * row_stride + full, tail), acc[j]);
+      acc[j] = _mm256_fmadd_ps(q8, Load8Tail(k + j * row_stride + full, tail), acc[j]);
     }
   }
   return _mm256_div_ps(FoldEight(acc), scale8);
@@ -83,8 +97,8 @@ inline __m256 ChunkDots(const float* q, const float* k, int64_t row_stride, int 
 // Calls f(p, n, row) for the positions [p_lo, p_hi] in chunks of at most `chunk` positions inside
 // one cache block, in order: n positions from p, their first cache row at `row` (rows row_stride
 // apart). base: the K or V row of slot 0 of block 0.
-template <typename F>
-inline void ForChunks(const KvView& kv, const float* base, int p_lo, int p_hi, int chunk, F&& f) {
+template <typename E, typename F>
+inline void ForChunks(const KvView& kv, const E* base, int p_lo, int p_hi, int chunk, F&& f) {
   for (int p = p_lo; p <= p_hi;) {
     const int slot = p % kv.block_size;
     const int n = std::min({chunk, kv.block_size - slot, p_hi - p + 1});
@@ -96,17 +110,18 @@ inline void ForChunks(const KvView& kv, const float* base, int p_lo, int p_hi, i
 // Scores of tokens [t_lo, t_hi) of the tile (every head) at positions [p_lo, p_hi], all inside
 // each token's causal range: each chunk of 8 cache rows for every row of the tile before the
 // next, each head's 8 dots sharing its q loads; a shorter chunk one position at a time.
+template <typename E>
 void TileScores(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi,
                 float scale) {
   const int full = tile.head_dim & ~7;
   const int tail = tile.head_dim - full;
   const __m256 scale8 = _mm256_set1_ps(scale);
-  ForChunks(kv, kv.k, p_lo, p_hi, kLanes, [&](int p, int n, const float* k) {
+  ForChunks(kv, static_cast<const E*>(kv.k), p_lo, p_hi, kLanes, [&](int p, int n, const E* k) {
     for (int g = 0; g < tile.n_heads; g++) {  // each head's slice of the chunk serves every token
       for (int t = t_lo; t < t_hi; t++) {
         const float* q = tile.q + t * tile.q_dim + g * tile.head_dim;
         float* s = tile.scores + (t * tile.n_heads + g) * tile.stride + p;
-        const float* kg = k + tile.kv_offset[g];
+        const E* kg = k + tile.kv_offset[g];
         if (n == kLanes) {
           _mm256_storeu_ps(s, ChunkDots<kLanes>(q, kg, kv.row_stride, full, tail, scale8));
         } else {
@@ -127,9 +142,9 @@ constexpr int kValueChunk = 16;
 // o[0 .. width) (+)= sum over p in [p0, p1], in order, of a[p] * v_p[0 .. width), rows v_p =
 // rows + (p - p0) * row_stride, width <= 64 (kWidth when it is a compile-time 64, so the 8
 // accumulators stay in registers). `first`: o holds nothing yet (the sum starts from zero).
-template <int kWidth>
-inline void ValueChunk(const float* rows, int64_t row_stride, const float* a, int p0, int p1,
-                       int width, bool first, float* o) {
+template <int kWidth, typename E>
+inline void ValueChunk(const E* rows, int64_t row_stride, const float* a, int p0, int p1, int width,
+                       bool first, float* o) {
   constexpr int kVecs = kWidth == 64 ? 8 : 0;
   const int vecs = kWidth == 64 ? kVecs : (width + 7) / 8;
   __m256 acc[8];
@@ -138,14 +153,13 @@ inline void ValueChunk(const float* rows, int64_t row_stride, const float* a, in
     for (int v = 0; v < vecs; v++) acc[v] = LoadTail(o + 8 * v, std::min(8, width - 8 * v));
   }
   for (int p = p0; p <= p1; p++) {
-    const float* row = rows + (p - p0) * row_stride;
+    const E* row = rows + (p - p0) * row_stride;
     const __m256 w = _mm256_set1_ps(a[p]);
     if constexpr (kWidth == 64) {
-      for (int v = 0; v < kVecs; v++)
-        acc[v] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row + 8 * v), acc[v]);
+      for (int v = 0; v < kVecs; v++) acc[v] = _mm256_fmadd_ps(w, Load8(row + 8 * v), acc[v]);
     } else {
       for (int v = 0; v < vecs; v++) {
-        acc[v] = _mm256_fmadd_ps(w, LoadTail(row + 8 * v, std::min(8, width - 8 * v)), acc[v]);
+        acc[v] = _mm256_fmadd_ps(w, Load8Tail(row + 8 * v, std::min(8, width - 8 * v)), acc[v]);
       }
     }
   }
@@ -156,33 +170,36 @@ inline void ValueChunk(const float* rows, int64_t row_stride, const float* a, in
 // for tokens [t_lo, t_hi) of the tile (every head), 64 dims at a time; a partial sum crosses
 // chunks (and calls) through out, which keeps every element's order (and bits) those of one
 // sequential sum from position 0.
+template <typename E>
 void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi) {
   const int hd = tile.head_dim;
-  ForChunks(kv, kv.v, p_lo, p_hi, kValueChunk, [&](int p0, int n, const float* rows) {
-    for (int g = 0; g < tile.n_heads; g++) {
-      for (int t = t_lo; t < t_hi; t++) {
-        const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
-        float* o = tile.out + t * tile.q_dim + g * hd;
-        for (int d0 = 0; d0 < hd; d0 += 64) {
-          const float* v = rows + tile.kv_offset[g] + d0;
-          if (hd - d0 >= 64) {
-            ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0);
-          } else {
-            ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0, o + d0);
+  ForChunks(
+      kv, static_cast<const E*>(kv.v), p_lo, p_hi, kValueChunk, [&](int p0, int n, const E* rows) {
+        for (int g = 0; g < tile.n_heads; g++) {
+          for (int t = t_lo; t < t_hi; t++) {
+            const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
+            float* o = tile.out + t * tile.q_dim + g * hd;
+            for (int d0 = 0; d0 < hd; d0 += 64) {
+              const E* v = rows + tile.kv_offset[g] + d0;
+              if (hd - d0 >= 64) {
+                ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0);
+              } else {
+                ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0, o + d0);
+              }
+            }
           }
         }
-      }
-    }
-  });
+      });
 }
 
 // The whole tile: scores of the positions every token sees (0 .. first_last) in one walk, then
 // each later token's own last positions; softmax per row; the value sums likewise.
+template <typename E>
 void AttendTile(const KvView& kv, const Tile& tile, float scale) {
   const int shared_last = tile.first_last;
-  TileScores(kv, tile, 0, tile.n_tokens, 0, shared_last, scale);
+  TileScores<E>(kv, tile, 0, tile.n_tokens, 0, shared_last, scale);
   for (int t = 1; t < tile.n_tokens; t++) {
-    TileScores(kv, tile, t, t + 1, shared_last + 1, shared_last + t, scale);
+    TileScores<E>(kv, tile, t, t + 1, shared_last + 1, shared_last + t, scale);
   }
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
@@ -190,9 +207,9 @@ void AttendTile(const KvView& kv, const Tile& tile, float scale) {
                   RowRange{0, 1});
     }
   }
-  TileValues(kv, tile, 0, tile.n_tokens, 0, shared_last);
+  TileValues<E>(kv, tile, 0, tile.n_tokens, 0, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) {
-    TileValues(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
+    TileValues<E>(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
   }
 }
 
@@ -235,9 +252,22 @@ void AttentionAvx2(const AttentionArgs& a, RowRange rows) {
     tile.first_last = a.start_pos + t;
     tile.scores = a.scores;
     tile.stride = stride;
-    AttendTile(a.kv, tile, scale);
+    if (a.kv.type == KvType::kF16) {
+      AttendTile<uint16_t>(a.kv, tile, scale);
+    } else {
+      AttendTile<float>(a.kv, tile, scale);
+    }
     r += tile.n_tokens * tile.n_heads;
   }
+}
+
+void F32ToF16Avx2(const float* x, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  }
+  for (; i < n; i++) out[i] = Fp32ToFp16(x[i]);  // the same rounding, one at a time
 }
 
 }  // namespace smallmind::kernels::avx2

@@ -31,6 +31,7 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.add = &AddAvx2;
   t.add_bias = &AddBiasAvx2;
   t.attention = &AttentionAvx2;
+  t.f32_to_f16 = &F32ToF16Avx2;
   return t;
 }
 

@@ -70,5 +70,7 @@ void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, flo
 // folded as Fold, divided by sqrt(head_dim); softmax as SoftmaxAvx2; out[i] = sum over positions
 // in order of p(pos) * v[pos, i] (FMA). head_dim > 256: AttentionRef.
 void AttentionAvx2(const AttentionArgs& args, RowRange rows);
+// K/V rows into a kF16 cache (attention_avx2.cc): vcvtps2ph, bitwise F32ToF16Ref.
+void F32ToF16Avx2(const float* x, uint16_t* out, int64_t n);
 
 }  // namespace smallmind::kernels::avx2

@@ -4,13 +4,18 @@
 // left to right, softmax as SoftmaxRef, then the weighted V sum over positions 0..p in order.
 #pragma once
 
+#include <cstdint>
+
 #include "kernels/kernels.h"
 
 namespace smallmind::kernels {
 
 // For every flat row r = t * n_heads + h in rows: out[t, h, :] = sum over p' <= start_pos + t of
 // softmax_p'(q[t, h, :] . K[p', kv_h, :] / sqrt(head_dim)) * V[p', kv_h, :], with
-// kv_h = h / (n_heads / n_kv_heads), K and V read from args.kv.
+// kv_h = h / (n_heads / n_kv_heads), K and V read from args.kv (half rows converted exactly).
 void AttentionRef(const AttentionArgs& args, RowRange rows);
+
+// out[i] = Fp32ToFp16(x[i]) (round-to-nearest-even, as F16C's vcvtps2ph).
+void F32ToF16Ref(const float* x, uint16_t* out, int64_t n);
 
 }  // namespace smallmind::kernels

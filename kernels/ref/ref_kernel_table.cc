@@ -44,6 +44,7 @@ KernelTable RefKernelTable() {
   t.add = &AddRef;
   t.add_bias = &AddBiasRef;
   t.attention = &AttentionRef;
+  t.f32_to_f16 = &F32ToF16Ref;
   return t;
 }
 

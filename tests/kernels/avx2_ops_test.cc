@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/dispatch.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/ref/attention_ref.h"
 #include "kernels/ref/elementwise_ref.h"
 #include "kernels/ref/rmsnorm_ref.h"
@@ -179,6 +181,96 @@ TEST_F(Avx2OpsTest, AttentionRowHasTheSameBitsAloneOrInAPass) {
       }
     }
   }
+}
+
+// The same cache as halves: every float of `storage` rounded to half (Fp32ToFp16).
+std::vector<uint16_t> Halves(const std::vector<float>& storage) {
+  std::vector<uint16_t> h(storage.size());
+  for (size_t i = 0; i < h.size(); i++) h[i] = Fp32ToFp16(storage[i]);
+  return h;
+}
+
+// The args of PagedArgs reading `halves` (a kF16 cache of the same layout) instead.
+void UseHalves(const std::vector<uint16_t>& halves, int block_size, AttentionArgs* a) {
+  a->kv.type = KvType::kF16;
+  a->kv.k = halves.data();
+  a->kv.v = halves.data() + int64_t{block_size} * a->kv.row_stride;
+}
+
+// A half cache reads each element exactly as its float: over a cache whose floats are halves
+// already (rounded through Fp32ToFp16), f16 and f32 attention give the same bits, in the
+// reference and in the AVX2 kernel, and the AVX2 kernel stays within a few ulp of the reference
+// on halves as it does on floats.
+TEST_F(Avx2OpsTest, HalfCacheAttentionIsTheFloatAttentionOfTheRoundedCache) {
+  for (int head_dim : {4, 12, 64, 128}) {
+    const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
+    const int block_size = 5, n_blocks = 12, start_pos = 17, n_tokens = 9;
+    std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
+    const std::vector<uint16_t> halves = Halves(storage);
+    for (size_t i = 0; i < storage.size(); i++) storage[i] = Fp16ToFp32(halves[i]);
+    std::vector<int32_t> table(n_blocks);
+    for (int b = 0; b < n_blocks; b++) table[b] = (b * 7 + 3) % n_blocks;
+    const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 3, -2, 2);
+    std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
+    AttentionArgs f32 = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
+                                  head_dim, start_pos, n_tokens);
+    AttentionArgs f16 = f32;
+    UseHalves(halves, block_size, &f16);
+    const RowRange all = AllRows(n_tokens * n_heads);
+    auto run = [&](AttentionFn fn, AttentionArgs a) {
+      std::vector<float> out(q.size(), NAN);
+      a.out = out.data();
+      fn(a, all);
+      return out;
+    };
+    const std::string what = "head_dim " + std::to_string(head_dim);
+    const std::vector<float> avx2_f16 = run(&avx2::AttentionAvx2, f16);
+    const std::vector<float> ref_f16 = run(&AttentionRef, f16);
+    EXPECT_EQ(avx2_f16, run(&avx2::AttentionAvx2, f32)) << what;
+    EXPECT_EQ(ref_f16, run(&AttentionRef, f32)) << what;
+    ExpectClose(avx2_f16, ref_f16, 1e-5, 1e-6, what);
+  }
+}
+
+// A row of a half cache scored alone gets the bits it gets in a pass or a tile, as with floats.
+TEST_F(Avx2OpsTest, HalfCacheAttentionRowHasTheSameBitsAloneOrInAPass) {
+  const int n_heads = 6, n_kv_heads = 2, head_dim = 64, kv_dim = n_kv_heads * head_dim;
+  const int block_size = 16, n_blocks = 8, start_pos = 37, n_tokens = 3;
+  const std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, 11);
+  const std::vector<uint16_t> halves = Halves(storage);
+  std::vector<int32_t> table(n_blocks);
+  for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
+  const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
+  std::vector<float> alone(q.size(), NAN), pass(q.size(), NAN), tile(q.size(), NAN);
+  std::vector<float> scores(n_tokens * n_heads * (start_pos + n_tokens));
+  AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads, head_dim,
+                              start_pos, n_tokens);
+  UseHalves(halves, block_size, &a);
+  a.out = alone.data();
+  for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
+  a.out = pass.data();
+  avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+  a.out = tile.data();
+  a.scores_size = static_cast<int64_t>(scores.size());
+  avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+  EXPECT_EQ(pass, alone);
+  EXPECT_EQ(tile, alone);
+}
+
+// vcvtps2ph rounds exactly as Fp32ToFp16: ties to even, overflow to inf, subnormals, NaN, and
+// a length that leaves a scalar tail.
+TEST_F(Avx2OpsTest, F32ToF16IsBitwiseTheReference) {
+  std::vector<float> x = RandomFloats(1003, 4, -70000, 70000);
+  const std::vector<float> small = RandomFloats(200, 5, -1e-4f, 1e-4f);  // half subnormals
+  x.insert(x.end(), small.begin(), small.end());
+  for (float v : {0.0f, -0.0f, 1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65504.0f, 65520.0f, 1e9f,
+                  -1e9f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, INFINITY, -INFINITY, NAN}) {
+    x.push_back(v);  // ties (1 + 2^-11 rounds down, 1 + 3 * 2^-11 up), the largest half, overflow
+  }
+  std::vector<uint16_t> got(x.size()), want(x.size());
+  avx2::F32ToF16Avx2(x.data(), got.data(), static_cast<int64_t>(x.size()));
+  F32ToF16Ref(x.data(), want.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <string>
 
+#include "shared/kv_segment_layout.h"
 #include "shared/shm_segment.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "worker/worker.h"
@@ -53,6 +55,38 @@ TEST(WorkerKvTest, TheSegmentStaysWithinTheMemoryBudgetAndIsRemovedOnShutdown) {
     worker.Shutdown();
   }
   EXPECT_FALSE(ShmSegment::Exists(seg.name));
+}
+
+// The header of a live worker's segment, read from its file.
+shared::KvSegmentHeader ReadHeader(const std::string& name) {
+  shared::KvSegmentHeader h{};
+  std::ifstream in(ShmSegment::PathOf(name), std::ios::binary);
+  in.read(reinterpret_cast<char*>(&h), sizeof(h));
+  EXPECT_TRUE(in.good()) << ShmSegment::PathOf(name);
+  return h;
+}
+
+// --kv-dtype: halves (the default) hold twice the blocks of floats in the same budget, and the
+// segment header says which the blocks hold (a successor of another dtype discards them).
+TEST(WorkerKvTest, AHalfCacheHoldsTwiceTheBlocksOfAFloatCache) {
+  testing::ScopedTempDir dir("wkv");
+  uint32_t blocks[2] = {};
+  for (kernels::KvType type : {kernels::KvType::kF16, kernels::KvType::kF32}) {
+    SegmentGuard seg;
+    WorkerConfig c = Config(dir, "a.sock", seg.name);
+    c.kv.memory_mb = 4;
+    c.kv.dtype = type;
+    Worker worker(c);
+    const shared::Status started = worker.Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    const shared::KvSegmentHeader h = ReadHeader(seg.name);
+    EXPECT_EQ(h.geometry.dtype, static_cast<uint32_t>(type));
+    blocks[type == kernels::KvType::kF16 ? 0 : 1] = h.geometry.block_count;
+    worker.Shutdown();
+  }
+  EXPECT_EQ(WorkerConfig().kv.dtype, kernels::KvType::kF16);
+  EXPECT_GT(blocks[1], 0u);
+  EXPECT_GE(blocks[0], 2 * blocks[1] * 9 / 10) << blocks[0] << " vs " << blocks[1];
 }
 
 TEST(WorkerKvTest, ASecondWorkerCannotTakeALiveWorkersSegment) {

@@ -62,6 +62,8 @@ class Engine {
   // step are bitwise what a deterministic step writes: the prefix cache may then share blocks
   // between the paths. Rows of every op are independent, so the partitions do not matter.
   bool paths_write_same_kv() const { return paths_write_same_kv_; }
+  // Element type of the K/V rows the engine stores.
+  kernels::KvType kv_type() const { return kv_->type(); }
 
  private:
   void CheckPlan(const StepPlan& plan) const;

@@ -16,6 +16,7 @@ uint64_t KvProducer(const Engine& engine, kernels::ExecMode mode) {
   shared::StreamHasher h;
   h.Update(name.data(), name.size());
   h.UpdateWord(shared::kKvSegmentLayoutVersion);
+  h.UpdateWord(static_cast<uint64_t>(engine.kv_type()));
   h.UpdateWord(engine.paths_write_same_kv() ? 0 : 1 + static_cast<uint64_t>(mode));
   return h.Finish();
 }

@@ -1,7 +1,7 @@
-// KvProducer: names the code that writes K/V into the pool (kernel set, and path when the two
-// paths' kernels differ), from which the prefix cache's chain roots are made: cached blocks are
-// reused only where a fresh computation would give the same bits, also after a warm restart by a
-// worker built or configured differently. Called once by the Worker; thread-safe.
+// KvProducer: names the code that writes K/V into the pool (kernel set, element type, and path when
+// the two paths' kernels differ), from which the prefix cache's chain roots are made: cached blocks
+// are reused only where a fresh computation would give the same bits, also after a warm restart by
+// a worker built or configured differently. Called once by the Worker; thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -39,6 +39,8 @@ class OpRunner {
   OpRunner(const kernels::KernelTable& table, const PackedWeights& packed, ThreadPool* pool,
            const OpLimits& limits, Activations* act);
 
+  const kernels::KernelTable& table() const { return table_; }
+
   static MatmulSource Source(const float* x, int n_tokens, int dim) {
     return MatmulSource{x, n_tokens, dim};
   }

@@ -1,35 +1,42 @@
 #include "worker/kv/kv_pool.h"
 
+#include <algorithm>
+
 #include "shared/check.h"
 
 namespace smallmind::worker {
 
-KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size)
-    : KvPool(config, num_blocks, block_size, std::span<float>()) {}
+KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernels::KvType type)
+    : KvPool(config, num_blocks, block_size, type, std::span<std::byte>()) {}
 
-int64_t KvPool::FloatsFor(const ModelConfig& config, int num_blocks, int block_size) {
-  return int64_t{num_blocks} * config.n_layers * 2 * block_size * config.kv_dim();
+int64_t KvPool::BytesFor(const ModelConfig& config, int num_blocks, int block_size,
+                         kernels::KvType type) {
+  return int64_t{num_blocks} * config.n_layers * 2 * block_size * config.kv_dim() *
+         kernels::KvTypeBytes(type);
 }
 
-KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, std::span<float> storage)
+KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernels::KvType type,
+               std::span<std::byte> storage)
     : num_blocks_(num_blocks),
       block_size_(block_size),
       n_layers_(config.n_layers),
       kv_dim_(config.kv_dim()),
+      type_(type),
       v_offset_(int64_t{block_size} * kv_dim_),
       layer_stride_(2 * v_offset_),
       block_stride_(n_layers_ * layer_stride_),
-      total_floats_(num_blocks * block_stride_) {
+      total_elems_(num_blocks * block_stride_) {
   SM_CHECK(num_blocks > 0 && block_size > 0)
       << "KvPool needs blocks, got " << num_blocks << " x " << block_size;
   SM_CHECK(n_layers_ > 0 && kv_dim_ > 0) << "KvPool needs a model with layers and KV heads";
   if (storage.data() == nullptr) {
-    // Zeroed so that a slot read before it is written gives zeros, never stale garbage.
-    owned_ = std::make_unique<float[]>(static_cast<size_t>(total_floats_));
-    storage_ = owned_.get();
+    // Zeroed so that a slot read before it is written gives zeros, never stale garbage (a zero
+    // half is a zero float too).
+    owned_ = std::make_unique<float[]>(static_cast<size_t>((bytes() + 3) / 4));
+    storage_ = reinterpret_cast<std::byte*>(owned_.get());
   } else {
-    SM_CHECK(static_cast<int64_t>(storage.size()) == total_floats_)
-        << "KV storage of " << storage.size() << " floats, the pool needs " << total_floats_;
+    SM_CHECK(static_cast<int64_t>(storage.size()) == bytes())
+        << "KV storage of " << storage.size() << " bytes, the pool needs " << bytes();
     storage_ = storage.data();
   }
 }
@@ -41,11 +48,33 @@ int64_t KvPool::RowOffset(int32_t block, int layer, int slot) const {
   return block * block_stride_ + layer * layer_stride_ + int64_t{slot} * kv_dim_;
 }
 
+float* KvPool::KRowF32(int32_t block, int layer, int slot) {
+  SM_CHECK(type_ == kernels::KvType::kF32) << "KRowF32 of a pool of halves";
+  return static_cast<float*>(KRow(block, layer, slot));
+}
+
+float* KvPool::VRowF32(int32_t block, int layer, int slot) {
+  SM_CHECK(type_ == kernels::KvType::kF32) << "VRowF32 of a pool of halves";
+  return static_cast<float*>(VRow(block, layer, slot));
+}
+
+void KvPool::StoreRow(int32_t block, int layer, int slot, const float* k, const float* v,
+                      kernels::F32ToF16Fn to_f16) {
+  if (type_ == kernels::KvType::kF16) {
+    to_f16(k, static_cast<uint16_t*>(KRow(block, layer, slot)), kv_dim_);
+    to_f16(v, static_cast<uint16_t*>(VRow(block, layer, slot)), kv_dim_);
+  } else {
+    std::copy(k, k + kv_dim_, static_cast<float*>(KRow(block, layer, slot)));
+    std::copy(v, v + kv_dim_, static_cast<float*>(VRow(block, layer, slot)));
+  }
+}
+
 kernels::KvView KvPool::LayerView(int layer, std::span<const int32_t> block_table) const {
   SM_CHECK(layer >= 0 && layer < n_layers_) << "layer " << layer;
   kernels::KvView view;
-  view.k = storage_ + layer * layer_stride_;
-  view.v = view.k + v_offset_;
+  view.k = At(layer * layer_stride_);
+  view.v = At(layer * layer_stride_ + v_offset_);
+  view.type = type_;
   view.block_table = block_table;
   view.block_size = block_size_;
   view.block_stride = block_stride_;

@@ -90,9 +90,9 @@ std::span<int32_t> KvSegment::tokens() {
   return {At<int32_t>(h.tokens_offset), size_t{h.geometry.block_count} * h.geometry.block_size};
 }
 
-std::span<float> KvSegment::data() {
+std::span<std::byte> KvSegment::data() {
   const KvSegmentHeader& h = header();
-  return {At<float>(h.data_offset), h.geometry.block_count * h.block_bytes / sizeof(float)};
+  return {At<std::byte>(h.data_offset), h.geometry.block_count * h.block_bytes};
 }
 
 std::string KvSegmentNameFor(const std::string& requested, const std::string& listen) {

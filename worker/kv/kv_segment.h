@@ -7,6 +7,7 @@
 // is written only by the scheduler thread and the data only by the engine. Not thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -45,7 +46,7 @@ class KvSegment {
   const shared::KvSegmentHeader& header() const;
   std::span<shared::KvBlockMeta> meta();  // [block_count]
   std::span<int32_t> tokens();            // [block_count * block_size]
-  std::span<float> data();                // [block_count][n_layers][K, V][block_size][kv_dim]
+  std::span<std::byte> data();  // [block_count][n_layers][K, V][block_size][kv_dim] of dtype
   size_t bytes() const { return bytes_; }
 
  private:

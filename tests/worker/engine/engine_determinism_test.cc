@@ -24,6 +24,7 @@ struct Scenario {
   int threads = 1;
   int batch = 1;    // sequences in the batch, the target among them
   int chunk = 100;  // prompt tokens per step
+  kernels::KvType kv_type = kernels::KvType::kF32;
 };
 
 // A sequence's prompt and the tokens forced after it, from a fixed formula of its index.
@@ -43,7 +44,7 @@ std::vector<std::vector<float>> Run(const LlamaModel& m, kernels::Isa isa, const
   options.num_threads = s.threads;
   options.parallel_threshold = 1;
   options.isa = isa;
-  KvPool pool(m.config, s.batch * kBlocksPerSeq, kBlockSize);
+  KvPool pool(m.config, s.batch * kBlocksPerSeq, kBlockSize, s.kv_type);
   Engine engine(m.config, m.weights, &pool, options);
   const int target = s.batch / 2;
   std::vector<std::vector<TokenId>> tokens(s.batch);
@@ -78,14 +79,15 @@ std::vector<std::vector<float>> Run(const LlamaModel& m, kernels::Isa isa, const
   return logits;
 }
 
-void ExpectBatchInvariant(const LlamaModel& m, kernels::Isa isa) {
-  const std::vector<std::vector<float>> want = Run(m, isa, Scenario{});
+void ExpectBatchInvariant(const LlamaModel& m, kernels::Isa isa,
+                          kernels::KvType kv_type = kernels::KvType::kF32) {
+  const std::vector<std::vector<float>> want = Run(m, isa, Scenario{1, 1, 100, kv_type});
   ASSERT_EQ(want.size(), static_cast<size_t>(kDecodeSteps + 1));
   for (int threads : {1, 2, 3}) {
     for (int batch : {1, 3, 17}) {
       for (int chunk : {100, 4, 1}) {
         if (batch == 17 && chunk == 1) continue;  // slow and adds nothing over chunk 4
-        EXPECT_EQ(Run(m, isa, Scenario{threads, batch, chunk}), want)
+        EXPECT_EQ(Run(m, isa, Scenario{threads, batch, chunk, kv_type}), want)
             << kernels::IsaName(isa) << ": " << threads << " threads, batch " << batch
             << ", prompt chunks of " << chunk;
       }
@@ -96,6 +98,18 @@ void ExpectBatchInvariant(const LlamaModel& m, kernels::Isa isa) {
 TEST(EngineDeterminismTest, F32LogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
   const LlamaModel m = MakeBuiltinTinyModel();
   for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) ExpectBatchInvariant(m, isa);
+}
+
+// The worker's default cache of halves keeps the guarantee: K/V are rounded per element when
+// stored, whatever the batch, and read back exactly.
+TEST(EngineDeterminismTest, HalfKvCacheLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
+  const LlamaModel m = MakeBuiltinTinyModel();
+  for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {
+    ExpectBatchInvariant(m, isa, kernels::KvType::kF16);
+  }
+  // And the halves are not the floats: the cache type really changed what attention read.
+  EXPECT_NE(worker::Run(m, kernels::BestIsa(), Scenario{1, 1, 100, kernels::KvType::kF16}),
+            worker::Run(m, kernels::BestIsa(), Scenario{}));
 }
 
 TEST(EngineDeterminismTest, QuantizedLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {

@@ -185,7 +185,7 @@ std::vector<float> KvWrittenBy(const LlamaModel& m, const std::vector<TokenId>& 
   plan.mode = mode;
   plan.seqs.push_back(SeqStep{prompt, 0, table, true});
   engine.Step(plan);
-  const float* p = kv.KRow(0, 0, 0);
+  const auto* p = static_cast<const float*>(kv.KRow(0, 0, 0));
   return std::vector<float>(p, p + kv.bytes() / sizeof(float));
 }
 

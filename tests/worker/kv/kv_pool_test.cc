@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
+
+#include "kernels/quant_blocks.h"
 
 namespace smallmind::worker {
 namespace {
@@ -30,11 +33,11 @@ TEST(KvPoolTest, SizesStorageForEveryLayerOfEveryBlock) {
 
 TEST(KvPoolTest, LaysOutEachBlockAsKThenVPerLayer) {
   KvPool pool(SmallConfig(), 5, 4);
-  const float* base = pool.KRow(0, 0, 0);
-  EXPECT_EQ(pool.KRow(0, 0, 1) - base, 8);              // slots are kv_dim apart
-  EXPECT_EQ(pool.VRow(0, 0, 0) - base, 4 * 8);          // V follows the block_size K rows
-  EXPECT_EQ(pool.KRow(0, 1, 0) - base, 2 * 4 * 8);      // next layer after K and V
-  EXPECT_EQ(pool.KRow(1, 0, 0) - base, 3 * 2 * 4 * 8);  // next block after all layers
+  const float* base = pool.KRowF32(0, 0, 0);
+  EXPECT_EQ(pool.KRowF32(0, 0, 1) - base, 8);              // slots are kv_dim apart
+  EXPECT_EQ(pool.VRowF32(0, 0, 0) - base, 4 * 8);          // V follows the block_size K rows
+  EXPECT_EQ(pool.KRowF32(0, 1, 0) - base, 2 * 4 * 8);      // next layer after K and V
+  EXPECT_EQ(pool.KRowF32(1, 0, 0) - base, 3 * 2 * 4 * 8);  // next block after all layers
 }
 
 TEST(KvPoolTest, StartsZeroedAndKeepsEveryRowApart) {
@@ -43,9 +46,9 @@ TEST(KvPoolTest, StartsZeroedAndKeepsEveryRowApart) {
     for (int l = 0; l < 3; l++) {
       for (int s = 0; s < 2; s++) {
         for (int i = 0; i < 8; i++) {
-          ASSERT_EQ(pool.KRow(b, l, s)[i], 0.0f);
-          pool.KRow(b, l, s)[i] = static_cast<float>(((b * 3 + l) * 2 + s) * 100 + i);
-          pool.VRow(b, l, s)[i] = -static_cast<float>(((b * 3 + l) * 2 + s) * 100 + i);
+          ASSERT_EQ(pool.KRowF32(b, l, s)[i], 0.0f);
+          pool.KRowF32(b, l, s)[i] = static_cast<float>(((b * 3 + l) * 2 + s) * 100 + i);
+          pool.VRowF32(b, l, s)[i] = -static_cast<float>(((b * 3 + l) * 2 + s) * 100 + i);
         }
       }
     }
@@ -54,8 +57,8 @@ TEST(KvPoolTest, StartsZeroedAndKeepsEveryRowApart) {
     for (int l = 0; l < 3; l++) {
       for (int s = 0; s < 2; s++) {
         const float want = static_cast<float>(((b * 3 + l) * 2 + s) * 100 + 7);
-        EXPECT_EQ(pool.KRow(b, l, s)[7], want);
-        EXPECT_EQ(pool.VRow(b, l, s)[7], -want);
+        EXPECT_EQ(pool.KRowF32(b, l, s)[7], want);
+        EXPECT_EQ(pool.VRowF32(b, l, s)[7], -want);
       }
     }
   }
@@ -65,15 +68,42 @@ TEST(KvPoolTest, LayerViewFindsPositionsThroughTheBlockTable) {
   KvPool pool(SmallConfig(), 6, 4);
   const std::vector<int32_t> table = {5, 2, 0};  // positions 0-3 in block 5, 4-7 in 2, 8-11 in 0
   for (int pos = 0; pos < 12; pos++) {
-    pool.KRow(table[pos / 4], 2, pos % 4)[0] = static_cast<float>(pos);
-    pool.VRow(table[pos / 4], 2, pos % 4)[3] = static_cast<float>(1000 + pos);
+    pool.KRowF32(table[pos / 4], 2, pos % 4)[0] = static_cast<float>(pos);
+    pool.VRowF32(table[pos / 4], 2, pos % 4)[3] = static_cast<float>(1000 + pos);
   }
   const kernels::KvView view = pool.LayerView(2, table);
+  EXPECT_EQ(view.type, kernels::KvType::kF32);
+  const auto* k = static_cast<const float*>(view.k);
+  const auto* v = static_cast<const float*>(view.v);
   for (int pos = 0; pos < 12; pos++) {
-    EXPECT_EQ(view.KRow(pos), pool.KRow(table[pos / 4], 2, pos % 4));
-    EXPECT_EQ(view.KRow(pos)[0], static_cast<float>(pos));
-    EXPECT_EQ(view.VRow(pos)[3], static_cast<float>(1000 + pos));
+    EXPECT_EQ(k + view.Offset(pos), pool.KRow(table[pos / 4], 2, pos % 4));
+    EXPECT_EQ(k[view.Offset(pos)], static_cast<float>(pos));
+    EXPECT_EQ(v[view.Offset(pos) + 3], static_cast<float>(1000 + pos));
   }
+}
+
+TEST(KvPoolTest, HalfPoolStoresRoundedHalvesInHalfTheBytes) {
+  const KvPool f32(SmallConfig(), 5, 4);
+  KvPool pool(SmallConfig(), 5, 4, kernels::KvType::kF16);
+  EXPECT_EQ(pool.bytes() * 2, f32.bytes());
+  std::vector<float> k(8), v(8);
+  for (int i = 0; i < 8; i++) {
+    k[i] = 1.0f + 0.0001f * static_cast<float>(i);  // not exact in half: rounds to nearest
+    v[i] = -65504.0f * static_cast<float>(i) / 7.0f;
+  }
+  const std::vector<int32_t> table = {3, 1};
+  pool.StoreRow(1, 2, 3, k.data(), v.data(), kernels::RefKernelTable().f32_to_f16);  // position 7
+  const kernels::KvView view = pool.LayerView(2, table);
+  EXPECT_EQ(view.type, kernels::KvType::kF16);
+  const auto* kh = static_cast<const uint16_t*>(view.k) + view.Offset(7);
+  const auto* vh = static_cast<const uint16_t*>(view.v) + view.Offset(7);
+  EXPECT_EQ(static_cast<const void*>(kh), pool.KRow(1, 2, 3));
+  for (int i = 0; i < 8; i++) {
+    EXPECT_EQ(kh[i], kernels::Fp32ToFp16(k[i])) << i;
+    EXPECT_EQ(vh[i], kernels::Fp32ToFp16(v[i])) << i;
+  }
+  EXPECT_EQ(kernels::Fp16ToFp32(kh[0]), 1.0f);                        // 1.0000 is exact
+  EXPECT_EQ(static_cast<const uint16_t*>(pool.KRow(1, 2, 2))[0], 0);  // the slot before: untouched
 }
 
 }  // namespace

@@ -47,6 +47,11 @@ KvSegmentSpec Spec(const std::string& name, uint64_t fingerprint = 77,
 // In a child process: opens the segment, fills block 0 (K/V data and tokens) and seals it as the
 // first block of a chain under `root`, leaves block 1 half written, then dies by SIGKILL, so
 // nothing is cleaned up: what a crashed worker leaves behind.
+// The data of an f32 segment (the geometry these tests use) as floats.
+std::span<float> Floats(std::span<std::byte> data) {
+  return {reinterpret_cast<float*>(data.data()), data.size() / sizeof(float)};
+}
+
 void CrashAfterSealingOneBlock(const std::string& name, uint64_t root) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -56,7 +61,7 @@ void CrashAfterSealingOneBlock(const std::string& name, uint64_t root) {
     BlockPool pool((*seg)->meta(), (*seg)->tokens(), 4);
     const int32_t b0 = *pool.Allocate();
     const int32_t b1 = *pool.Allocate();
-    std::span<float> data = (*seg)->data();
+    const std::span<float> data = Floats((*seg)->data());
     const size_t per_block = data.size() / 8;
     for (size_t i = 0; i < per_block; ++i) data[b0 * per_block + i] = 1.5f + i;
     const std::vector<TokenId> t = {5, 6, 7, 8};
@@ -81,7 +86,8 @@ TEST(KvSegmentTest, OpenCreatesASealedHeaderInA0600SegmentRemovedOnDestruction) 
     EXPECT_EQ((*seg)->header().owner_pid, static_cast<uint32_t>(getpid()));
     EXPECT_EQ((*seg)->meta().size(), 8u);
     EXPECT_EQ((*seg)->tokens().size(), 32u);
-    EXPECT_EQ((*seg)->data().size(), 8u * 2 * 2 * 4 * 8);  // blocks x layers x K,V x slots x dim
+    EXPECT_EQ((*seg)->data().size(),
+              8u * 2 * 2 * 4 * 8 * sizeof(float));  // blocks x layers x K,V x slots x dim
     EXPECT_EQ(reinterpret_cast<uintptr_t>((*seg)->data().data()) % 4096, 0u);
     EXPECT_TRUE((*seg)->Reserve().ok());
     struct stat st;
@@ -107,8 +113,9 @@ TEST(KvSegmentTest, ASuccessorReattachesACrashedOwnersSegmentAndKeepsItsSealedBl
   const std::vector<TokenId> t = {5, 6, 7, 8};
   const int32_t b0 = pool.FindSealed(KvBlockHash(root, t), t);
   ASSERT_GE(b0, 0);
-  const size_t per_block = (*seg)->data().size() / 8;
-  EXPECT_EQ((*seg)->data()[b0 * per_block + 3], 4.5f);  // the K/V bytes survived too
+  const std::span<float> data = Floats((*seg)->data());
+  const size_t per_block = data.size() / 8;
+  EXPECT_EQ(data[b0 * per_block + 3], 4.5f);  // the K/V bytes survived too
 }
 
 TEST(KvSegmentTest, AnotherModelsSegmentIsDiscardedAndRecreatedWithTheReason) {
@@ -176,8 +183,9 @@ TEST(KvSegmentTest, WithNoNameTheSameLayoutLivesOnTheHeap) {
   ASSERT_TRUE(seg.ok());
   EXPECT_FALSE((*seg)->in_shared_memory());
   EXPECT_EQ(shared::KvSegmentMismatch(&(*seg)->header(), (*seg)->bytes(), Geometry(), 77), "");
-  EXPECT_EQ((*seg)->data().size(), 8u * 2 * 2 * 4 * 8);
-  for (float v : (*seg)->data()) ASSERT_EQ(v, 0.0f);
+  // blocks x layers x K,V x slots x dim floats
+  EXPECT_EQ((*seg)->data().size(), 8u * 2 * 2 * 4 * 8 * sizeof(float));
+  for (float v : Floats((*seg)->data())) ASSERT_EQ(v, 0.0f);
 }
 
 TEST(KvSegmentTest, NamesComeFromTheFlagOrTheListenAddress) {
