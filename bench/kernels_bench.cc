@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -162,12 +163,19 @@ void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, in
   const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
   const int head_dim = 64, kv_dim = kv_heads * head_dim, block = 16;
   const int blocks = (context + block - 1) / block;
-  const std::vector<float> cache = testing::RandomFloats(size_t(blocks) * 2 * block * kv_dim, 1);
+  // Decode reads each sequence's cache once per step, long after the step's weights went through
+  // the caches: one token's calls walk the caches of enough sequences to exceed them.
+  const size_t seq_bytes = size_t(blocks) * 2 * block * kv_dim * KvTypeBytes(type);
+  const int seqs = tokens == 1 ? static_cast<int>((kDramBytes + seq_bytes - 1) / seq_bytes) : 1;
+  const std::vector<float> cache =
+      testing::RandomFloats(size_t(seqs) * blocks * 2 * block * kv_dim, 1);
   std::vector<uint16_t> halves(type == KvType::kF16 ? cache.size() : 0);
   for (size_t i = 0; i < halves.size(); i++) halves[i] = Fp32ToFp16(cache[i]);
   const void* base = type == KvType::kF16 ? static_cast<const void*>(halves.data()) : cache.data();
-  std::vector<int32_t> table(static_cast<size_t>(blocks));
-  for (int b = 0; b < blocks; b++) table[b] = (b * 5) % blocks;
+  std::vector<int32_t> tables(static_cast<size_t>(seqs) * blocks);  // sequence s: its own blocks
+  for (int s = 0; s < seqs; s++) {
+    for (int b = 0; b < blocks; b++) tables[size_t(s) * blocks + b] = s * blocks + (b * 5) % blocks;
+  }
   const std::vector<float> q = testing::RandomFloats(size_t(tokens) * heads * head_dim, 2);
   std::vector<float> out(q.size());
   // OpRunner's scratch (worker/engine/activations.cc): a tile's rows, up to 3 << 16 floats.
@@ -187,14 +195,17 @@ void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, in
   a.kv.k = base;
   a.kv.v = static_cast<const char*>(base) + size_t{KvTypeBytes(type)} * block * kv_dim;
   a.kv.type = type;
-  a.kv.block_table = table;
+  a.kv.block_table = std::span<const int32_t>(tables).first(blocks);
   a.kv.block_size = block;
   a.kv.block_stride = 2L * block * kv_dim;
   a.kv.row_stride = kv_dim;
+  int seq = 0;
   for (auto _ : state) {
+    a.kv.block_table = std::span<const int32_t>(tables).subspan(size_t(seq) * blocks, blocks);
     for (int t = 0; t < tokens; t += kAttentionTileTokens) {
       k.attention(a, RowRange{t * heads, std::min(tokens, t + kAttentionTileTokens) * heads});
     }
+    seq = (seq + 1) % seqs;
   }
   const double positions = static_cast<double>(tokens) * (context - tokens / 2);
   Rates(state, 2.0 * KvTypeBytes(type) * positions * kv_dim, 4.0 * heads * positions * head_dim);

@@ -94,16 +94,35 @@ inline __m256 ChunkDots(const float* q, const E* k, int64_t row_stride, int full
   return _mm256_div_ps(FoldEight(acc), scale8);
 }
 
-// Calls f(p, n, row) for the positions [p_lo, p_hi] in chunks of at most `chunk` positions inside
-// one cache block, in order: n positions from p, their first cache row at `row` (rows row_stride
-// apart). base: the K or V row of slot 0 of block 0.
+// Calls f(p, n, row, next) for the positions [p_lo, p_hi] in chunks of at most `chunk` positions
+// inside one cache block, in order: n positions from p, their first cache row at `row` (rows
+// row_stride apart). base: the K or V row of slot 0 of block 0.
 template <typename E, typename F>
 inline void ForChunks(const KvView& kv, const E* base, int p_lo, int p_hi, int chunk, F&& f) {
+  auto row_of = [&](int p) {
+    return base + kv.block_table[p / kv.block_size] * kv.block_stride +
+           (p % kv.block_size) * kv.row_stride;
+  };
+  const E* row = p_lo <= p_hi ? row_of(p_lo) : nullptr;
   for (int p = p_lo; p <= p_hi;) {
     const int slot = p % kv.block_size;
     const int n = std::min({chunk, kv.block_size - slot, p_hi - p + 1});
-    f(p, n, base + kv.block_table[p / kv.block_size] * kv.block_stride + slot * kv.row_stride);
+    const E* next = p + n <= p_hi ? row_of(p + n) : nullptr;
+    f(p, n, row, next);
+    row = next;
     p += n;
+  }
+}
+
+// Asks for the `bytes` at each of the n rows from `rows` (row_stride elements apart): the slices
+// of the next chunk a head will read, fetched while it works on this one (decode walks a
+// sequence's cache once, from DRAM, faster than the hardware prefetcher ramps up on short
+// strided runs).
+template <typename E>
+inline void PrefetchRows(const E* rows, int n, int64_t row_stride, int bytes) {
+  for (int j = 0; j < n; j++) {
+    const char* r = reinterpret_cast<const char*>(rows + j * row_stride);
+    for (int off = 0; off < bytes; off += 64) _mm_prefetch(r + off, _MM_HINT_T0);
   }
 }
 
@@ -116,23 +135,30 @@ void TileScores(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo
   const int full = tile.head_dim & ~7;
   const int tail = tile.head_dim - full;
   const __m256 scale8 = _mm256_set1_ps(scale);
-  ForChunks(kv, static_cast<const E*>(kv.k), p_lo, p_hi, kLanes, [&](int p, int n, const E* k) {
-    for (int g = 0; g < tile.n_heads; g++) {  // each head's slice of the chunk serves every token
-      for (int t = t_lo; t < t_hi; t++) {
-        const float* q = tile.q + t * tile.q_dim + g * tile.head_dim;
-        float* s = tile.scores + (t * tile.n_heads + g) * tile.stride + p;
-        const E* kg = k + tile.kv_offset[g];
-        if (n == kLanes) {
-          _mm256_storeu_ps(s, ChunkDots<kLanes>(q, kg, kv.row_stride, full, tail, scale8));
-        } else {
-          for (int j = 0; j < n; j++) {
-            s[j] = _mm256_cvtss_f32(
-                ChunkDots<1>(q, kg + j * kv.row_stride, kv.row_stride, full, tail, scale8));
+  ForChunks(
+      kv, static_cast<const E*>(kv.k), p_lo, p_hi, kLanes,
+      [&](int p, int n, const E* k, const E* next) {
+        for (int g = 0; g < tile.n_heads;
+             g++) {  // each head's slice of the chunk serves every token
+          if (next != nullptr) {
+            PrefetchRows(next + tile.kv_offset[g], kLanes, kv.row_stride,
+                         tile.head_dim * static_cast<int>(sizeof(E)));
+          }
+          for (int t = t_lo; t < t_hi; t++) {
+            const float* q = tile.q + t * tile.q_dim + g * tile.head_dim;
+            float* s = tile.scores + (t * tile.n_heads + g) * tile.stride + p;
+            const E* kg = k + tile.kv_offset[g];
+            if (n == kLanes) {
+              _mm256_storeu_ps(s, ChunkDots<kLanes>(q, kg, kv.row_stride, full, tail, scale8));
+            } else {
+              for (int j = 0; j < n; j++) {
+                s[j] = _mm256_cvtss_f32(
+                    ChunkDots<1>(q, kg + j * kv.row_stride, kv.row_stride, full, tail, scale8));
+              }
+            }
           }
         }
-      }
-    }
-  });
+      });
 }
 
 // Positions per V chunk: the rows of one chunk are summed for every head of the pass before the
@@ -173,23 +199,28 @@ inline void ValueChunk(const E* rows, int64_t row_stride, const float* a, int p0
 template <typename E>
 void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi) {
   const int hd = tile.head_dim;
-  ForChunks(
-      kv, static_cast<const E*>(kv.v), p_lo, p_hi, kValueChunk, [&](int p0, int n, const E* rows) {
-        for (int g = 0; g < tile.n_heads; g++) {
-          for (int t = t_lo; t < t_hi; t++) {
-            const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
-            float* o = tile.out + t * tile.q_dim + g * hd;
-            for (int d0 = 0; d0 < hd; d0 += 64) {
-              const E* v = rows + tile.kv_offset[g] + d0;
-              if (hd - d0 >= 64) {
-                ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0);
-              } else {
-                ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0, o + d0);
+  ForChunks(kv, static_cast<const E*>(kv.v), p_lo, p_hi, kValueChunk,
+            [&](int p0, int n, const E* rows, const E* next) {
+              for (int g = 0; g < tile.n_heads; g++) {
+                if (next != nullptr) {
+                  PrefetchRows(next + tile.kv_offset[g], kValueChunk, kv.row_stride,
+                               hd * static_cast<int>(sizeof(E)));
+                }
+                for (int t = t_lo; t < t_hi; t++) {
+                  const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
+                  float* o = tile.out + t * tile.q_dim + g * hd;
+                  for (int d0 = 0; d0 < hd; d0 += 64) {
+                    const E* v = rows + tile.kv_offset[g] + d0;
+                    if (hd - d0 >= 64) {
+                      ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0);
+                    } else {
+                      ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0,
+                                    o + d0);
+                    }
+                  }
+                }
               }
-            }
-          }
-        }
-      });
+            });
 }
 
 // The whole tile: scores of the positions every token sees (0 .. first_last) in one walk, then

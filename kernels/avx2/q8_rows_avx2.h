@@ -112,23 +112,34 @@ void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* x
   for (; g < g_end; g++) GroupTile<Kernel, 1, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
 }
 
-// y[t, r] for r in `rows`: prefill runs each kTileGroups groups (their weights stay in L1/L2)
-// over the tokens in tiles of kTileTokens; the tail tokens (all of them in decode) then run one
-// at a time over kTailGroups groups at once (that many weight streams in flight).
-template <class Kernel, int kTileGroups, int kTileTokens, int kTailGroups>
+// y[t, r] for r in `rows`: each kTileGroups groups (their weights stay in L1/L2) run over the
+// tokens in tiles of kTileTokens; the tokens left then run in tiles of kMidTokens over kMidGroups
+// groups, and the last few (all of them in single-stream decode) one at a time over kTailGroups
+// groups at once (that many weight streams in flight).
+template <class Kernel, int kTileGroups, int kTileTokens, int kMidGroups, int kMidTokens,
+          int kTailGroups>
 void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                      RowRange rows) {
   const int n_blocks = in_dim / Kernel::kBlockElems;
   const auto* packed = static_cast<const typename Kernel::Packed*>(w);
   const int g_begin = rows.begin / kRowGroup, g_end = (rows.end + kRowGroup - 1) / kRowGroup;
   const int n_tiled = n_tokens / kTileTokens * kTileTokens;
+  const int n_mid = n_tiled + (n_tokens - n_tiled) / kMidTokens * kMidTokens;
   for (int g = g_begin; g < g_end; g += kTileGroups) {
     for (int t = 0; t < n_tiled; t += kTileTokens) {
       GroupRun<Kernel, kTileGroups, kTileTokens>(
           packed, n_blocks, xq, in_dim, g, std::min(g + kTileGroups, g_end), t, rows, out_dim, y);
     }
   }
-  for (int t = n_tiled; t < n_tokens; t++) {
+  if constexpr (kMidTokens != kTileTokens) {
+    for (int g = g_begin; g < g_end; g += kMidGroups) {
+      for (int t = n_tiled; t < n_mid; t += kMidTokens) {
+        GroupRun<Kernel, kMidGroups, kMidTokens>(
+            packed, n_blocks, xq, in_dim, g, std::min(g + kMidGroups, g_end), t, rows, out_dim, y);
+      }
+    }
+  }
+  for (int t = n_mid; t < n_tokens; t++) {
     GroupRun<Kernel, kTailGroups, 1>(packed, n_blocks, xq, in_dim, g_begin, g_end, t, rows, out_dim,
                                      y);
   }
