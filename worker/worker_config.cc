@@ -1,6 +1,5 @@
 #include "worker/worker_config.h"
 
-#include <map>
 #include <string>
 
 #include <spdlog/fmt/fmt.h>
@@ -50,13 +49,14 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV cache block");
   app.add_option("--kv-blocks", c.kv.num_blocks, "KV cache blocks; 0 = as many as --kv-memory-mb");
   app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV cache budget in MiB (with --kv-blocks 0)");
-  app.add_option("--kv-dtype", c.kv.dtype,
-                 "element type of the cached K/V rows: f16 (half the memory and the bytes each "
-                 "decode step reads) or f32")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, kernels::KvType>{{"f16", kernels::KvType::kF16},
-                                                 {"f32", kernels::KvType::kF32}},
-          CLI::ignore_case))
+  app.add_option_function<std::string>(
+         "--kv-dtype",
+         [&c](const std::string& v) {
+           c.kv.dtype = (v == "f32" || v == "F32") ? kernels::KvType::kF32 : kernels::KvType::kF16;
+         },
+         "element type of the cached K/V rows: f16 (half the memory and the bytes each decode "
+         "step reads) or f32")
+      ->check(CLI::IsMember({"f16", "f32"}, CLI::ignore_case))
       ->type_name("TYPE")
       ->default_str("f16");
   app.add_option("--kv-segment", c.kv.segment,
