@@ -33,7 +33,8 @@ for r in $(seq "$rounds"); do
   awk -v r="$r" -v pp="$pp" -v c1="$c1" -v c8="$c8" -v c16="$c16" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
     'BEGIN { printf "round %d: pp128 %s  C=1 %s  C=8 %s  C=16 %s tok/s  C8/C1 %.2f  C16/pp128 %.2f  load %s\n",
              r, pp, c1, c8, c16, c8 / c1, c16 / pp, load }'
-done | tee /dev/stderr | awk '
+done | awk '
+  { print; fflush() }
   { for (i = 1; i <= NF; i++) { if ($i == "C8/C1") a[NR] = $(i + 1); if ($i == "C16/pp128") b[NR] = $(i + 1) } }
   function median(v, n,   i, j, t) {
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
