@@ -9,6 +9,8 @@ PORT ?= 50051
 # The OpenAI-compatible HTTP API (http://localhost:8000/v1); HTTP_PORT= turns it off.
 HTTP_PORT ?= 8000
 GATEWAY_FLAGS ?=
+# Flags for every worker the gateway spawns, e.g. WORKER_FLAGS="--kv-memory-mb 4096 --max-seqs 64".
+WORKER_FLAGS ?=
 # The tests' data folder (golden outputs, models, tokenizer vectors); without it ~51 tests skip.
 SHARED_DATA ?= ../shared
 
@@ -45,7 +47,8 @@ check-test-data:
 
 run: build
 	$(BUILD)/bin/smallmind-gateway --model $(MODEL) --workers $(WORKERS) --port $(PORT) \
-	  $(if $(HTTP_PORT),--http-port $(HTTP_PORT)) $(GATEWAY_FLAGS)
+	  $(if $(HTTP_PORT),--http-port $(HTTP_PORT)) $(if $(WORKER_FLAGS),--worker-flags="$(WORKER_FLAGS)") \
+	  $(GATEWAY_FLAGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log

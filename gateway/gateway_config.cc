@@ -1,6 +1,9 @@
 #include "gateway/gateway_config.h"
 
 #include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string_view>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -65,6 +68,17 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                  "CPUs pinned per worker; 0 = the allowed CPUs split evenly");
   app.add_option("--threads-per-worker", c.supervisor.threads_per_worker,
                  "compute threads per worker; 0 = one per CPU of its set");
+  app.add_option_function<std::string>(
+         "--worker-flags",
+         [&c](const std::string& flags) {
+           c.supervisor.worker_flags.clear();
+           std::istringstream words(flags);
+           for (std::string w; words >> w;) c.supervisor.worker_flags.push_back(w);
+         },
+         "more flags for every worker this gateway spawns, e.g. --worker-flags=\"--kv-memory-mb "
+         "4096 --max-seqs 64\" (smallmind-worker --help lists them; the gateway sets --model, "
+         "--tokenizer, --listen, --worker-id, --cpus, --threads and --kv-segment itself)")
+      ->type_name("\"FLAGS\"");
   app.add_option("--worker-binary", c.supervisor.worker_binary, "worker executable")
       ->type_name("PATH")
       ->default_str("smallmind-worker beside this binary");
@@ -170,6 +184,21 @@ Status GatewayConfig::Validate() const {
   }
   SM_RETURN_IF_ERROR(CheckRange("--cpus-per-worker", supervisor.cpus_per_worker, 0, 4096));
   SM_RETURN_IF_ERROR(CheckRange("--threads-per-worker", supervisor.threads_per_worker, 0, 4096));
+  for (const std::string& flag : supervisor.worker_flags) {
+    for (const char* own : {"--model", "--tokenizer", "--listen", "--worker-id", "--cpus",
+                            "--threads", "--kv-segment", "--exit-with-parent"}) {
+      const std::string_view f(flag);
+      if (f == own ||
+          (f.starts_with(own) && f.size() > std::strlen(own) && f[std::strlen(own)] == '=')) {
+        return InvalidArgument(fmt::format(
+            "--worker-flags must not set {}: the gateway sets it for each worker{}", own,
+            std::string_view(own) == "--model" || std::string_view(own) == "--tokenizer"
+                ? fmt::format(" (pass {} to the gateway)", own)
+            : std::string_view(own) == "--threads" ? " (use --threads-per-worker)"
+                                                   : ""));
+      }
+    }
+  }
   if (!shared::IsLogLevelName(log_level)) {
     return InvalidArgument(
         fmt::format("--log-level must be one of {}, got '{}'", shared::kLogLevelNames, log_level));

@@ -65,6 +65,8 @@ struct SupervisorOptions {
   std::string runtime_dir;     // its private socket dir goes here; "" = $TMPDIR or /tmp
   int cpus_per_worker = 0;     // 0 = the allowed CPUs split evenly over the workers
   int threads_per_worker = 0;  // 0 = one per CPU of the worker's set
+  // More flags for every worker it spawns (--worker-flags, split at spaces), after its own.
+  std::vector<std::string> worker_flags;
   // Loading a large model takes a while; a worker not answering Stats by then is an error.
   std::chrono::milliseconds ready_timeout{120000};
   std::chrono::milliseconds restart_backoff_initial{250};

@@ -96,6 +96,7 @@ std::vector<std::string> WorkerArgv(const WorkerLaunch& launch) {
                std::to_string(launch.worker_id), "--cpus", shared::FormatCpuList(launch.cpus),
                "--threads", std::to_string(launch.threads), "--exit-with-parent"});
   if (!launch.kv_segment.empty()) argv.insert(argv.end(), {"--kv-segment", launch.kv_segment});
+  argv.insert(argv.end(), launch.extra_flags.begin(), launch.extra_flags.end());
   return argv;
 }
 
@@ -145,7 +146,8 @@ shared::Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
          options.threads_per_worker > 0 ? options.threads_per_worker
                                         : static_cast<int>(sets[i].size()),
          // The socket directory's unique name names this gateway instance.
-         fmt::format("{}-w{}", std::filesystem::path(dir_template).filename().string(), i)};
+         fmt::format("{}-w{}", std::filesystem::path(dir_template).filename().string(), i),
+         options.worker_flags};
   }
   return std::unique_ptr<WorkerSupervisor>(
       new WorkerSupervisor(dir_template, std::move(children), std::move(options)));

@@ -33,10 +33,11 @@ struct WorkerLaunch {
   // Shared-memory name of the worker's KV pool, stable across its restarts so a crashed worker's
   // successor re-attaches it (warm restart): smallmind-<pid>-XXXXXX-w<id>. "" = none passed.
   std::string kv_segment;
+  std::vector<std::string> extra_flags;  // --worker-flags, last
 };
 
 // argv (binary first): --model SPEC [--tokenizer PATH] --listen unix:SOCK --worker-id I --cpus
-// LIST --threads K --exit-with-parent [--kv-segment NAME].
+// LIST --threads K --exit-with-parent [--kv-segment NAME] [extra flags].
 std::vector<std::string> WorkerArgv(const WorkerLaunch& launch);
 
 // CPU set of each of `workers` workers: `per_worker` CPUs each (0 = cpus.size() / workers, at

@@ -163,6 +163,27 @@ TEST(GatewayConfigTest, ValidateRejectsInconsistentValues) {
   EXPECT_EQ(config.Validate().message(), "--tls-client-ca needs --tls-cert and --tls-key");
 }
 
+TEST(GatewayConfigTest, WorkerFlagsAreSplitAtSpacesAndMayNotSetWhatTheGatewaySets) {
+  auto config = Parse({"--worker-flags", "--kv-dtype f32  --kv-memory-mb=64"});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->supervisor.worker_flags,
+            (std::vector<std::string>{"--kv-dtype", "f32", "--kv-memory-mb=64"}));
+  EXPECT_TRUE(config->Validate().ok());
+  config = Parse({"--worker-flags=--max-seqs 8"});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->supervisor.worker_flags, (std::vector<std::string>{"--max-seqs", "8"}));
+  for (const char* flags : {"--listen unix:/x", "--threads=4", "--kv-segment none", "--model m"}) {
+    config = Parse({"--worker-flags", flags});
+    ASSERT_TRUE(config.ok()) << flags;
+    const std::string m = config->Validate().message();
+    EXPECT_NE(m.find("--worker-flags must not set"), std::string::npos) << flags << ": " << m;
+  }
+  config = Parse({"--worker-flags", "--threads 4"});
+  EXPECT_NE(config->Validate().message().find("--threads-per-worker"), std::string::npos);
+  config = Parse({"--worker-flags", "--threads-cap 4"});  // a prefix of an own flag is not it
+  EXPECT_TRUE(config->Validate().ok());
+}
+
 TEST(GatewayConfigTest, HelpShowsEveryFlagWithItsDefault) {
   GatewayConfig config;
   CLI::App app{"test", "smallmind-gateway"};

@@ -41,6 +41,16 @@ TEST(WorkerSupervisorTest, WorkerArgvEndsWithTheKvSegmentNameWhenThereIsOne) {
   EXPECT_EQ(argv.back(), "smallmind-12-abcXYZ-w1");
 }
 
+TEST(WorkerSupervisorTest, WorkerArgvEndsWithTheExtraWorkerFlags) {
+  WorkerLaunch launch{"/bin/w", "builtin:tiny", "", "/tmp/d/worker-1.sock", 1, {0}, 1, "seg"};
+  launch.extra_flags = {"--kv-dtype", "f32", "--max-seqs=64"};
+  const auto argv = WorkerArgv(launch);
+  ASSERT_GE(argv.size(), 5u);
+  EXPECT_EQ(
+      (std::vector<std::string>(argv.end() - 5, argv.end())),
+      (std::vector<std::string>{"--kv-segment", "seg", "--kv-dtype", "f32", "--max-seqs=64"}));
+}
+
 TEST(WorkerSupervisorTest, SplitCpusDividesEvenlyInOrder) {
   EXPECT_EQ(SplitCpus({0, 1, 2, 3, 4, 5, 6, 7}, 2, 0),
             (std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
@@ -103,6 +113,34 @@ TEST_F(SupervisorScriptTest, NamesAWorkerThatExitsBeforeBecomingReady) {
   EXPECT_NE(s.message().find("worker 0"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("exited with code 3 before becoming ready"), std::string::npos)
       << s.message();
+}
+
+// --worker-flags reach every spawned worker, after the supervisor's own flags.
+TEST_F(SupervisorScriptTest, EveryWorkerGetsTheExtraFlags) {
+  Script("echo \"$@\" > " + dir_ + "/args-$$.tmp && mv " + dir_ + "/args-$$.tmp " + dir_ +
+         "/args-$$\nexec sleep 60");
+  options_.worker_flags = {"--kv-dtype", "f32", "--kv-memory-mb", "64"};
+  auto supervisor = Create(2);
+  ASSERT_NE(supervisor, nullptr);
+  auto both = [this](size_t) {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      const std::string name = e.path().filename().string();
+      n += name.starts_with("args-") && !name.ends_with(".tmp");
+    }
+    return n == 2 ? shared::Status::Ok() : shared::Unavailable("not yet");
+  };
+  ASSERT_TRUE(supervisor->Start(both, nullptr).ok());
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("args-") || name.ends_with(".tmp")) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    std::getline(in, line);
+    EXPECT_TRUE(line.ends_with("--kv-dtype f32 --kv-memory-mb 64")) << line;
+    EXPECT_NE(line.find("--model builtin:tiny"), std::string::npos) << line;
+  }
+  supervisor->Stop();
 }
 
 TEST_F(SupervisorScriptTest, NamesAWorkerThatNeverBecomesReadyAndStopsIt) {
