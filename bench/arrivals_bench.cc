@@ -13,6 +13,7 @@
 //   arrivals_bench [--model=PATH | --preset=bench-110M --type=q8_0] [--threads=2] [--paths=par]
 //                  [--budgets=256] [--prefill-caps=0,8,16,24,32] [--streams=4] [--arrivals=4]
 //                  [--stream-tokens=256] [--reps=5] [--no-steps] [--no-arrivals]
+//                  [--kv-dtype=f16|f32]
 // --budgets are --max-step-tokens values, --prefill-caps --max-prefill-tokens-while-decoding
 // values (0: none): a row for each pair. Timings are wall clock: run it on a quiet machine (see
 // `uptime`); the served counterpart is bench/arrivals.sh.
@@ -54,6 +55,7 @@ struct Options {
   int reps = 5;
   bool steps = true;
   bool arrivals_table = true;
+  kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype, as the worker's
 };
 
 std::vector<TokenId> Tokens(int n, int seed, int vocab) {
@@ -88,12 +90,12 @@ EngineOptions MakeEngineOptions(int threads, int max_step_tokens) {
 }
 
 // Step time of d decodes plus one prefill chunk of c tokens.
-void StepTimes(const LlamaModel& m, int threads, kernels::ExecMode mode, int reps) {
+void StepTimes(const LlamaModel& m, int threads, kernels::ExecMode mode, const Options& o) {
   const std::vector<int> decodes = {1, 4, 8, 16};
   const std::vector<int> chunks = {0, 8, 16, 32, 64, 128, 256};
   constexpr int kDecodePos = 64, kChunkPos = 256;
   const int seq_blocks = (kChunkPos + 256) / kBlockSize + 1;
-  KvPool kv(m.config, (16 + 1) * seq_blocks, kBlockSize);
+  KvPool kv(m.config, (16 + 1) * seq_blocks, kBlockSize, o.kv_type);
   Engine engine(m.config, m.weights, &kv, MakeEngineOptions(threads, 16 + 256));
   std::vector<std::vector<int32_t>> tables(17);
   for (int s = 0; s < 17; ++s) {
@@ -106,7 +108,7 @@ void StepTimes(const LlamaModel& m, int threads, kernels::ExecMode mode, int rep
       "\nstep time (ms), threads %d, %s: rows = decodes at position %d, columns = prefill "
       "chunk tokens at position %d; median of %d\n\n| decodes |",
       threads, mode == kernels::ExecMode::kDeterministic ? "det" : "par", kDecodePos, kChunkPos,
-      reps);
+      o.reps);
   for (int c : chunks) std::printf(" +%d |", c);
   std::printf("\n|---|");
   for (size_t i = 0; i < chunks.size(); ++i) std::printf("---|");
@@ -126,7 +128,7 @@ void StepTimes(const LlamaModel& m, int threads, kernels::ExecMode mode, int rep
       }
       engine.Step(plan);  // warm-up
       std::vector<double> t;
-      for (int r = 0; r < reps; ++r) {
+      for (int r = 0; r < o.reps; ++r) {
         const auto t0 = Clock::now();
         engine.Step(plan);
         t.push_back(Ms(Clock::now() - t0));
@@ -154,7 +156,7 @@ ArrivalsResult RunArrivals(const LlamaModel& m, int threads, kernels::ExecMode m
                       o.arrivals * (prompt_tokens + kArrivalOutput)) /
                          kBlockSize +
                      o.streams + o.arrivals + 8;
-  KvPool kv(m.config, blocks, kBlockSize);
+  KvPool kv(m.config, blocks, kBlockSize, o.kv_type);
   BlockPool pool(blocks, kBlockSize);
   Engine engine(m.config, m.weights, &kv, MakeEngineOptions(threads, budget));
   SchedulerOptions so;
@@ -262,6 +264,7 @@ int main(int argc, char** argv) {
   namespace b = smallmind::worker::bench;
   b::Flags flags = b::ParseFlags(&argc, argv);
   b::Options o;
+  o.kv_type = flags.kv_type;
   for (int i = 1; i < argc; ++i) {  // this bench's own flags are what ParseFlags left
     const std::string_view a = argv[i];
     auto value = [&](std::string_view name) { return a.substr(name.size()); };
@@ -306,7 +309,7 @@ int main(int argc, char** argv) {
   std::printf("model %s\n", (*model)->name.c_str());
   for (int threads : flags.threads) {
     for (smallmind::kernels::ExecMode mode : flags.modes) {
-      if (o.steps) b::StepTimes(m, threads, mode, o.reps);
+      if (o.steps) b::StepTimes(m, threads, mode, o);
       if (o.arrivals_table) b::ArrivalsTable(m, threads, mode, o);
     }
   }

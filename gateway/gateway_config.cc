@@ -1,9 +1,9 @@
 #include "gateway/gateway_config.h"
 
 #include <cstdint>
-#include <cstring>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -184,18 +184,22 @@ Status GatewayConfig::Validate() const {
   }
   SM_RETURN_IF_ERROR(CheckRange("--cpus-per-worker", supervisor.cpus_per_worker, 0, 4096));
   SM_RETURN_IF_ERROR(CheckRange("--threads-per-worker", supervisor.threads_per_worker, 0, 4096));
+  // The worker flags the supervisor sets itself, and where a user sets them instead.
+  static constexpr std::pair<std::string_view, std::string_view> kOwnWorkerFlags[] = {
+      {"--model", " (pass --model to the gateway)"},
+      {"--tokenizer", " (pass --tokenizer to the gateway)"},
+      {"--listen", ""},
+      {"--worker-id", ""},
+      {"--cpus", " (use --cpus-per-worker)"},
+      {"--threads", " (use --threads-per-worker)"},
+      {"--kv-segment", ""},
+      {"--exit-with-parent", ""}};
   for (const std::string& flag : supervisor.worker_flags) {
-    for (const char* own : {"--model", "--tokenizer", "--listen", "--worker-id", "--cpus",
-                            "--threads", "--kv-segment", "--exit-with-parent"}) {
-      const std::string_view f(flag);
-      if (f == own ||
-          (f.starts_with(own) && f.size() > std::strlen(own) && f[std::strlen(own)] == '=')) {
+    const std::string_view name = std::string_view(flag).substr(0, flag.find('='));
+    for (const auto& [own, instead] : kOwnWorkerFlags) {
+      if (name == own) {
         return InvalidArgument(fmt::format(
-            "--worker-flags must not set {}: the gateway sets it for each worker{}", own,
-            std::string_view(own) == "--model" || std::string_view(own) == "--tokenizer"
-                ? fmt::format(" (pass {} to the gateway)", own)
-            : std::string_view(own) == "--threads" ? " (use --threads-per-worker)"
-                                                   : ""));
+            "--worker-flags must not set {}: the gateway sets it for each worker{}", own, instead));
       }
     }
   }

@@ -45,6 +45,11 @@ shared::Status Worker::PlanKv() {
   geometry.n_layers = static_cast<uint32_t>(c.n_layers);
   geometry.n_kv_heads = static_cast<uint32_t>(c.n_kv_heads);
   geometry.head_dim = static_cast<uint32_t>(c.head_dim());
+  static_assert(static_cast<uint32_t>(kernels::KvType::kF32) ==
+                        static_cast<uint32_t>(shared::KvDType::kF32) &&
+                    static_cast<uint32_t>(kernels::KvType::kF16) ==
+                        static_cast<uint32_t>(shared::KvDType::kF16),
+                "the segment header stores the kernels' KvType values");
   geometry.dtype = static_cast<uint32_t>(config_.kv.dtype);
   geometry.block_count = static_cast<uint32_t>(blocks);
   const KvSegmentSpec spec{KvSegmentNameFor(config_.kv.segment, config_.listen), geometry,

@@ -52,11 +52,11 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option_function<std::string>(
          "--kv-dtype",
          [&c](const std::string& v) {
-           c.kv.dtype = (v == "f32" || v == "F32") ? kernels::KvType::kF32 : kernels::KvType::kF16;
+           c.kv.dtype = v == "f32" ? kernels::KvType::kF32 : kernels::KvType::kF16;
          },
          "element type of the cached K/V rows: f16 (half the memory and the bytes each decode "
          "step reads) or f32")
-      ->check(CLI::IsMember({"f16", "f32"}, CLI::ignore_case))
+      ->transform(CLI::IsMember({"f16", "f32"}, CLI::ignore_case))
       ->type_name("TYPE")
       ->default_str("f16");
   app.add_option("--kv-segment", c.kv.segment,

@@ -99,15 +99,11 @@ inline __m256 ChunkDots(const float* q, const E* k, int64_t row_stride, int full
 // row_stride apart). base: the K or V row of slot 0 of block 0.
 template <typename E, typename F>
 inline void ForChunks(const KvView& kv, const E* base, int p_lo, int p_hi, int chunk, F&& f) {
-  auto row_of = [&](int p) {
-    return base + kv.block_table[p / kv.block_size] * kv.block_stride +
-           (p % kv.block_size) * kv.row_stride;
-  };
-  const E* row = p_lo <= p_hi ? row_of(p_lo) : nullptr;
+  const E* row = p_lo <= p_hi ? base + kv.Offset(p_lo) : nullptr;
   for (int p = p_lo; p <= p_hi;) {
     const int slot = p % kv.block_size;
     const int n = std::min({chunk, kv.block_size - slot, p_hi - p + 1});
-    const E* next = p + n <= p_hi ? row_of(p + n) : nullptr;
+    const E* next = p + n <= p_hi ? base + kv.Offset(p + n) : nullptr;
     f(p, n, row, next);
     row = next;
     p += n;
@@ -120,10 +116,7 @@ inline void ForChunks(const KvView& kv, const E* base, int p_lo, int p_hi, int c
 // strided runs).
 template <typename E>
 inline void PrefetchRows(const E* rows, int n, int64_t row_stride, int bytes) {
-  for (int j = 0; j < n; j++) {
-    const char* r = reinterpret_cast<const char*>(rows + j * row_stride);
-    for (int off = 0; off < bytes; off += 64) _mm_prefetch(r + off, _MM_HINT_T0);
-  }
+  for (int j = 0; j < n; j++) Prefetch(rows + j * row_stride, static_cast<size_t>(bytes));
 }
 
 // Scores of tokens [t_lo, t_hi) of the tile (every head) at positions [p_lo, p_hi], all inside

@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace smallmind::kernels::avx2 {
@@ -15,6 +16,12 @@ inline float Fold(__m256 v) {
   const __m128 pairs = _mm_hadd_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 quads = _mm_hadd_ps(pairs, pairs);  // [l0..3 sum, l4..7 sum, ...]
   return _mm_cvtss_f32(_mm_add_ss(quads, _mm_movehdup_ps(quads)));
+}
+
+// Software prefetch of the cache lines of [p, p + bytes) (past a matrix's end: a harmless hint).
+inline void Prefetch(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
 }
 
 // A mask whose first n (0..8) int32 lanes are all ones, for maskload/maskstore of a tail.

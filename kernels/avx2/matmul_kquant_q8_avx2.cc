@@ -365,8 +365,8 @@ struct KQuantKernel {
 template <typename Packed>
 void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                   RowRange rows) {
-  MatmulRowGroups<KQuantKernel<Packed>, kTileGroups<Packed>, kTileTokens, kTileGroups<Packed>,
-                  kTileTokens, kTailGroups<Packed>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulRowGroups<KQuantKernel<Packed>, kTileGroups<Packed>, kTileTokens, kTailGroups<Packed>>(
+      w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 // ---- packing ----

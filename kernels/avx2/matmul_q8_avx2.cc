@@ -163,7 +163,7 @@ constexpr int kTailGroups = 4;
 template <typename Packed>
 void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                   RowRange rows) {
-  MatmulRowGroups<Q8Kernel<Packed>, 1, kTileTokens, 2, kMidTokens, kTailGroups>(
+  MatmulRowGroups<Q8Kernel<Packed>, 1, kTileTokens, kTailGroups, 2, kMidTokens>(
       w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/avx2/avx2_util.h"
 #include "kernels/partition.h"
 #include "kernels/q8_act.h"
 
@@ -53,12 +54,6 @@ inline void Fence(V (*v)[T]) {
   for (int g = 0; g < G; g++) {
     for (int t = 0; t < T; t++) asm("" : "+x"(v[g][t]));
   }
-}
-
-// Software prefetch of the cache lines of [p, p + bytes) (past a matrix's end: a harmless hint).
-inline void Prefetch(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
 }
 
 // Stores acc (group g's 8 rows for tokens [t0, t0 + T)), only the rows inside `rows`.
@@ -114,10 +109,10 @@ void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* x
 
 // y[t, r] for r in `rows`: each kTileGroups groups (their weights stay in L1/L2) run over the
 // tokens in tiles of kTileTokens; the tokens left then run in tiles of kMidTokens over kMidGroups
-// groups, and the last few (all of them in single-stream decode) one at a time over kTailGroups
-// groups at once (that many weight streams in flight).
-template <class Kernel, int kTileGroups, int kTileTokens, int kMidGroups, int kMidTokens,
-          int kTailGroups>
+// groups (by default none: the same tile), and the last few (all of them in single-stream decode)
+// one at a time over kTailGroups groups at once (that many weight streams in flight).
+template <class Kernel, int kTileGroups, int kTileTokens, int kTailGroups,
+          int kMidGroups = kTileGroups, int kMidTokens = kTileTokens>
 void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                      RowRange rows) {
   const int n_blocks = in_dim / Kernel::kBlockElems;
