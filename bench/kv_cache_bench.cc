@@ -6,7 +6,7 @@
 //    and output lengths run (sampled after every step; token-weighted mean and minimum).
 //
 //   kv_cache_bench [--model=PATH | --preset=bench-110M --type=q8_0] [--threads=2]
-//                  [--rounds=5] [--requests=48]
+//                  [--rounds=5] [--requests=48] [--kv-dtype=f16|f32]
 // With no model flag it runs builtin:tiny. (Warm restart across processes is measured through
 // the gateway: see README "Prefix cache and warm restart".)
 #include <time.h>
@@ -40,8 +40,8 @@ constexpr int kMaxSeqs = 16;
 // A worker's scheduling core: pool, engine, scheduler with the prefix cache on.
 class Core {
  public:
-  Core(const LlamaModel& m, int threads, int blocks) : model_(m) {
-    kv_ = std::make_unique<KvPool>(m.config, blocks, kBlockSize);
+  Core(const LlamaModel& m, int threads, int blocks, kernels::KvType kv_type) : model_(m) {
+    kv_ = std::make_unique<KvPool>(m.config, blocks, kBlockSize, kv_type);
     pool_ = std::make_unique<BlockPool>(blocks, kBlockSize);
     EngineOptions eo;
     eo.max_step_tokens = kStepTokens;
@@ -115,11 +115,11 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void Ttft(const LlamaModel& m, int threads, int rounds) {
+void Ttft(const LlamaModel& m, int threads, int rounds, kernels::KvType kv_type) {
   const int vocab = m.config.vocab_size;
   // 512 shared tokens (fewer when the context has no room for them and a 16-token suffix).
   const int n = std::min(512, m.config.context_length - 17);
-  Core core(m, threads, 4 * (n + 64) / kBlockSize * rounds);
+  Core core(m, threads, 4 * (n + 64) / kBlockSize * rounds, kv_type);
   std::vector<double> cold, hit, repeat;
   // Wall time, and the CPU time of the whole process (all threads): on a machine shared with
   // other work the CPU time still shows what the request costs.
@@ -153,11 +153,11 @@ void Ttft(const LlamaModel& m, int threads, int rounds) {
   std::fflush(stdout);
 }
 
-void Utilisation(const LlamaModel& m, int threads, int requests) {
+void Utilisation(const LlamaModel& m, int threads, int requests, kernels::KvType kv_type) {
   const int vocab = m.config.vocab_size;
   const int context = m.config.context_length;
   const int context_blocks = (context + kBlockSize - 1) / kBlockSize;
-  Core core(m, threads, context_blocks * kMaxSeqs);
+  Core core(m, threads, context_blocks * kMaxSeqs, kv_type);
   std::mt19937 rng(7);
   int64_t total_positions = 0;
   for (int i = 0; i < requests; ++i) {
@@ -214,8 +214,8 @@ int main(int argc, char** argv) {
   }
   std::printf("model %s\n", (*model)->name.c_str());
   for (int threads : flags.threads) {
-    b::Ttft(*(*model)->llama, threads, std::max(1, rounds));
-    b::Utilisation(*(*model)->llama, threads, std::max(1, requests));
+    b::Ttft(*(*model)->llama, threads, std::max(1, rounds), flags.kv_type);
+    b::Utilisation(*(*model)->llama, threads, std::max(1, requests), flags.kv_type);
   }
   return 0;
 }
