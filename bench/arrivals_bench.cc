@@ -13,7 +13,7 @@
 //   arrivals_bench [--model=PATH | --preset=bench-110M --type=q8_0] [--threads=2] [--paths=par]
 //                  [--budgets=256] [--prefill-caps=0,8,16,24,32] [--streams=4] [--arrivals=4]
 //                  [--stream-tokens=256] [--reps=5] [--no-steps] [--no-arrivals]
-//                  [--kv-dtype=f16|f32]
+//                  [--kv-dtype=f16|q8|f32]
 // --budgets are --max-step-tokens values, --prefill-caps --max-prefill-tokens-while-decoding
 // values (0: none): a row for each pair. Timings are wall clock: run it on a quiet machine (see
 // `uptime`); the served counterpart is bench/arrivals.sh.

@@ -71,8 +71,10 @@ Flags ParseFlags(int* argc, char** argv) {
       }
     } else if (a == "--recompute") {
       f.recompute = true;
-    } else if (a == "--kv-dtype=f16" || a == "--kv-dtype=f32") {
-      f.kv_type = a.ends_with("f16") ? kernels::KvType::kF16 : kernels::KvType::kF32;
+    } else if (a == "--kv-dtype=f16" || a == "--kv-dtype=f32" || a == "--kv-dtype=q8") {
+      f.kv_type = a.ends_with("f16")  ? kernels::KvType::kF16
+                  : a.ends_with("q8") ? kernels::KvType::kQ8
+                                      : kernels::KvType::kF32;
     } else {
       argv[kept++] = argv[i];
     }

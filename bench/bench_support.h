@@ -23,7 +23,7 @@ struct Flags {
   std::vector<kernels::ExecMode> modes = {kernels::ExecMode::kDeterministic,
                                           kernels::ExecMode::kParallel};  // --paths=det,par
   bool recompute = false;                                                 // --recompute
-  kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype=f16|f32 (the worker's default)
+  kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype=f16|q8|f32 (the worker's default)
 };
 
 // Removes the flags above from argv (leaving Google Benchmark's); aborts on a malformed one.

@@ -4,7 +4,9 @@
 // weights come from DRAM, as in a real model, not from the last-level cache.
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/ref/attention_ref.h"
 #include "kernels/ref/dequant_ref.h"
 #include "tests/kernels/random_weights.h"
 
@@ -165,13 +168,28 @@ void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, in
   const int blocks = (context + block - 1) / block;
   // Decode reads each sequence's cache once per step, long after the step's weights went through
   // the caches: one token's calls walk the caches of enough sequences to exceed them.
-  const size_t seq_bytes = size_t(blocks) * 2 * block * kv_dim * KvTypeBytes(type);
+  const int64_t row = KvRowElems(type, kv_dim);  // elements per cache row
+  const size_t elem = static_cast<size_t>(KvTypeBytes(type));
+  const size_t seq_bytes = size_t(blocks) * 2 * block * row * elem;
   const int seqs = tokens == 1 ? static_cast<int>((kDramBytes + seq_bytes - 1) / seq_bytes) : 1;
-  const std::vector<float> cache =
-      testing::RandomFloats(size_t(seqs) * blocks * 2 * block * kv_dim, 1);
-  std::vector<uint16_t> halves(type == KvType::kF16 ? cache.size() : 0);
-  for (size_t i = 0; i < halves.size(); i++) halves[i] = Fp32ToFp16(cache[i]);
-  const void* base = type == KvType::kF16 ? static_cast<const void*>(halves.data()) : cache.data();
+  const size_t n_rows = size_t(seqs) * blocks * 2 * block;
+  const std::vector<float> cache = testing::RandomFloats(n_rows * kv_dim, 1);
+  std::vector<std::byte> rows(n_rows * row * elem);  // the cache rows in `type`
+  for (size_t r = 0; r < n_rows; r++) {
+    const float* x = cache.data() + r * kv_dim;
+    std::byte* out = rows.data() + r * row * elem;
+    if (type == KvType::kF16) {
+      for (int i = 0; i < kv_dim; i++) {
+        const uint16_t h = Fp32ToFp16(x[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+    } else if (type == KvType::kQ8) {
+      F32ToQ8Ref(x, reinterpret_cast<int8_t*>(out), reinterpret_cast<float*>(out + kv_dim), kv_dim);
+    } else {
+      std::memcpy(out, x, kv_dim * sizeof(float));
+    }
+  }
+  const void* base = rows.data();
   std::vector<int32_t> tables(static_cast<size_t>(seqs) * blocks);  // sequence s: its own blocks
   for (int s = 0; s < seqs; s++) {
     for (int b = 0; b < blocks; b++) tables[size_t(s) * blocks + b] = s * blocks + (b * 5) % blocks;
@@ -193,12 +211,13 @@ void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, in
   a.n_kv_heads = kv_heads;
   a.head_dim = head_dim;
   a.kv.k = base;
-  a.kv.v = static_cast<const char*>(base) + size_t{KvTypeBytes(type)} * block * kv_dim;
+  a.kv.v = static_cast<const char*>(base) + elem * block * row;
   a.kv.type = type;
   a.kv.block_table = std::span<const int32_t>(tables).first(blocks);
   a.kv.block_size = block;
-  a.kv.block_stride = 2L * block * kv_dim;
-  a.kv.row_stride = kv_dim;
+  a.kv.block_stride = 2L * block * row;
+  a.kv.row_stride = row;
+  a.kv.scales_offset = kv_dim;
   int seq = 0;
   for (auto _ : state) {
     a.kv.block_table = std::span<const int32_t>(tables).subspan(size_t(seq) * blocks, blocks);
@@ -208,7 +227,8 @@ void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, in
     seq = (seq + 1) % seqs;
   }
   const double positions = static_cast<double>(tokens) * (context - tokens / 2);
-  Rates(state, 2.0 * KvTypeBytes(type) * positions * kv_dim, 4.0 * heads * positions * head_dim);
+  Rates(state, 2.0 * static_cast<double>(elem * row) * positions,
+        4.0 * heads * positions * head_dim);
 }
 
 void RegisterOthers() {
@@ -226,8 +246,10 @@ void RegisterOthers() {
       for (int tokens : {1, 32}) {
         const std::string t =
             "/context:" + std::to_string(len) + "/tokens:" + std::to_string(tokens);
-        for (KvType type : {KvType::kF32, KvType::kF16}) {
-          const std::string kv = type == KvType::kF16 ? "/f16" : "/f32";
+        for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8}) {
+          const std::string kv = type == KvType::kF16  ? "/f16"
+                                 : type == KvType::kQ8 ? "/q8"
+                                                       : "/f32";
           benchmark::RegisterBenchmark(("BM_Attention" + p + kv + "/32x64" + t).c_str(),
                                        BM_Attention, isa, type, len, 32, 4, tokens);
           benchmark::RegisterBenchmark(("BM_Attention" + p + kv + "/12x64-mha" + t).c_str(),

@@ -84,11 +84,11 @@ shared::Result<int> GenerateCommand::Run() const {
   if (last.has_receipt()) {
     // What it takes to get these tokens again: the same prompt and flags with this seed.
     const v1::DeterminismReceipt& receipt = last.receipt();
-    std::fprintf(stderr, "[%s] receipt: path=%s seed=%llu model=%s isa=%s threads=%u\n",
+    std::fprintf(stderr, "[%s] receipt: path=%s seed=%llu model=%s isa=%s kv=%s threads=%u\n",
                  last.request_id().c_str(), v1::KernelPath_Name(receipt.path()).c_str(),
                  static_cast<unsigned long long>(receipt.seed()),
                  receipt.model_fingerprint().c_str(), receipt.kernel_isa().c_str(),
-                 receipt.threads());
+                 receipt.kv_dtype().c_str(), receipt.threads());
   }
   return 0;
 }

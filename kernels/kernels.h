@@ -19,11 +19,28 @@ enum class RopeLayout {
   kNeox,         // rotate (i, i + head_dim/2) inside each head (GPT-NeoX, qwen2)
 };
 
-// Element type of the K/V cache rows: float, or IEEE half (converted from float with
-// round-to-nearest-even when stored, exactly back to float when read). Half halves the bytes every
-// decode step reads per cached position; both are deterministic.
-enum class KvType : uint32_t { kF32 = 1, kF16 = 2 };
-inline constexpr int KvTypeBytes(KvType t) { return t == KvType::kF16 ? 2 : 4; }
+// Element type of the K/V cache rows: float; IEEE half (converted from float with
+// round-to-nearest-even when stored, exactly back to float when read); or 8-bit quants (kQ8: each
+// block of 32 values of a row as int8 quants q = round-half-even(x / d), d = max|x| / 127, the
+// scheme of the Q8 activations; a row is [kv_dim] quants then [kv_dim / 32] float scales d, and
+// its "elements" are bytes). Half halves the bytes every decode step reads per cached position,
+// kQ8 takes 1.125 bytes a value (0.56x of half) and needs head_dim % 32 == 0: its attention scores
+// are integer dots of each head's quantized q with the cached quants. All are deterministic.
+enum class KvType : uint32_t { kF32 = 1, kF16 = 2, kQ8 = 3 };
+inline constexpr int KvTypeBytes(KvType t) {
+  return t == KvType::kF16 ? 2 : t == KvType::kQ8 ? 1 : 4;
+}
+// The --kv-dtype name of t: f32, f16 or q8.
+inline constexpr const char* KvTypeName(KvType t) {
+  return t == KvType::kF16 ? "f16" : t == KvType::kQ8 ? "q8" : "f32";
+}
+// Elements of one cache row of kv_dim values (kQ8: quants and scales).
+inline constexpr int64_t KvRowElems(KvType t, int64_t kv_dim) {
+  return t == KvType::kQ8 ? kv_dim + kv_dim / 8 : kv_dim;
+}
+// Values per kQ8 scale; the largest head a kQ8 cache serves.
+inline constexpr int kKvQ8Block = 32;
+inline constexpr int kKvQ8HeadDimMax = 256;
 
 // One layer of one sequence's paged K/V cache, read-only. The K row of position p starts
 // Offset(p) elements of `type` after k, its V row as many after v. Rows are [kv_dim] elements:
@@ -36,6 +53,7 @@ struct KvView {
   int block_size = 0;                    // positions per block
   int64_t block_stride = 0;              // elements from block id b to block id b + 1
   int64_t row_stride = 0;                // elements from slot s to slot s + 1 (>= kv_dim)
+  int64_t scales_offset = 0;  // kQ8: bytes from a row's first quant to its first float scale
 
   int64_t Offset(int pos) const {
     return block_table[pos / block_size] * block_stride + (pos % block_size) * row_stride;
@@ -113,6 +131,9 @@ using AddBiasFn = void (*)(float* x, const float* bias, int dim, RowRange tokens
 using AttentionFn = void (*)(const AttentionArgs& args, RowRange rows);
 // out[i] = x[i] as IEEE half, round-to-nearest-even, for i < n (K/V rows into a kF16 cache).
 using F32ToF16Fn = void (*)(const float* x, uint16_t* out, int64_t n);
+// Blocks of 32 of x[0, n) (n % 32 == 0) as kQ8 quants qs[n] and scales d[n / 32] (K/V rows into
+// a kQ8 cache).
+using F32ToQ8Fn = void (*)(const float* x, int8_t* qs, float* d, int64_t n);
 
 // Weight types with a matmul slot, in slot order.
 inline constexpr DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
@@ -139,6 +160,7 @@ struct KernelTable {
   AddBiasFn add_bias = nullptr;
   AttentionFn attention = nullptr;
   F32ToF16Fn f32_to_f16 = nullptr;
+  F32ToQ8Fn f32_to_q8 = nullptr;
 
   // The matmul for weights of type t, or nullptr when the table has none.
   const MatmulOp* MatmulFor(DType t) const {

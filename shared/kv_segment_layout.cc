@@ -37,9 +37,10 @@ KvSegmentHeader MakeKvSegmentHeader(const KvGeometry& geometry, uint64_t fingerp
 std::string DescribeKvGeometry(const KvGeometry& g) {
   return fmt::format("{}-token blocks x {} layers x {} KV heads x {} dims, {}, {} blocks",
                      g.block_size, g.n_layers, g.n_kv_heads, g.head_dim,
-                     g.dtype == static_cast<uint32_t>(KvDType::kF32) ? std::string("f32")
-                     : g.dtype == static_cast<uint32_t>(KvDType::kF16)
-                         ? std::string("f16")
+                     g.dtype == static_cast<uint32_t>(KvDType::kF32)   ? std::string("f32")
+                     : g.dtype == static_cast<uint32_t>(KvDType::kF16) ? std::string("f16")
+                     : g.dtype == static_cast<uint32_t>(KvDType::kQ8)
+                         ? std::string("q8")
                          : fmt::format("dtype {}", g.dtype),
                      g.block_count);
 }

@@ -17,10 +17,14 @@ namespace smallmind::shared {
 inline constexpr uint64_t kKvSegmentMagic = 0x31474553'564B4D53ULL;  // "SMKVSEG1" in memory order
 inline constexpr uint32_t kKvSegmentLayoutVersion = 1;
 
-// Element type of the stored K/V rows (the values of kernels::KvType).
-enum class KvDType : uint32_t { kF32 = 1, kF16 = 2 };
-inline constexpr uint64_t KvDTypeBytes(uint32_t dtype) {
-  return dtype == static_cast<uint32_t>(KvDType::kF16) ? 2 : 4;
+// Element type of the stored K/V rows (the values of kernels::KvType): float, half, or kQ8 (a
+// row of kv_dim int8 quants then kv_dim / 32 float scales).
+enum class KvDType : uint32_t { kF32 = 1, kF16 = 2, kQ8 = 3 };
+// Bytes of one stored row of kv_dim values.
+inline constexpr uint64_t KvDTypeRowBytes(uint32_t dtype, uint64_t kv_dim) {
+  return dtype == static_cast<uint32_t>(KvDType::kQ8)    ? kv_dim + kv_dim / 8
+         : dtype == static_cast<uint32_t>(KvDType::kF16) ? 2 * kv_dim
+                                                         : 4 * kv_dim;
 }
 
 // What the block data holds; two segments are interchangeable only when these are equal.
@@ -33,9 +37,9 @@ struct KvGeometry {
   uint32_t block_count = 0;
 
   uint64_t kv_dim() const { return uint64_t{n_kv_heads} * head_dim; }
-  // Bytes of one block: [n_layers][K, V][block_size][kv_dim] elements.
+  // Bytes of one block: [n_layers][K, V][block_size] rows.
   uint64_t block_bytes() const {
-    return 2ull * n_layers * block_size * kv_dim() * KvDTypeBytes(dtype);
+    return 2ull * n_layers * block_size * KvDTypeRowBytes(dtype, kv_dim());
   }
   friend bool operator==(const KvGeometry&, const KvGeometry&) = default;
 };

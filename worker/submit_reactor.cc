@@ -57,6 +57,7 @@ void SetReceipt(const ExecutionRecord& e, const RunFacts& facts, v1::Determinism
   if (e.widest_threads > 0) threads = std::min(e.widest_threads, facts.engine_threads);
   r->set_threads(static_cast<uint32_t>(threads));
   r->set_model_fingerprint(facts.model_fingerprint);
+  r->set_kv_dtype(facts.kv_dtype);
   r->set_seed(e.seed);
   r->set_deterministic_steps(static_cast<uint32_t>(e.deterministic_steps));
   r->set_parallel_steps(static_cast<uint32_t>(e.parallel_steps));

@@ -21,6 +21,13 @@ Worker::~Worker() { Shutdown(); }
 shared::Status Worker::PlanKv() {
   const ModelConfig& c = model_->llama.config;
   const int bs = config_.kv.block_size;
+  if (config_.kv.dtype == kernels::KvType::kQ8 &&
+      (c.head_dim() % kernels::kKvQ8Block != 0 || c.head_dim() > kernels::kKvQ8HeadDimMax)) {
+    return shared::InvalidArgument(fmt::format(
+        "--kv-dtype q8 needs a head size that is a multiple of {} up to {}; this model's heads "
+        "have {} dims: use --kv-dtype f16",
+        kernels::kKvQ8Block, kernels::kKvQ8HeadDimMax, c.head_dim()));
+  }
   // The whole segment stays within the budget: each block's data, metadata and token ids, plus
   // the header and alignment (so --kv-memory-mb 1024 fits a 1 GiB /dev/shm, as compose.yaml has).
   const int64_t bytes_per_block = KvPool::BytesFor(c, 1, bs, config_.kv.dtype) +
@@ -48,7 +55,9 @@ shared::Status Worker::PlanKv() {
   static_assert(static_cast<uint32_t>(kernels::KvType::kF32) ==
                         static_cast<uint32_t>(shared::KvDType::kF32) &&
                     static_cast<uint32_t>(kernels::KvType::kF16) ==
-                        static_cast<uint32_t>(shared::KvDType::kF16),
+                        static_cast<uint32_t>(shared::KvDType::kF16) &&
+                    static_cast<uint32_t>(kernels::KvType::kQ8) ==
+                        static_cast<uint32_t>(shared::KvDType::kQ8),
                 "the segment header stores the kernels' KvType values");
   geometry.dtype = static_cast<uint32_t>(config_.kv.dtype);
   geometry.block_count = static_cast<uint32_t>(blocks);
@@ -62,8 +71,7 @@ shared::Status Worker::PlanKv() {
   kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs, config_.kv.dtype,
                                       kv_segment_->data());
   spdlog::info("KV pool: {} blocks x {} tokens, {} ({:.1f} MiB) in {}", blocks, bs,
-               config_.kv.dtype == kernels::KvType::kF16 ? "f16" : "f32",
-               kv_pool_->bytes() / 1048576.0,
+               kernels::KvTypeName(config_.kv.dtype), kv_pool_->bytes() / 1048576.0,
                kv_segment_->in_shared_memory()
                    ? fmt::format("shared memory {}", shared::ShmSegment::PathOf(spec.name))
                    : std::string("process memory (--kv-segment none)"));
@@ -125,6 +133,7 @@ shared::Status Worker::Start() {
   facts.kernel_isa = kernels::IsaName(isa);
   facts.engine_threads = engine_options.num_threads;
   facts.model_fingerprint = FormatFingerprint(model_fingerprint_);
+  facts.kv_dtype = kernels::KvTypeName(kv_pool_->type());
   service_ = std::make_unique<WorkerService>(*model_, std::move(facts), &commands_, &stats_,
                                              config_.worker_id);
   grpc::EnableDefaultHealthCheckService(true);  // compose health checks probe workers directly

@@ -115,6 +115,7 @@ void OpenAiFormatter::Note(const GenerateResponse& m) {
     usage_ = m.usage();
     if (m.has_receipt() && !m.receipt().model_fingerprint().empty()) {
       fingerprint_ = "fp_" + m.receipt().model_fingerprint() + "_" + m.receipt().kernel_isa();
+      if (!m.receipt().kv_dtype().empty()) fingerprint_ += "_" + m.receipt().kv_dtype();
     }
   }
 }

@@ -32,6 +32,7 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.add_bias = &AddBiasAvx2;
   t.attention = &AttentionAvx2;
   t.f32_to_f16 = &F32ToF16Avx2;
+  t.f32_to_q8 = &F32ToQ8Avx2;
   return t;
 }
 

@@ -72,5 +72,8 @@ void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, flo
 void AttentionAvx2(const AttentionArgs& args, RowRange rows);
 // K/V rows into a kF16 cache (attention_avx2.cc): vcvtps2ph, bitwise F32ToF16Ref.
 void F32ToF16Avx2(const float* x, uint16_t* out, int64_t n);
+// K/V rows into a kQ8 cache (attention_avx2.cc): bitwise F32ToQ8Ref. A kQ8 cache's scores and
+// value sums take AttentionRef's operations (integer dots; the same fma sequence per value).
+void F32ToQ8Avx2(const float* x, int8_t* qs, float* d, int64_t n);
 
 }  // namespace smallmind::kernels::avx2

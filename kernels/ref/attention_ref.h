@@ -12,10 +12,17 @@ namespace smallmind::kernels {
 
 // For every flat row r = t * n_heads + h in rows: out[t, h, :] = sum over p' <= start_pos + t of
 // softmax_p'(q[t, h, :] . K[p', kv_h, :] / sqrt(head_dim)) * V[p', kv_h, :], with
-// kv_h = h / (n_heads / n_kv_heads), K and V read from args.kv (half rows converted exactly).
+// kv_h = h / (n_heads / n_kv_heads), K and V read from args.kv (half rows converted exactly). A
+// kQ8 cache (head_dim % 32 == 0, <= kKvQ8HeadDimMax) scores q quantized by F32ToQ8Ref per head
+// against the quants: per block j in order score = fma(isum_j, dq_j * dk_j, score), then / sqrt;
+// out[i] = fma(p * dv_j, v_q[i], out[i]) over positions in order.
 void AttentionRef(const AttentionArgs& args, RowRange rows);
 
 // out[i] = Fp32ToFp16(x[i]) (round-to-nearest-even, as F16C's vcvtps2ph).
 void F32ToF16Ref(const float* x, uint16_t* out, int64_t n);
+
+// Per block of 32: d = max|x| / 127, qs = round-half-even(x * (1 / d)) (0 when d is 0), as
+// QuantizeQ8ActRef's quants and scales (n % 32 == 0).
+void F32ToQ8Ref(const float* x, int8_t* qs, float* d, int64_t n);
 
 }  // namespace smallmind::kernels

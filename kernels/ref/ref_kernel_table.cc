@@ -45,6 +45,7 @@ KernelTable RefKernelTable() {
   t.add_bias = &AddBiasRef;
   t.attention = &AttentionRef;
   t.f32_to_f16 = &F32ToF16Ref;
+  t.f32_to_q8 = &F32ToQ8Ref;
   return t;
 }
 

@@ -257,6 +257,113 @@ TEST_F(Avx2OpsTest, HalfCacheAttentionRowHasTheSameBitsAloneOrInAPass) {
   EXPECT_EQ(tile, alone);
 }
 
+// The same cache as kQ8 rows: every kv_dim floats of `storage` (a row) quantized by F32ToQ8Ref into
+// kv_dim quants and kv_dim / 32 float scales.
+std::vector<int8_t> Q8Rows(const std::vector<float>& storage, int kv_dim) {
+  const int64_t row = KvRowElems(KvType::kQ8, kv_dim);
+  const size_t n_rows = storage.size() / kv_dim;
+  std::vector<int8_t> q(n_rows * row);
+  for (size_t r = 0; r < n_rows; r++) {
+    int8_t* out = q.data() + r * row;
+    F32ToQ8Ref(storage.data() + r * kv_dim, out, reinterpret_cast<float*>(out + kv_dim), kv_dim);
+  }
+  return q;
+}
+
+// The args of PagedArgs reading `q8` (Q8Rows of its storage) instead.
+void UseQ8(const std::vector<int8_t>& q8, int block_size, int kv_dim, AttentionArgs* a) {
+  const int64_t row = KvRowElems(KvType::kQ8, kv_dim);
+  a->kv.type = KvType::kQ8;
+  a->kv.k = q8.data();
+  a->kv.v = q8.data() + block_size * row;
+  a->kv.block_stride = 2 * block_size * row;
+  a->kv.row_stride = row;
+  a->kv.scales_offset = kv_dim;
+}
+
+// Quantizing K/V rows: the AVX2 kernel gives the reference's quants and scales (round half to
+// even, a zero block, a block whose max is negative), and dequantizing loses at most half a step.
+TEST_F(Avx2OpsTest, F32ToQ8IsBitwiseTheReference) {
+  std::vector<float> x = RandomFloats(32 * 40, 6, -3, 3);
+  for (int i = 0; i < 32; i++) x[32 + i] = 0.0f;                      // a zero block
+  for (int i = 0; i < 32; i++) x[64 + i] = -127.0f + 0.5f * (i % 4);  // halves to round
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<int8_t> got_q(x.size()), want_q(x.size());
+  std::vector<float> got_d(x.size() / 32), want_d(x.size() / 32);
+  avx2::F32ToQ8Avx2(x.data(), got_q.data(), got_d.data(), n);
+  F32ToQ8Ref(x.data(), want_q.data(), want_d.data(), n);
+  EXPECT_EQ(got_q, want_q);
+  EXPECT_EQ(got_d, want_d);
+  EXPECT_EQ(want_d[1], 0.0f);
+  EXPECT_EQ(want_q[64], -127);
+  EXPECT_EQ(want_q[65], -126);  // -126.5 rounds to even
+  for (size_t i = 0; i < x.size(); i++) {
+    EXPECT_LE(std::fabs(want_q[i] * want_d[i / 32] - x[i]), 0.5f * want_d[i / 32] + 1e-6f) << i;
+  }
+}
+
+// A kQ8 cache: the AVX2 kernel takes the reference's steps (integer dots, the same fma order; only
+// the softmax differs), and both stay close to float attention of the unquantized cache.
+TEST_F(Avx2OpsTest, Q8CacheAttentionMatchesTheReferenceAndTheFloatCache) {
+  for (int head_dim : {32, 64, 128}) {
+    for (int n_kv_heads : {2, 6}) {
+      const int n_heads = 6, kv_dim = n_kv_heads * head_dim;
+      const int block_size = 5, n_blocks = 12, start_pos = 17, n_tokens = 9;
+      const std::vector<float> storage =
+          RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
+      const std::vector<int8_t> q8 = Q8Rows(storage, kv_dim);
+      std::vector<int32_t> table(n_blocks);
+      for (int b = 0; b < n_blocks; b++) table[b] = (b * 7 + 3) % n_blocks;
+      const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 3, -2, 2);
+      std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
+      AttentionArgs f32 = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
+                                    head_dim, start_pos, n_tokens);
+      AttentionArgs a = f32;
+      UseQ8(q8, block_size, kv_dim, &a);
+      const RowRange all = AllRows(n_tokens * n_heads);
+      auto run = [&](AttentionFn fn, AttentionArgs args) {
+        std::vector<float> out(q.size(), NAN);
+        args.out = out.data();
+        fn(args, all);
+        return out;
+      };
+      const std::string what =
+          "head_dim " + std::to_string(head_dim) + " kv_heads " + std::to_string(n_kv_heads);
+      const std::vector<float> avx2_q8 = run(&avx2::AttentionAvx2, a);
+      const std::vector<float> ref_q8 = run(&AttentionRef, a);
+      ExpectClose(avx2_q8, ref_q8, 1e-5, 1e-6, what);
+      ExpectClose(ref_q8, run(&AttentionRef, f32), 0, 0.03, what + " vs the float cache");
+    }
+  }
+}
+
+// A row of a kQ8 cache scored alone gets the bits it gets in a pass or a tile, as with floats.
+TEST_F(Avx2OpsTest, Q8CacheAttentionRowHasTheSameBitsAloneOrInAPass) {
+  for (int head_dim : {32, 64, 128}) {
+    const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
+    const int block_size = 16, n_blocks = 8, start_pos = 37, n_tokens = 3;
+    const std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, 11);
+    const std::vector<int8_t> q8 = Q8Rows(storage, kv_dim);
+    std::vector<int32_t> table(n_blocks);
+    for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
+    const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
+    std::vector<float> alone(q.size(), NAN), pass(q.size(), NAN), tile(q.size(), NAN);
+    std::vector<float> scores(n_tokens * n_heads * (start_pos + n_tokens));
+    AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
+                                head_dim, start_pos, n_tokens);
+    UseQ8(q8, block_size, kv_dim, &a);
+    a.out = alone.data();
+    for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
+    a.out = pass.data();
+    avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+    a.out = tile.data();
+    a.scores_size = static_cast<int64_t>(scores.size());
+    avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
+    EXPECT_EQ(pass, alone) << "head_dim " << head_dim;
+    EXPECT_EQ(tile, alone) << "head_dim " << head_dim;
+  }
+}
+
 // vcvtps2ph rounds exactly as Fp32ToFp16: ties to even, overflow to inf, subnormals, NaN, and
 // a length that leaves a scalar tail.
 TEST_F(Avx2OpsTest, F32ToF16IsBitwiseTheReference) {

@@ -85,6 +85,7 @@ TEST(DeterminismReceiptTest, SaysWhatRanAndReplaysBitForBitOnAnotherWorkerInABat
   const v1::DeterminismReceipt& receipt = original.last().receipt();
   EXPECT_EQ(receipt.path(), v1::KERNEL_PATH_DETERMINISTIC);
   EXPECT_EQ(receipt.kernel_isa(), kernels::IsaName(kernels::BestIsa()));
+  EXPECT_EQ(receipt.kv_dtype(), "f16");  // the worker's default cache
   EXPECT_EQ(receipt.threads(), 1u);
   EXPECT_EQ(receipt.model_fingerprint(),
             FormatFingerprint(ModelFingerprint(first.worker().model().llama)));

@@ -1,5 +1,5 @@
-// The worker's command line: --kv-dtype takes f16 (the default) or f32, any case, and refuses the
-// rest with a message naming the choices.
+// The worker's command line: --kv-dtype takes f16 (the default), q8 or f32, any case, and refuses
+// the rest with a message naming the choices.
 #include "worker/worker_config.h"
 
 #include <gtest/gtest.h>
@@ -27,14 +27,18 @@ TEST(WorkerConfigTest, KvDTypeDefaultsToHalvesAndTakesFloats) {
   auto f16 = Parse({"--model", "builtin:tiny", "--kv-dtype", "F16"});
   ASSERT_TRUE(f16.ok()) << f16.status().ToString();
   EXPECT_EQ(f16->kv.dtype, kernels::KvType::kF16);
+  auto q8 = Parse({"--model", "builtin:tiny", "--kv-dtype", "q8"});
+  ASSERT_TRUE(q8.ok()) << q8.status().ToString();
+  EXPECT_EQ(q8->kv.dtype, kernels::KvType::kQ8);
 }
 
 TEST(WorkerConfigTest, AnUnknownKvDTypeIsRefusedWithTheChoices) {
-  auto bad = Parse({"--model", "builtin:tiny", "--kv-dtype", "q8"});
+  auto bad = Parse({"--model", "builtin:tiny", "--kv-dtype", "q4"});
   ASSERT_FALSE(bad.ok());
   const std::string m = bad.status().message();
   EXPECT_NE(m.find("--kv-dtype"), std::string::npos) << m;
   EXPECT_NE(m.find("f16"), std::string::npos) << m;
+  EXPECT_NE(m.find("q8"), std::string::npos) << m;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "shared/kv_segment_layout.h"
 #include "shared/shm_segment.h"
 #include "tests/testing/scoped_temp_dir.h"
+#include "worker/modelgen/model_generator.h"
 #include "worker/worker.h"
 
 namespace smallmind::worker {
@@ -87,6 +88,45 @@ TEST(WorkerKvTest, AHalfCacheHoldsTwiceTheBlocksOfAFloatCache) {
   EXPECT_EQ(WorkerConfig().kv.dtype, kernels::KvType::kF16);
   EXPECT_GT(blocks[1], 0u);
   EXPECT_GE(blocks[0], 2 * blocks[1] * 9 / 10) << blocks[0] << " vs " << blocks[1];
+}
+
+// --kv-dtype q8: 8-bit rows (1.125 bytes a value) hold 16/9 the blocks of halves in the same
+// budget, and the header says q8; a model whose heads are not a multiple of 32 dims (builtin:tiny
+// has 16) is refused at start with a message naming the fix, leaving no segment behind.
+TEST(WorkerKvTest, AQ8CacheHoldsMoreBlocksAndNeedsHeadsOf32) {
+  testing::ScopedTempDir dir("wkv");
+  GeneratorOptions heads32;  // tiny with 2 heads of 32 dims
+  heads32.n_heads = 2;
+  heads32.n_kv_heads = 2;
+  const std::string model = dir.File("heads32.gguf");
+  ASSERT_TRUE(WriteGeneratedModel(heads32, model).ok());
+  uint32_t blocks[2] = {};
+  for (kernels::KvType type : {kernels::KvType::kF16, kernels::KvType::kQ8}) {
+    SegmentGuard seg;
+    WorkerConfig c = Config(dir, "a.sock", seg.name);
+    c.model.model = model;
+    c.kv.memory_mb = 4;
+    c.kv.dtype = type;
+    Worker worker(c);
+    const shared::Status started = worker.Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    EXPECT_EQ(ReadHeader(seg.name).geometry.dtype, static_cast<uint32_t>(type));
+    blocks[type == kernels::KvType::kF16 ? 0 : 1] = ReadHeader(seg.name).geometry.block_count;
+    worker.Shutdown();
+  }
+  EXPECT_GT(blocks[0], 0u);
+  EXPECT_GE(blocks[1] * 9, blocks[0] * 16 * 9 / 10) << blocks[1] << " vs " << blocks[0];
+
+  SegmentGuard seg;
+  WorkerConfig tiny = Config(dir, "b.sock", seg.name);
+  tiny.kv.dtype = kernels::KvType::kQ8;
+  Worker worker(tiny);
+  const shared::Status started = worker.Start();
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.message().find("--kv-dtype q8"), std::string::npos) << started.ToString();
+  EXPECT_NE(started.message().find("16 dims"), std::string::npos) << started.ToString();
+  struct stat st;
+  EXPECT_NE(stat(ShmSegment::PathOf(seg.name).c_str(), &st), 0) << "a refused start left a segment";
 }
 
 TEST(WorkerKvTest, ASecondWorkerCannotTakeALiveWorkersSegment) {

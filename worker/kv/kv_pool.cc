@@ -11,8 +11,8 @@ KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernel
 
 int64_t KvPool::BytesFor(const ModelConfig& config, int num_blocks, int block_size,
                          kernels::KvType type) {
-  return int64_t{num_blocks} * config.n_layers * 2 * block_size * config.kv_dim() *
-         kernels::KvTypeBytes(type);
+  return int64_t{num_blocks} * config.n_layers * 2 * block_size *
+         kernels::KvRowElems(type, config.kv_dim()) * kernels::KvTypeBytes(type);
 }
 
 KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernels::KvType type,
@@ -22,13 +22,16 @@ KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernel
       n_layers_(config.n_layers),
       kv_dim_(config.kv_dim()),
       type_(type),
-      v_offset_(int64_t{block_size} * kv_dim_),
+      row_elems_(kernels::KvRowElems(type, kv_dim_)),
+      v_offset_(int64_t{block_size} * row_elems_),
       layer_stride_(2 * v_offset_),
       block_stride_(n_layers_ * layer_stride_),
       total_elems_(num_blocks * block_stride_) {
   SM_CHECK(num_blocks > 0 && block_size > 0)
       << "KvPool needs blocks, got " << num_blocks << " x " << block_size;
   SM_CHECK(n_layers_ > 0 && kv_dim_ > 0) << "KvPool needs a model with layers and KV heads";
+  SM_CHECK(type_ != kernels::KvType::kQ8 || kv_dim_ % kernels::kKvQ8Block == 0)
+      << "a q8 KV pool needs kv_dim % 32 == 0, got " << kv_dim_;
   if (storage.data() == nullptr) {
     // Zeroed so that a slot read before it is written gives zeros, never stale garbage (a zero
     // half is a zero float too).
@@ -45,7 +48,7 @@ int64_t KvPool::RowOffset(int32_t block, int layer, int slot) const {
   SM_DCHECK(block >= 0 && block < num_blocks_) << "block " << block;
   SM_DCHECK(layer >= 0 && layer < n_layers_) << "layer " << layer;
   SM_DCHECK(slot >= 0 && slot < block_size_) << "slot " << slot;
-  return block * block_stride_ + layer * layer_stride_ + int64_t{slot} * kv_dim_;
+  return block * block_stride_ + layer * layer_stride_ + int64_t{slot} * row_elems_;
 }
 
 float* KvPool::KRowF32(int32_t block, int layer, int slot) {
@@ -59,10 +62,15 @@ float* KvPool::VRowF32(int32_t block, int layer, int slot) {
 }
 
 void KvPool::StoreRow(int32_t block, int layer, int slot, const float* k, const float* v,
-                      kernels::F32ToF16Fn to_f16) {
+                      const kernels::KernelTable& table) {
   if (type_ == kernels::KvType::kF16) {
-    to_f16(k, static_cast<uint16_t*>(KRow(block, layer, slot)), kv_dim_);
-    to_f16(v, static_cast<uint16_t*>(VRow(block, layer, slot)), kv_dim_);
+    table.f32_to_f16(k, static_cast<uint16_t*>(KRow(block, layer, slot)), kv_dim_);
+    table.f32_to_f16(v, static_cast<uint16_t*>(VRow(block, layer, slot)), kv_dim_);
+  } else if (type_ == kernels::KvType::kQ8) {
+    for (auto [x, row] : {std::pair{k, KRow(block, layer, slot)}, {v, VRow(block, layer, slot)}}) {
+      auto* qs = static_cast<int8_t*>(row);
+      table.f32_to_q8(x, qs, reinterpret_cast<float*>(qs + kv_dim_), kv_dim_);
+    }
   } else {
     std::copy(k, k + kv_dim_, static_cast<float*>(KRow(block, layer, slot)));
     std::copy(v, v + kv_dim_, static_cast<float*>(VRow(block, layer, slot)));
@@ -78,7 +86,8 @@ kernels::KvView KvPool::LayerView(int layer, std::span<const int32_t> block_tabl
   view.block_table = block_table;
   view.block_size = block_size_;
   view.block_stride = block_stride_;
-  view.row_stride = kv_dim_;
+  view.row_stride = row_elems_;
+  view.scales_offset = kv_dim_;
   return view;
 }
 

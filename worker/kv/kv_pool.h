@@ -1,8 +1,9 @@
 // KvPool: the paged K/V cache storage of one worker: the data array of its KV segment (shared
 // memory, worker/kv/kv_segment) or its own heap memory. Which block belongs to whom is BlockPool's
 // business, not this class's.
-// Rows are stored as floats or as IEEE halves (kernels::KvType, --kv-dtype): StoreRow converts,
-// the attention kernels read either through the KvView.
+// Rows are stored as floats, IEEE halves or 8-bit quants with a float scale per 32 values
+// (kernels::KvType, --kv-dtype): StoreRow converts, the attention kernels read each through the
+// KvView.
 // The engine writes rows for the block ids a StepPlan names and hands KvViews to the attention
 // kernel; not thread-safe for writers, but distinct rows may be written by distinct threads.
 #pragma once
@@ -36,10 +37,11 @@ class KvPool {
   int kv_dim() const { return kv_dim_; }
   kernels::KvType type() const { return type_; }
   int64_t bytes() const { return total_elems_ * kernels::KvTypeBytes(type_); }
-  const void* data() const { return storage_; }  // bytes() bytes, for memory placement
+  int64_t row_elems() const { return row_elems_; }  // elements of one stored row (a KRow's)
+  const void* data() const { return storage_; }     // bytes() bytes, for memory placement
 
-  // The [kv_dim] K or V row of position slot `slot` of block `block`, layer `layer`: elements of
-  // type(), so a float* only for kF32 pools (KRowF32 checks).
+  // The K or V row of position slot `slot` of block `block`, layer `layer`: row_elems() elements
+  // of type(), so a float* only for kF32 pools (KRowF32 checks).
   void* KRow(int32_t block, int layer, int slot) { return At(RowOffset(block, layer, slot)); }
   void* VRow(int32_t block, int layer, int slot) {
     return At(RowOffset(block, layer, slot) + v_offset_);
@@ -53,10 +55,10 @@ class KvPool {
   float* KRowF32(int32_t block, int layer, int slot);
   float* VRowF32(int32_t block, int layer, int slot);
 
-  // Writes the [kv_dim] float rows k and v into the slot, converted to type() (kF16: `to_f16`,
-  // the kernel table's round-to-nearest-even conversion).
+  // Writes the [kv_dim] float rows k and v into the slot, converted to type() by the kernel
+  // table's conversion (kF16: its round-to-nearest-even f32_to_f16, kQ8: its f32_to_q8).
   void StoreRow(int32_t block, int layer, int slot, const float* k, const float* v,
-                kernels::F32ToF16Fn to_f16);
+                const kernels::KernelTable& table);
 
   // What the attention kernel reads for `layer` of a sequence whose positions live in `block_table`
   // (position p in block block_table[p / block_size], slot p % block_size). The span must outlive
@@ -72,12 +74,13 @@ class KvPool {
   int n_layers_;
   int kv_dim_;
   kernels::KvType type_;
-  int64_t v_offset_;  // elements from a K row to the V row of the same slot: block_size * kv_dim
-  int64_t layer_stride_;  // elements per layer inside a block: 2 * block_size * kv_dim
+  int64_t row_elems_;     // elements per row: kernels::KvRowElems(type, kv_dim)
+  int64_t v_offset_;      // elements from a K row to the V row of the same slot: block_size * row
+  int64_t layer_stride_;  // elements per layer inside a block: 2 * block_size * row
   int64_t block_stride_;  // elements per block: n_layers * layer_stride
   int64_t total_elems_;
   std::unique_ptr<float[]> owned_;  // heap storage, when none was given
-  std::byte* storage_;              // [num_blocks][n_layers][K, V][block_size][kv_dim] of type_
+  std::byte* storage_;              // [num_blocks][n_layers][K, V][block_size][row] of type_
 };
 
 }  // namespace smallmind::worker

@@ -147,6 +147,13 @@ TEST(OpenAiFormatterTest, ReceiptBecomesTheSystemFingerprintOfTheLastChunkAndThe
   whole.Add(Message("Hi", {5}));
   whole.Add(last);
   EXPECT_EQ(nlohmann::json::parse(whole.Body())["system_fingerprint"], "fp_0123456789abcdef_avx2");
+  // The KV cache type decides the bits too: a receipt that names it (every worker's does) ends the
+  // fingerprint with it.
+  last.mutable_receipt()->set_kv_dtype("q8");
+  OpenAiFormatter with_kv(Shape(Endpoint::kCompletions), nullptr);
+  with_kv.Add(last);
+  EXPECT_EQ(nlohmann::json::parse(with_kv.Body())["system_fingerprint"],
+            "fp_0123456789abcdef_avx2_q8");
   OpenAiFormatter no_receipt(Shape(Endpoint::kCompletions), nullptr);
   no_receipt.Add(Message("Hi", {5}, smallmind::v1::LENGTH));
   EXPECT_FALSE(nlohmann::json::parse(no_receipt.Body()).contains("system_fingerprint"));

@@ -123,5 +123,30 @@ TEST(EngineDeterminismTest, QuantizedLogitsAreBitwiseTheSameAcrossThreadsBatches
   }
 }
 
+// An 8-bit cache (--kv-dtype q8) too: each K/V row is quantized alone when stored and each query
+// head alone when scored, so no batch, split or chunking changes a bit; and it is not the halves.
+TEST(EngineDeterminismTest, Q8KvCacheLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();  // heads of 32 dims, as a q8 cache needs
+  spec.config.n_layers = 1;
+  spec.matrix_type = kernels::DType::kQ8_0;
+  const LlamaModel m = testing::MakeRandomModel(spec);
+  for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {
+    ExpectBatchInvariant(m, isa, kernels::KvType::kQ8);
+  }
+  const std::vector<std::vector<float>> q8 =
+      worker::Run(m, kernels::BestIsa(), Scenario{1, 1, 100, kernels::KvType::kQ8});
+  const std::vector<std::vector<float>> f16 =
+      worker::Run(m, kernels::BestIsa(), Scenario{1, 1, 100, kernels::KvType::kF16});
+  EXPECT_NE(q8, f16);
+  // Close to the halves all the same: the same argmax at every step.
+  ASSERT_EQ(q8.size(), f16.size());
+  for (size_t i = 0; i < q8.size(); i++) {
+    EXPECT_EQ(std::max_element(q8[i].begin(), q8[i].end()) - q8[i].begin(),
+              std::max_element(f16[i].begin(), f16[i].end()) - f16[i].begin())
+        << "step " << i;
+  }
+}
+
 }  // namespace
 }  // namespace smallmind::worker

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/quant_blocks.h"
@@ -92,7 +95,7 @@ TEST(KvPoolTest, HalfPoolStoresRoundedHalvesInHalfTheBytes) {
     v[i] = -65504.0f * static_cast<float>(i) / 7.0f;
   }
   const std::vector<int32_t> table = {3, 1};
-  pool.StoreRow(1, 2, 3, k.data(), v.data(), kernels::RefKernelTable().f32_to_f16);  // position 7
+  pool.StoreRow(1, 2, 3, k.data(), v.data(), kernels::RefKernelTable());  // position 7
   const kernels::KvView view = pool.LayerView(2, table);
   EXPECT_EQ(view.type, kernels::KvType::kF16);
   const auto* kh = static_cast<const uint16_t*>(view.k) + view.Offset(7);
@@ -104,6 +107,45 @@ TEST(KvPoolTest, HalfPoolStoresRoundedHalvesInHalfTheBytes) {
   }
   EXPECT_EQ(kernels::Fp16ToFp32(kh[0]), 1.0f);                        // 1.0000 is exact
   EXPECT_EQ(static_cast<const uint16_t*>(pool.KRow(1, 2, 2))[0], 0);  // the slot before: untouched
+}
+
+// A q8 pool: rows of kv_dim quants then a float scale per 32 values (1.125 bytes a value), written
+// by the table's F32ToQ8 and described to the kernels by row_stride and scales_offset.
+TEST(KvPoolTest, Q8PoolStoresQuantsAndScalesPerRow) {
+  ModelConfig c = SmallConfig();
+  c.n_kv_heads = c.n_heads;  // kv_dim 64: two blocks of 32 a row
+  c.dim = 64;
+  const KvPool f16(c, 5, 4, kernels::KvType::kF16);
+  KvPool pool(c, 5, 4, kernels::KvType::kQ8);
+  const int kv_dim = pool.kv_dim();
+  ASSERT_EQ(kv_dim % 32, 0);
+  EXPECT_EQ(pool.row_elems(), kv_dim + kv_dim / 8);
+  EXPECT_EQ(pool.bytes() * 16, f16.bytes() * 9);
+  EXPECT_EQ(pool.bytes(), KvPool::BytesFor(c, 5, 4, kernels::KvType::kQ8));
+  std::vector<float> k(kv_dim), v(kv_dim);
+  for (int i = 0; i < kv_dim; i++) {
+    k[i] = std::sin(0.37f * static_cast<float>(i));
+    v[i] = i < 32 ? 0.0f : 10.0f * std::cos(0.11f * static_cast<float>(i));  // a zero block
+  }
+  const std::vector<int32_t> table = {3, 1};
+  pool.StoreRow(1, 2, 3, k.data(), v.data(), kernels::RefKernelTable());  // position 7
+  const kernels::KvView view = pool.LayerView(2, table);
+  EXPECT_EQ(view.type, kernels::KvType::kQ8);
+  EXPECT_EQ(view.row_stride, pool.row_elems());
+  EXPECT_EQ(view.scales_offset, kv_dim);
+  const auto* kq = static_cast<const int8_t*>(view.k) + view.Offset(7);
+  const auto* vq = static_cast<const int8_t*>(view.v) + view.Offset(7);
+  EXPECT_EQ(static_cast<const void*>(kq), pool.KRow(1, 2, 3));
+  const auto* kd = reinterpret_cast<const float*>(kq + view.scales_offset);
+  const auto* vd = reinterpret_cast<const float*>(vq + view.scales_offset);
+  EXPECT_EQ(vd[0], 0.0f);
+  for (int i = 0; i < kv_dim; i++) {
+    EXPECT_NEAR(kq[i] * kd[i / 32], k[i], 0.5f * kd[i / 32] + 1e-6f) << i;
+    EXPECT_NEAR(vq[i] * vd[i / 32], v[i], 0.5f * vd[i / 32] + 1e-6f) << i;
+  }
+  int largest = 0;  // the block's largest magnitude is 127 steps
+  for (int i = 0; i < 32; i++) largest = std::max(largest, std::abs(static_cast<int>(kq[i])));
+  EXPECT_EQ(largest, 127);
 }
 
 }  // namespace
