@@ -6,7 +6,8 @@
 // cache) against 50 cached decode steps. tg64x8 decodes 8 sequences in lockstep (one step holds
 // one token of each, as continuous batching runs 8 streams) and reports their aggregate tok/s;
 // tg64x16 the same with 16. tg64x8@d128 and tg64x1@d128 decode after a 128-token context (written
-// before the timing), where served streams are: attention then reads 128-192 positions per token.
+// before the timing), where served streams are: attention then reads 128-192 positions per token;
+// the @d512 rows after 512 (a long chat), where attention is a larger share of a batched step.
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
@@ -38,10 +39,11 @@ constexpr int kRecomputed = 50;  // new tokens of the recompute baseline
 constexpr int kBlockSize = 16;
 constexpr int kMaxBatch = 16;  // sequences of tg64x16
 constexpr int kDepth = 128;    // context before the tokens of the @d128 rows
+constexpr int kLongDepth = 512;  // ... of the @d512 rows
 // Blocks one sequence needs for the longest benchmark (prompt + recomputed tokens, or the depth
 // and the 64 generated tokens).
 constexpr int kSeqBlocks =
-    (std::max(kPrompt + kRecomputed, kDepth + kGenerated) + kBlockSize) / kBlockSize + 1;
+    (std::max(kPrompt + kRecomputed, kLongDepth + kGenerated) + kBlockSize) / kBlockSize + 1;
 
 struct Setup {
   const BenchModel* model;
@@ -144,8 +146,11 @@ void BM_DecodeBatch(benchmark::State& state, Setup s, Engines* engines, int batc
   std::vector<std::vector<int32_t>> tables;
   for (int q = 0; q < batch; q++) tables.push_back(Table(q));
   // The context every step attends to, written once (its values only need to be real memory).
-  for (int q = 0; q < batch && depth > 0; q++) {
-    Run(e, s.mode, std::span<const TokenId>(tokens).subspan(q, depth), 0, tables[q]);
+  for (int q = 0; q < batch; q++) {
+    for (int c = 0; c < depth; c += kPrompt) {  // in prompt-sized chunks (the step's token cap)
+      Run(e, s.mode, std::span<const TokenId>(tokens).subspan(q + c, std::min(kPrompt, depth - c)),
+          c, tables[q]);
+    }
   }
   StepPlan plan;
   plan.mode = s.mode;
@@ -273,7 +278,9 @@ int main(int argc, char** argv) {
       for (auto [name, batch, depth] : {std::tuple{"tg64x8", 8, 0},
                                         {"tg64x16", 16, 0},
                                         {"tg64x1@d128", 1, b::kDepth},
-                                        {"tg64x8@d128", 8, b::kDepth}}) {
+                                        {"tg64x8@d128", 8, b::kDepth},
+                                        {"tg64x1@d512", 1, b::kLongDepth},
+                                        {"tg64x8@d512", 8, b::kLongDepth}}) {
         benchmark::RegisterBenchmark((name + suffix).c_str(), b::BM_DecodeBatch, s, &engines, batch,
                                      depth)
             ->Unit(benchmark::kMillisecond)
