@@ -475,30 +475,8 @@ void F32ToF16Avx2(const float* x, uint16_t* out, int64_t n) {
 }
 
 void F32ToQ8Avx2(const float* x, int8_t* qs, float* d, int64_t n) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   for (int64_t b = 0; b < n / kKvQ8Block; b++) {
-    __m256 v[4];
-    __m256 amax = _mm256_setzero_ps();
-    for (int g = 0; g < 4; g++) {
-      v[g] = _mm256_loadu_ps(x + kKvQ8Block * b + 8 * g);
-      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[g]));
-    }
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    const float db = _mm_cvtss_f32(m) / 127.0f;
-    const __m256 id = _mm256_set1_ps(db != 0.0f ? 1.0f / db : 0.0f);
-    __m256i q[4];
-    for (int g = 0; g < 4; g++) {
-      q[g] = _mm256_cvtps_epi32(
-          _mm256_round_ps(_mm256_mul_ps(v[g], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    }
-    const __m256i p =
-        _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs + kKvQ8Block * b),
-                        _mm256_permutevar8x32_epi32(p, order));
-    d[b] = db;
+    d[b] = QuantizeBlockQ8(x + kKvQ8Block * b, qs + kKvQ8Block * b);
   }
 }
 

@@ -212,8 +212,6 @@ void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
 
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {
   const size_t row_bytes = Q8ActRowBytes(in_dim);
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   for (int t = tokens.begin; t < tokens.end; t++) {
     const float* in = x + static_cast<int64_t>(t) * in_dim;  // [in_dim]
     auto* row = static_cast<uint8_t*>(xq) + row_bytes * t;
@@ -221,33 +219,9 @@ void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {
     auto* d = reinterpret_cast<float*>(row + in_dim);  // [in_dim / 32]
     float* sums = d + in_dim / 32;                     // [in_dim / 32]
     for (int b = 0; b < in_dim / 32; b++) {
-      __m256 v[4];
-      __m256 amax = _mm256_setzero_ps();
-      for (int g = 0; g < 4; g++) {
-        v[g] = _mm256_loadu_ps(in + 32 * b + 8 * g);
-        amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[g]));
-      }
-      __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-      m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-      m = _mm_max_ss(m, _mm_movehdup_ps(m));
-      const float db = _mm_cvtss_f32(m) / 127.0f;
-      const __m256 id = _mm256_set1_ps(db != 0.0f ? 1.0f / db : 0.0f);
-      __m256i q[4];
-      for (int g = 0; g < 4; g++) {
-        q[g] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[g], id),
-                                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-      }
-      const __m256i sum4 =
-          _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-      __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum4), _mm256_extracti128_si256(sum4, 1));
-      s4 = _mm_hadd_epi32(s4, s4);
-      s4 = _mm_hadd_epi32(s4, s4);
-      const __m256i p =
-          _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs + 32 * b),
-                          _mm256_permutevar8x32_epi32(p, order));
-      d[b] = db;
-      sums[b] = db * static_cast<float>(_mm_cvtsi128_si32(s4));
+      int sum = 0;
+      d[b] = QuantizeBlockQ8(in + 32 * b, qs + 32 * b, &sum);
+      sums[b] = d[b] * static_cast<float>(sum);
     }
   }
 }

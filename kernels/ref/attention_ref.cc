@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/ref/q8_act_ref.h"
 #include "kernels/ref/softmax_ref.h"
 
 namespace smallmind::kernels {
@@ -70,17 +72,11 @@ void AttendRowQ8(const AttentionArgs& a, int t, int h, float scale) {
 
 }  // namespace
 
+static_assert(kKvQ8Block == kQ8ActBlock, "the cache's blocks are the activations' blocks");
+
 void F32ToQ8Ref(const float* x, int8_t* qs, float* d, int64_t n) {
   for (int64_t b = 0; b < n / kKvQ8Block; b++) {
-    const float* v = x + kKvQ8Block * b;
-    float amax = 0.0f;
-    for (int j = 0; j < kKvQ8Block; j++) amax = std::fmax(amax, std::fabs(v[j]));
-    const float db = amax / 127.0f;
-    const float id = db != 0.0f ? 1.0f / db : 0.0f;
-    for (int j = 0; j < kKvQ8Block; j++) {
-      qs[kKvQ8Block * b + j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
-    }
-    d[b] = db;
+    d[b] = QuantizeBlockQ8Ref(x + kKvQ8Block * b, qs + kKvQ8Block * b);
   }
 }
 

@@ -111,6 +111,15 @@ void MatmulKQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_
 
 }  // namespace
 
+float QuantizeBlockQ8Ref(const float* x, int8_t* q) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQ8ActBlock; j++) amax = std::fmax(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (int j = 0; j < kQ8ActBlock; j++) q[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+  return d;
+}
+
 void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
   const size_t row_bytes = Q8ActRowBytes(in_dim);
   for (int t = tokens.begin; t < tokens.end; t++) {
@@ -120,19 +129,11 @@ void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
     auto* d = reinterpret_cast<float*>(row + in_dim);        // [in_dim / 32]
     float* sums = d + in_dim / kQ8ActBlock;                  // [in_dim / 32]
     for (int b = 0; b < in_dim / kQ8ActBlock; b++) {
-      const float* v = in + kQ8ActBlock * b;
-      float amax = 0.0f;
-      for (int j = 0; j < kQ8ActBlock; j++) amax = std::fmax(amax, std::fabs(v[j]));
-      const float db = amax / 127.0f;
-      const float id = db != 0.0f ? 1.0f / db : 0.0f;
+      int8_t* q = qs + kQ8ActBlock * b;
+      d[b] = QuantizeBlockQ8Ref(in + kQ8ActBlock * b, q);
       int sum = 0;
-      for (int j = 0; j < kQ8ActBlock; j++) {
-        const int q = static_cast<int>(std::nearbyint(v[j] * id));
-        qs[kQ8ActBlock * b + j] = static_cast<int8_t>(q);
-        sum += q;
-      }
-      d[b] = db;
-      sums[b] = db * static_cast<float>(sum);
+      for (int j = 0; j < kQ8ActBlock; j++) sum += q[j];
+      sums[b] = d[b] * static_cast<float>(sum);
     }
   }
 }

@@ -3,6 +3,8 @@
 // kernels are tested against. Pure functions; thread-safe on disjoint outputs.
 #pragma once
 
+#include <cstdint>
+
 #include "kernels/partition.h"
 
 namespace smallmind::kernels {
@@ -10,6 +12,8 @@ namespace smallmind::kernels {
 // For t in tokens: row t of xq = Q8 row of x[t, :] (in_dim a multiple of 32): per block of 32,
 // d = amax / 127, q = round-half-even(x * (1 / d)) (0 when d is 0), s = d * (sum of the q).
 void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens);
+// One block of that row: the 32 quants of x at q, returns d. Also the K/V cache's (F32ToQ8Ref).
+float QuantizeBlockQ8Ref(const float* x, int8_t* q);
 
 // y[t, r] = sum over blocks b, left to right in one float, of (dw_b * dx_b) * isum_b, isum_b the
 // exact integer dot product of the block's weight quants (Q4_0: nibble - 8) and activation quants.

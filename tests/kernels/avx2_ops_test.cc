@@ -102,6 +102,14 @@ TEST_F(Avx2OpsTest, RopeIsBitwiseTheReferenceInBothLayouts) {
   }
 }
 
+// A block table of n_blocks ids in a scrambled order: entry b = (b * mul + add) % n_blocks (mul
+// coprime with n_blocks).
+std::vector<int32_t> ScrambledTable(int n_blocks, int mul, int add) {
+  std::vector<int32_t> table(n_blocks);
+  for (int b = 0; b < n_blocks; b++) table[b] = (b * mul + add) % n_blocks;
+  return table;
+}
+
 // AttentionArgs over a paged cache: `storage` holds n_blocks blocks of [K rows, V rows] of
 // block_size positions each; every pointer must outlive the args.
 AttentionArgs PagedArgs(const std::vector<float>& storage, const std::vector<int32_t>& table,
@@ -125,6 +133,32 @@ AttentionArgs PagedArgs(const std::vector<float>& storage, const std::vector<int
   return a;
 }
 
+// The output (out_size floats) of fn over every row of `a`.
+std::vector<float> Attend(AttentionFn fn, AttentionArgs a, size_t out_size) {
+  std::vector<float> out(out_size, NAN);
+  a.out = out.data();
+  fn(a, AllRows(a.n_tokens * a.n_heads));
+  return out;
+}
+
+// Runs `a` (rows of n_tokens x n_heads, out of `out_size` floats) three ways: each row alone, a
+// pass of one token's heads (the default scratch) and a tile of every token (a scratch of
+// `scores_size` floats, room for all rows); each must give the same bits.
+void ExpectAloneEqualsPassAndTile(AttentionArgs a, size_t out_size, int rows, int64_t scores_size,
+                                  const std::string& what) {
+  std::vector<float> alone(out_size, NAN), pass(out_size, NAN), tile(out_size, NAN);
+  a.out = alone.data();
+  for (int r = 0; r < rows; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
+  a.out = pass.data();
+  a.scores_size = 0;
+  avx2::AttentionAvx2(a, AllRows(rows));
+  a.out = tile.data();
+  a.scores_size = scores_size;
+  avx2::AttentionAvx2(a, AllRows(rows));
+  EXPECT_EQ(pass, alone) << what;
+  EXPECT_EQ(tile, alone) << what;
+}
+
 // Attention over a paged cache with a scrambled block table, GQA, several head sizes.
 TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
   std::mt19937 rng(5);
@@ -132,8 +166,7 @@ TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
     const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
     const int block_size = 5, n_blocks = 12, start_pos = 17, n_tokens = 9;
     std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
-    std::vector<int32_t> table(n_blocks);
-    for (int b = 0; b < n_blocks; b++) table[b] = (b * 7 + 3) % n_blocks;
+    const std::vector<int32_t> table = ScrambledTable(n_blocks, 7, 3);
     const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, rng(), -2, 2);
     std::vector<float> got(q.size(), NAN), want(q.size(), NAN);
     std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
@@ -158,26 +191,16 @@ TEST_F(Avx2OpsTest, AttentionRowHasTheSameBitsAloneOrInAPass) {
         const int n_blocks = 8, start_pos = 37, n_tokens = 3;
         std::vector<float> storage =
             RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim + block_size);
-        std::vector<int32_t> table(n_blocks);
-        for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
+        const std::vector<int32_t> table = ScrambledTable(n_blocks, 5, 2);
         const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
-        std::vector<float> alone(q.size(), NAN), pass(q.size(), NAN), tile(q.size(), NAN);
         const int64_t stride = start_pos + n_tokens;
         std::vector<float> scores(n_tokens * n_heads * stride);
-        AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
-                                    head_dim, start_pos, n_tokens);
-        a.out = alone.data();
-        for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
-        a.out = pass.data();  // the default scratch: one token's heads per pass
-        avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-        a.out = tile.data();  // room for every row: the three tokens in one tile
-        a.scores_size = static_cast<int64_t>(scores.size());
-        avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-        const std::string what = "block_size " + std::to_string(block_size) + " head_dim " +
-                                 std::to_string(head_dim) + " kv_heads " +
-                                 std::to_string(n_kv_heads);
-        EXPECT_EQ(pass, alone) << what;
-        EXPECT_EQ(tile, alone) << what;
+        const AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads,
+                                          n_kv_heads, head_dim, start_pos, n_tokens);
+        ExpectAloneEqualsPassAndTile(
+            a, q.size(), n_tokens * n_heads, static_cast<int64_t>(scores.size()),
+            "block_size " + std::to_string(block_size) + " head_dim " + std::to_string(head_dim) +
+                " kv_heads " + std::to_string(n_kv_heads));
       }
     }
   }
@@ -208,21 +231,14 @@ TEST_F(Avx2OpsTest, HalfCacheAttentionIsTheFloatAttentionOfTheRoundedCache) {
     std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
     const std::vector<uint16_t> halves = Halves(storage);
     for (size_t i = 0; i < storage.size(); i++) storage[i] = Fp16ToFp32(halves[i]);
-    std::vector<int32_t> table(n_blocks);
-    for (int b = 0; b < n_blocks; b++) table[b] = (b * 7 + 3) % n_blocks;
+    const std::vector<int32_t> table = ScrambledTable(n_blocks, 7, 3);
     const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 3, -2, 2);
     std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
     AttentionArgs f32 = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
                                   head_dim, start_pos, n_tokens);
     AttentionArgs f16 = f32;
     UseHalves(halves, block_size, &f16);
-    const RowRange all = AllRows(n_tokens * n_heads);
-    auto run = [&](AttentionFn fn, AttentionArgs a) {
-      std::vector<float> out(q.size(), NAN);
-      a.out = out.data();
-      fn(a, all);
-      return out;
-    };
+    auto run = [&](AttentionFn fn, const AttentionArgs& a) { return Attend(fn, a, q.size()); };
     const std::string what = "head_dim " + std::to_string(head_dim);
     const std::vector<float> avx2_f16 = run(&avx2::AttentionAvx2, f16);
     const std::vector<float> ref_f16 = run(&AttentionRef, f16);
@@ -238,23 +254,14 @@ TEST_F(Avx2OpsTest, HalfCacheAttentionRowHasTheSameBitsAloneOrInAPass) {
   const int block_size = 16, n_blocks = 8, start_pos = 37, n_tokens = 3;
   const std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, 11);
   const std::vector<uint16_t> halves = Halves(storage);
-  std::vector<int32_t> table(n_blocks);
-  for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
+  const std::vector<int32_t> table = ScrambledTable(n_blocks, 5, 2);
   const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
-  std::vector<float> alone(q.size(), NAN), pass(q.size(), NAN), tile(q.size(), NAN);
   std::vector<float> scores(n_tokens * n_heads * (start_pos + n_tokens));
   AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads, head_dim,
                               start_pos, n_tokens);
   UseHalves(halves, block_size, &a);
-  a.out = alone.data();
-  for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
-  a.out = pass.data();
-  avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-  a.out = tile.data();
-  a.scores_size = static_cast<int64_t>(scores.size());
-  avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-  EXPECT_EQ(pass, alone);
-  EXPECT_EQ(tile, alone);
+  ExpectAloneEqualsPassAndTile(a, q.size(), n_tokens * n_heads, static_cast<int64_t>(scores.size()),
+                               "halves");
 }
 
 // The same cache as kQ8 rows: every kv_dim floats of `storage` (a row) quantized by F32ToQ8Ref into
@@ -312,20 +319,15 @@ TEST_F(Avx2OpsTest, Q8CacheAttentionMatchesTheReferenceAndTheFloatCache) {
       const std::vector<float> storage =
           RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
       const std::vector<int8_t> q8 = Q8Rows(storage, kv_dim);
-      std::vector<int32_t> table(n_blocks);
-      for (int b = 0; b < n_blocks; b++) table[b] = (b * 7 + 3) % n_blocks;
+      const std::vector<int32_t> table = ScrambledTable(n_blocks, 7, 3);
       const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 3, -2, 2);
       std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
       AttentionArgs f32 = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
                                     head_dim, start_pos, n_tokens);
       AttentionArgs a = f32;
       UseQ8(q8, block_size, kv_dim, &a);
-      const RowRange all = AllRows(n_tokens * n_heads);
-      auto run = [&](AttentionFn fn, AttentionArgs args) {
-        std::vector<float> out(q.size(), NAN);
-        args.out = out.data();
-        fn(args, all);
-        return out;
+      auto run = [&](AttentionFn fn, const AttentionArgs& args) {
+        return Attend(fn, args, q.size());
       };
       const std::string what =
           "head_dim " + std::to_string(head_dim) + " kv_heads " + std::to_string(n_kv_heads);
@@ -344,23 +346,15 @@ TEST_F(Avx2OpsTest, Q8CacheAttentionRowHasTheSameBitsAloneOrInAPass) {
     const int block_size = 16, n_blocks = 8, start_pos = 37, n_tokens = 3;
     const std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, 11);
     const std::vector<int8_t> q8 = Q8Rows(storage, kv_dim);
-    std::vector<int32_t> table(n_blocks);
-    for (int b = 0; b < n_blocks; b++) table[b] = (b * 5 + 2) % n_blocks;
+    const std::vector<int32_t> table = ScrambledTable(n_blocks, 5, 2);
     const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 9, -2, 2);
-    std::vector<float> alone(q.size(), NAN), pass(q.size(), NAN), tile(q.size(), NAN);
     std::vector<float> scores(n_tokens * n_heads * (start_pos + n_tokens));
     AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
                                 head_dim, start_pos, n_tokens);
     UseQ8(q8, block_size, kv_dim, &a);
-    a.out = alone.data();
-    for (int r = 0; r < n_tokens * n_heads; r++) avx2::AttentionAvx2(a, RowRange{r, r + 1});
-    a.out = pass.data();
-    avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-    a.out = tile.data();
-    a.scores_size = static_cast<int64_t>(scores.size());
-    avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-    EXPECT_EQ(pass, alone) << "head_dim " << head_dim;
-    EXPECT_EQ(tile, alone) << "head_dim " << head_dim;
+    ExpectAloneEqualsPassAndTile(a, q.size(), n_tokens * n_heads,
+                                 static_cast<int64_t>(scores.size()),
+                                 "head_dim " + std::to_string(head_dim));
   }
 }
 
