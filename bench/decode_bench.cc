@@ -37,8 +37,8 @@ constexpr int kPrompt = 128;     // pp128
 constexpr int kGenerated = 64;   // tg64
 constexpr int kRecomputed = 50;  // new tokens of the recompute baseline
 constexpr int kBlockSize = 16;
-constexpr int kMaxBatch = 16;  // sequences of tg64x16
-constexpr int kDepth = 128;    // context before the tokens of the @d128 rows
+constexpr int kMaxBatch = 16;    // sequences of tg64x16
+constexpr int kDepth = 128;      // context before the tokens of the @d128 rows
 constexpr int kLongDepth = 512;  // ... of the @d512 rows
 // Blocks one sequence needs for the longest benchmark (prompt + recomputed tokens, or the depth
 // and the 64 generated tokens).
