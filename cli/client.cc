@@ -106,9 +106,18 @@ const char* GrpcCodeName(grpc::StatusCode code) {
   return i >= 0 && i <= 16 ? kNames[i] : "UNKNOWN";
 }
 
+std::string DescribeRpcError(const grpc::Status& status) {
+  std::string out = std::string(GrpcCodeName(status.error_code())) + ": ";
+  if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED && status.error_message().empty()) {
+    return out +
+           "the server has no smallmind.v1.Inference service (a worker's address? point --addr at "
+           "the gateway, or give smallmind bench --worker)";
+  }
+  return out + status.error_message();
+}
+
 int PrintRpcError(const grpc::Status& status) {
-  std::fprintf(stderr, "smallmind: %s: %s\n", GrpcCodeName(status.error_code()),
-               status.error_message().c_str());
+  std::fprintf(stderr, "smallmind: %s\n", DescribeRpcError(status).c_str());
   return 1;
 }
 

@@ -51,7 +51,10 @@ class Client {
 
 // The canonical name of a gRPC code ("RESOURCE_EXHAUSTED"); "UNKNOWN" outside the 17 codes.
 const char* GrpcCodeName(grpc::StatusCode code);
-// Prints "smallmind: CODE: message" to stderr; returns the exit code (1).
+// "CODE: message"; an UNIMPLEMENTED without a message (a server with no smallmind Inference
+// service: a worker's address, say) says so and where to point instead.
+std::string DescribeRpcError(const grpc::Status& status);
+// Prints "smallmind: " + DescribeRpcError(status) to stderr; returns the exit code (1).
 int PrintRpcError(const grpc::Status& status);
 
 }  // namespace smallmind::cli

@@ -135,7 +135,7 @@ void RunOne(StreamOpener& opener, const PlannedRequest& planned, const std::stri
   } else {
     const std::string code = GrpcCodeName(status.error_code());
     ++c.errors_by_status[code];
-    if (c.errors++ == 0) c.first_error = code + ": " + status.error_message();
+    if (c.errors++ == 0) c.first_error = DescribeRpcError(status);
   }
 }
 
