@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Two worker configurations measured as bench/many_streams.sh measures one, alternating round by
+# round (A, B, A, B, ...) so that both see the same phases of a VM whose speed moves from minute
+# to minute; prints every round and each configuration's medians of C=8 / C=1 and C=16 / pp128.
+#
+#   bench/many_streams_ab.sh BIN_DIR MODEL ROUNDS "WORKER FLAGS A" "WORKER FLAGS B"
+#   bench/many_streams_ab.sh build/bin /work/bench/bench-110M-Q8_0.gguf 6 \
+#     "--threads 2 --kv-dtype f16" "--threads 2 --kv-dtype q8"
+set -euo pipefail
+
+if [[ $# -ne 5 ]]; then
+  sed -n '2,9p' "$0" >&2
+  exit 2
+fi
+bin=$1 model=$2 rounds=$3
+here=$(cd "$(dirname "$0")" && pwd)
+
+for r in $(seq "$rounds"); do
+  for cfg in A B; do
+    flags=$4
+    [[ $cfg == B ]] && flags=$5
+    "$here/many_streams.sh" "$bin" "$model" 1 "$flags" | sed -n "s/^round 1:/$cfg round $r:/p"
+  done
+done | awk -v a="$4" -v b="$5" '
+  { print; fflush() }
+  { for (i = 1; i <= NF; i++) {
+      if ($i == "C8/C1") r8[$1, ++n8[$1]] = $(i + 1)
+      if ($i == "C16/pp128") r16[$1, ++n16[$1]] = $(i + 1)
+  } }
+  function median(v, cfg, n,   i, j, t, s) {
+    for (i = 1; i <= n; i++) s[i] = v[cfg, i]
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
+    return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
+  }
+  END {
+    printf "A (%s): median of %d rounds: C8/C1 %.2fx  C16/pp128 %.2fx\n", a, n8["A"], median(r8, "A", n8["A"]), median(r16, "A", n16["A"])
+    printf "B (%s): median of %d rounds: C8/C1 %.2fx  C16/pp128 %.2fx\n", b, n8["B"], median(r8, "B", n8["B"]), median(r16, "B", n16["B"])
+  }'
