@@ -25,16 +25,21 @@ served() {  # tok/s of C concurrent streams
     sed -n 's/^throughput: \([0-9.]*\) tok.*/\1/p'
 }
 
+# Each round's line is printed as soon as it is measured (awk reading a pipe would hold it back in
+# its input buffer until the end), then the medians of all of them.
+all=""
 for r in $(seq "$rounds"); do
   pp=$("$bin/decode_bench" --model="$model" --threads="${threads:-2}" --paths=par \
     --benchmark_filter='pp128' --benchmark_min_time=1s 2>/dev/null |
     awk -F'|' '/^\| / && /pp128/ {split($5, a, " "); print a[1]}')
   c1=$(served 1) c8=$(served 8) c16=$(served 16)
-  awk -v r="$r" -v pp="$pp" -v c1="$c1" -v c8="$c8" -v c16="$c16" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
+  line=$(awk -v r="$r" -v pp="$pp" -v c1="$c1" -v c8="$c8" -v c16="$c16" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
     'BEGIN { printf "round %d: pp128 %s  C=1 %s  C=8 %s  C=16 %s tok/s  C8/C1 %.2f  C16/pp128 %.2f  load %s\n",
-             r, pp, c1, c8, c16, c8 / c1, c16 / pp, load }'
-done | awk '
-  { print; fflush() }
+             r, pp, c1, c8, c16, c8 / c1, c16 / pp, load }')
+  echo "$line"
+  all+="$line"$'\n'
+done
+printf '%s' "$all" | awk '
   { for (i = 1; i <= NF; i++) { if ($i == "C8/C1") a[NR] = $(i + 1); if ($i == "C16/pp128") b[NR] = $(i + 1) } }
   function median(v, n,   i, j, t) {
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }

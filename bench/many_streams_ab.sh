@@ -15,14 +15,17 @@ fi
 bin=$1 model=$2 rounds=$3
 here=$(cd "$(dirname "$0")" && pwd)
 
+all=""  # every round's lines, printed as they come (see many_streams.sh), then the medians
 for r in $(seq "$rounds"); do
   for cfg in A B; do
     flags=$4
     [[ $cfg == B ]] && flags=$5
-    "$here/many_streams.sh" "$bin" "$model" 1 "$flags" | sed -n "s/^round 1:/$cfg round $r:/p"
+    line=$("$here/many_streams.sh" "$bin" "$model" 1 "$flags" | sed -n "s/^round 1:/$cfg round $r:/p")
+    echo "$line"
+    all+="$line"$'\n'
   done
-done | awk -v a="$4" -v b="$5" '
-  { print; fflush() }
+done
+printf '%s' "$all" | awk -v a="$4" -v b="$5" '
   { for (i = 1; i <= NF; i++) {
       if ($i == "C8/C1") r8[$1, ++n8[$1]] = $(i + 1)
       if ($i == "C16/pp128") r16[$1, ++n16[$1]] = $(i + 1)

@@ -263,7 +263,7 @@ inline __m256i FoldEightInt(const __m256i* acc) {
   return _mm256_add_epi32(lo, hi);
 }
 
-// Scale j of the head starting at `first_block` of the cache row `row` (its quants).
+// Float scale number `block` of the kQ8 cache row whose quants start at `row`.
 inline float RowScale(const int8_t* row, int64_t scales_offset, int block) {
   float d;
   std::memcpy(&d, row + scales_offset + 4 * block, 4);
