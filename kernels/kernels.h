@@ -44,7 +44,7 @@ inline constexpr int kKvQ8HeadDimMax = 256;
 
 // One layer of one sequence's paged K/V cache, read-only. The K row of position p starts
 // Offset(p) elements of `type` after k, its V row as many after v. Rows are [kv_dim] elements:
-// n_kv_heads heads of head_dim.
+// n_kv_heads heads of head_dim (kQ8: then the row's scales, scales_offset bytes in).
 struct KvView {
   const void* k = nullptr;               // K row of slot 0 of block id 0, this layer
   const void* v = nullptr;               // V row of slot 0 of block id 0, this layer
