@@ -93,10 +93,11 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
         "the model's context (" + std::to_string(c.context_length) + ") is shorter than the " +
         std::to_string(kPrompt + kRecomputed) + " positions the bench uses");
   }
+  SM_RETURN_IF_ERROR(KvPool::CheckType(c, o.kv_type));
   const std::vector<int> allowed = shared::AllowedCpus();
-  std::printf("model %s (%s, %s), prompt %d, generated %d, best of %d\n", o.model.c_str(),
-              c.architecture.c_str(), model->quantization.c_str(), kPrompt, kGenerated,
-              o.repetitions);
+  std::printf("model %s (%s, %s), KV cache %s, prompt %d, generated %d, best of %d\n",
+              o.model.c_str(), c.architecture.c_str(), model->quantization.c_str(),
+              kernels::KvTypeName(o.kv_type), kPrompt, kGenerated, o.repetitions);
   const uint64_t matrix_bytes = worker::MatrixBytesPerToken(model->llama.weights);
   std::printf("%.1f MiB of matrices read per decoded token; read bandwidth per thread count:",
               static_cast<double>(matrix_bytes) / (1 << 20));
@@ -114,7 +115,7 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
   for (size_t ti = 0; ti < o.threads.size(); ++ti) {
     const int threads = o.threads[ti];
     const int blocks = (kPrompt + kRecomputed + kBlockSize - 1) / kBlockSize;
-    KvPool pool(c, blocks, kBlockSize);
+    KvPool pool(c, blocks, kBlockSize, o.kv_type);
     std::vector<int32_t> table;
     for (int b = 0; b < blocks; ++b) table.push_back(b);
     worker::EngineOptions eo;

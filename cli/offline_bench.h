@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/exec_mode.h"
+#include "kernels/kernels.h"
 #include "shared/default_model.h"
 #include "shared/status.h"
 
@@ -20,7 +21,8 @@ struct OfflineBenchOptions {
   std::vector<int> threads = {1, 2};
   std::vector<kernels::ExecMode> modes = {kernels::ExecMode::kParallel,
                                           kernels::ExecMode::kDeterministic};
-  int repetitions = 3;  // best of
+  int repetitions = 3;                              // best of
+  kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype, the worker's default
   bool recompute = true;
 };
 

@@ -21,13 +21,7 @@ Worker::~Worker() { Shutdown(); }
 shared::Status Worker::PlanKv() {
   const ModelConfig& c = model_->llama.config;
   const int bs = config_.kv.block_size;
-  if (config_.kv.dtype == kernels::KvType::kQ8 &&
-      (c.head_dim() % kernels::kKvQ8Block != 0 || c.head_dim() > kernels::kKvQ8HeadDimMax)) {
-    return shared::InvalidArgument(fmt::format(
-        "--kv-dtype q8 needs a head size that is a multiple of {} up to {}; this model's heads "
-        "have {} dims: use --kv-dtype f16",
-        kernels::kKvQ8Block, kernels::kKvQ8HeadDimMax, c.head_dim()));
-  }
+  SM_RETURN_IF_ERROR(KvPool::CheckType(c, config_.kv.dtype));
   // The whole segment stays within the budget: each block's data, metadata and token ids, plus
   // the header and alignment (so --kv-memory-mb 1024 fits a 1 GiB /dev/shm, as compose.yaml has).
   const int64_t bytes_per_block = KvPool::BytesFor(c, 1, bs, config_.kv.dtype) +

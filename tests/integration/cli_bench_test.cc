@@ -49,6 +49,29 @@ TEST(CliBenchTest, OfflineBenchRefusesAMissingModelFile) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 }
 
+// --kv-dtype picks the engine's cache as the worker's flag does (the header names it; f16 by
+// default); q8 on stories260K, whose heads have 8 dims, is refused with the worker's message.
+TEST(CliBenchTest, OfflineBenchTakesTheWorkersKvTypes) {
+  const std::string cli = testing::BinaryPath("smallmind");
+  const std::vector<std::string> base = {cli,   "bench",         "--offline", "--threads",
+                                         "1",   "--repetitions", "1",         "--paths",
+                                         "par", "--no-recompute"};
+  const testing::ProgramRun def = testing::RunToExit(base);
+  ASSERT_EQ(def.exit_code, 0) << def.err;
+  EXPECT_NE(def.out.find("KV cache f16"), std::string::npos) << def.out;
+  std::vector<std::string> f32 = base;
+  f32.insert(f32.end(), {"--kv-dtype", "F32"});
+  const testing::ProgramRun floats = testing::RunToExit(f32);
+  ASSERT_EQ(floats.exit_code, 0) << floats.err;
+  EXPECT_NE(floats.out.find("KV cache f32"), std::string::npos) << floats.out;
+  std::vector<std::string> q8 = base;
+  q8.insert(q8.end(), {"--kv-dtype", "q8"});
+  const testing::ProgramRun refused = testing::RunToExit(q8);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("--kv-dtype q8 needs a head size"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("8 dims"), std::string::npos) << refused.err;
+}
+
 TEST(CliBenchTest, LoadBenchAgainstAGatewayReportsEveryRequestOk) {
   auto gateway = testing::GatewayFixture::Start({});
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();

@@ -1,6 +1,7 @@
 #include "worker/kv/kv_pool.h"
 
 #include <algorithm>
+#include <string>
 
 #include "shared/check.h"
 
@@ -13,6 +14,18 @@ int64_t KvPool::BytesFor(const ModelConfig& config, int num_blocks, int block_si
                          kernels::KvType type) {
   return int64_t{num_blocks} * config.n_layers * 2 * block_size *
          kernels::KvRowElems(type, config.kv_dim()) * kernels::KvTypeBytes(type);
+}
+
+shared::Status KvPool::CheckType(const ModelConfig& config, kernels::KvType type) {
+  const int head_dim = config.head_dim();
+  if (type == kernels::KvType::kQ8 &&
+      (head_dim % kernels::kKvQ8Block != 0 || head_dim > kernels::kKvQ8HeadDimMax)) {
+    return shared::InvalidArgument(
+        "--kv-dtype q8 needs a head size that is a multiple of " +
+        std::to_string(kernels::kKvQ8Block) + " up to " + std::to_string(kernels::kKvQ8HeadDimMax) +
+        "; this model's heads have " + std::to_string(head_dim) + " dims: use --kv-dtype f16");
+  }
+  return shared::Status::Ok();
 }
 
 KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernels::KvType type,

@@ -14,6 +14,7 @@
 #include <span>
 
 #include "kernels/kernels.h"
+#include "shared/status.h"
 #include "worker/types/model_config.h"
 
 namespace smallmind::worker {
@@ -30,6 +31,9 @@ class KvPool {
          std::span<std::byte> storage);
   static int64_t BytesFor(const ModelConfig& config, int num_blocks, int block_size,
                           kernels::KvType type);
+  // Whether rows of `type` can hold `config`'s K/V: kQ8 needs heads of a multiple of 32 dims up to
+  // 256; the error names the model's and the way out.
+  static shared::Status CheckType(const ModelConfig& config, kernels::KvType type);
 
   int num_blocks() const { return num_blocks_; }
   int block_size() const { return block_size_; }
