@@ -218,24 +218,34 @@ void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo
 }
 
 // The whole tile: scores of the positions every token sees (0 .. first_last) in one walk, then
-// each later token's own last positions; softmax per row; the value sums likewise.
-template <typename E>
-void AttendTile(const KvView& kv, const Tile& tile, float scale) {
+// each later token's own last positions; softmax per row; the value sums likewise. scores and
+// values (t_lo, t_hi, p_lo, p_hi) are the cache type's TileScores and TileValues.
+template <typename Scores, typename Values>
+void WalkTile(const Tile& tile, const Scores& scores, const Values& values) {
   const int shared_last = tile.first_last;
-  TileScores<E>(kv, tile, 0, tile.n_tokens, 0, shared_last, scale);
-  for (int t = 1; t < tile.n_tokens; t++) {
-    TileScores<E>(kv, tile, t, t + 1, shared_last + 1, shared_last + t, scale);
-  }
+  scores(0, tile.n_tokens, 0, shared_last);
+  for (int t = 1; t < tile.n_tokens; t++) scores(t, t + 1, shared_last + 1, shared_last + t);
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
       SoftmaxAvx2(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1,
                   RowRange{0, 1});
     }
   }
-  TileValues<E>(kv, tile, 0, tile.n_tokens, 0, shared_last);
-  for (int t = 1; t < tile.n_tokens; t++) {
-    TileValues<E>(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
-  }
+  values(0, tile.n_tokens, 0, shared_last);
+  for (int t = 1; t < tile.n_tokens; t++) values(t, t + 1, shared_last + 1, shared_last + t);
+}
+
+// A tile over a float or half cache.
+template <typename E>
+void AttendTile(const KvView& kv, const Tile& tile, float scale) {
+  WalkTile(
+      tile,
+      [&](int t_lo, int t_hi, int p_lo, int p_hi) {
+        TileScores<E>(kv, tile, t_lo, t_hi, p_lo, p_hi, scale);
+      },
+      [&](int t_lo, int t_hi, int p_lo, int p_hi) {
+        TileValues<E>(kv, tile, t_lo, t_hi, p_lo, p_hi);
+      });
 }
 
 // ---- kQ8 cache: integer scores, int8 values ----
@@ -388,6 +398,7 @@ void TileValuesQ8(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_
             });
 }
 
+// A tile over a kQ8 cache: its query heads quantized once, then the walk.
 void AttendTileQ8(const KvView& kv, const Tile& tile, float scale) {
   QTileQ8 qt;
   for (int t = 0; t < tile.n_tokens; t++) {
@@ -397,21 +408,14 @@ void AttendTileQ8(const KvView& kv, const Tile& tile, float scale) {
                   qt.d + row * (tile.head_dim / kKvQ8Block), tile.head_dim);
     }
   }
-  const int shared_last = tile.first_last;
-  TileScoresQ8(kv, tile, qt, 0, tile.n_tokens, 0, shared_last, scale);
-  for (int t = 1; t < tile.n_tokens; t++) {
-    TileScoresQ8(kv, tile, qt, t, t + 1, shared_last + 1, shared_last + t, scale);
-  }
-  for (int t = 0; t < tile.n_tokens; t++) {
-    for (int g = 0; g < tile.n_heads; g++) {
-      SoftmaxAvx2(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1,
-                  RowRange{0, 1});
-    }
-  }
-  TileValuesQ8(kv, tile, 0, tile.n_tokens, 0, shared_last);
-  for (int t = 1; t < tile.n_tokens; t++) {
-    TileValuesQ8(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
-  }
+  WalkTile(
+      tile,
+      [&](int t_lo, int t_hi, int p_lo, int p_hi) {
+        TileScoresQ8(kv, tile, qt, t_lo, t_hi, p_lo, p_hi, scale);
+      },
+      [&](int t_lo, int t_hi, int p_lo, int p_hi) {
+        TileValuesQ8(kv, tile, t_lo, t_hi, p_lo, p_hi);
+      });
 }
 
 }  // namespace

@@ -17,55 +17,53 @@ float At(const void* base, KvType type, int64_t offset, int i) {
   return static_cast<const float*>(base)[offset + i];
 }
 
-// kQ8: the quants and the scale of block j of the row `offset` bytes after `base` (K or V), with
-// the row's scales `scales_offset` bytes after its quants.
-const int8_t* Q8Quants(const void* base, int64_t offset) {
-  return static_cast<const int8_t*>(base) + offset;
-}
+// kQ8: the float scale number `block` of the row `row` bytes after `base` (K or V), whose scales
+// start `scales_offset` bytes after its quants.
 float Q8Scale(const void* base, int64_t row, int64_t scales_offset, int block) {
   return reinterpret_cast<const float*>(static_cast<const int8_t*>(base) + row +
                                         scales_offset)[block];
 }
 
-// Row r of a kQ8 cache: scores are sums over the head's blocks j, in order, of
-// fma(isum_j, dq_j * dk_j, s) with isum_j the exact integer dot of the quantized q and the cached
-// quants, divided by sqrt(head_dim); out[i] = sum over positions in order of
-// fma(att[p] * dv_j, v_q[i], out[i]).
-void AttendRowQ8(const AttentionArgs& a, int t, int h, float scale) {
-  const int q_dim = a.n_heads * a.head_dim;
-  const int kv_group = a.n_heads / a.n_kv_heads;
-  const int pos = a.start_pos + t;
-  const int kv_offset = (h / kv_group) * a.head_dim;  // bytes into a row's quants
-  const int first_block = kv_offset / kKvQ8Block;     // this head's first scale
-  const int n_blocks = a.head_dim / kKvQ8Block;
-  const float* q = a.q + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
-  int8_t qq[kKvQ8HeadDimMax];
-  float dq[kKvQ8HeadDimMax / kKvQ8Block];
-  F32ToQ8Ref(q, qq, dq, a.head_dim);
-  float* att = a.scores;
-  for (int p = 0; p <= pos; p++) {
-    const int64_t row = a.kv.Offset(p);
-    const int8_t* k = Q8Quants(a.kv.k, row + kv_offset);
-    float score = 0.0f;
-    for (int j = 0; j < n_blocks; j++) {
-      int isum = 0;
-      for (int i = 0; i < kKvQ8Block; i++) isum += qq[kKvQ8Block * j + i] * k[kKvQ8Block * j + i];
-      const float d = dq[j] * Q8Scale(a.kv.k, row, a.kv.scales_offset, first_block + j);
-      score = std::fma(static_cast<float>(isum), d, score);
-    }
-    att[p] = score / scale;
+// The query head a row scores with: its floats and, for a kQ8 cache, its quants and scales
+// (F32ToQ8Ref).
+struct Query {
+  const float* q;  // [head_dim]
+  int8_t qs[kKvQ8HeadDimMax];
+  float d[kKvQ8HeadDimMax / kKvQ8Block];
+};
+
+// q . (the head's slice at kv_offset of the K row `row` elements after a.kv.k): left to right in
+// one float; kQ8: per block j in order score = fma(isum_j, dq_j * dk_j, score), isum_j the exact
+// integer dot of the quants.
+float Score(const AttentionArgs& a, const Query& q, int64_t row, int kv_offset) {
+  float score = 0.0f;
+  if (a.kv.type != KvType::kQ8) {
+    for (int i = 0; i < a.head_dim; i++)
+      score += q.q[i] * At(a.kv.k, a.kv.type, row + kv_offset, i);
+    return score;
   }
-  SoftmaxRef(att, pos + 1, AllRows(1));
-  float* out = a.out + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
-  for (int i = 0; i < a.head_dim; i++) out[i] = 0.0f;
-  for (int p = 0; p <= pos; p++) {
-    const int64_t row = a.kv.Offset(p);
-    const int8_t* v = Q8Quants(a.kv.v, row + kv_offset);
-    for (int j = 0; j < n_blocks; j++) {
-      const float w = att[p] * Q8Scale(a.kv.v, row, a.kv.scales_offset, first_block + j);
-      for (int i = kKvQ8Block * j; i < kKvQ8Block * (j + 1); i++) {
-        out[i] = std::fma(w, static_cast<float>(v[i]), out[i]);
-      }
+  const int8_t* k = static_cast<const int8_t*>(a.kv.k) + row + kv_offset;
+  for (int j = 0; j < a.head_dim / kKvQ8Block; j++) {
+    int isum = 0;
+    for (int i = kKvQ8Block * j; i < kKvQ8Block * (j + 1); i++) isum += q.qs[i] * k[i];
+    const float d = q.d[j] * Q8Scale(a.kv.k, row, a.kv.scales_offset, kv_offset / kKvQ8Block + j);
+    score = std::fma(static_cast<float>(isum), d, score);
+  }
+  return score;
+}
+
+// out[i] += w * the head's slice at kv_offset of the V row `row` elements after a.kv.v; kQ8:
+// out[i] = fma(w * dv_j, v_q[i], out[i]).
+void AddValue(const AttentionArgs& a, float w, int64_t row, int kv_offset, float* out) {
+  if (a.kv.type != KvType::kQ8) {
+    for (int i = 0; i < a.head_dim; i++) out[i] += w * At(a.kv.v, a.kv.type, row + kv_offset, i);
+    return;
+  }
+  const int8_t* v = static_cast<const int8_t*>(a.kv.v) + row + kv_offset;
+  for (int j = 0; j < a.head_dim / kKvQ8Block; j++) {
+    const float wj = w * Q8Scale(a.kv.v, row, a.kv.scales_offset, kv_offset / kKvQ8Block + j);
+    for (int i = kKvQ8Block * j; i < kKvQ8Block * (j + 1); i++) {
+      out[i] = std::fma(wj, static_cast<float>(v[i]), out[i]);
     }
   }
 }
@@ -91,32 +89,21 @@ void AttentionRef(const AttentionArgs& a, RowRange rows) {
   for (int r = rows.begin; r < rows.end; r++) {
     const int t = r / a.n_heads;
     const int h = r % a.n_heads;
-    if (a.kv.type == KvType::kQ8) {
-      AttendRowQ8(a, t, h, scale);
-      continue;
-    }
     const int pos = a.start_pos + t;
     const int kv_offset = (h / kv_group) * a.head_dim;  // this head's slice of a K/V row
-    const float* q = a.q + static_cast<int64_t>(t) * q_dim + h * a.head_dim;  // [head_dim]
-    float* att = a.scores;                                                    // [pos + 1]
+    Query q;
+    q.q = a.q + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
+    if (a.kv.type == KvType::kQ8) F32ToQ8Ref(q.q, q.qs, q.d, a.head_dim);
+    float* att = a.scores;  // [pos + 1]
 
     // Scores of every position up to and including this token's own.
-    for (int p = 0; p <= pos; p++) {
-      const int64_t k = a.kv.Offset(p) + kv_offset;  // [head_dim] from here
-      float score = 0.0f;
-      for (int i = 0; i < a.head_dim; i++) score += q[i] * At(a.kv.k, a.kv.type, k, i);
-      att[p] = score / scale;
-    }
+    for (int p = 0; p <= pos; p++) att[p] = Score(a, q, a.kv.Offset(p), kv_offset) / scale;
     SoftmaxRef(att, pos + 1, AllRows(1));
 
     // Weighted sum of the values.
     float* out = a.out + static_cast<int64_t>(t) * q_dim + h * a.head_dim;  // [head_dim]
     for (int i = 0; i < a.head_dim; i++) out[i] = 0.0f;
-    for (int p = 0; p <= pos; p++) {
-      const int64_t v = a.kv.Offset(p) + kv_offset;  // [head_dim] from here
-      const float w = att[p];
-      for (int i = 0; i < a.head_dim; i++) out[i] += w * At(a.kv.v, a.kv.type, v, i);
-    }
+    for (int p = 0; p <= pos; p++) AddValue(a, att[p], a.kv.Offset(p), kv_offset, out);
   }
 }
 
