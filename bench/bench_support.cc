@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -71,10 +72,13 @@ Flags ParseFlags(int* argc, char** argv) {
       }
     } else if (a == "--recompute") {
       f.recompute = true;
-    } else if (a == "--kv-dtype=f16" || a == "--kv-dtype=f32" || a == "--kv-dtype=q8") {
-      f.kv_type = a.ends_with("f16")  ? kernels::KvType::kF16
-                  : a.ends_with("q8") ? kernels::KvType::kQ8
-                                      : kernels::KvType::kF32;
+    } else if (a.starts_with("--kv-dtype=")) {
+      const std::optional<kernels::KvType> type = kernels::KvTypeFromName(a.substr(11));
+      if (!type) {
+        std::fprintf(stderr, "--kv-dtype: %s not in {f16,q8,f32}\n", value("--kv-dtype=").c_str());
+        std::exit(2);
+      }
+      f.kv_type = *type;
     } else {
       argv[kept++] = argv[i];
     }

@@ -128,11 +128,7 @@ BenchCommand::BenchCommand(CLI::App& parent)
       ->needs(offline);
   a.add_option_function<std::string>(
        "--kv-dtype",
-       [this](const std::string& v) {
-         engine_.kv_type = v == "f32"  ? kernels::KvType::kF32
-                           : v == "q8" ? kernels::KvType::kQ8
-                                       : kernels::KvType::kF16;
-       },
+       [this](const std::string& v) { engine_.kv_type = *kernels::KvTypeFromName(v); },
        "element type of the engine's K/V cache, as smallmind-worker --kv-dtype")
       ->transform(CLI::IsMember({"f16", "q8", "f32"}, CLI::ignore_case))
       ->type_name("TYPE")

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 
 #include "kernels/dtype.h"
 #include "kernels/partition.h"
@@ -33,6 +35,13 @@ inline constexpr int KvTypeBytes(KvType t) {
 // The --kv-dtype name of t: f32, f16 or q8.
 inline constexpr const char* KvTypeName(KvType t) {
   return t == KvType::kF16 ? "f16" : t == KvType::kQ8 ? "q8" : "f32";
+}
+// The KvType KvTypeName calls `name`, or nullopt.
+inline std::optional<KvType> KvTypeFromName(std::string_view name) {
+  for (KvType t : {KvType::kF16, KvType::kQ8, KvType::kF32}) {
+    if (name == KvTypeName(t)) return t;
+  }
+  return std::nullopt;
 }
 // Elements of one cache row of kv_dim values (kQ8: quants and scales).
 inline constexpr int64_t KvRowElems(KvType t, int64_t kv_dim) {

@@ -53,6 +53,13 @@ shared::Status Worker::PlanKv() {
                     static_cast<uint32_t>(kernels::KvType::kQ8) ==
                         static_cast<uint32_t>(shared::KvDType::kQ8),
                 "the segment header stores the kernels' KvType values");
+  static_assert(shared::KvDTypeRowBytes(static_cast<uint32_t>(kernels::KvType::kQ8), 64) ==
+                        kernels::KvRowElems(kernels::KvType::kQ8, 64) *
+                            kernels::KvTypeBytes(kernels::KvType::kQ8) &&
+                    shared::KvDTypeRowBytes(static_cast<uint32_t>(kernels::KvType::kF16), 64) ==
+                        kernels::KvRowElems(kernels::KvType::kF16, 64) *
+                            kernels::KvTypeBytes(kernels::KvType::kF16),
+                "the segment's block size is the pool's");
   geometry.dtype = static_cast<uint32_t>(config_.kv.dtype);
   geometry.block_count = static_cast<uint32_t>(blocks);
   const KvSegmentSpec spec{KvSegmentNameFor(config_.kv.segment, config_.listen), geometry,

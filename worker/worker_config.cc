@@ -50,12 +50,7 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option("--kv-blocks", c.kv.num_blocks, "KV cache blocks; 0 = as many as --kv-memory-mb");
   app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV cache budget in MiB (with --kv-blocks 0)");
   app.add_option_function<std::string>(
-         "--kv-dtype",
-         [&c](const std::string& v) {
-           c.kv.dtype = v == "f32"  ? kernels::KvType::kF32
-                        : v == "q8" ? kernels::KvType::kQ8
-                                    : kernels::KvType::kF16;
-         },
+         "--kv-dtype", [&c](const std::string& v) { c.kv.dtype = *kernels::KvTypeFromName(v); },
          "element type of the cached K/V rows: f16 (half the memory and the bytes each decode "
          "step reads of f32), q8 (8-bit quants with a scale per 32 values: 0.56x the memory and "
          "bytes of f16, so more tokens per MiB and faster attention over long contexts; heads of "

@@ -88,10 +88,8 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
   SM_CHECK(kv_->n_layers() == config.n_layers && kv_->kv_dim() == config.kv_dim())
       << "KV pool shape (" << kv_->n_layers() << " layers x " << kv_->kv_dim()
       << ") does not match the model (" << config.n_layers << " x " << config.kv_dim() << ")";
-  SM_CHECK(kv_->type() != kernels::KvType::kQ8 || (config.head_dim() % kernels::kKvQ8Block == 0 &&
-                                                   config.head_dim() <= kernels::kKvQ8HeadDimMax))
-      << "a q8 KV pool needs heads of a multiple of 32 dims up to 256, the model's have "
-      << config.head_dim();
+  const shared::Status kv_type_fits = KvPool::CheckType(config, kv_->type());
+  SM_CHECK(kv_type_fits.ok()) << kv_type_fits.ToString();
   SM_CHECK(options.num_threads >= 1) << "the engine needs at least one thread";
   CheckSupported(config_, weights_, deterministic_);
   CheckSupported(config_, weights_, parallel_);

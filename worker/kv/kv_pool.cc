@@ -65,12 +65,12 @@ int64_t KvPool::RowOffset(int32_t block, int layer, int slot) const {
 }
 
 float* KvPool::KRowF32(int32_t block, int layer, int slot) {
-  SM_CHECK(type_ == kernels::KvType::kF32) << "KRowF32 of a pool of halves";
+  SM_CHECK(type_ == kernels::KvType::kF32) << "KRowF32 of a pool of " << kernels::KvTypeName(type_);
   return static_cast<float*>(KRow(block, layer, slot));
 }
 
 float* KvPool::VRowF32(int32_t block, int layer, int slot) {
-  SM_CHECK(type_ == kernels::KvType::kF32) << "VRowF32 of a pool of halves";
+  SM_CHECK(type_ == kernels::KvType::kF32) << "VRowF32 of a pool of " << kernels::KvTypeName(type_);
   return static_cast<float*>(VRow(block, layer, slot));
 }
 
