@@ -159,24 +159,44 @@ void ExpectAloneEqualsPassAndTile(AttentionArgs a, size_t out_size, int rows, in
   EXPECT_EQ(tile, alone) << what;
 }
 
+// The cache, queries and args the "matches the reference" tests share: kTokens tokens from
+// position kStartPos, kHeads query heads over n_kv_heads KV heads of head_dim, a float cache of
+// kBlocks blocks of kBlockSize positions through a scrambled block table. Not copyable: `args`
+// points into the vectors (whose contents a test may still change).
+struct RefScenario {
+  static constexpr int kHeads = 6, kBlockSize = 5, kBlocks = 12, kStartPos = 17, kTokens = 9;
+
+  RefScenario(int head_dim, int n_kv_heads, uint32_t q_seed)
+      : kv_dim(n_kv_heads * head_dim),
+        storage(RandomFloats(size_t(kBlocks) * 2 * kBlockSize * kv_dim, head_dim)),
+        table(ScrambledTable(kBlocks, 7, 3)),
+        q(RandomFloats(size_t(kTokens) * kHeads * head_dim, q_seed, -2, 2)),
+        scores(kAttentionHeadsPerPass * (kStartPos + kTokens)),
+        args(PagedArgs(storage, table, q, &scores, kBlockSize, kHeads, n_kv_heads, head_dim,
+                       kStartPos, kTokens)) {}
+  RefScenario(const RefScenario&) = delete;
+  RefScenario& operator=(const RefScenario&) = delete;
+
+  // The output of fn over every row of `a` (args, or args reading another copy of the cache).
+  std::vector<float> Run(AttentionFn fn, const AttentionArgs& a) const {
+    return Attend(fn, a, q.size());
+  }
+
+  const int kv_dim;
+  std::vector<float> storage;
+  const std::vector<int32_t> table;
+  const std::vector<float> q;
+  std::vector<float> scores;
+  const AttentionArgs args;
+};
+
 // Attention over a paged cache with a scrambled block table, GQA, several head sizes.
 TEST_F(Avx2OpsTest, AttentionMatchesTheReferenceWithinAFewUlp) {
   std::mt19937 rng(5);
   for (int head_dim : {4, 8, 12, 40, 64, 128}) {
-    const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
-    const int block_size = 5, n_blocks = 12, start_pos = 17, n_tokens = 9;
-    std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
-    const std::vector<int32_t> table = ScrambledTable(n_blocks, 7, 3);
-    const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, rng(), -2, 2);
-    std::vector<float> got(q.size(), NAN), want(q.size(), NAN);
-    std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
-    AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
-                                head_dim, start_pos, n_tokens);
-    a.out = got.data();
-    avx2::AttentionAvx2(a, AllRows(n_tokens * n_heads));
-    a.out = want.data();
-    AttentionRef(a, AllRows(n_tokens * n_heads));
-    ExpectClose(got, want, 1e-5, 1e-6, "head_dim " + std::to_string(head_dim));
+    const RefScenario c(head_dim, 2, rng());
+    ExpectClose(c.Run(&avx2::AttentionAvx2, c.args), c.Run(&AttentionRef, c.args), 1e-5, 1e-6,
+                "head_dim " + std::to_string(head_dim));
   }
 }
 
@@ -226,24 +246,16 @@ void UseHalves(const std::vector<uint16_t>& halves, int block_size, AttentionArg
 // on halves as it does on floats.
 TEST_F(Avx2OpsTest, HalfCacheAttentionIsTheFloatAttentionOfTheRoundedCache) {
   for (int head_dim : {4, 12, 64, 128}) {
-    const int n_heads = 6, n_kv_heads = 2, kv_dim = n_kv_heads * head_dim;
-    const int block_size = 5, n_blocks = 12, start_pos = 17, n_tokens = 9;
-    std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
-    const std::vector<uint16_t> halves = Halves(storage);
-    for (size_t i = 0; i < storage.size(); i++) storage[i] = Fp16ToFp32(halves[i]);
-    const std::vector<int32_t> table = ScrambledTable(n_blocks, 7, 3);
-    const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 3, -2, 2);
-    std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
-    AttentionArgs f32 = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
-                                  head_dim, start_pos, n_tokens);
-    AttentionArgs f16 = f32;
-    UseHalves(halves, block_size, &f16);
-    auto run = [&](AttentionFn fn, const AttentionArgs& a) { return Attend(fn, a, q.size()); };
+    RefScenario c(head_dim, 2, 3);
+    const std::vector<uint16_t> halves = Halves(c.storage);
+    for (size_t i = 0; i < c.storage.size(); i++) c.storage[i] = Fp16ToFp32(halves[i]);
+    AttentionArgs f16 = c.args;
+    UseHalves(halves, RefScenario::kBlockSize, &f16);
     const std::string what = "head_dim " + std::to_string(head_dim);
-    const std::vector<float> avx2_f16 = run(&avx2::AttentionAvx2, f16);
-    const std::vector<float> ref_f16 = run(&AttentionRef, f16);
-    EXPECT_EQ(avx2_f16, run(&avx2::AttentionAvx2, f32)) << what;
-    EXPECT_EQ(ref_f16, run(&AttentionRef, f32)) << what;
+    const std::vector<float> avx2_f16 = c.Run(&avx2::AttentionAvx2, f16);
+    const std::vector<float> ref_f16 = c.Run(&AttentionRef, f16);
+    EXPECT_EQ(avx2_f16, c.Run(&avx2::AttentionAvx2, c.args)) << what;
+    EXPECT_EQ(ref_f16, c.Run(&AttentionRef, c.args)) << what;
     ExpectClose(avx2_f16, ref_f16, 1e-5, 1e-6, what);
   }
 }
@@ -314,27 +326,16 @@ TEST_F(Avx2OpsTest, F32ToQ8IsBitwiseTheReference) {
 TEST_F(Avx2OpsTest, Q8CacheAttentionMatchesTheReferenceAndTheFloatCache) {
   for (int head_dim : {32, 64, 128}) {
     for (int n_kv_heads : {2, 6}) {
-      const int n_heads = 6, kv_dim = n_kv_heads * head_dim;
-      const int block_size = 5, n_blocks = 12, start_pos = 17, n_tokens = 9;
-      const std::vector<float> storage =
-          RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, head_dim);
-      const std::vector<int8_t> q8 = Q8Rows(storage, kv_dim);
-      const std::vector<int32_t> table = ScrambledTable(n_blocks, 7, 3);
-      const std::vector<float> q = RandomFloats(size_t(n_tokens) * n_heads * head_dim, 3, -2, 2);
-      std::vector<float> scores(kAttentionHeadsPerPass * (start_pos + n_tokens));
-      AttentionArgs f32 = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
-                                    head_dim, start_pos, n_tokens);
-      AttentionArgs a = f32;
-      UseQ8(q8, block_size, kv_dim, &a);
-      auto run = [&](AttentionFn fn, const AttentionArgs& args) {
-        return Attend(fn, args, q.size());
-      };
+      const RefScenario c(head_dim, n_kv_heads, 3);
+      const std::vector<int8_t> q8 = Q8Rows(c.storage, c.kv_dim);
+      AttentionArgs a = c.args;
+      UseQ8(q8, RefScenario::kBlockSize, c.kv_dim, &a);
       const std::string what =
           "head_dim " + std::to_string(head_dim) + " kv_heads " + std::to_string(n_kv_heads);
-      const std::vector<float> avx2_q8 = run(&avx2::AttentionAvx2, a);
-      const std::vector<float> ref_q8 = run(&AttentionRef, a);
+      const std::vector<float> avx2_q8 = c.Run(&avx2::AttentionAvx2, a);
+      const std::vector<float> ref_q8 = c.Run(&AttentionRef, a);
       ExpectClose(avx2_q8, ref_q8, 1e-5, 1e-6, what);
-      ExpectClose(ref_q8, run(&AttentionRef, f32), 0, 0.03, what + " vs the float cache");
+      ExpectClose(ref_q8, c.Run(&AttentionRef, c.args), 0, 0.03, what + " vs the float cache");
     }
   }
 }
