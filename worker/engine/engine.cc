@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "shared/check.h"
+#include "shared/huge_region.h"
 #include "worker/engine/forward_llama.h"
 #include "worker/engine/numa_binding.h"
 #include "worker/engine/op_runner.h"
@@ -94,6 +96,16 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
   CheckSupported(config_, weights_, deterministic_);
   CheckSupported(config_, weights_, parallel_);
   PlaceMemory(options_.cpus, weights_, packed_, *kv_, &act_);
+  if (packed_.bytes() > 0) {
+    const std::string thp = shared::TransparentHugePages();
+    spdlog::info("packed weights: {:.1f} MiB{}", packed_.bytes() / 1048576.0,
+                 thp == "always" || thp == "madvise"
+                     ? " on transparent huge pages"
+                     : fmt::format(" on 4 KiB pages (transparent huge pages: {}; 'madvise' or "
+                                   "'always' in /sys/kernel/mm/transparent_hugepage/enabled "
+                                   "speeds decode up)",
+                                   thp));
+  }
   paths_write_same_kv_ = SameKernels(deterministic_, parallel_);
   pool_ = std::make_unique<ThreadPool>(options_.num_threads, options_.cpus);
 }

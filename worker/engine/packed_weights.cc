@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <new>
 
 #include "shared/check.h"
 
@@ -34,10 +33,6 @@ bool OnlyReadPacked(const Weights& w, const TensorView& t,
 
 }  // namespace
 
-void PackedWeights::Free::operator()(std::byte* p) const {
-  ::operator delete[](p, std::align_val_t(64));
-}
-
 PackedWeights::PackedWeights(const Weights& w,
                              std::initializer_list<const kernels::KernelTable*> tables) {
   struct Todo {
@@ -59,10 +54,10 @@ PackedWeights::PackedWeights(const Weights& w,
     }
   }
   if (bytes_ == 0) return;
-  storage_.reset(static_cast<std::byte*>(::operator new[](bytes_, std::align_val_t(64))));
+  storage_ = shared::HugeRegion(bytes_);
   for (size_t i = 0; i < todo.size(); i++) {
     const Todo& e = todo[i];
-    std::byte* dst = storage_.get() + e.offset;
+    std::byte* dst = storage_.data() + e.offset;
     e.op->pack(e.t->data, dst, static_cast<int>(e.t->rows), static_cast<int>(e.t->cols));
     index_.emplace_back(Key(e.t->data, e.op->pack), dst);
     // Drop the stored copy as soon as its last packing is done, so that at most one matrix is

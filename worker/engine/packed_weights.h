@@ -8,11 +8,11 @@
 
 #include <cstddef>
 #include <initializer_list>
-#include <memory>
 #include <tuple>
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "shared/huge_region.h"
 #include "worker/model/weights.h"
 
 namespace smallmind::worker {
@@ -25,15 +25,13 @@ class PackedWeights {
   // What `op` reads for `t`: the copy packed by op.pack, or t.data when op reads the stored layout.
   const void* Data(const TensorView& t, const kernels::MatmulOp& op) const;
 
-  const void* storage() const { return storage_.get(); }
+  const void* storage() const { return storage_.data(); }
   size_t bytes() const { return bytes_; }
 
  private:
-  struct Free {
-    void operator()(std::byte* p) const;
-  };
   using Key = std::tuple<const void*, kernels::PackFn>;  // (t.data, pack)
-  std::unique_ptr<std::byte[], Free> storage_;  // every packed matrix, each 64-byte aligned
+  // Every packed matrix, each 64-byte aligned, on huge pages where THP allows.
+  shared::HugeRegion storage_;
   size_t bytes_ = 0;
   std::vector<std::pair<Key, const void*>> index_;  // (key, packed copy), sorted by key
 };

@@ -46,10 +46,10 @@ KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernel
   SM_CHECK(type_ != kernels::KvType::kQ8 || kv_dim_ % kernels::kKvQ8Block == 0)
       << "a q8 KV pool needs kv_dim % 32 == 0, got " << kv_dim_;
   if (storage.data() == nullptr) {
-    // Zeroed so that a slot read before it is written gives zeros, never stale garbage (a zero
-    // half is a zero float too).
-    owned_ = std::make_unique<float[]>(static_cast<size_t>((bytes() + 3) / 4));
-    storage_ = reinterpret_cast<std::byte*>(owned_.get());
+    // Zeroed (fresh anonymous pages) so that a slot read before it is written gives zeros, never
+    // stale garbage (a zero half is a zero float too); pages are faulted in as blocks are used.
+    owned_ = shared::HugeRegion(static_cast<size_t>(bytes()));
+    storage_ = owned_.data();
   } else {
     SM_CHECK(static_cast<int64_t>(storage.size()) == bytes())
         << "KV storage of " << storage.size() << " bytes, the pool needs " << bytes();

@@ -10,10 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 
 #include "kernels/kernels.h"
+#include "shared/huge_region.h"
 #include "shared/status.h"
 #include "worker/types/model_config.h"
 
@@ -83,8 +83,8 @@ class KvPool {
   int64_t layer_stride_;  // elements per layer inside a block: 2 * block_size * row
   int64_t block_stride_;  // elements per block: n_layers * layer_stride
   int64_t total_elems_;
-  std::unique_ptr<float[]> owned_;  // heap storage, when none was given
-  std::byte* storage_;              // [num_blocks][n_layers][K, V][block_size][row] of type_
+  shared::HugeRegion owned_;  // process memory (huge pages where THP allows), when none was given
+  std::byte* storage_;        // [num_blocks][n_layers][K, V][block_size][row] of type_
 };
 
 }  // namespace smallmind::worker

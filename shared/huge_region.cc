@@ -1,0 +1,68 @@
+#include "shared/huge_region.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+#include "shared/check.h"
+
+namespace smallmind::shared {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+HugeRegion::HugeRegion(size_t bytes) {
+  if (bytes == 0) return;
+  size_ = bytes;
+  // Map one huge page more than needed and use the 2 MiB aligned part: THP only backs aligned
+  // 2 MiB ranges.
+  map_bytes_ = RoundUp(bytes, kHugePage) + kHugePage;
+  map_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  SM_CHECK(map_ != MAP_FAILED) << "cannot map " << map_bytes_ << " bytes: " << std::strerror(errno);
+  const auto begin = reinterpret_cast<uintptr_t>(map_);
+  data_ = reinterpret_cast<std::byte*>(RoundUp(begin, kHugePage));
+  // Advice only: without THP the region is ordinary pages.
+  madvise(data_, RoundUp(bytes, kHugePage), MADV_HUGEPAGE);
+}
+
+HugeRegion::~HugeRegion() { Release(); }
+
+HugeRegion::HugeRegion(HugeRegion&& other) noexcept { *this = std::move(other); }
+
+HugeRegion& HugeRegion::operator=(HugeRegion&& other) noexcept {
+  if (this != &other) {
+    Release();
+    map_ = std::exchange(other.map_, nullptr);
+    map_bytes_ = std::exchange(other.map_bytes_, 0);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void HugeRegion::Release() {
+  if (map_ != nullptr) munmap(map_, map_bytes_);
+  map_ = nullptr;
+  map_bytes_ = 0;
+  data_ = nullptr;
+  size_ = 0;
+}
+
+std::string TransparentHugePages() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(in, line)) return "unavailable";
+  const size_t open = line.find('['), close = line.find(']');  // "always [madvise] never"
+  if (open == std::string::npos || close == std::string::npos || close < open) return "unavailable";
+  return line.substr(open + 1, close - open - 1);
+}
+
+}  // namespace smallmind::shared

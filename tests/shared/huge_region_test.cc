@@ -1,0 +1,58 @@
+#include "shared/huge_region.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace smallmind::shared {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+TEST(HugeRegionTest, EmptyRegionHasNoMemory) {
+  HugeRegion none;
+  EXPECT_EQ(none.data(), nullptr);
+  EXPECT_EQ(none.size(), 0u);
+  HugeRegion zero(0);
+  EXPECT_EQ(zero.data(), nullptr);
+  EXPECT_EQ(zero.size(), 0u);
+}
+
+TEST(HugeRegionTest, RegionIsAlignedZeroedAndWritable) {
+  const size_t bytes = 5 * kHugePage + 123;  // not a multiple of the huge page
+  HugeRegion r(bytes);
+  ASSERT_NE(r.data(), nullptr);
+  EXPECT_EQ(r.size(), bytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r.data()) % kHugePage, 0u);
+  for (size_t i : {size_t{0}, kHugePage - 1, kHugePage, 3 * kHugePage + 7, bytes - 1}) {
+    EXPECT_EQ(r.data()[i], std::byte{0}) << "byte " << i;
+    r.data()[i] = std::byte{0x5a};
+    EXPECT_EQ(r.data()[i], std::byte{0x5a}) << "byte " << i;
+  }
+}
+
+TEST(HugeRegionTest, MoveHandsTheMemoryOver) {
+  HugeRegion a(100);
+  std::byte* p = a.data();
+  p[99] = std::byte{7};
+  HugeRegion b(std::move(a));
+  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from is empty
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(b.data()[99], std::byte{7});
+  HugeRegion c(kHugePage);
+  c = std::move(b);  // c's own region is unmapped, b's taken
+  EXPECT_EQ(c.data(), p);
+  EXPECT_EQ(c.size(), 100u);
+  EXPECT_EQ(b.data(), nullptr);  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(HugeRegionTest, NamesTheKernelsMode) {
+  const std::string mode = TransparentHugePages();
+  EXPECT_TRUE(mode == "always" || mode == "madvise" || mode == "never" || mode == "unavailable")
+      << mode;
+}
+
+}  // namespace
+}  // namespace smallmind::shared
