@@ -6,25 +6,26 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "shared/huge_region.h"
 #include "shared/memory_bandwidth.h"
 
 namespace {
 
 constexpr size_t kBufferBytes = size_t{1} << 30;  // 1 GiB: ~30x the L3 of current server parts
 
-// The probe's buffer, allocated and touched once (so page faults are not measured).
+// The probe's buffer, allocated and touched once (so page faults are not measured), on huge pages
+// where the kernel allows, as the engine's packed weights.
 const uint64_t* Buffer() {
-  static const uint64_t* buffer = [] {
-    auto* b = static_cast<uint64_t*>(std::aligned_alloc(4096, kBufferBytes));
-    std::memset(b, 1, kBufferBytes);
-    return b;
+  static const smallmind::shared::HugeRegion region = [] {
+    smallmind::shared::HugeRegion r(kBufferBytes);
+    std::memset(r.data(), 1, kBufferBytes);
+    return r;
   }();
-  return buffer;
+  return reinterpret_cast<const uint64_t*>(region.data());
 }
 
 // state.range(0) threads each read their own contiguous share of the buffer per iteration (thread

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <thread>
 #include <vector>
+
+#include "shared/huge_region.h"
 
 namespace smallmind::shared {
 namespace {
@@ -45,10 +45,6 @@ __attribute__((target("avx2"))) uint64_t ReadSumAvx2(const uint64_t* p, size_t n
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
-struct FreeAligned {
-  void operator()(uint64_t* p) const { std::free(p); }
-};
-
 }  // namespace
 
 uint64_t ReadSum(const uint64_t* p, size_t n) {
@@ -61,16 +57,18 @@ double MeasureReadBandwidth(int threads, size_t bytes, int passes) {
   // Each thread's share: a multiple of 16 words, so every share stays 32-byte aligned.
   const size_t share = bytes / sizeof(uint64_t) / static_cast<size_t>(threads) / 16 * 16;
   const size_t words = share * static_cast<size_t>(threads);
-  std::unique_ptr<uint64_t, FreeAligned> buffer(static_cast<uint64_t*>(
-      std::aligned_alloc(4096, (words * sizeof(uint64_t) + 4095) / 4096 * 4096)));
-  std::memset(buffer.get(), 1, words * sizeof(uint64_t));  // fault the pages in before timing
+  // On huge pages where the kernel allows, as the engine's packed weights (shared/huge_region.h):
+  // on 4 KiB pages the prefetchers stop at every page and the probe under-reads the bound.
+  const HugeRegion region(words * sizeof(uint64_t));
+  auto* const words_begin = reinterpret_cast<uint64_t*>(region.data());
+  std::memset(words_begin, 1, words * sizeof(uint64_t));  // fault the pages in before timing
   std::vector<uint64_t> sums(static_cast<size_t>(threads));
   double best = 0;
   for (int pass = 0; pass < passes; pass++) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
     for (int i = 0; i < threads; i++) {
-      pool.emplace_back([&, i] { sums[i] = ReadSum(buffer.get() + share * i, share); });
+      pool.emplace_back([&, i] { sums[i] = ReadSum(words_begin + share * i, share); });
     }
     for (std::thread& t : pool) t.join();
     const double s =
