@@ -21,6 +21,10 @@ class HugeRegion {
   HugeRegion(const HugeRegion&) = delete;
   HugeRegion& operator=(const HugeRegion&) = delete;
 
+  // Faults every page in now (zeroed, as before), so that no later write pays a page fault: the KV
+  // pool calls it at start, keeping page faults out of decode steps.
+  void Prefault();
+
   std::byte* data() const { return data_; }
   size_t size() const { return size_; }
 

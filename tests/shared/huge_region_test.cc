@@ -32,6 +32,17 @@ TEST(HugeRegionTest, RegionIsAlignedZeroedAndWritable) {
   }
 }
 
+TEST(HugeRegionTest, PrefaultKeepsTheRegionZeroedAndWritable) {
+  const size_t bytes = 3 * kHugePage + 5;
+  HugeRegion r(bytes);
+  r.Prefault();
+  for (size_t i = 0; i < bytes; i += 4093) EXPECT_EQ(r.data()[i], std::byte{0}) << "byte " << i;
+  r.data()[bytes - 1] = std::byte{1};
+  EXPECT_EQ(r.data()[bytes - 1], std::byte{1});
+  HugeRegion none;
+  none.Prefault();  // nothing to do
+}
+
 TEST(HugeRegionTest, MoveHandsTheMemoryOver) {
   HugeRegion a(100);
   std::byte* p = a.data();

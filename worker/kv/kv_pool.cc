@@ -47,8 +47,9 @@ KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernel
       << "a q8 KV pool needs kv_dim % 32 == 0, got " << kv_dim_;
   if (storage.data() == nullptr) {
     // Zeroed (fresh anonymous pages) so that a slot read before it is written gives zeros, never
-    // stale garbage (a zero half is a zero float too); pages are faulted in as blocks are used.
+    // stale garbage (a zero half is a zero float too); faulted in now, not in decode steps.
     owned_ = shared::HugeRegion(static_cast<size_t>(bytes()));
+    owned_.Prefault();
     storage_ = owned_.data();
   } else {
     SM_CHECK(static_cast<int64_t>(storage.size()) == bytes())
