@@ -37,6 +37,8 @@ void HugeRegion::Prefault() {
   if (size_ == 0) return;
   // One call where the kernel has it (Linux 5.14+); otherwise one write per 4 KiB page.
   if (madvise(data_, RoundUp(size_, kHugePage), MADV_POPULATE_WRITE) == 0) return;
+  SM_CHECK(errno != ENOMEM && errno != EFAULT)
+      << "cannot fault in " << size_ / 1048576.0 << " MiB: not enough memory";
   for (size_t i = 0; i < size_; i += 4096) {
     reinterpret_cast<volatile std::byte*>(data_)[i] = std::byte{0};
   }
