@@ -63,12 +63,49 @@ void RotateNeox(float* head, int head_dim, const float* c, const float* s) {
   }
 }
 
+// The angles of the last positions this thread computed, by position (direct-mapped): a step
+// rotates q and k of every layer at the same positions, so all but the first of its 2 x n_layers
+// calls find them here instead of recomputing head_dim / 2 pow, cos and sin per token. A memo of
+// a pure function (keyed by everything Angles reads): the values are bitwise the recomputed ones.
+class AngleMemo {
+ public:
+  static constexpr int kMaxMemoHalf = 64;  // heads up to 128 dims are memoized
+
+  // c and s of `pos`: from the memo, or computed into it.
+  void Get(int pos, int head_dim, float theta, const float** c, const float** s) {
+    Entry& e = entries_[static_cast<unsigned>(pos) % kSlots];
+    if (e.pos != pos || e.head_dim != head_dim || e.theta != theta) {
+      Angles(pos, head_dim, theta, e.c, e.s);
+      e.pos = pos;
+      e.head_dim = head_dim;
+      e.theta = theta;
+    }
+    *c = e.c;
+    *s = e.s;
+  }
+
+ private:
+  static constexpr int kSlots = 64;
+  struct Entry {
+    int pos = -1;
+    int head_dim = 0;
+    float theta = 0;
+    float c[kMaxMemoHalf];
+    float s[kMaxMemoHalf];
+  };
+  Entry entries_[kSlots];
+};
+
+thread_local AngleMemo angle_memo;
+
 }  // namespace
 
 void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
               RopeLayout layout, RowRange rows) {
-  float c[kMaxHalf], s[kMaxHalf];  // angles of the current token's pairs
-  int angles_of = -1;              // the token c and s belong to
+  float own_c[kMaxHalf], own_s[kMaxHalf];  // angles of heads too large for the memo
+  const float* c = own_c;
+  const float* s = own_s;
+  int angles_of = -1;  // the token c and s belong to
   for (int r = rows.begin; r < rows.end; r++) {
     const int t = r / n_heads;
     if (head_dim / 2 > kMaxHalf) {
@@ -76,7 +113,11 @@ void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, flo
       continue;
     }
     if (t != angles_of) {
-      Angles(positions[t], head_dim, theta, c, s);
+      if (head_dim / 2 <= AngleMemo::kMaxMemoHalf) {
+        angle_memo.Get(positions[t], head_dim, theta, &c, &s);
+      } else {
+        Angles(positions[t], head_dim, theta, own_c, own_s);
+      }
       angles_of = t;
     }
     float* head = x + static_cast<int64_t>(r) * head_dim;  // [head_dim]

@@ -102,6 +102,28 @@ TEST_F(Avx2OpsTest, RopeIsBitwiseTheReferenceInBothLayouts) {
   }
 }
 
+// RopeAvx2 keeps recent positions' angles per thread: calls that change theta or the head size at
+// the same positions, or positions sharing a memo slot (64 apart), must still equal the reference,
+// the second time round (from the memo) as the first.
+TEST_F(Avx2OpsTest, RopeAnglesRememberedAcrossCallsStayBitwiseTheReference) {
+  const std::vector<int32_t> positions = {5, 6, 69, 5};  // 5 and 69 share a memo slot
+  const int n_heads = 3;
+  for (int round = 0; round < 2; round++) {
+    for (int head_dim : {64, 128, 32, 256}) {
+      for (float theta : {10000.0f, 500000.0f, 10000.0f}) {  // same positions, another theta
+        std::vector<float> got =
+            RandomFloats(positions.size() * n_heads * head_dim, head_dim + round);
+        std::vector<float> want = got;
+        const RowRange all{0, static_cast<int>(positions.size()) * n_heads};
+        avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, theta, RopeLayout::kNeox,
+                       all);
+        RopeRef(want.data(), positions.data(), n_heads, head_dim, theta, RopeLayout::kNeox, all);
+        EXPECT_EQ(got, want) << "round " << round << " theta " << theta << " head_dim " << head_dim;
+      }
+    }
+  }
+}
+
 // A block table of n_blocks ids in a scrambled order: entry b = (b * mul + add) % n_blocks (mul
 // coprime with n_blocks).
 std::vector<int32_t> ScrambledTable(int n_blocks, int mul, int add) {
