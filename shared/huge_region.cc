@@ -2,8 +2,10 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <utility>
@@ -74,6 +76,30 @@ std::string TransparentHugePages() {
   const size_t open = line.find('['), close = line.find(']');  // "always [madvise] never"
   if (open == std::string::npos || close == std::string::npos || close < open) return "unavailable";
   return line.substr(open + 1, close - open - 1);
+}
+
+size_t HugePageBytes(const void* p, size_t bytes) {
+  if (p == nullptr || bytes == 0) return 0;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  uintptr_t begin = 0, end = 0;  // the current mapping
+  size_t total = 0;
+  while (std::getline(in, line)) {
+    unsigned long long b = 0, e = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &b, &e) == 2 && line.find('-') < line.find(' ')) {
+      begin = b;
+      end = e;
+      continue;
+    }
+    unsigned long long kb = 0;
+    if (end > lo && begin < hi && std::sscanf(line.c_str(), "AnonHugePages: %llu kB", &kb) == 1) {
+      // A mapping's huge pages lie anywhere in it: count at most its overlap with the range.
+      const size_t overlap = std::min<uintptr_t>(end, hi) - std::max<uintptr_t>(begin, lo);
+      total += std::min<size_t>(static_cast<size_t>(kb) * 1024, overlap);
+    }
+  }
+  return total;
 }
 
 }  // namespace smallmind::shared

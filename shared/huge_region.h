@@ -42,4 +42,8 @@ class HugeRegion {
 // HugeRegion gets huge pages under "always" and "madvise".
 std::string TransparentHugePages();
 
+// Bytes of [p, p + bytes) the kernel backs with huge pages now (AnonHugePages of the mappings that
+// overlap the range, from /proc/self/smaps, counted only inside the range); 0 when unknown.
+size_t HugePageBytes(const void* p, size_t bytes);
+
 }  // namespace smallmind::shared

@@ -59,6 +59,19 @@ TEST(HugeRegionTest, MoveHandsTheMemoryOver) {
   EXPECT_EQ(b.data(), nullptr);  // NOLINT(bugprone-use-after-move)
 }
 
+TEST(HugeRegionTest, CountsHugePagesOnlyInsideTheRange) {
+  EXPECT_EQ(HugePageBytes(nullptr, 100), 0u);
+  HugeRegion r(4 * kHugePage);
+  r.Prefault();
+  EXPECT_EQ(HugePageBytes(r.data(), 0), 0u);
+  const size_t all = HugePageBytes(r.data(), r.size());
+  EXPECT_LE(all, r.size());  // how many depends on the kernel's mode and free memory
+  EXPECT_LE(HugePageBytes(r.data(), kHugePage), kHugePage);
+  if (TransparentHugePages() == "never") {
+    EXPECT_EQ(all, 0u);
+  }
+}
+
 TEST(HugeRegionTest, NamesTheKernelsMode) {
   const std::string mode = TransparentHugePages();
   EXPECT_TRUE(mode == "always" || mode == "madvise" || mode == "never" || mode == "unavailable")

@@ -98,12 +98,13 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
   PlaceMemory(options_.cpus, weights_, packed_, *kv_, &act_);
   if (packed_.bytes() > 0) {
     const std::string thp = shared::TransparentHugePages();
-    spdlog::info("packed weights: {:.1f} MiB{}", packed_.bytes() / 1048576.0,
+    const size_t huge = shared::HugePageBytes(packed_.storage(), packed_.bytes());
+    spdlog::info("packed weights: {:.1f} MiB, {:.1f} MiB of it on transparent huge pages{}",
+                 packed_.bytes() / 1048576.0, huge / 1048576.0,
                  thp == "always" || thp == "madvise"
-                     ? " on transparent huge pages"
-                     : fmt::format(" on 4 KiB pages (transparent huge pages: {}; 'madvise' or "
-                                   "'always' in /sys/kernel/mm/transparent_hugepage/enabled "
-                                   "speeds decode up)",
+                     ? ""
+                     : fmt::format(" (THP mode: {}; 'madvise' or 'always' in "
+                                   "/sys/kernel/mm/transparent_hugepage/enabled speeds decode up)",
                                    thp));
   }
   paths_write_same_kv_ = SameKernels(deterministic_, parallel_);
