@@ -21,29 +21,44 @@ size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 }  // namespace
 
-HugeRegion::HugeRegion(size_t bytes) {
-  if (bytes == 0) return;
-  size_ = bytes;
+Result<HugeRegion> HugeRegion::Map(size_t bytes) {
+  HugeRegion r;
+  if (bytes == 0) return r;
   // Map one huge page more than needed and use the 2 MiB aligned part: THP only backs aligned
   // 2 MiB ranges.
-  map_bytes_ = RoundUp(bytes, kHugePage) + kHugePage;
-  map_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  SM_CHECK(map_ != MAP_FAILED) << "cannot map " << map_bytes_ << " bytes: " << std::strerror(errno);
-  const auto begin = reinterpret_cast<uintptr_t>(map_);
-  data_ = reinterpret_cast<std::byte*>(RoundUp(begin, kHugePage));
+  const size_t map_bytes = RoundUp(bytes, kHugePage) + kHugePage;
+  void* map = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) {
+    return ResourceExhausted("cannot map " + std::to_string(bytes / 1048576.0) +
+                             " MiB: " + std::strerror(errno));
+  }
+  r.map_ = map;
+  r.map_bytes_ = map_bytes;
+  r.size_ = bytes;
+  r.data_ = reinterpret_cast<std::byte*>(RoundUp(reinterpret_cast<uintptr_t>(map), kHugePage));
   // Advice only: without THP the region is ordinary pages.
-  madvise(data_, RoundUp(bytes, kHugePage), MADV_HUGEPAGE);
+  madvise(r.data_, RoundUp(bytes, kHugePage), MADV_HUGEPAGE);
+  return r;
 }
 
-void HugeRegion::Prefault() {
-  if (size_ == 0) return;
+HugeRegion::HugeRegion(size_t bytes) {
+  Result<HugeRegion> r = Map(bytes);
+  SM_CHECK(r.ok()) << r.status().ToString();
+  *this = std::move(r).value();
+}
+
+Status HugeRegion::Prefault() {
+  if (size_ == 0) return Status::Ok();
   // One call where the kernel has it (Linux 5.14+); otherwise one write per 4 KiB page.
-  if (madvise(data_, RoundUp(size_, kHugePage), MADV_POPULATE_WRITE) == 0) return;
-  SM_CHECK(errno != ENOMEM && errno != EFAULT)
-      << "cannot fault in " << size_ / 1048576.0 << " MiB: not enough memory";
+  if (madvise(data_, RoundUp(size_, kHugePage), MADV_POPULATE_WRITE) == 0) return Status::Ok();
+  if (errno == ENOMEM || errno == EFAULT) {
+    return ResourceExhausted("cannot fault in " + std::to_string(size_ / 1048576.0) +
+                             " MiB: not enough memory");
+  }
   for (size_t i = 0; i < size_; i += 4096) {
     reinterpret_cast<volatile std::byte*>(data_)[i] = std::byte{0};
   }
+  return Status::Ok();
 }
 
 HugeRegion::~HugeRegion() { Release(); }

@@ -8,12 +8,16 @@
 #include <cstddef>
 #include <string>
 
+#include "shared/status.h"
+
 namespace smallmind::shared {
 
 class HugeRegion {
  public:
   HugeRegion() = default;
-  // A region of at least `bytes` (0: none). Aborts when the memory cannot be mapped.
+  // A region of at least `bytes` (0: none); ResourceExhausted when it cannot be mapped.
+  static Result<HugeRegion> Map(size_t bytes);
+  // Map(bytes), aborting when the memory cannot be mapped.
   explicit HugeRegion(size_t bytes);
   ~HugeRegion();
   HugeRegion(HugeRegion&& other) noexcept;
@@ -21,9 +25,10 @@ class HugeRegion {
   HugeRegion(const HugeRegion&) = delete;
   HugeRegion& operator=(const HugeRegion&) = delete;
 
-  // Faults every page in now (zeroed, as before), so that no later write pays a page fault: the KV
-  // pool calls it at start, keeping page faults out of decode steps.
-  void Prefault();
+  // Faults every page in now (zeroed), so that no later write pays a page fault: the KV cache
+  // calls it at start, keeping page faults out of decode steps. ResourceExhausted when the kernel
+  // has not the memory.
+  Status Prefault();
 
   std::byte* data() const { return data_; }
   size_t size() const { return size_; }

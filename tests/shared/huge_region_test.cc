@@ -35,12 +35,19 @@ TEST(HugeRegionTest, RegionIsAlignedZeroedAndWritable) {
 TEST(HugeRegionTest, PrefaultKeepsTheRegionZeroedAndWritable) {
   const size_t bytes = 3 * kHugePage + 5;
   HugeRegion r(bytes);
-  r.Prefault();
+  ASSERT_TRUE(r.Prefault().ok());
   for (size_t i = 0; i < bytes; i += 4093) EXPECT_EQ(r.data()[i], std::byte{0}) << "byte " << i;
   r.data()[bytes - 1] = std::byte{1};
   EXPECT_EQ(r.data()[bytes - 1], std::byte{1});
   HugeRegion none;
-  none.Prefault();  // nothing to do
+  EXPECT_TRUE(none.Prefault().ok());  // nothing to do
+}
+
+TEST(HugeRegionTest, MapSaysWhenTheMemoryCannotBeHad) {
+  const Result<HugeRegion> r = HugeRegion::Map(size_t{1} << 60);  // 1 EiB
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("cannot map"), std::string::npos) << r.status().message();
 }
 
 TEST(HugeRegionTest, MoveHandsTheMemoryOver) {
@@ -62,7 +69,7 @@ TEST(HugeRegionTest, MoveHandsTheMemoryOver) {
 TEST(HugeRegionTest, CountsHugePagesOnlyInsideTheRange) {
   EXPECT_EQ(HugePageBytes(nullptr, 100), 0u);
   HugeRegion r(4 * kHugePage);
-  r.Prefault();
+  ASSERT_TRUE(r.Prefault().ok());
   EXPECT_EQ(HugePageBytes(r.data(), 0), 0u);
   const size_t all = HugePageBytes(r.data(), r.size());
   EXPECT_LE(all, r.size());  // how many depends on the kernel's mode and free memory

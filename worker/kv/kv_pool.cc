@@ -49,7 +49,8 @@ KvPool::KvPool(const ModelConfig& config, int num_blocks, int block_size, kernel
     // Zeroed (fresh anonymous pages) so that a slot read before it is written gives zeros, never
     // stale garbage (a zero half is a zero float too); faulted in now, not in decode steps.
     owned_ = shared::HugeRegion(static_cast<size_t>(bytes()));
-    owned_.Prefault();
+    const shared::Status faulted = owned_.Prefault();
+    SM_CHECK(faulted.ok()) << "KV pool: " << faulted.ToString();
     storage_ = owned_.data();
   } else {
     SM_CHECK(static_cast<int64_t>(storage.size()) == bytes())

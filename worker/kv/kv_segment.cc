@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -37,15 +36,13 @@ shared::Result<std::unique_ptr<KvSegment>> KvSegment::Open(const KvSegmentSpec& 
   seg->name_ = spec.name;
   seg->bytes_ = layout.total_bytes;
   if (spec.name.empty()) {
-    const size_t bytes = shared::AlignUp(layout.total_bytes, shared::kKvSegmentDataAlignment);
-    seg->heap_ =
-        static_cast<std::byte*>(std::aligned_alloc(shared::kKvSegmentDataAlignment, bytes));
-    if (seg->heap_ == nullptr) {
-      return shared::ResourceExhausted(
-          fmt::format("cannot allocate {:.1f} MiB for the KV pool", bytes / 1048576.0));
-    }
-    std::memset(seg->heap_, 0, bytes);
-    seg->base_ = seg->heap_;
+    // Process memory on huge pages where the kernel allows (decode reads the cache every step),
+    // zeroed and faulted in now rather than inside decode steps.
+    shared::Result<shared::HugeRegion> heap = shared::HugeRegion::Map(layout.total_bytes);
+    shared::Status ready = heap.ok() ? heap->Prefault() : heap.status();
+    if (!ready.ok()) return shared::ResourceExhausted("KV pool: " + ready.message());
+    seg->heap_ = std::move(heap).value();
+    seg->base_ = seg->heap_.data();
     WriteHeader(seg->base_, spec.geometry, spec.model_fingerprint);
     return seg;
   }
@@ -74,7 +71,7 @@ shared::Result<std::unique_ptr<KvSegment>> KvSegment::Open(const KvSegmentSpec& 
   return seg;
 }
 
-KvSegment::~KvSegment() { std::free(heap_); }
+KvSegment::~KvSegment() = default;
 
 shared::Status KvSegment::Reserve() { return shm_ ? shm_->Reserve() : shared::Status::Ok(); }
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "shared/huge_region.h"
 #include "shared/kv_segment_layout.h"
 #include "shared/shm_segment.h"
 #include "shared/status.h"
@@ -58,7 +59,7 @@ class KvSegment {
 
   std::string name_;
   std::unique_ptr<shared::ShmSegment> shm_;
-  std::byte* heap_ = nullptr;  // aligned_alloc'ed when not in shared memory
+  shared::HugeRegion heap_;  // the data when not in shared memory
   std::byte* base_ = nullptr;
   size_t bytes_ = 0;
   bool reattached_ = false;
