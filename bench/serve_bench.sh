@@ -23,13 +23,22 @@ bin=$1 model=$2 worker_flags=$3 command=$4
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/serve-bench.XXXXXX")
 worker_pid="" gateway_pid=""
+# Runs under `set -e` from the EXIT trap: a `wait` on a process the kill ended returns 143, which
+# must not end the cleanup before the worker is stopped and the directory removed.
 cleanup() {
-  [[ -n $gateway_pid ]] && kill "$gateway_pid" 2>/dev/null && wait "$gateway_pid" 2>/dev/null
-  [[ -n $worker_pid ]] && kill "$worker_pid" 2>/dev/null && wait "$worker_pid" 2>/dev/null
+  set +e
+  for pid in $gateway_pid $worker_pid; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
   rm -rf "$dir"
 }
 trap cleanup EXIT
 
+# The logs exist before either process starts: the loops below read them at once, before the
+# background shells may have opened their redirections.
+: >"$dir/worker.log"
+: >"$dir/gateway.log"
 # shellcheck disable=SC2086  # worker_flags is a list of flags
 "$bin/smallmind-worker" --model "$model" --listen "unix:$dir/worker.sock" --kv-segment none \
   --log-level warn $worker_flags >"$dir/worker.log" 2>&1 &
