@@ -42,6 +42,53 @@ inline __m256 Load8Tail(const uint16_t* p, int n) {
   return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
+// The cache lines a chunk's walk asks for ahead of need: `rows` rows of `lines_per_row` 64-byte
+// lines from `at` (64-byte aligned), `stride` bytes apart; none when rows is 0.
+struct Ahead {
+  const char* at = nullptr;
+  int64_t stride = 0;
+  int lines_per_row = 0;
+  int rows = 0;
+};
+
+// One work unit's share of an Ahead, issued a few lines per iteration of the loop that works
+// meanwhile (a burst of requests fills the core's miss queue and the loads of the work behind it
+// wait). The default share asks for nothing.
+struct PrefetchShare {
+  const char* row = nullptr;  // the row of the next line
+  int64_t stride = 0;
+  int lines_per_row = 0;
+  int col = 0;   // the next line's index in its row
+  int left = 0;  // lines still to ask for
+  int per = 0;   // lines per iteration
+
+  // Share `unit` of `units` of the lines of `ahead`, over a loop of `iters` iterations.
+  static PrefetchShare Of(const Ahead& ahead, int unit, int units, int iters) {
+    PrefetchShare s;
+    if (ahead.rows == 0 || iters <= 0) return s;
+    const int64_t total = int64_t{ahead.rows} * ahead.lines_per_row;
+    const int64_t first = total * unit / units;
+    const int64_t last = total * (unit + 1) / units;
+    s.row = ahead.at + first / ahead.lines_per_row * ahead.stride;
+    s.stride = ahead.stride;
+    s.lines_per_row = ahead.lines_per_row;
+    s.col = static_cast<int>(first % ahead.lines_per_row);
+    s.left = static_cast<int>(last - first);
+    s.per = (s.left + iters - 1) / iters;
+    return s;
+  }
+  // The next iteration's lines.
+  void Next() {
+    for (int k = 0; k < per && left > 0; k++, left--) {
+      _mm_prefetch(row + 64 * col, _MM_HINT_T0);
+      if (++col == lines_per_row) {
+        col = 0;
+        row += stride;
+      }
+    }
+  }
+};
+
 // Lane j of the result = Fold(acc[j]) for j < 8: the 8 folds at once, in Fold's exact order
 // ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
 inline __m256 FoldEight(const __m256* acc) {
@@ -72,15 +119,20 @@ struct Tile {
   int64_t stride;  // floats per scores row
 };
 
+// The elements [TileLo, TileHi) of a cache row hold the KV heads a tile reads.
+inline int64_t TileLo(const Tile& t) { return t.kv_offset[0]; }
+inline int64_t TileHi(const Tile& t) { return t.kv_offset[t.n_heads - 1] + t.head_dim; }
+
 // The dots of one query head q with the kN K rows k, k + row_stride, ... (kN <= 8): lane j of the
 // result = Fold of position j's 8-lane FMA chain over head_dim (a partial last group
 // zero-padded), divided by scale. One q load serves kN rows, and the kN chains interleave.
 template <int kN, typename E>
 inline __m256 ChunkDots(const float* q, const E* k, int64_t row_stride, int full, int tail,
-                        __m256 scale8) {
+                        __m256 scale8, PrefetchShare pf = {}) {
   __m256 acc[kLanes];
   for (int j = 0; j < kLanes; j++) acc[j] = _mm256_setzero_ps();
   for (int i = 0; i < full; i += 8) {
+    pf.Next();
     const __m256 q8 = _mm256_loadu_ps(q + i);
     for (int j = 0; j < kN; j++) {
       acc[j] = _mm256_fmadd_ps(q8, Load8(k + j * row_stride + i), acc[j]);
@@ -95,29 +147,36 @@ inline __m256 ChunkDots(const float* q, const E* k, int64_t row_stride, int full
   return _mm256_div_ps(FoldEight(acc), scale8);
 }
 
-// Calls f(p, n, row, next) for the positions [p_lo, p_hi] in chunks of at most `chunk` positions
-// inside one cache block, in order: n positions from p, their first cache row at `row` (rows
-// row_stride apart). base: the K or V row of slot 0 of block 0.
+// Calls f(p, n, row, next, ahead) for the positions [p_lo, p_hi] in chunks of at most `chunk`
+// positions inside one cache block, in order: n positions from p, their first cache row at `row`
+// (rows row_stride apart), the next chunk's at `next` (null after the last); `ahead`: the
+// elements [lo, hi) of each row of the same slots one block later, the walk's next visit there
+// (none past p_hi, none when hi <= lo). Rows of a block are contiguous, so when [lo, hi) is the
+// whole row (a tile of every head) the lines asked for ahead are one sequential run: decode reads a
+// sequence's cache once per step, from DRAM, and one core streams a strided or bursty pattern of
+// requests (each head's slice of the next chunk) at about half the rate of a sequential one. base:
+// the K or V row of slot 0 of block 0.
 template <typename E, typename F>
-inline void ForChunks(const KvView& kv, const E* base, int p_lo, int p_hi, int chunk, F&& f) {
-  const E* row = p_lo <= p_hi ? base + kv.Offset(p_lo) : nullptr;
+inline void ForChunks(const KvView& kv, const E* base, int64_t lo, int64_t hi, int p_lo, int p_hi,
+                      int chunk, F&& f) {
+  const int64_t row_bytes = kv.row_stride * static_cast<int64_t>(sizeof(E));
   for (int p = p_lo; p <= p_hi;) {
     const int slot = p % kv.block_size;
     const int n = std::min({chunk, kv.block_size - slot, p_hi - p + 1});
+    Ahead ahead;
+    const int pa = p + kv.block_size;
+    if (pa <= p_hi && hi > lo) {
+      const auto* first = reinterpret_cast<const char*>(base + kv.Offset(pa) + lo);
+      const auto* end = reinterpret_cast<const char*>(base + kv.Offset(pa) + hi);
+      ahead.at = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(first) & ~uintptr_t{63});
+      ahead.stride = row_bytes;
+      ahead.lines_per_row = static_cast<int>((end - ahead.at + 63) / 64);
+      ahead.rows = std::min(n, p_hi - pa + 1);
+    }
     const E* next = p + n <= p_hi ? base + kv.Offset(p + n) : nullptr;
-    f(p, n, row, next);
-    row = next;
+    f(p, n, base + kv.Offset(p), next, ahead);
     p += n;
   }
-}
-
-// Asks for the `bytes` at each of the n rows from `rows` (row_stride elements apart): the slices
-// of the next chunk a head will read, fetched while it works on this one (decode walks a
-// sequence's cache once, from DRAM, faster than the hardware prefetcher ramps up on short
-// strided runs).
-template <typename E>
-inline void PrefetchRows(const E* rows, int n, int64_t row_stride, int bytes) {
-  for (int j = 0; j < n; j++) Prefetch(rows + j * row_stride, static_cast<size_t>(bytes));
 }
 
 // Scores of tokens [t_lo, t_hi) of the tile (every head) at positions [p_lo, p_hi], all inside
@@ -130,20 +189,19 @@ void TileScores(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo
   const int tail = tile.head_dim - full;
   const __m256 scale8 = _mm256_set1_ps(scale);
   ForChunks(
-      kv, static_cast<const E*>(kv.k), p_lo, p_hi, kLanes,
-      [&](int p, int n, const E* k, const E* next) {
+      kv, static_cast<const E*>(kv.k), TileLo(tile), TileHi(tile), p_lo, p_hi, kLanes,
+      [&](int p, int n, const E* k, const E*, const Ahead& ahead) {
         for (int g = 0; g < tile.n_heads;
              g++) {  // each head's slice of the chunk serves every token
-          if (next != nullptr) {
-            PrefetchRows(next + tile.kv_offset[g], kLanes, kv.row_stride,
-                         tile.head_dim * static_cast<int>(sizeof(E)));
-          }
           for (int t = t_lo; t < t_hi; t++) {
             const float* q = tile.q + t * tile.q_dim + g * tile.head_dim;
             float* s = tile.scores + (t * tile.n_heads + g) * tile.stride + p;
             const E* kg = k + tile.kv_offset[g];
             if (n == kLanes) {
-              _mm256_storeu_ps(s, ChunkDots<kLanes>(q, kg, kv.row_stride, full, tail, scale8));
+              // The first token's dots ask for the heads' shares of the rows ahead.
+              const PrefetchShare pf =
+                  t == t_lo ? PrefetchShare::Of(ahead, g, tile.n_heads, full / 8) : PrefetchShare{};
+              _mm256_storeu_ps(s, ChunkDots<kLanes>(q, kg, kv.row_stride, full, tail, scale8, pf));
             } else {
               for (int j = 0; j < n; j++) {
                 s[j] = _mm256_cvtss_f32(
@@ -164,15 +222,21 @@ constexpr int kValueChunk = 16;
 // accumulators stay in registers). `first`: o holds nothing yet (the sum starts from zero).
 template <int kWidth, typename E>
 inline void ValueChunk(const E* rows, int64_t row_stride, const float* a, int p0, int p1, int width,
-                       bool first, float* o) {
+                       bool first, float* o, PrefetchShare pf = {}) {
   constexpr int kVecs = kWidth == 64 ? 8 : 0;
   const int vecs = kWidth == 64 ? kVecs : (width + 7) / 8;
   __m256 acc[8];
   for (int v = 0; v < 8; v++) acc[v] = _mm256_setzero_ps();
+  // Whole vectors by plain loads and stores: a masked store (vmaskmovps) is microcoded on AMD
+  // cores, tens of cycles each, and a chunk of a decode token's head did 8 of them.
   if (!first) {
-    for (int v = 0; v < vecs; v++) acc[v] = LoadTail(o + 8 * v, std::min(8, width - 8 * v));
+    for (int v = 0; v < vecs; v++) {
+      acc[v] = kWidth == 64 ? _mm256_loadu_ps(o + 8 * v)
+                            : LoadTail(o + 8 * v, std::min(8, width - 8 * v));
+    }
   }
   for (int p = p0; p <= p1; p++) {
+    pf.Next();
     const E* row = rows + (p - p0) * row_stride;
     const __m256 w = _mm256_set1_ps(a[p]);
     if constexpr (kWidth == 64) {
@@ -183,7 +247,13 @@ inline void ValueChunk(const E* rows, int64_t row_stride, const float* a, int p0
       }
     }
   }
-  for (int v = 0; v < vecs; v++) StoreTail(o + 8 * v, std::min(8, width - 8 * v), acc[v]);
+  for (int v = 0; v < vecs; v++) {
+    if (kWidth == 64) {
+      _mm256_storeu_ps(o + 8 * v, acc[v]);
+    } else {
+      StoreTail(o + 8 * v, std::min(8, width - 8 * v), acc[v]);
+    }
+  }
 }
 
 // out[t, g] (+)= sum over p in [p_lo, p_hi], in order, of att[t, g][p] * v_p[kv_offset[g] ..]
@@ -193,28 +263,29 @@ inline void ValueChunk(const E* rows, int64_t row_stride, const float* a, int p0
 template <typename E>
 void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi) {
   const int hd = tile.head_dim;
-  ForChunks(kv, static_cast<const E*>(kv.v), p_lo, p_hi, kValueChunk,
-            [&](int p0, int n, const E* rows, const E* next) {
-              for (int g = 0; g < tile.n_heads; g++) {
-                if (next != nullptr) {
-                  PrefetchRows(next + tile.kv_offset[g], kValueChunk, kv.row_stride,
-                               hd * static_cast<int>(sizeof(E)));
-                }
-                for (int t = t_lo; t < t_hi; t++) {
-                  const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
-                  float* o = tile.out + t * tile.q_dim + g * hd;
-                  for (int d0 = 0; d0 < hd; d0 += 64) {
-                    const E* v = rows + tile.kv_offset[g] + d0;
-                    if (hd - d0 >= 64) {
-                      ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0);
-                    } else {
-                      ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0,
-                                    o + d0);
-                    }
-                  }
-                }
+  ForChunks(
+      kv, static_cast<const E*>(kv.v), TileLo(tile), TileHi(tile), p_lo, p_hi, kValueChunk,
+      [&](int p0, int n, const E* rows, const E*, const Ahead& ahead) {
+        for (int g = 0; g < tile.n_heads; g++) {
+          for (int t = t_lo; t < t_hi; t++) {
+            const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
+            float* o = tile.out + t * tile.q_dim + g * hd;
+            for (int d0 = 0; d0 < hd; d0 += 64) {
+              const E* v = rows + tile.kv_offset[g] + d0;
+              // The first token's first 64 dims ask for the heads' shares of the rows
+              // ahead.
+              const PrefetchShare pf = t == t_lo && d0 == 0
+                                           ? PrefetchShare::Of(ahead, g, tile.n_heads, n)
+                                           : PrefetchShare{};
+              if (hd - d0 >= 64) {
+                ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0, pf);
+              } else {
+                ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0, o + d0, pf);
               }
-            });
+            }
+          }
+        }
+      });
 }
 
 // The whole tile: scores of the positions every token sees (0 .. first_last) in one walk, then
@@ -246,6 +317,16 @@ void AttendTile(const KvView& kv, const Tile& tile, float scale) {
       [&](int t_lo, int t_hi, int p_lo, int p_hi) {
         TileValues<E>(kv, tile, t_lo, t_hi, p_lo, p_hi);
       });
+}
+
+// Asks for the `bytes` at each of the n rows from `rows` (row_stride elements apart): the kQ8
+// walk's request for the slices of the next chunk a head will read, issued while it works on this
+// one. (The float and half walks ask for the rows a block ahead instead, see ForChunks; the kQ8
+// walk measured slower in cache with that, 17 -> 22 us for a decode token's 12 heads at 128
+// positions, and is left as it was.)
+template <typename E>
+inline void PrefetchRows(const E* rows, int n, int64_t row_stride, int bytes) {
+  for (int j = 0; j < n; j++) Prefetch(rows + j * row_stride, static_cast<size_t>(bytes));
 }
 
 // ---- kQ8 cache: integer scores, int8 values ----
@@ -316,8 +397,8 @@ void TileScoresQ8(const KvView& kv, const Tile& tile, const QTileQ8& qt, int t_l
                   int p_lo, int p_hi, float scale) {
   const int n_blocks = tile.head_dim / kKvQ8Block;
   const __m256 scale8 = _mm256_set1_ps(scale);
-  ForChunks(kv, static_cast<const int8_t*>(kv.k), p_lo, p_hi, kLanes,
-            [&](int p, int n, const int8_t* k, const int8_t* next) {
+  ForChunks(kv, static_cast<const int8_t*>(kv.k), 0, 0, p_lo, p_hi, kLanes,
+            [&](int p, int n, const int8_t* k, const int8_t* next, const Ahead&) {
               if (next != nullptr) {  // every head's scales share the rows' tails
                 PrefetchRows(next + kv.scales_offset + tile.kv_offset[0] / 8, kLanes, kv.row_stride,
                              tile.n_heads * n_blocks * 4);
@@ -375,8 +456,8 @@ inline void ValueChunkQ8(const int8_t* rows, int64_t row_stride, int64_t scales_
 
 void TileValuesQ8(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi) {
   const int hd = tile.head_dim;
-  ForChunks(kv, static_cast<const int8_t*>(kv.v), p_lo, p_hi, kValueChunk,
-            [&](int p0, int n, const int8_t* rows, const int8_t* next) {
+  ForChunks(kv, static_cast<const int8_t*>(kv.v), 0, 0, p_lo, p_hi, kValueChunk,
+            [&](int p0, int n, const int8_t* rows, const int8_t* next, const Ahead&) {
               if (next != nullptr) {
                 PrefetchRows(next + kv.scales_offset + tile.kv_offset[0] / 8, kValueChunk,
                              kv.row_stride, tile.n_heads * (hd / kKvQ8Block) * 4);
