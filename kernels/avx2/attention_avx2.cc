@@ -160,21 +160,24 @@ template <typename E, typename F>
 inline void ForChunks(const KvView& kv, const E* base, int64_t lo, int64_t hi, int p_lo, int p_hi,
                       int chunk, F&& f) {
   const int64_t row_bytes = kv.row_stride * static_cast<int64_t>(sizeof(E));
+  const E* row = p_lo <= p_hi ? base + kv.Offset(p_lo) : nullptr;
   for (int p = p_lo; p <= p_hi;) {
     const int slot = p % kv.block_size;
     const int n = std::min({chunk, kv.block_size - slot, p_hi - p + 1});
     Ahead ahead;
     const int pa = p + kv.block_size;
     if (pa <= p_hi && hi > lo) {
-      const auto* first = reinterpret_cast<const char*>(base + kv.Offset(pa) + lo);
-      const auto* end = reinterpret_cast<const char*>(base + kv.Offset(pa) + hi);
+      const E* ahead_row = base + kv.Offset(pa);
+      const auto* first = reinterpret_cast<const char*>(ahead_row + lo);
+      const auto* end = reinterpret_cast<const char*>(ahead_row + hi);
       ahead.at = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(first) & ~uintptr_t{63});
       ahead.stride = row_bytes;
       ahead.lines_per_row = static_cast<int>((end - ahead.at + 63) / 64);
       ahead.rows = std::min(n, p_hi - pa + 1);
     }
     const E* next = p + n <= p_hi ? base + kv.Offset(p + n) : nullptr;
-    f(p, n, base + kv.Offset(p), next, ahead);
+    f(p, n, row, next, ahead);
+    row = next;
     p += n;
   }
 }
