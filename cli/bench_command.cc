@@ -39,9 +39,9 @@ shared::Result<std::vector<std::string>> ReadPromptList(const std::string& path)
   return prompts;
 }
 
-// The served model's vocabulary size, from the gateway or the worker.
-shared::Result<uint32_t> VocabSize(const std::shared_ptr<grpc::Channel>& channel, bool worker,
-                                   const std::string& api_key) {
+// The served model's facts, from the gateway or the worker.
+shared::Result<v1::ModelInfo> ServedModel(const std::shared_ptr<grpc::Channel>& channel,
+                                          bool worker, const std::string& api_key) {
   grpc::ClientContext context;
   if (!api_key.empty()) context.AddMetadata("authorization", "Bearer " + api_key);
   v1::ModelInfo info;
@@ -53,7 +53,22 @@ shared::Result<uint32_t> VocabSize(const std::shared_ptr<grpc::Channel>& channel
                                            GrpcCodeName(status.error_code()),
                                            status.error_message()));
   }
-  return info.vocab_size();
+  return info;
+}
+
+// Token prompts of up to `longest` ids must leave the model's context room for a new token
+// (with the BOS the server puts before them): refused before any request, rather than every long
+// one failing with INVALID_ARGUMENT in the middle of the load.
+shared::Status CheckPromptsFit(uint64_t longest, bool shared_prefix, const v1::ModelInfo& info) {
+  const uint64_t bos = info.add_bos_token() ? 1 : 0;
+  if (info.context_length() == 0 || longest + bos < info.context_length()) {
+    return shared::Status::Ok();
+  }
+  return shared::InvalidArgument(fmt::format(
+      "{}the longest prompt is {} token ids{} but the served model's context is {}; at most {} "
+      "ids leave room for a new token",
+      shared_prefix ? "--prefix-tokens + --prompt-tokens: " : "--prompt-tokens: ", longest,
+      bos > 0 ? " plus BOS" : "", info.context_length(), info.context_length() - 1 - bos));
 }
 
 }  // namespace
@@ -188,9 +203,13 @@ shared::Result<LoadPlan> BenchCommand::MakePlan(
         plan.prompt_tokens,
         ParseCountRange("--prompt-tokens", prompt_tokens_.empty() ? "16" : prompt_tokens_, 1,
                         1 << 20));
-    SM_ASSIGN_OR_RETURN(plan.vocab_size, VocabSize(channel, worker_, client_.api_key));
+    SM_ASSIGN_OR_RETURN(v1::ModelInfo info, ServedModel(channel, worker_, client_.api_key));
+    plan.vocab_size = info.vocab_size();
     plan.shared_prefixes = shared_prefixes_;
     plan.prefix_tokens = prefix_tokens_;
+    const uint64_t prefix = shared_prefixes_ > 0 ? prefix_tokens_ : 0;
+    SM_RETURN_IF_ERROR(
+        CheckPromptsFit(prefix + plan.prompt_tokens.max, shared_prefixes_ > 0, info));
   }
   if (!max_tokens_.empty()) {
     SM_ASSIGN_OR_RETURN(plan.max_tokens, ParseCountRange("--max-tokens", max_tokens_, 0, 1 << 20));

@@ -137,6 +137,27 @@ TEST(CliBenchTest, BenchCallsAWorkerDirectlyWithWorkerFlag) {
       << wrong.dump();
 }
 
+// Token prompts longer than the served model's context are refused before any request starts
+// (naming the context and the longest that fits), not counted as INVALID_ARGUMENT errors in the
+// middle of the load; shared prefixes count toward the length.
+TEST(CliBenchTest, BenchRefusesTokenPromptsLongerThanTheServedContext) {
+  auto gateway = testing::GatewayFixture::Start({});
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  const std::string cli = testing::BinaryPath("smallmind");
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--prompt-tokens", "4:100000"},
+        std::vector<std::string>{"--shared-prefixes", "2", "--prefix-tokens", "100000"}}) {
+    std::vector<std::string> argv = {cli,          "bench", "--addr", (*gateway)->address(),
+                                     "--requests", "4"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    const testing::ProgramRun run = testing::RunToExit(argv);
+    EXPECT_EQ(run.exit_code, 1) << flags[0] << ": " << run.err;
+    EXPECT_NE(run.err.find("the served model's context is"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("ids leave room for a new token"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out.find("requests:"), std::string::npos) << "no request started: " << run.out;
+  }
+}
+
 TEST(CliBenchTest, BenchRefusesTwoPromptSourcesAndAnUnboundedRun) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"bench", "hi", "--prompt-tokens", "8"},
