@@ -5,9 +5,11 @@
 // the seed's baseline: 50 new tokens after the prompt recomputed from scratch each time (no KV
 // cache) against 50 cached decode steps. tg64x8 decodes 8 sequences in lockstep (one step holds
 // one token of each, as continuous batching runs 8 streams) and reports their aggregate tok/s;
-// tg64x16 the same with 16. tg64x8@d128 and tg64x1@d128 decode after a 128-token context (written
-// before the timing), where served streams are: attention then reads 128-192 positions per token;
-// the @d512 rows after 512 (a long chat), where attention is a larger share of a batched step.
+// tg64x16 the same with 16; tg64x3, tg64x7 and tg64x12 are batches that are not whole 8-token
+// matmul tiles (a few streams; a batch that one stream just left). tg64x8@d128 and tg64x1@d128
+// decode after a 128-token context (written before the timing), where served streams are: attention
+// then reads 128-192 positions per token; the @d512 rows after 512 (a long chat), where attention
+// is a larger share of a batched step.
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
@@ -275,7 +277,10 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("tg64" + suffix).c_str(), b::BM_Decode, s, &engines)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
-      for (auto [name, batch, depth] : {std::tuple{"tg64x8", 8, 0},
+      for (auto [name, batch, depth] : {std::tuple{"tg64x3", 3, 0},
+                                        {"tg64x7", 7, 0},
+                                        {"tg64x8", 8, 0},
+                                        {"tg64x12", 12, 0},
                                         {"tg64x16", 16, 0},
                                         {"tg64x1@d128", 1, b::kDepth},
                                         {"tg64x8@d128", 8, b::kDepth},

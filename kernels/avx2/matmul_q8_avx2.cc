@@ -4,7 +4,7 @@
 // holding its row's exact integer block dot product (no horizontal sums). Per block and row the
 // float accumulator gets fma(isum, dw * dx) (Q4_0 also fma(-8 dw, s)): one lane per row, blocks
 // in order. Tiles (G groups x T tokens: 1 x 8 in prefill and batched decode, 2 x 4 for 4-7 tokens
-// left, 4 x 1 for the last few and single-stream decode) only
+// left, 2 x 2 or 2 x 3 for the last 2-3, 4 x 1 for a last one and single-stream decode) only
 // share registers and loads between lanes, so every tile shape gives a (token, row) the same bits:
 // both the deterministic and the parallel path use these kernels.
 //
@@ -152,9 +152,14 @@ struct Q8Kernel {
 
 // Tiles of 1 group x 8 tokens (batched decode of 8 streams and prefill: each weight register
 // serves 8 tokens, and a group's weights are read once for all of them), then 2 groups x 4 tokens
-// for 4-7 tokens left, then the last 0-3 tokens (all of them in single-stream decode) one at a
-// time over kTailGroups groups at once. Measured on Zen 3 (kernels_bench Q8_0 110M, one core):
-// 1 x 8 tiles take 2-12% less time than 2 x 4 at 8, 16 and 128 tokens.
+// for 4-7 tokens left, then the last 2-3 tokens as one 2-group tile, a last single token over
+// kTailGroups groups at once (single-stream decode: every group, that many streams in flight).
+// Measured on Zen 3 (kernels_bench Q8_0 110M, one core): 1 x 8 tiles take 2-12% less time than
+// 2 x 4 at 8, 16 and 128 tokens. Batches go by in chunks of 4 groups (q8_rows_avx2.h), so a
+// ragged batch reads the weights once: the classifier (32000 x 768) at 3 tokens took 7.6-9.7 ms
+// with each leftover token a pass of its own and 3.2-4.0 ms after, at 7 tokens 11.1-13.3
+// -> 5.7-7.1.
+constexpr int kRaggedGroups = 2;
 constexpr int kTileTokens = 8;
 constexpr int kMidTokens = 4;
 // 4 streams: measured 1.3-1.5x faster decode than 1 on Zen 3 (more DRAM reads in flight).
@@ -163,7 +168,7 @@ constexpr int kTailGroups = 4;
 template <typename Packed>
 void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                   RowRange rows) {
-  MatmulRowGroups<Q8Kernel<Packed>, 1, kTileTokens, kTailGroups, 2, kMidTokens>(
+  MatmulRowGroups<Q8Kernel<Packed>, 1, kTileTokens, kTailGroups, 2, kMidTokens, kRaggedGroups>(
       w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 

@@ -107,36 +107,61 @@ void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* x
   for (; g < g_end; g++) GroupTile<Kernel, 1, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
 }
 
-// y[t, r] for r in `rows`: each kTileGroups groups (their weights stay in L1/L2) run over the
-// tokens in tiles of kTileTokens; the tokens left then run in tiles of kMidTokens over kMidGroups
-// groups (by default none: the same tile), and the last few (all of them in single-stream decode)
-// one at a time over kTailGroups groups at once (that many weight streams in flight).
+// y[t, r] for r in `rows`. Single-token decode streams every group once, kTailGroups groups at a
+// time (that many weight streams in flight). With more tokens the groups go by in chunks of
+// kChunk (a multiple of every tile's group count; their weights stay in L1/L2 while the chunk
+// runs): each kTileGroups groups over the tokens in tiles of kTileTokens, then the tokens left
+// in tiles of kMidTokens over kMidGroups groups (by default none: the same tile), then 2-3 tokens
+// left as one tile over kRaggedGroups groups (0: none), then any last ones one at a time over
+// kTailGroups groups. So a ragged batch (3, 7, 12, 25 tokens) reads each weight from memory once,
+// as a whole number of tiles does, instead of once more per leftover tile or token. Every lane's
+// op sequence is the tile's, so neither the loop order nor the tile changes a result.
 template <class Kernel, int kTileGroups, int kTileTokens, int kTailGroups,
-          int kMidGroups = kTileGroups, int kMidTokens = kTileTokens>
+          int kMidGroups = kTileGroups, int kMidTokens = kTileTokens, int kRaggedGroups = 0>
 void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                      RowRange rows) {
+  constexpr int kChunk = std::max({kTileGroups, kMidGroups, kTailGroups, kRaggedGroups});
+  static_assert(kChunk % kTileGroups == 0 && kChunk % kMidGroups == 0 &&
+                kChunk % kTailGroups == 0 && (kRaggedGroups == 0 || kChunk % kRaggedGroups == 0));
   const int n_blocks = in_dim / Kernel::kBlockElems;
   const auto* packed = static_cast<const typename Kernel::Packed*>(w);
   const int g_begin = rows.begin / kRowGroup, g_end = (rows.end + kRowGroup - 1) / kRowGroup;
+  if (n_tokens == 1) {
+    GroupRun<Kernel, kTailGroups, 1>(packed, n_blocks, xq, in_dim, g_begin, g_end, 0, rows, out_dim,
+                                     y);
+    return;
+  }
   const int n_tiled = n_tokens / kTileTokens * kTileTokens;
   const int n_mid = n_tiled + (n_tokens - n_tiled) / kMidTokens * kMidTokens;
-  for (int g = g_begin; g < g_end; g += kTileGroups) {
-    for (int t = 0; t < n_tiled; t += kTileTokens) {
-      GroupRun<Kernel, kTileGroups, kTileTokens>(
-          packed, n_blocks, xq, in_dim, g, std::min(g + kTileGroups, g_end), t, rows, out_dim, y);
-    }
-  }
-  if constexpr (kMidTokens != kTileTokens) {
-    for (int g = g_begin; g < g_end; g += kMidGroups) {
-      for (int t = n_tiled; t < n_mid; t += kMidTokens) {
-        GroupRun<Kernel, kMidGroups, kMidTokens>(
-            packed, n_blocks, xq, in_dim, g, std::min(g + kMidGroups, g_end), t, rows, out_dim, y);
+  for (int c = g_begin; c < g_end; c += kChunk) {
+    const int c_end = std::min(c + kChunk, g_end);
+    for (int g = c; g < c_end; g += kTileGroups) {
+      for (int t = 0; t < n_tiled; t += kTileTokens) {
+        GroupRun<Kernel, kTileGroups, kTileTokens>(
+            packed, n_blocks, xq, in_dim, g, std::min(g + kTileGroups, c_end), t, rows, out_dim, y);
       }
     }
-  }
-  for (int t = n_mid; t < n_tokens; t++) {
-    GroupRun<Kernel, kTailGroups, 1>(packed, n_blocks, xq, in_dim, g_begin, g_end, t, rows, out_dim,
-                                     y);
+    if constexpr (kMidTokens != kTileTokens) {
+      for (int t = n_tiled; t < n_mid; t += kMidTokens) {
+        GroupRun<Kernel, kMidGroups, kMidTokens>(packed, n_blocks, xq, in_dim, c, c_end, t, rows,
+                                                 out_dim, y);
+      }
+    }
+    int t = n_mid;
+    if constexpr (kRaggedGroups > 0) {  // 2 or 3 tokens left: one tile, each weight load shared
+      if (n_tokens - t == 2) {
+        GroupRun<Kernel, kRaggedGroups, 2>(packed, n_blocks, xq, in_dim, c, c_end, t, rows, out_dim,
+                                           y);
+        t += 2;
+      } else if (n_tokens - t == 3) {
+        GroupRun<Kernel, kRaggedGroups, 3>(packed, n_blocks, xq, in_dim, c, c_end, t, rows, out_dim,
+                                           y);
+        t += 3;
+      }
+    }
+    for (; t < n_tokens; t++) {
+      GroupRun<Kernel, kTailGroups, 1>(packed, n_blocks, xq, in_dim, c, c_end, t, rows, out_dim, y);
+    }
   }
 }
 

@@ -1,7 +1,9 @@
-// The tile shapes of the AVX2 Q8_0 / Q4_0 matmuls (prefill: 2 groups x 4 tokens, a lone group x 4
-// tokens; tail tokens: 4 groups x 1 token, then single groups) against each other: every token's
+// The tile shapes of the AVX2 Q8_0 / Q4_0 matmuls (1 group x 8 tokens, then 2 groups x 4 tokens
+// for 4-7 tokens left, then the last 0-3 tokens 4 groups x 1 token at a time, in chunks of 4
+// groups; single-token decode 4 groups at a time over all rows) against each other: every token's
 // row of y has the same bits whatever the batch size, its place in the batch and the row split,
-// for in_dim from one block up to 5632 and out_dim that ends groups and pairs of groups early.
+// for in_dim from one block up to 5632 and out_dim that ends groups, pairs of groups and chunks
+// early.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,7 +63,8 @@ void ExpectRowsEqual(const std::vector<float>& a, int ta, const std::vector<floa
 TEST_F(Avx2Q8TilingTest, EveryBatchSizeGivesEachTokenItsSingleTokenBits) {
   const KernelTable table = avx2::Avx2KernelTable(ExecMode::kParallel);
   for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
-    for (const auto& [in_dim, out_dim] : {std::pair{32, 40}, {96, 33}, {768, 56}, {2048, 24}}) {
+    for (const auto& [in_dim, out_dim] :
+         {std::pair{32, 40}, {96, 33}, {768, 56}, {2048, 24}, {64, 100}}) {
       const int max_tokens = 20;
       const Problem p = Make(table, type, max_tokens, in_dim, out_dim, 5);
       std::vector<std::vector<float>> single(max_tokens);
