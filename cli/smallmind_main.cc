@@ -15,11 +15,13 @@
 #include "cli/info_command.h"
 #include "cli/tokenize_command.h"
 #include "shared/command_line.h"
+#include "shared/grpc_process.h"
 
 namespace {
 
 int Run(int argc, char** argv) {
   using namespace smallmind::cli;
+  smallmind::shared::PrepareGrpcProcess();
   CLI::App app{"smallmind: command-line client of a smallmind gateway (smallmind.v1.Inference)",
                "smallmind"};
   smallmind::shared::ConfigureCommandLine(app);

@@ -22,6 +22,7 @@
 #include "gateway/http/http_door.h"
 #include "gateway/signal_policy.h"
 #include "shared/command_line.h"
+#include "shared/grpc_process.h"
 #include "shared/log.h"
 
 namespace {
@@ -32,6 +33,7 @@ constexpr int kForcedExitCode = 130;  // 128 + SIGINT, as shells report an inter
 
 int Run(int argc, char** argv) {
   using smallmind::gateway::GatewayConfig;
+  smallmind::shared::PrepareGrpcProcess();
   GatewayConfig config;
   CLI::App app{
       "smallmind-gateway: the public gRPC API (smallmind.v1.Inference) in front of workers",

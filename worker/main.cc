@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shared/grpc_process.h"
 #include "shared/log.h"
 #include "worker/worker.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 int Run(int argc, char** argv) {
   using smallmind::shared::StatusCode;
+  smallmind::shared::PrepareGrpcProcess();
   auto config = smallmind::worker::ParseWorkerFlags(argc, argv);
   if (!config.ok()) {
     bool help = config.status().code() == StatusCode::kNotFound;
