@@ -78,13 +78,15 @@ void RegisterMatmuls() {
        {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K, DType::kQ6_K}) {
     for (const Shape& s : shapes) {
       for (int n_tokens : {1, 3, 7, 8, 12, 16, 25, 128}) {
-        // Batched decode (3-25 tokens: whole tiles and ragged batches) only where the served
-        // benchmarks run: Q8_0 bench-110M.
+        // Batched decode (3-25 tokens: whole tiles and ragged batches) where the served
+        // benchmarks run (Q8_0 bench-110M), and the K-quants' ragged tiles (3 and 7 tokens) on
+        // one 1B matrix; the classifier shape only for Q8_0.
+        const std::string_view shape = s.name;
         const bool batch = n_tokens > 1 && n_tokens < 128;
-        const bool small = std::string_view(s.name).starts_with("110M.");
-        if ((batch || std::string_view(s.name) == "110M.cls") && (type != DType::kQ8_0 || !small)) {
-          continue;
-        }
+        const bool q8_small = type == DType::kQ8_0 && shape.starts_with("110M.");
+        const bool kquant_ragged = (type == DType::kQ4_K || type == DType::kQ6_K) &&
+                                   shape == "1B.w1" && (n_tokens == 3 || n_tokens == 7);
+        if ((batch && !q8_small && !kquant_ragged) || (shape == "110M.cls" && !q8_small)) continue;
         for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
           const std::string name = std::string("BM_Matmul/") + IsaName(best) + "/" +
                                    (mode == ExecMode::kDeterministic ? "det" : "par") + "/" +

@@ -318,6 +318,14 @@ constexpr int kTileGroups = 1;
 template <>
 constexpr int kTileGroups<Q4_Kx8> = 2;
 constexpr int kTileTokens = 4;
+// 2-3 tokens left over a 4-token tile (2-3 streams; 7 = 4 + 3): Q4_K runs them as one 2-group
+// tile sharing the unpacked weights (kernels_bench Q4_K 1B.w1, one core, 6 rounds: tokens:3
+// median 1286 -> 1175 us; tokens:7 no change measured); Q6_K's 1 x 2 and 1 x 3 tiles were slower
+// than token by token (tokens:3 2011-2665 -> 3166-4573 us), so it keeps them one at a time.
+template <typename Packed>
+constexpr int kRaggedGroups = 0;
+template <>
+constexpr int kRaggedGroups<Q4_Kx8> = 2;
 template <typename Packed>
 constexpr int kPrefetchSupers = 0;
 template <>
@@ -361,12 +369,14 @@ struct KQuantKernel {
 };
 
 // Prefill: kTileGroups groups at a time over tiles of 4 tokens (4 tokens share each unpacked
-// weight register); the tail tokens (all of them in decode) one at a time over kTailGroups groups.
+// weight register); for Q4_K 2-3 tokens left as one tile (they share the unpacking too); the
+// other tail tokens (all of them in decode) one at a time over kTailGroups groups.
 template <typename Packed>
 void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                   RowRange rows) {
-  MatmulRowGroups<KQuantKernel<Packed>, kTileGroups<Packed>, kTileTokens, kTailGroups<Packed>>(
-      w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulRowGroups<KQuantKernel<Packed>, kTileGroups<Packed>, kTileTokens, kTailGroups<Packed>,
+                  kTileGroups<Packed>, kTileTokens, kRaggedGroups<Packed>>(w, xq, y, n_tokens,
+                                                                           in_dim, out_dim, rows);
 }
 
 // ---- packing ----
