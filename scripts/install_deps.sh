@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config ccache clang-format git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libssl-dev openssl
+  libabsl-dev  # shared/grpc_process.cc sets Abseil's Mutex deadlock detection (gRPC pulls it in too)
   libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
   prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
