@@ -251,7 +251,7 @@ inline void ValueChunk(const E* rows, int64_t row_stride, const float* a, int p0
     }
   }
   for (int v = 0; v < vecs; v++) {
-    if (kWidth == 64) {
+    if constexpr (kWidth == 64) {
       _mm256_storeu_ps(o + 8 * v, acc[v]);
     } else {
       StoreTail(o + 8 * v, std::min(8, width - 8 * v), acc[v]);

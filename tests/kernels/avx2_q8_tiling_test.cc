@@ -1,9 +1,9 @@
 // The tile shapes of the AVX2 Q8_0 / Q4_0 matmuls (1 group x 8 tokens, then 2 groups x 4 tokens
-// for 4-7 tokens left, then the last 0-3 tokens 4 groups x 1 token at a time, in chunks of 4
-// groups; single-token decode 4 groups at a time over all rows) against each other: every token's
-// row of y has the same bits whatever the batch size, its place in the batch and the row split,
-// for in_dim from one block up to 5632 and out_dim that ends groups, pairs of groups and chunks
-// early.
+// for 4-7 tokens left, then the last 2-3 tokens as one 2-group tile or a last one 4 groups x 1
+// token, in chunks of 4 groups; single-token decode 4 groups at a time over all rows) against
+// each other: every token's row of y has the same bits whatever the batch size, its place in the
+// batch and the row split, for in_dim from one block up to 5632 and out_dim that ends groups,
+// pairs of groups and chunks early.
 #include <gtest/gtest.h>
 
 #include <cmath>
