@@ -56,6 +56,7 @@ struct Options {
   bool steps = true;
   bool arrivals_table = true;
   kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype, as the worker's
+  kernels::Isa isa = kernels::Isa::kBest;           // --isa
 };
 
 std::vector<TokenId> Tokens(int n, int seed, int vocab) {
@@ -80,8 +81,9 @@ double Quantile(std::vector<double>& v, double q) {
   return v[std::min(i, v.size() - 1)];
 }
 
-EngineOptions MakeEngineOptions(int threads, int max_step_tokens) {
+EngineOptions MakeEngineOptions(int threads, int max_step_tokens, kernels::Isa isa) {
   EngineOptions o;
+  o.isa = isa;
   o.max_step_tokens = max_step_tokens;
   o.max_seqs = kMaxSeqs;
   o.num_threads = threads;
@@ -96,7 +98,7 @@ void StepTimes(const LlamaModel& m, int threads, kernels::ExecMode mode, const O
   constexpr int kDecodePos = 64, kChunkPos = 256;
   const int seq_blocks = (kChunkPos + 256) / kBlockSize + 1;
   KvPool kv(m.config, (16 + 1) * seq_blocks, kBlockSize, o.kv_type);
-  Engine engine(m.config, m.weights, &kv, MakeEngineOptions(threads, 16 + 256));
+  Engine engine(m.config, m.weights, &kv, MakeEngineOptions(threads, 16 + 256, o.isa));
   std::vector<std::vector<int32_t>> tables(17);
   for (int s = 0; s < 17; ++s) {
     for (int b = 0; b < seq_blocks; ++b) tables[s].push_back(s * seq_blocks + b);
@@ -158,7 +160,7 @@ ArrivalsResult RunArrivals(const LlamaModel& m, int threads, kernels::ExecMode m
                      o.streams + o.arrivals + 8;
   KvPool kv(m.config, blocks, kBlockSize, o.kv_type);
   BlockPool pool(blocks, kBlockSize);
-  Engine engine(m.config, m.weights, &kv, MakeEngineOptions(threads, budget));
+  Engine engine(m.config, m.weights, &kv, MakeEngineOptions(threads, budget, o.isa));
   SchedulerOptions so;
   so.max_step_tokens = budget;
   so.max_seqs = kMaxSeqs;
@@ -265,6 +267,7 @@ int main(int argc, char** argv) {
   b::Flags flags = b::ParseFlags(&argc, argv);
   b::Options o;
   o.kv_type = flags.kv_type;
+  o.isa = flags.isa;
   for (int i = 1; i < argc; ++i) {  // this bench's own flags are what ParseFlags left
     const std::string_view a = argv[i];
     auto value = [&](std::string_view name) { return a.substr(name.size()); };

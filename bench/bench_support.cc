@@ -79,6 +79,14 @@ Flags ParseFlags(int* argc, char** argv) {
         std::exit(2);
       }
       f.kv_type = *type;
+    } else if (a.starts_with("--isa=")) {
+      const std::optional<kernels::Isa> isa = kernels::IsaFromName(a.substr(6));
+      if (!isa || !kernels::CpuSupports(*isa)) {
+        std::fprintf(stderr, "--isa: %s is not one of {best,avx2,avx512,ref} this CPU runs\n",
+                     value("--isa=").c_str());
+        std::exit(2);
+      }
+      f.isa = *isa;
     } else {
       argv[kept++] = argv[i];
     }

@@ -14,7 +14,7 @@
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
 //                [--threads=1,2] [--paths=det,par] [--recompute] [--kv-dtype=f16|q8|f32]
-//                [benchmark flags]
+//                [--isa=best|avx2|avx512|ref] [benchmark flags]
 // With no model flag it runs builtin:tiny. Presets are generated once with the model generator
 // into $TMPDIR (or /tmp) and reused.
 #include <benchmark/benchmark.h>
@@ -58,7 +58,8 @@ struct Setup {
 // weights, which takes a while for big models).
 class Engines {
  public:
-  Engines(const BenchModel& m, kernels::KvType kv_type) : model_(m), kv_type_(kv_type) {}
+  Engines(const BenchModel& m, kernels::KvType kv_type, kernels::Isa isa)
+      : model_(m), kv_type_(kv_type), isa_(isa) {}
   Engine& For(int threads) {
     auto& slot = engines_[threads];
     if (!slot.engine) {
@@ -69,6 +70,7 @@ class Engines {
       o.max_seqs = kMaxBatch;
       o.num_threads = threads;
       o.cpus = PinnableCpus(threads);
+      o.isa = isa_;
       slot.engine =
           std::make_unique<Engine>(model_.llama->config, model_.llama->weights, slot.pool.get(), o);
     }
@@ -82,6 +84,7 @@ class Engines {
   };
   const BenchModel& model_;
   const kernels::KvType kv_type_;
+  const kernels::Isa isa_;
   std::map<int, Slot> engines_;
 };
 
@@ -263,7 +266,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
     return 1;
   }
-  b::Engines engines(**model, flags.kv_type);
+  b::Engines engines(**model, flags.kv_type, flags.isa);
   for (int threads : flags.threads) {
     const double bandwidth = b::MeasureReadBandwidth(threads);
     for (ExecMode mode : flags.modes) {

@@ -73,28 +73,36 @@ void RegisterMatmuls() {
       {"1B.wq", 2048, 2048},  {"1B.w1", 5632, 2048},
       {"1B.w2", 2048, 5632},  {"110M.w1", 2048, 768},
       {"110M.w2", 768, 2048}, {"110M.cls", 32000, 768}};  // the classifier: 22% of the model's work
-  const Isa best = BestIsa();
-  for (DType type :
-       {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K, DType::kQ6_K}) {
-    for (const Shape& s : shapes) {
-      for (int n_tokens : {1, 3, 7, 8, 12, 16, 25, 128}) {
-        // Batched decode (3-25 tokens: whole tiles and ragged batches) where the served
-        // benchmarks run (Q8_0 bench-110M), and the K-quants' ragged tiles (3 and 7 tokens) on
-        // one 1B matrix; the classifier shape only for Q8_0.
-        const std::string_view shape = s.name;
-        const bool batch = n_tokens > 1 && n_tokens < 128;
-        const bool q8_small = type == DType::kQ8_0 && shape.starts_with("110M.");
-        const bool kquant_ragged = (type == DType::kQ4_K || type == DType::kQ6_K) &&
-                                   shape == "1B.w1" && (n_tokens == 3 || n_tokens == 7);
-        if ((batch && !q8_small && !kquant_ragged) || (shape == "110M.cls" && !q8_small)) continue;
-        for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
-          const std::string name = std::string("BM_Matmul/") + IsaName(best) + "/" +
-                                   (mode == ExecMode::kDeterministic ? "det" : "par") + "/" +
-                                   GetDTypeTraits(static_cast<uint32_t>(type))->name + "/" +
-                                   s.name + "/tokens:" + std::to_string(n_tokens);
-          benchmark::RegisterBenchmark(name.c_str(), BM_Matmul,
-                                       MatmulCase{best, mode, type, s.out_dim, s.in_dim, n_tokens})
-              ->Unit(benchmark::kMicrosecond);
+  // Every SIMD set this CPU runs (AVX-512 VNNI beside AVX2, for the two side by side).
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (CpuSupports(isa)) isas.push_back(isa);
+  }
+  if (isas.empty()) isas.push_back(Isa::kRef);
+  for (Isa isa : isas) {
+    for (DType type :
+         {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K, DType::kQ6_K}) {
+      for (const Shape& s : shapes) {
+        for (int n_tokens : {1, 3, 7, 8, 12, 16, 25, 128}) {
+          // Batched decode (3-25 tokens: whole tiles and ragged batches) where the served
+          // benchmarks run (Q8_0 bench-110M), and the K-quants' ragged tiles (3 and 7 tokens) on
+          // one 1B matrix; the classifier shape only for Q8_0.
+          const std::string_view shape = s.name;
+          const bool batch = n_tokens > 1 && n_tokens < 128;
+          const bool q8_small = type == DType::kQ8_0 && shape.starts_with("110M.");
+          const bool kquant_ragged = (type == DType::kQ4_K || type == DType::kQ6_K) &&
+                                     shape == "1B.w1" && (n_tokens == 3 || n_tokens == 7);
+          if ((batch && !q8_small && !kquant_ragged) || (shape == "110M.cls" && !q8_small))
+            continue;
+          for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
+            const std::string name = std::string("BM_Matmul/") + IsaName(isa) + "/" +
+                                     (mode == ExecMode::kDeterministic ? "det" : "par") + "/" +
+                                     GetDTypeTraits(static_cast<uint32_t>(type))->name + "/" +
+                                     s.name + "/tokens:" + std::to_string(n_tokens);
+            benchmark::RegisterBenchmark(name.c_str(), BM_Matmul,
+                                         MatmulCase{isa, mode, type, s.out_dim, s.in_dim, n_tokens})
+                ->Unit(benchmark::kMicrosecond);
+          }
         }
       }
     }

@@ -40,7 +40,8 @@ constexpr int kMaxSeqs = 16;
 // A worker's scheduling core: pool, engine, scheduler with the prefix cache on.
 class Core {
  public:
-  Core(const LlamaModel& m, int threads, int blocks, kernels::KvType kv_type) : model_(m) {
+  Core(const LlamaModel& m, int threads, int blocks, kernels::KvType kv_type, kernels::Isa isa)
+      : model_(m) {
     kv_ = std::make_unique<KvPool>(m.config, blocks, kBlockSize, kv_type);
     pool_ = std::make_unique<BlockPool>(blocks, kBlockSize);
     EngineOptions eo;
@@ -48,6 +49,7 @@ class Core {
     eo.max_seqs = kMaxSeqs;
     eo.num_threads = threads;
     eo.cpus = PinnableCpus(threads);
+    eo.isa = isa;
     engine_ = std::make_unique<Engine>(m.config, m.weights, kv_.get(), eo);
     SchedulerOptions so;
     so.max_step_tokens = kStepTokens;
@@ -115,11 +117,11 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void Ttft(const LlamaModel& m, int threads, int rounds, kernels::KvType kv_type) {
+void Ttft(const LlamaModel& m, int threads, int rounds, kernels::KvType kv_type, kernels::Isa isa) {
   const int vocab = m.config.vocab_size;
   // 512 shared tokens (fewer when the context has no room for them and a 16-token suffix).
   const int n = std::min(512, m.config.context_length - 17);
-  Core core(m, threads, 4 * (n + 64) / kBlockSize * rounds, kv_type);
+  Core core(m, threads, 4 * (n + 64) / kBlockSize * rounds, kv_type, isa);
   std::vector<double> cold, hit, repeat;
   // Wall time, and the CPU time of the whole process (all threads): on a machine shared with
   // other work the CPU time still shows what the request costs.
@@ -153,11 +155,12 @@ void Ttft(const LlamaModel& m, int threads, int rounds, kernels::KvType kv_type)
   std::fflush(stdout);
 }
 
-void Utilisation(const LlamaModel& m, int threads, int requests, kernels::KvType kv_type) {
+void Utilisation(const LlamaModel& m, int threads, int requests, kernels::KvType kv_type,
+                 kernels::Isa isa) {
   const int vocab = m.config.vocab_size;
   const int context = m.config.context_length;
   const int context_blocks = (context + kBlockSize - 1) / kBlockSize;
-  Core core(m, threads, context_blocks * kMaxSeqs, kv_type);
+  Core core(m, threads, context_blocks * kMaxSeqs, kv_type, isa);
   std::mt19937 rng(7);
   int64_t total_positions = 0;
   for (int i = 0; i < requests; ++i) {
@@ -214,8 +217,8 @@ int main(int argc, char** argv) {
   }
   std::printf("model %s\n", (*model)->name.c_str());
   for (int threads : flags.threads) {
-    b::Ttft(*(*model)->llama, threads, std::max(1, rounds), flags.kv_type);
-    b::Utilisation(*(*model)->llama, threads, std::max(1, requests), flags.kv_type);
+    b::Ttft(*(*model)->llama, threads, std::max(1, rounds), flags.kv_type, flags.isa);
+    b::Utilisation(*(*model)->llama, threads, std::max(1, requests), flags.kv_type, flags.isa);
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/avx512_kernels.h"
 
 namespace smallmind::kernels {
 
@@ -17,6 +18,13 @@ const char* IsaName(Isa isa) {
   return "?";
 }
 
+std::optional<Isa> IsaFromName(std::string_view name) {
+  for (Isa isa : {Isa::kBest, Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+    if (name == IsaName(isa)) return isa;
+  }
+  return std::nullopt;
+}
+
 bool CpuSupports(Isa isa) {
   switch (isa) {
     case Isa::kBest:
@@ -25,14 +33,18 @@ bool CpuSupports(Isa isa) {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("f16c");
     case Isa::kAvx512:
+      // libgcc also checks that the OS saves the AVX-512 state (XCR0) before it reports these.
       return CpuSupports(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
   }
   return false;
 }
 
-// AVX-512 kernels are not written yet: an AVX-512 CPU runs the AVX2 ones.
-Isa BestIsa() { return CpuSupports(Isa::kAvx2) ? Isa::kAvx2 : Isa::kRef; }
+Isa BestIsa() {
+  if (CpuSupports(Isa::kAvx512)) return Isa::kAvx512;
+  return CpuSupports(Isa::kAvx2) ? Isa::kAvx2 : Isa::kRef;
+}
 
 KernelTable SelectKernels(Isa isa, ExecMode mode) {
   if (isa == Isa::kBest) isa = BestIsa();
@@ -43,8 +55,7 @@ KernelTable SelectKernels(Isa isa, ExecMode mode) {
   }
   switch (isa) {
     case Isa::kAvx2: return avx2::Avx2KernelTable(mode);
-    case Isa::kAvx512:  // no AVX-512 kernels yet; the AVX2 ones run on any AVX-512 CPU
-      return avx2::Avx2KernelTable(mode);
+    case Isa::kAvx512: return avx512::Avx512KernelTable(mode);
     default: return RefKernelTable();
   }
 }

@@ -3,6 +3,9 @@
 // tests/benchmarks; pure functions, thread-safe.
 #pragma once
 
+#include <optional>
+#include <string_view>
+
 #include "kernels/exec_mode.h"
 #include "kernels/kernels.h"
 
@@ -12,10 +15,12 @@ enum class Isa {
   kBest,    // the best this CPU runs
   kRef,     // the scalar reference kernels
   kAvx2,    // AVX2 + FMA + F16C
-  kAvx512,  // AVX-512 F/BW/VL (+VNNI)
+  kAvx512,  // AVX-512 F/BW/DQ/VL + VNNI (Ice Lake, Sapphire Rapids, Zen 4 and later)
 };
 
 const char* IsaName(Isa isa);
+// The Isa IsaName gives `name` (exact, lower case), or nullopt.
+std::optional<Isa> IsaFromName(std::string_view name);
 
 // Whether this CPU (and OS) runs code built for `isa`; kBest and kRef: always.
 bool CpuSupports(Isa isa);

@@ -117,6 +117,7 @@ shared::Status Worker::Start() {
   engine_options.num_threads =
       config_.threads > 0 ? config_.threads : std::max<int>(1, static_cast<int>(cpus_.size()));
   engine_options.cpus = cpus_;
+  engine_options.isa = config_.isa;
   engine_ = std::make_unique<Engine>(c, model_->llama.weights, kv_pool_.get(), engine_options);
   AdoptKvBlocks();
   scheduler_ =

@@ -42,6 +42,13 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
       ->type_name("LIST")
       ->default_str("every CPU this process may use");
   app.add_option("--threads", c.threads, "compute threads; 0 = one per CPU of --cpus");
+  app.add_option_function<std::string>(
+         "--isa", [&c](const std::string& v) { c.isa = *kernels::IsaFromName(v); },
+         "kernel set: best (the best this CPU runs: avx512 = AVX-512 VNNI, else avx2), avx2, "
+         "avx512 or ref (the scalar reference kernels, slow); avx512 gives avx2's bits")
+      ->transform(CLI::IsMember({"best", "avx2", "avx512", "ref"}, CLI::ignore_case))
+      ->type_name("ISA")
+      ->default_str("best");
   app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)
       ->type_name("LEVEL");
   app.add_flag("--exit-with-parent", c.exit_with_parent,
@@ -90,6 +97,11 @@ shared::Status WorkerConfig::Validate() const {
     }
   }
   SM_RETURN_IF_ERROR(CheckRange("--threads", threads, 0, 1024));
+  if (!kernels::CpuSupports(isa)) {
+    return shared::InvalidArgument(fmt::format("--isa {}: this CPU does not run it (best: {})",
+                                               kernels::IsaName(isa),
+                                               kernels::IsaName(kernels::BestIsa())));
+  }
   if (!shared::IsLogLevelName(log_level)) {
     return shared::InvalidArgument(
         fmt::format("--log-level must be one of {}, got '{}'", shared::kLogLevelNames, log_level));

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "shared/status.h"
 #include "worker/loader/model_loader.h"
@@ -15,8 +16,9 @@ struct WorkerConfig {
   ModelSpec model;
   std::string listen = "unix:/tmp/smallmind-worker.sock";  // unix:/path or host:port
   int worker_id = 0;
-  std::string cpus;  // "0-3"; empty = every CPU this process may use
-  int threads = 0;   // compute threads; 0 = one per CPU of the set
+  std::string cpus;                        // "0-3"; empty = every CPU this process may use
+  int threads = 0;                         // compute threads; 0 = one per CPU of the set
+  kernels::Isa isa = kernels::Isa::kBest;  // kernel set; kBest: the best this CPU runs
   std::string log_level = "info";
   bool exit_with_parent = false;  // SIGTERM when the parent dies (set by the gateway supervisor)
   struct Kv {

@@ -1,6 +1,7 @@
 // Inline AVX2 helpers shared by the kernels/avx2/*.cc files (and only them: they are compiled with
-// -mavx2 -mfma -mf16c). Everything lives in namespace avx2 so no symbol can be merged with a
-// baseline-ISA copy. Pure functions; thread-safe.
+// -mavx2 -mfma -mf16c, and the kernels/avx512/ files that reuse them). Everything lives in its
+// own namespace (below) so no symbol can be merged with a copy built for another ISA. Pure
+// functions; thread-safe.
 #pragma once
 
 #include <immintrin.h>
@@ -8,7 +9,15 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace smallmind::kernels::avx2 {
+// The namespace of the inline helpers in kernels/avx2/*.h: avx2, except in a file built with more
+// ISA flags (kernels/avx512/), which defines it first (as avx512) so its copies of these
+// functions, compiled with those flags, are other symbols: the linker can never keep one of them
+// for an AVX2 caller on a CPU without AVX-512.
+#ifndef SMALLMIND_X86_NS
+#define SMALLMIND_X86_NS avx2
+#endif
+
+namespace smallmind::kernels::SMALLMIND_X86_NS {
 
 // The 8 lanes of v summed as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): the fixed fold
 // every deterministic AVX2 reduction ends with.
@@ -96,4 +105,4 @@ inline __m256 Exp(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
-}  // namespace smallmind::kernels::avx2
+}  // namespace smallmind::kernels::SMALLMIND_X86_NS

@@ -1,4 +1,4 @@
-// Parallel-path AVX2 matmuls over Q8 activations with Q8_0 / Q4_0 weights repacked 8 rows at a
+// AVX2 matmuls over Q8 activations with Q8_0 / Q4_0 weights repacked 8 rows at a
 // time, so one 256-bit register holds 4 consecutive quants of each of 8 rows: a maddubs against 4
 // activation quants broadcast to every lane advances 8 rows at once, and each lane ends a block
 // holding its row's exact integer block dot product (no horizontal sums). Per block and row the
@@ -6,12 +6,9 @@
 // in order. Tiles (G groups x T tokens: 1 x 8 in prefill and batched decode, 2 x 4 for 4-7 tokens
 // left, 2 x 2 or 2 x 3 for the last 2-3, 4 x 1 for a last one and single-stream decode) only
 // share registers and loads between lanes, so every tile shape gives a (token, row) the same bits:
-// both the deterministic and the parallel path use these kernels.
-//
-// Packed layout, groups of 8 rows (the last group zero-padded), group-major then block-major:
-//   Q4_0x8 block (144 B): uint16 d[8] (row r's fp16 scale), uint8 qs[4][32] with
-//     qs[m][4r + i] = row r's qs[4m + i]: low nibbles = elements 4m + i, high = 16 + 4m + i.
-//   Q8_0x8 block (272 B): uint16 d[8], int8 qs[8][32] with qs[m][4r + i] = row r's qs[4m + i].
+// both the deterministic and the parallel path use these kernels. The packed layouts, the float
+// steps and the tile shapes are in q8_0x8_avx2.h (shared with the AVX-512 VNNI kernels); this
+// file has the maddubs integer core and the packing.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -19,6 +16,7 @@
 #include <cstring>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/q8_0x8_avx2.h"
 #include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
@@ -26,151 +24,66 @@
 namespace smallmind::kernels::avx2 {
 namespace {
 
-struct Q4_0x8 {
-  uint16_t d[kRowGroup];
-  uint8_t qs[4][32];
-};
-struct Q8_0x8 {
-  uint16_t d[kRowGroup];
-  int8_t qs[8][32];
-};
-static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272);
-
-// Decode prefetch distance in blocks per weight stream (prefetches past a matrix's end are
-// harmless hints). Measured on Zen 3: 8 blocks (1152 B) speed Q4_0 decode up ~10%; for Q8_0 the
-// hardware prefetcher alone did better, so none.
-template <typename Packed>
-constexpr int kPrefetchBlocks = 0;
-template <>
-constexpr int kPrefetchBlocks<Q4_0x8> = 8;
-
-// Integer block dot products of block b of G packed groups against T activation rows:
-// isum[g][t] lane r = sum of group g's row r's 32 quants (Q4_0: the raw nibble, the -8 is applied
-// in Accumulate) times token t's. Integer sums are exact, so the tile shape cannot change them.
-template <int G, int T>
-inline void BlockDots(const Q4_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  __m256i acc16[G][T];  // int16 pairs; 8 maddubs of nibbles (<= 15) x quants (|q| <= 127) fit
-  for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) acc16[g][t] = _mm256_setzero_si256();
-  }
-#pragma GCC unroll 4
-  for (int m = 0; m < 4; m++) {
-    for (int g = 0; g < G; g++) {  // one group's nibbles at a time: 2 registers, not 2 G
-      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
-      const __m256i lo = _mm256_and_si256(w, low4);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low4);
-      for (int t = 0; t < T; t++) {  // broadcasts are loads: repeating them per group is cheap
-        const int8_t* q = x[t].qs + 32 * b + 4 * m;
-        acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(lo, Broadcast4(q)));
-        acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(hi, Broadcast4(q + 16)));
-      }
-    }
-    Fence<G, T>(acc16);
-  }
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) isum[g][t] = _mm256_madd_epi16(acc16[g][t], ones);
-  }
-}
-
-template <int G, int T>
-inline void BlockDots(const Q8_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
-  }
-#pragma GCC unroll 8
-  for (int m = 0; m < 8; m++) {
-    __m256i abs_w[G];  // maddubs wants one unsigned side
+// The maddubs integer core: block b of G packed groups against T activation rows, isum[g][t]
+// lane r = the sum of group g's row r's 32 quants (Q4_0: the raw nibble, the -8 is applied in
+// Accumulate) times token t's. maddubs wants one unsigned side: Q4_0's nibbles are, Q8_0 takes
+// |w| and moves w's sign onto x. Neither int16 step saturates (comments below), so the sums are
+// exact and the tile shape cannot change them.
+struct MaddubsDots {
+  template <int G, int T>
+  static void Run(const Q4_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256i acc16[G][T];  // int16 pairs; 8 maddubs of nibbles (<= 15) x quants (|q| <= 127) fit
     for (int g = 0; g < G; g++) {
-      abs_w[g] =
-          _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m])));
+      for (int t = 0; t < T; t++) acc16[g][t] = _mm256_setzero_si256();
     }
-    for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
-      const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
-      for (int g = 0; g < G; g++) {
-        // w as a memory operand of the sign: no register, one fused load per use.
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++) {
+      for (int g = 0; g < G; g++) {  // one group's nibbles at a time: 2 registers, not 2 G
         const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
-        const __m256i p =
-            _mm256_madd_epi16(_mm256_maddubs_epi16(abs_w[g], _mm256_sign_epi8(xb, w)), ones);
-        isum[g][t] = _mm256_add_epi32(isum[g][t], p);
+        const __m256i lo = _mm256_and_si256(w, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low4);
+        for (int t = 0; t < T; t++) {  // broadcasts are loads: repeating them per group is cheap
+          const int8_t* q = x[t].qs + 32 * b + 4 * m;
+          acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(lo, Broadcast4(q)));
+          acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(hi, Broadcast4(q + 16)));
+        }
       }
+      Fence<G, T>(acc16);
     }
-    Fence<G, T>(isum);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) isum[g][t] = _mm256_madd_epi16(acc16[g][t], ones);
+    }
   }
-}
-
-// acc[t] += isum[t] * (dw * dx) (Q4_0 then + (-8 * dw) * s): per lane exactly the float
-// operations of the T = 1 path, so a lane's result does not depend on the tile it ran in.
-template <int T>
-inline void Accumulate(const Q4_0x8&, __m256 dw, const __m256i* isum, const XRow* x, int b,
-                       __m256* acc) {
-  const __m256 dw8 = _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
-  for (int t = 0; t < T; t++) {
-    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));
-    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
-    acc[t] = _mm256_fmadd_ps(dw8, _mm256_set1_ps(x[t].s[b]), acc[t]);
-  }
-}
-template <int T>
-inline void Accumulate(const Q8_0x8&, __m256 dw, const __m256i* isum, const XRow* x, int b,
-                       __m256* acc) {
-  for (int t = 0; t < T; t++) {
-    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));
-    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
-  }
-}
-
-// The kernel of the shared row-group driver (q8_rows_avx2.h): per block, the G * T integer block
-// dot products (sharing each weight register across tokens and each activation broadcast across
-// groups), then each lane's float steps.
-template <typename PackedT>
-struct Q8Kernel {
-  using Packed = PackedT;
-  static constexpr int kBlockElems = 32;
 
   template <int G, int T>
-  static void Tile(const Packed* const* grp, int n_blocks, const XRow* x, __m256 (*acc)[T]) {
-    for (int b = 0; b < n_blocks; b++) {
-      if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
-        for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
+  static void Run(const Q8_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < 8; m++) {
+      __m256i abs_w[G];  // |w| <= 128 times |x| <= 127, two per int16: fits
+      for (int g = 0; g < G; g++) {
+        abs_w[g] =
+            _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m])));
       }
-      if (T > 1) {
-        // Block b of the next G groups: with few tokens (batched decode) a tile is too short for
-        // the hardware prefetcher to hide the DRAM fetch of the next groups' weights.
-        for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+      for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
+        const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
+        for (int g = 0; g < G; g++) {
+          // w as a memory operand of the sign: no register, one fused load per use.
+          const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
+          const __m256i p =
+              _mm256_madd_epi16(_mm256_maddubs_epi16(abs_w[g], _mm256_sign_epi8(xb, w)), ones);
+          isum[g][t] = _mm256_add_epi32(isum[g][t], p);
+        }
       }
-      __m256i isum[G][T];
-      BlockDots<G, T>(grp, x, b, isum);
-      for (int i = 0; i < G; i++) {
-        Accumulate<T>(grp[i][b], LoadHalves(grp[i][b].d), isum[i], x, b, acc[i]);
-      }
+      Fence<G, T>(isum);
     }
   }
 };
-
-// Tiles of 1 group x 8 tokens (batched decode of 8 streams and prefill: each weight register
-// serves 8 tokens, and a group's weights are read once for all of them), then 2 groups x 4 tokens
-// for 4-7 tokens left, then the last 2-3 tokens as one 2-group tile, a last single token over
-// kTailGroups groups at once (single-stream decode: every group, that many streams in flight).
-// Measured on Zen 3 (kernels_bench Q8_0 110M, one core): 1 x 8 tiles take 2-12% less time than
-// 2 x 4 at 8, 16 and 128 tokens. Batches go by in chunks of 4 groups (q8_rows_avx2.h), so a
-// ragged batch reads the weights once: the classifier (32000 x 768) at 3 tokens took 7.6-9.7 ms
-// with each leftover token a pass of its own and 3.2-4.0 ms after, at 7 tokens 11.1-13.3
-// -> 5.7-7.1.
-constexpr int kRaggedGroups = 2;
-constexpr int kTileTokens = 8;
-constexpr int kMidTokens = 4;
-// 4 streams: measured 1.3-1.5x faster decode than 1 on Zen 3 (more DRAM reads in flight).
-constexpr int kTailGroups = 4;
-
-template <typename Packed>
-void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
-                  RowRange rows) {
-  MatmulRowGroups<Q8Kernel<Packed>, 1, kTileTokens, kTailGroups, 2, kMidTokens, kRaggedGroups>(
-      w, xq, y, n_tokens, in_dim, out_dim, rows);
-}
 
 size_t GroupsOf(int rows) { return static_cast<size_t>((rows + kRowGroup - 1) / kRowGroup); }
 
@@ -208,11 +121,11 @@ size_t PackedQ8_0x8Bytes(int rows, int cols) {
 
 void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  MatmulPacked<Q4_0x8>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q4_0x8, MaddubsDots>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  MatmulPacked<Q8_0x8>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q8_0x8, MaddubsDots>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {

@@ -19,7 +19,7 @@
 #include "kernels/partition.h"
 #include "kernels/q8_act.h"
 
-namespace smallmind::kernels::avx2 {
+namespace smallmind::kernels::SMALLMIND_X86_NS {
 
 constexpr int kRowGroup = 8;  // rows per packed group: the 8 int32 / float lanes of a register
 
@@ -165,4 +165,4 @@ void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int 
   }
 }
 
-}  // namespace smallmind::kernels::avx2
+}  // namespace smallmind::kernels::SMALLMIND_X86_NS

@@ -1,8 +1,11 @@
 // The worker's command line: --kv-dtype takes f16 (the default), q8 or f32, any case, and refuses
-// the rest with a message naming the choices.
+// the rest with a message naming the choices; --isa takes best (the default) or a kernel set this
+// CPU runs, and refuses one it does not run, naming the best it has.
 #include "worker/worker_config.h"
 
 #include <gtest/gtest.h>
+
+#include "kernels/dispatch.h"
 
 #include <string>
 #include <vector>
@@ -39,6 +42,33 @@ TEST(WorkerConfigTest, AnUnknownKvDTypeIsRefusedWithTheChoices) {
   EXPECT_NE(m.find("--kv-dtype"), std::string::npos) << m;
   EXPECT_NE(m.find("f16"), std::string::npos) << m;
   EXPECT_NE(m.find("q8"), std::string::npos) << m;
+}
+
+TEST(WorkerConfigTest, IsaDefaultsToTheBestAndTakesTheSetsThisCpuRuns) {
+  auto def = Parse({"--model", "builtin:tiny"});
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  EXPECT_EQ(def->isa, kernels::Isa::kBest);
+  for (kernels::Isa isa : {kernels::Isa::kRef, kernels::Isa::kAvx2, kernels::Isa::kAvx512}) {
+    const std::string name = kernels::IsaName(isa);
+    auto parsed = Parse({"--model", "builtin:tiny", "--isa", name});
+    if (kernels::CpuSupports(isa)) {
+      ASSERT_TRUE(parsed.ok()) << name << ": " << parsed.status().ToString();
+      EXPECT_EQ(parsed->isa, isa) << name;
+    } else {
+      ASSERT_FALSE(parsed.ok()) << name;
+      const std::string m = parsed.status().message();
+      EXPECT_NE(m.find("this CPU does not run it"), std::string::npos) << m;
+      EXPECT_NE(m.find(kernels::IsaName(kernels::BestIsa())), std::string::npos) << m;
+    }
+  }
+}
+
+TEST(WorkerConfigTest, AnUnknownIsaIsRefusedWithTheChoices) {
+  auto bad = Parse({"--model", "builtin:tiny", "--isa", "sse4"});
+  ASSERT_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  EXPECT_NE(m.find("--isa"), std::string::npos) << m;
+  EXPECT_NE(m.find("avx512"), std::string::npos) << m;
 }
 
 }  // namespace

@@ -1,0 +1,115 @@
+// The Q8_0 / Q4_0 packed-row matmuls over Q8 activations, less their integer core: the packed
+// layouts, the per-block float steps, the tile kernel and the tile shapes. matmul_q8_avx2.cc
+// instantiates them with maddubs block dot products, kernels/avx512/matmul_q8_avx512.cc with
+// AVX-512 VNNI ones; both cores give the same exact integers, so both give the same bits. Included
+// only by files built with AVX2 (or more) enabled. Pure inline functions and templates;
+// thread-safe.
+//
+// Packed layout, groups of 8 rows (the last group zero-padded), group-major then block-major:
+//   Q4_0x8 block (144 B): uint16 d[8] (row r's fp16 scale), uint8 qs[4][32] with
+//     qs[m][4r + i] = row r's qs[4m + i]: low nibbles = elements 4m + i, high = 16 + 4m + i.
+//   Q8_0x8 block (272 B): uint16 d[8], int8 qs[8][32] with qs[m][4r + i] = row r's qs[4m + i].
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/avx2/avx2_util.h"
+#include "kernels/avx2/q8_rows_avx2.h"
+#include "kernels/partition.h"
+
+namespace smallmind::kernels::SMALLMIND_X86_NS {
+
+struct Q4_0x8 {
+  uint16_t d[kRowGroup];
+  uint8_t qs[4][32];
+};
+struct Q8_0x8 {
+  uint16_t d[kRowGroup];
+  int8_t qs[8][32];
+};
+static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272);
+
+// Decode prefetch distance in blocks per weight stream (prefetches past a matrix's end are
+// harmless hints). Measured on Zen 3: 8 blocks (1152 B) speed Q4_0 decode up ~10%; for Q8_0 the
+// hardware prefetcher alone did better, so none.
+template <typename Packed>
+constexpr int kPrefetchBlocks = 0;
+template <>
+constexpr int kPrefetchBlocks<Q4_0x8> = 8;
+
+// acc[t] += isum[t] * (dw * dx) (Q4_0 then + (-8 * dw) * s): per lane exactly the float
+// operations of the T = 1 path, so a lane's result does not depend on the tile it ran in.
+template <int T>
+inline void Accumulate(const Q4_0x8&, __m256 dw, const __m256i* isum, const XRow* x, int b,
+                       __m256* acc) {
+  const __m256 dw8 = _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
+  for (int t = 0; t < T; t++) {
+    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));
+    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
+    acc[t] = _mm256_fmadd_ps(dw8, _mm256_set1_ps(x[t].s[b]), acc[t]);
+  }
+}
+template <int T>
+inline void Accumulate(const Q8_0x8&, __m256 dw, const __m256i* isum, const XRow* x, int b,
+                       __m256* acc) {
+  for (int t = 0; t < T; t++) {
+    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));
+    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
+  }
+}
+
+// The kernel of the shared row-group driver (q8_rows_avx2.h): per block, the G * T integer block
+// dot products from Dots (Dots::Run<G, T>(grp, x, b, isum): isum[g][t] lane r = the exact dot
+// product of group g's row r's block b, Q4_0 as raw nibbles, with token t's), then each lane's
+// float steps.
+template <typename PackedT, class Dots>
+struct Q8Kernel {
+  using Packed = PackedT;
+  static constexpr int kBlockElems = 32;
+
+  template <int G, int T>
+  static void Tile(const Packed* const* grp, int n_blocks, const XRow* x, __m256 (*acc)[T]) {
+    for (int b = 0; b < n_blocks; b++) {
+      if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
+        for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
+      }
+      if (T > 1) {
+        // Block b of the next G groups: with few tokens (batched decode) a tile is too short for
+        // the hardware prefetcher to hide the DRAM fetch of the next groups' weights.
+        for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+      }
+      __m256i isum[G][T];
+      Dots::template Run<G, T>(grp, x, b, isum);
+      for (int i = 0; i < G; i++) {
+        Accumulate<T>(grp[i][b], LoadHalves(grp[i][b].d), isum[i], x, b, acc[i]);
+      }
+    }
+  }
+};
+
+// Tiles of 1 group x 8 tokens (batched decode of 8 streams and prefill: each weight register
+// serves 8 tokens, and a group's weights are read once for all of them), then 2 groups x 4 tokens
+// for 4-7 tokens left, then the last 2-3 tokens as one 2-group tile, a last single token over
+// kTailGroups groups at once (single-stream decode: every group, that many streams in flight).
+// Measured on Zen 3 (kernels_bench Q8_0 110M, one core): 1 x 8 tiles take 2-12% less time than
+// 2 x 4 at 8, 16 and 128 tokens. Batches go by in chunks of 4 groups (q8_rows_avx2.h), so a
+// ragged batch reads the weights once: the classifier (32000 x 768) at 3 tokens took 7.6-9.7 ms
+// with each leftover token a pass of its own and 3.2-4.0 ms after, at 7 tokens 11.1-13.3
+// -> 5.7-7.1.
+constexpr int kQ8RaggedGroups = 2;
+constexpr int kQ8TileTokens = 8;
+constexpr int kQ8MidTokens = 4;
+// 4 streams: measured 1.3-1.5x faster decode than 1 on Zen 3 (more DRAM reads in flight).
+constexpr int kQ8TailGroups = 4;
+
+// y[t, r] = x[t] . w[r] for r in `rows`, w packed as `Packed`, integer core `Dots`.
+template <typename Packed, class Dots>
+void MatmulQ8Packed(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows) {
+  MatmulRowGroups<Q8Kernel<Packed, Dots>, 1, kQ8TileTokens, kQ8TailGroups, 2, kQ8MidTokens,
+                  kQ8RaggedGroups>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+}  // namespace smallmind::kernels::SMALLMIND_X86_NS
