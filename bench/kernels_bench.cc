@@ -73,9 +73,9 @@ void RegisterMatmuls() {
       {"1B.wq", 2048, 2048},  {"1B.w1", 5632, 2048},
       {"1B.w2", 2048, 5632},  {"110M.w1", 2048, 768},
       {"110M.w2", 768, 2048}, {"110M.cls", 32000, 768}};  // the classifier: 22% of the model's work
-  // Every SIMD set this CPU runs (AVX-512 VNNI beside AVX2, for the two side by side).
+  // Every SIMD set this CPU runs (the VNNI ones beside AVX2, side by side).
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512}) {
     if (CpuSupports(isa)) isas.push_back(isa);
   }
   if (isas.empty()) isas.push_back(Isa::kRef);

@@ -5,6 +5,7 @@
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx_vnni/avx_vnni_kernels.h"
 
 namespace smallmind::kernels {
 
@@ -14,12 +15,13 @@ const char* IsaName(Isa isa) {
     case Isa::kRef: return "ref";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kAvxVnni: return "avxvnni";
   }
   return "?";
 }
 
 std::optional<Isa> IsaFromName(std::string_view name) {
-  for (Isa isa : {Isa::kBest, Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : {Isa::kBest, Isa::kRef, Isa::kAvx2, Isa::kAvx512, Isa::kAvxVnni}) {
     if (name == IsaName(isa)) return isa;
   }
   return std::nullopt;
@@ -37,12 +39,14 @@ bool CpuSupports(Isa isa) {
       return CpuSupports(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
+    case Isa::kAvxVnni: return CpuSupports(Isa::kAvx2) && __builtin_cpu_supports("avxvnni");
   }
   return false;
 }
 
 Isa BestIsa() {
   if (CpuSupports(Isa::kAvx512)) return Isa::kAvx512;
+  if (CpuSupports(Isa::kAvxVnni)) return Isa::kAvxVnni;
   return CpuSupports(Isa::kAvx2) ? Isa::kAvx2 : Isa::kRef;
 }
 
@@ -56,6 +60,7 @@ KernelTable SelectKernels(Isa isa, ExecMode mode) {
   switch (isa) {
     case Isa::kAvx2: return avx2::Avx2KernelTable(mode);
     case Isa::kAvx512: return avx512::Avx512KernelTable(mode);
+    case Isa::kAvxVnni: return avx_vnni::AvxVnniKernelTable(mode);
     default: return RefKernelTable();
   }
 }

@@ -12,10 +12,11 @@
 namespace smallmind::kernels {
 
 enum class Isa {
-  kBest,    // the best this CPU runs
-  kRef,     // the scalar reference kernels
-  kAvx2,    // AVX2 + FMA + F16C
-  kAvx512,  // AVX-512 F/BW/DQ/VL + VNNI (Ice Lake, Sapphire Rapids, Zen 4 and later)
+  kBest,     // the best this CPU runs
+  kRef,      // the scalar reference kernels
+  kAvx2,     // AVX2 + FMA + F16C
+  kAvx512,   // AVX-512 F/BW/DQ/VL + VNNI (Ice Lake, Sapphire Rapids, Zen 4 and later)
+  kAvxVnni,  // AVX2 + AVX-VNNI, no AVX-512 (Alder Lake and later cores, E-core Xeons)
 };
 
 const char* IsaName(Isa isa);

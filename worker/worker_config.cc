@@ -44,9 +44,10 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option("--threads", c.threads, "compute threads; 0 = one per CPU of --cpus");
   app.add_option_function<std::string>(
          "--isa", [&c](const std::string& v) { c.isa = *kernels::IsaFromName(v); },
-         "kernel set: best (the best this CPU runs: avx512 = AVX-512 VNNI, else avx2), avx2, "
-         "avx512 or ref (the scalar reference kernels, slow); avx512 gives avx2's bits")
-      ->transform(CLI::IsMember({"best", "avx2", "avx512", "ref"}, CLI::ignore_case))
+         "kernel set: best (the best this CPU runs: avx512 = AVX-512 VNNI, else avxvnni = "
+         "AVX-VNNI, else avx2), avx512, avxvnni, avx2 or ref (the scalar reference kernels, "
+         "slow); avx512 and avxvnni give avx2's bits")
+      ->transform(CLI::IsMember({"best", "avx2", "avxvnni", "avx512", "ref"}, CLI::ignore_case))
       ->type_name("ISA")
       ->default_str("best");
   app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)

@@ -36,4 +36,17 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   return t;
 }
 
+KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
+                              MatmulFn q6_k) {
+  t.matmul[WeightSlot(DType::kQ8_0)] =
+      MatmulOp{q8_0, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
+  t.matmul[WeightSlot(DType::kQ4_0)] =
+      MatmulOp{q4_0, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
+  t.matmul[WeightSlot(DType::kQ4_K)] =
+      MatmulOp{q4_k, MatmulInput::kQ8, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
+  t.matmul[WeightSlot(DType::kQ6_K)] =
+      MatmulOp{q6_k, MatmulInput::kQ8, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
+  return t;
+}
+
 }  // namespace smallmind::kernels::avx2

@@ -14,6 +14,12 @@ namespace smallmind::kernels::avx2 {
 // this is deterministic).
 KernelTable Avx2KernelTable(ExecMode mode);
 
+// `table` with the Q8_0, Q4_0, Q4_K and Q6_K matmuls replaced by these functions over the same
+// packed layouts (the pack functions below): the VNNI flavours' tables (kernels/avx512/,
+// kernels/avx_vnni/), whose kernels give these kernels' bits.
+KernelTable WithPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
+                              MatmulFn q6_k);
+
 // Float-activation matmuls of the float types (matmul_avx2.cc). Reduction order of y[t, r]: K in
 // chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators
 // (element k in lane k % 8, fused multiply-add of the reference-dequantized weight and x, k
@@ -26,8 +32,8 @@ void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in
                     RowRange rows);
 
 // Q8_0/Q4_0 matmuls of both paths (matmul_q8_avx2.cc): activations quantized per 32
-// (kernels/q8_act.h), weights repacked 8 rows at a time (layout in the .cc), exact integer block
-// dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
+// (kernels/q8_act.h), weights repacked 8 rows at a time (layout in q8_0x8_avx2.h), exact integer
+// block dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
 // quantization is bitwise QuantizeQ8ActRef.
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
 void PackQ8_0x8(const void* src, void* dst, int rows, int cols);
@@ -40,9 +46,9 @@ void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
                         int out_dim, RowRange rows);
 
 // Q4_K/Q6_K matmuls of both paths (matmul_kquant_q8_avx2.cc): the same scheme over the packed
-// layouts the .cc states (the size of the source), bitwise MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef:
-// y[t, r] = per activation block of 32 in order, in one float, fma(float(exact scaled isum),
-// d * dx, y) (Q4_K then fma(-(dmin * m), s, y)).
+// layouts kquant_x8_avx2.h states (the size of the source), bitwise MatmulQ4_KQ8ActRef /
+// MatmulQ6_KQ8ActRef: y[t, r] = per activation block of 32 in order, in one float, fma(float(exact
+// scaled isum), d * dx, y) (Q4_K then fma(-(dmin * m), s, y)).
 void PackQ4_Kx8(const void* src, void* dst, int rows, int cols);
 void PackQ6_Kx8(const void* src, void* dst, int rows, int cols);
 size_t PackedQ4_Kx8Bytes(int rows, int cols);

@@ -9,21 +9,15 @@
 // 1 x 4; decode Q4_K 4 groups x 1 token, Q6_K 1 x 1 with software prefetch) only share loads and
 // registers, so every tile shape gives a (token, row) the same bits.
 //
-// Packed layouts, groups of 8 rows (the last group zero-padded), group-major then
-// super-block-major, each the size of its 8 source blocks (so packing costs no memory):
-//   Q4_Kx8 (1152 B): uint16 d[8], dmin[8] (row r's fp16 scales), uint8 scales[8][8] with
-//     scales[j][r] = sc_j | (m_j >> 4) << 6, uint8 mins[4][8] with mins[p][r] = (m_2p & 15) |
-//     (m_2p+1 & 15) << 4, uint8 qs[4][8][32] with qs[p][m][4r + i] = row r's qs[32p + 4m + i]
-//     (low nibbles: sub-block 2p, element 4m + i; high nibbles: sub-block 2p + 1).
-//   Q6_Kx8 (1680 B): uint16 d[8], int8 scales[16][8] (scales[s][r] = row r's scales[s]), uint8
-//     ql[2][16][32] with ql[h][m][4r + i] = row r's ql[64h + 4m + i], uint8 qh[2][8][32] with
-//     qh[h][m][4r + i] = row r's qh[32h + 4m + i] (bit layout of the half as in dequant_ref.cc).
+// The packed layouts, the walks, the float steps and the tiles are in kquant_x8_avx2.h (shared
+// with the AVX-512 VNNI kernels); this file has the maddubs core and the packing.
 #include <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kquant_x8_avx2.h"
 #include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
@@ -31,353 +25,17 @@
 namespace smallmind::kernels::avx2 {
 namespace {
 
-struct Q4_Kx8 {
-  uint16_t d[kRowGroup];
-  uint16_t dmin[kRowGroup];
-  uint8_t scales[8][kRowGroup];
-  uint8_t mins[4][kRowGroup];
-  uint8_t qs[4][8][32];
+// The maddubs core (kquant_x8_avx2.h): int16 pairs, widened and scaled by a madd.
+struct MaddubsCore {
+  static __m256i Add(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));
+  }
+  // sc (|sc| < 2^15) as the int16 pair (sc, sc): the madd factor of its lane.
+  static __m256i Factor(__m256i sc) {
+    return _mm256_blend_epi16(sc, _mm256_slli_epi32(sc, 16), 0xAA);
+  }
+  static __m256i Scale(__m256i acc, __m256i factor) { return _mm256_madd_epi16(acc, factor); }
 };
-struct Q6_Kx8 {
-  uint16_t d[kRowGroup];
-  int8_t scales[16][kRowGroup];
-  uint8_t ql[2][16][32];
-  uint8_t qh[2][8][32];
-};
-static_assert(sizeof(Q4_Kx8) == kRowGroup * sizeof(BlockQ4_K));
-static_assert(sizeof(Q6_Kx8) == kRowGroup * sizeof(BlockQ6_K));
-
-// 8 bytes widened to int32 lanes: unsigned / signed.
-inline __m256i Bytes(const uint8_t* p) {
-  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-}
-inline __m256i Bytes(const int8_t* p) {
-  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-}
-
-// An int32 lane value v (|v| < 2^15) as the int16 pair (v, v), the madd factor of its lane.
-inline __m256i Pair16(__m256i v) { return _mm256_blend_epi16(v, _mm256_slli_epi32(v, 16), 0xAA); }
-
-// ---- Q4_K ----
-
-// Sub-blocks 2p and 2p + 1 of a Q4_Kx8: their scales as madd factors and dmin * m (exact).
-inline void Q4_KScales(const Q4_Kx8& blk, int p, __m256 dmin, __m256i* sc, __m256* mins) {
-  const __m256i a0 = Bytes(blk.scales[2 * p]), a1 = Bytes(blk.scales[2 * p + 1]);
-  const __m256i lo = Bytes(blk.mins[p]);
-  const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
-  sc[0] = Pair16(_mm256_and_si256(a0, six));
-  sc[1] = Pair16(_mm256_and_si256(a1, six));
-  const __m256i m0 =
-      _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(a0, 6), 4), _mm256_and_si256(lo, four));
-  const __m256i m1 =
-      _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(a1, 6), 4), _mm256_srli_epi32(lo, 4));
-  mins[0] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(m0));
-  mins[1] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(m1));
-}
-
-// One Q4_Kx8 super-block (activation blocks 8 sb .. 8 sb + 7) into acc[t] for T tokens.
-template <int T>
-inline void SuperBlock(const Q4_Kx8& blk, const XRow* x, int sb, __m256* acc) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const __m256 d = LoadHalves(blk.d), dmin = LoadHalves(blk.dmin);
-  for (int p = 0; p < 4; p++) {
-    __m256i sc[2];
-    __m256 mins[2];
-    Q4_KScales(blk, p, dmin, sc, mins);
-    for (int half = 0; half < 2; half++) {  // low nibbles: sub-block 2p, high: 2p + 1
-      const int b = 8 * sb + 2 * p + half;
-      __m256i acc16[T];  // int16 pairs; 8 maddubs of nibbles (<= 15) x quants (|q| <= 127) fit
-      for (int t = 0; t < T; t++) acc16[t] = _mm256_setzero_si256();
-#pragma GCC unroll 1
-      for (int m = 0; m < 8; m++) {
-        __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs[p][m]));
-        if (half == 1) q = _mm256_srli_epi16(q, 4);
-        q = _mm256_and_si256(q, low4);
-        for (int t = 0; t < T; t++) {
-          const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
-          acc16[t] = _mm256_add_epi16(acc16[t], _mm256_maddubs_epi16(q, xb));
-        }
-      }
-      for (int t = 0; t < T; t++) {
-        const __m256i isum = _mm256_madd_epi16(acc16[t], sc[half]);  // sc * isum, exact
-        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[t].d[b]));
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[t]);
-        acc[t] = _mm256_fnmadd_ps(mins[half], _mm256_set1_ps(x[t].s[b]), acc[t]);
-      }
-    }
-  }
-}
-
-// Sub-block 2p + half of a Q4_Kx8: its scales as madd factors and dmin * m (the lanes of
-// Q4_KScales' sc[half] / mins[half], bitwise).
-inline void Q4_KScale(const Q4_Kx8& blk, int p, int half, __m256i* sc, __m256* min) {
-  const __m256i a = Bytes(blk.scales[2 * p + half]), lo = Bytes(blk.mins[p]);
-  const __m256i m_lo =
-      half == 0 ? _mm256_and_si256(lo, _mm256_set1_epi32(15)) : _mm256_srli_epi32(lo, 4);
-  *sc = Pair16(_mm256_and_si256(a, _mm256_set1_epi32(63)));
-  const __m256i m = _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(a, 6), 4), m_lo);
-  *min = _mm256_mul_ps(LoadHalves(blk.dmin), _mm256_cvtepi32_ps(m));
-}
-
-// Prefill: sub-block 2p + kHalf (kHalf 0: low nibbles of qs[p], 1: high) of super-block sb of G
-// groups x T tokens, each activation broadcast shared by the G groups; per lane the float steps
-// of SuperBlock<1>.
-template <int G, int T, int kHalf>
-inline void SubBlockGroups(const Q4_Kx8* const* grp, const XRow* x, int sb, int p,
-                           __m256 (*acc)[T]) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const int b = 8 * sb + 2 * p + kHalf;
-  __m256i acc16[G][T];  // int16 pairs as in SuperBlock
-  for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) acc16[g][t] = _mm256_setzero_si256();
-  }
-#pragma GCC unroll 8
-  for (int m = 0; m < 8; m++) {
-    __m256i q[G];
-    for (int g = 0; g < G; g++) {
-      q[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][sb].qs[p][m]));
-      if (kHalf == 1) q[g] = _mm256_srli_epi16(q[g], 4);
-      q[g] = _mm256_and_si256(q[g], low4);
-    }
-    for (int t = 0; t < T; t++) {
-      const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
-      for (int g = 0; g < G; g++) {
-        acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(q[g], xb));
-      }
-    }
-    Fence<G, T>(acc16);
-  }
-  for (int g = 0; g < G; g++) {
-    __m256i sc;
-    __m256 min;
-    Q4_KScale(grp[g][sb], p, kHalf, &sc, &min);
-    const __m256 d = LoadHalves(grp[g][sb].d);
-    for (int t = 0; t < T; t++) {
-      const __m256i isum = _mm256_madd_epi16(acc16[g][t], sc);  // sc * isum, exact
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[t].d[b]));
-      acc[g][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[g][t]);
-      acc[g][t] = _mm256_fnmadd_ps(min, _mm256_set1_ps(x[t].s[b]), acc[g][t]);
-    }
-  }
-}
-
-// Decode: sub-blocks 2p (low nibbles of qs[p]) and 2p + 1 (high nibbles) of super-block sb of G
-// groups against one token, each activation broadcast shared by the G groups; per lane the float
-// steps of SuperBlock<1>, in block order.
-template <int G>
-inline void SubBlockPairOneToken(const Q4_Kx8* const* grp, const XRow& x, int sb, int p,
-                                 __m256 (*acc)[1]) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const int b = 8 * sb + 2 * p;  // the low nibbles' activation block; b + 1 the high nibbles'
-  __m256i acc16[G][2];           // [group][low / high], int16 pairs as in SuperBlock
-  for (int g = 0; g < G; g++) acc16[g][0] = acc16[g][1] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-  for (int m = 0; m < 8; m++) {
-    const __m256i x0 = Broadcast4(x.qs + 32 * b + 4 * m);
-    const __m256i x1 = Broadcast4(x.qs + 32 * (b + 1) + 4 * m);
-    for (int g = 0; g < G; g++) {
-      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][sb].qs[p][m]));
-      const __m256i lo = _mm256_and_si256(q, low4);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-      acc16[g][0] = _mm256_add_epi16(acc16[g][0], _mm256_maddubs_epi16(lo, x0));
-      acc16[g][1] = _mm256_add_epi16(acc16[g][1], _mm256_maddubs_epi16(hi, x1));
-    }
-    Fence<G, 2>(acc16);
-  }
-  for (int g = 0; g < G; g++) {
-    const Q4_Kx8& blk = grp[g][sb];
-    __m256i sc[2];
-    __m256 mins[2];
-    Q4_KScales(blk, p, LoadHalves(blk.dmin), sc, mins);
-    const __m256 d = LoadHalves(blk.d);
-    for (int half = 0; half < 2; half++) {
-      const __m256i isum = _mm256_madd_epi16(acc16[g][half], sc[half]);  // sc * isum, exact
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x.d[b + half]));
-      acc[g][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[g][0]);
-      acc[g][0] = _mm256_fnmadd_ps(mins[half], _mm256_set1_ps(x.s[b + half]), acc[g][0]);
-    }
-    asm("" : "+x"(acc[g][0]));  // one group's scales at a time: fewer live registers
-  }
-}
-
-// ---- Q6_K ----
-
-// Quarters K0 and K0 + 2 (K0 = 0 or 1) of half h share the ql bytes (low / high nibbles) and the
-// qh bytes (bits 2 K0, 2 K0 + 1 / 2 K0 + 4, 2 K0 + 5): the weights q - 32 of elements 4m .. 4m + 3
-// of both, for 8 rows.
-template <int K0>
-inline void Q6Weights(const Q6_Kx8& blk, int h, int m, __m256i* w0, __m256i* w1) {
-  const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.ql[h][m + 8 * K0]));
-  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh[h][m]));
-  const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
-  const __m256i m32 = _mm256_set1_epi8(32);
-  // High bits moved to bits 4, 5 by 16-bit shifts: the mask drops what crossed a byte.
-  const __m256i h0 =
-      _mm256_and_si256(K0 == 0 ? _mm256_slli_epi16(qh, 4) : _mm256_slli_epi16(qh, 2), bits45);
-  const __m256i h1 = _mm256_and_si256(K0 == 0 ? qh : _mm256_srli_epi16(qh, 2), bits45);
-  const __m256i l0 = _mm256_and_si256(ql, low4);
-  const __m256i l1 = _mm256_and_si256(_mm256_srli_epi16(ql, 4), low4);
-  *w0 = _mm256_sub_epi8(_mm256_or_si256(l0, h0), m32);
-  *w1 = _mm256_sub_epi8(_mm256_or_si256(l1, h1), m32);
-}
-
-// isum0[t] / isum1[t] = the scaled integer dot products of quarters K0 / K0 + 2 of half h of
-// super-block sb with token t: sc0 * isum(first 16) + sc1 * isum(last 16) per row lane.
-template <int T, int K0>
-inline void Q6QuarterPair(const Q6_Kx8& blk, const XRow* x, int sb, int h, __m256i* isum0,
-                          __m256i* isum1) {
-  const int b0 = 8 * sb + 4 * h + K0, b1 = b0 + 2;  // their activation blocks
-  for (int t = 0; t < T; t++) isum0[t] = isum1[t] = _mm256_setzero_si256();
-  for (int sub = 0; sub < 2; sub++) {
-    // int16 pairs of (q - 32) * x: 4 maddubs of |q - 32| <= 32 and |x| <= 127 fit.
-    __m256i acc0[T], acc1[T];
-    for (int t = 0; t < T; t++) acc0[t] = acc1[t] = _mm256_setzero_si256();
-#pragma GCC unroll 1
-    for (int m = 4 * sub; m < 4 * sub + 4; m++) {
-      __m256i w0, w1;
-      Q6Weights<K0>(blk, h, m, &w0, &w1);
-      const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);  // maddubs: unsigned side
-      for (int t = 0; t < T; t++) {
-        const __m256i x0 = _mm256_sign_epi8(Broadcast4(x[t].qs + 32 * b0 + 4 * m), w0);
-        const __m256i x1 = _mm256_sign_epi8(Broadcast4(x[t].qs + 32 * b1 + 4 * m), w1);
-        acc0[t] = _mm256_add_epi16(acc0[t], _mm256_maddubs_epi16(a0, x0));
-        acc1[t] = _mm256_add_epi16(acc1[t], _mm256_maddubs_epi16(a1, x1));
-      }
-    }
-    const __m256i sc0 = Pair16(Bytes(blk.scales[8 * h + 2 * K0 + sub]));
-    const __m256i sc1 = Pair16(Bytes(blk.scales[8 * h + 2 * (K0 + 2) + sub]));
-    for (int t = 0; t < T; t++) {
-      const __m256i p0 = _mm256_madd_epi16(acc0[t], sc0), p1 = _mm256_madd_epi16(acc1[t], sc1);
-      isum0[t] = _mm256_add_epi32(isum0[t], p0);
-      isum1[t] = _mm256_add_epi32(isum1[t], p1);
-    }
-  }
-}
-
-// Decode (one token): the four quarters of half h at once, so ql and qh are loaded and unpacked
-// once per step; isum[k][0] as Q6QuarterPair gives it.
-inline void Q6HalfOneToken(const Q6_Kx8& blk, const XRow& x, int sb, int h, __m256i (*isum)[1]) {
-  const int b0 = 8 * sb + 4 * h;
-  for (int k = 0; k < 4; k++) isum[k][0] = _mm256_setzero_si256();
-  for (int sub = 0; sub < 2; sub++) {
-    __m256i acc[4];
-    for (int k = 0; k < 4; k++) acc[k] = _mm256_setzero_si256();
-#pragma GCC unroll 1
-    for (int m = 4 * sub; m < 4 * sub + 4; m++) {
-      __m256i w[4];
-      Q6Weights<0>(blk, h, m, &w[0], &w[2]);
-      Q6Weights<1>(blk, h, m, &w[1], &w[3]);
-      for (int k = 0; k < 4; k++) {
-        const __m256i xs = _mm256_sign_epi8(Broadcast4(x.qs + 32 * (b0 + k) + 4 * m), w[k]);
-        acc[k] = _mm256_add_epi16(acc[k], _mm256_maddubs_epi16(_mm256_abs_epi8(w[k]), xs));
-      }
-    }
-    for (int k = 0; k < 4; k++) {
-      const __m256i sc = Pair16(Bytes(blk.scales[8 * h + 2 * k + sub]));
-      isum[k][0] = _mm256_add_epi32(isum[k][0], _mm256_madd_epi16(acc[k], sc));
-    }
-  }
-}
-
-template <int T>
-inline void SuperBlock(const Q6_Kx8& blk, const XRow* x, int sb, __m256* acc) {
-  const __m256 d = LoadHalves(blk.d);
-  for (int h = 0; h < 2; h++) {
-    __m256i isum[4][T];  // by quarter of the half
-    if constexpr (T == 1) {
-      Q6HalfOneToken(blk, x[0], sb, h, isum);
-    } else {
-      Q6QuarterPair<T, 0>(blk, x, sb, h, isum[0], isum[2]);
-      Q6QuarterPair<T, 1>(blk, x, sb, h, isum[1], isum[3]);
-    }
-    for (int k = 0; k < 4; k++) {  // the float steps in block order
-      const int b = 8 * sb + 4 * h + k;
-      for (int t = 0; t < T; t++) {
-        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[t].d[b]));
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[k][t]), scale, acc[t]);
-      }
-    }
-  }
-}
-
-// ---- the kernel of the shared row-group driver (q8_rows_avx2.h) ----
-
-// Decode settings per format, measured on Zen 3 (kernels_bench 1B shapes, tokens:1, one thread):
-// Q4_K runs 4 groups in flight sharing the activation broadcasts (1.2-1.3x over 1 group; software
-// prefetch on top made it slower). Q6_K's gain is the software prefetch of the next super-block
-// (~1.9x); 2 or 4 groups in flight were slower than 1.
-template <typename Packed>
-constexpr int kTailGroups = 1;
-template <>
-constexpr int kTailGroups<Q4_Kx8> = 4;
-// Prefill tiles (tokens:128): Q4_K 2 groups x 4 tokens sharing each activation broadcast (~5-15%
-// over 1 x 4; 1 x 8 measured about the same, 3 x 4 and a less unrolled 2 x 4 slower). Q6_K stays
-// 1 x 4: fences against its spills and 1 x 2 were no faster.
-template <typename Packed>
-constexpr int kTileGroups = 1;
-template <>
-constexpr int kTileGroups<Q4_Kx8> = 2;
-constexpr int kTileTokens = 4;
-// 2-3 tokens left over a 4-token tile (2-3 streams; 7 = 4 + 3): Q4_K runs them as one 2-group
-// tile sharing the unpacked weights (kernels_bench Q4_K 1B.w1, one core, 6 rounds: tokens:3
-// median 1286 -> 1175 us; tokens:7 no change measured); Q6_K's 1 x 2 and 1 x 3 tiles were slower
-// than token by token (tokens:3 2011-2665 -> 3166-4573 us), so it keeps them one at a time.
-template <typename Packed>
-constexpr int kRaggedGroups = 0;
-template <>
-constexpr int kRaggedGroups<Q4_Kx8> = 2;
-template <typename Packed>
-constexpr int kPrefetchSupers = 0;
-template <>
-constexpr int kPrefetchSupers<Q6_Kx8> = 1;
-
-// Super-block sb of groups grp[0 .. G) for T tokens. Q4_K tiles of several groups interleave them
-// sub-block by sub-block; otherwise group after group.
-template <int G, int T, typename Packed>
-inline void SuperBlockTile(const Packed* const* grp, const XRow* x, int sb, __m256 (*acc)[T]) {
-  for (int i = 0; i < G; i++) SuperBlock<T>(grp[i][sb], x, sb, acc[i]);
-}
-template <int G, int T>
-inline void SuperBlockTile(const Q4_Kx8* const* grp, const XRow* x, int sb, __m256 (*acc)[T]) {
-  if constexpr (T == 1 && G > 1) {
-    for (int p = 0; p < 4; p++) SubBlockPairOneToken<G>(grp, x[0], sb, p, acc);
-  } else if constexpr (G > 1) {
-    for (int p = 0; p < 4; p++) {
-      SubBlockGroups<G, T, 0>(grp, x, sb, p, acc);
-      SubBlockGroups<G, T, 1>(grp, x, sb, p, acc);
-    }
-  } else {
-    for (int i = 0; i < G; i++) SuperBlock<T>(grp[i][sb], x, sb, acc[i]);
-  }
-}
-
-// The kernel of the shared row-group driver (q8_rows_avx2.h): super-blocks left to right.
-template <typename PackedT>
-struct KQuantKernel {
-  using Packed = PackedT;
-  static constexpr int kBlockElems = kQkK;
-
-  template <int G, int T>
-  static void Tile(const Packed* const* grp, int n_super, const XRow* x, __m256 (*acc)[T]) {
-    for (int sb = 0; sb < n_super; sb++) {
-      if (T == 1 && 0 < kPrefetchSupers<Packed>) {  // decode streams the weights from DRAM once
-        for (int i = 0; i < G; i++) Prefetch(grp[i] + sb + kPrefetchSupers<Packed>, sizeof(Packed));
-      }
-      SuperBlockTile<G, T>(grp, x, sb, acc);
-    }
-  }
-};
-
-// Prefill: kTileGroups groups at a time over tiles of 4 tokens (4 tokens share each unpacked
-// weight register); for Q4_K 2-3 tokens left as one tile (they share the unpacking too); the
-// other tail tokens (all of them in decode) one at a time over kTailGroups groups.
-template <typename Packed>
-void MatmulPacked(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
-                  RowRange rows) {
-  MatmulRowGroups<KQuantKernel<Packed>, kTileGroups<Packed>, kTileTokens, kTailGroups<Packed>,
-                  kTileGroups<Packed>, kTileTokens, kRaggedGroups<Packed>>(w, xq, y, n_tokens,
-                                                                           in_dim, out_dim, rows);
-}
 
 // ---- packing ----
 
@@ -448,11 +106,11 @@ size_t PackedQ6_Kx8Bytes(int rows, int cols) {
 
 void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  MatmulPacked<Q4_Kx8>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulKQuantPacked<Q4_Kx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  MatmulPacked<Q6_Kx8>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulKQuantPacked<Q6_Kx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx2

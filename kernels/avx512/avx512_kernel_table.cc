@@ -1,5 +1,5 @@
-// Avx512KernelTable(): the AVX2 table with the VNNI Q8_0 / Q4_0 matmuls. They read the AVX2
-// kernels' packed layouts (same pack functions and sizes) and give their bits, so the
+// Avx512KernelTable(): the AVX2 table with the VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls. They read
+// the AVX2 kernels' packed layouts (same pack functions and sizes) and give their bits, so the
 // deterministic path's results do not change with the table (avx2_kernel_table.cc says why the
 // packed integer kernels are deterministic).
 #include "kernels/avx2/avx2_kernels.h"
@@ -8,12 +8,8 @@
 namespace smallmind::kernels::avx512 {
 
 KernelTable Avx512KernelTable(ExecMode mode) {
-  KernelTable t = avx2::Avx2KernelTable(mode);
-  t.matmul[WeightSlot(DType::kQ8_0)] =
-      MatmulOp{&MatmulQ8_0x8Q8Vnni, MatmulInput::kQ8, &avx2::PackQ8_0x8, &avx2::PackedQ8_0x8Bytes};
-  t.matmul[WeightSlot(DType::kQ4_0)] =
-      MatmulOp{&MatmulQ4_0x8Q8Vnni, MatmulInput::kQ8, &avx2::PackQ4_0x8, &avx2::PackedQ4_0x8Bytes};
-  return t;
+  return avx2::WithPackedMatmuls(avx2::Avx2KernelTable(mode), &MatmulQ8_0x8Q8Vnni,
+                                 &MatmulQ4_0x8Q8Vnni, &MatmulQ4_Kx8Q8Vnni, &MatmulQ6_Kx8Q8Vnni);
 }
 
 }  // namespace smallmind::kernels::avx512

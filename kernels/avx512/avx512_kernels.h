@@ -1,7 +1,7 @@
-// The AVX-512 (F/BW/VL + VNNI) kernels and their KernelTable. Chosen by kernels/dispatch.cc when
-// the CPU has all of those; signatures as in kernels/kernels.h; thread-safe on disjoint output
-// rows. Only the kernels/avx512/*.cc files are built with AVX-512 enabled, so callers reach these
-// through the table.
+// The AVX-512 (F/BW/DQ/VL + VNNI) kernels and their KernelTable. Chosen by kernels/dispatch.cc
+// when the CPU has all of those; signatures as in kernels/kernels.h; thread-safe on disjoint
+// output rows. Only the kernels/avx512/*.cc files are built with AVX-512 enabled, so callers reach
+// these through the table.
 #pragma once
 
 #include "kernels/exec_mode.h"
@@ -9,17 +9,21 @@
 
 namespace smallmind::kernels::avx512 {
 
-// The AVX2 table with the Q8_0 and Q4_0 matmuls replaced by the VNNI ones below. Every entry
-// gives the AVX2 kernel's bits (the VNNI matmuls compute the same exact integers), so a result
-// does not depend on which of the two tables ran it.
+// The AVX2 table with the Q8_0, Q4_0, Q4_K and Q6_K matmuls replaced by the VNNI ones below.
+// Every entry gives the AVX2 kernel's bits (the VNNI matmuls compute the same exact integers), so
+// a result does not depend on which of the two tables ran it.
 KernelTable Avx512KernelTable(ExecMode mode);
 
-// Q8_0 / Q4_0 matmuls over Q8 activations (matmul_q8_avx512.cc) on the AVX2 kernels' packed
-// layouts (avx2::PackQ8_0x8 / PackQ4_0x8): vpdpbusd block dot products, then the AVX2 kernels'
-// float steps and tiles; bitwise avx2::MatmulQ8_0x8Q8Avx2 / MatmulQ4_0x8Q8Avx2.
+// Matmuls over Q8 activations (matmul_avx512.cc) on the AVX2 kernels' packed layouts
+// (avx2::PackQ8_0x8 and siblings), EVEX vpdpbusd integer cores: bitwise avx2::MatmulQ8_0x8Q8Avx2,
+// MatmulQ4_0x8Q8Avx2, MatmulQ4_Kx8Q8Avx2 and MatmulQ6_Kx8Q8Avx2.
 void MatmulQ8_0x8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ4_0x8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ4_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ6_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 
 }  // namespace smallmind::kernels::avx512

@@ -22,6 +22,7 @@ const int kLengths[] = {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 100, 1001};
 std::vector<Isa> SimdIsas() {
   std::vector<Isa> isas;
   if (CpuSupports(Isa::kAvx2)) isas.push_back(Isa::kAvx2);
+  if (CpuSupports(Isa::kAvxVnni)) isas.push_back(Isa::kAvxVnni);
   if (CpuSupports(Isa::kAvx512)) isas.push_back(Isa::kAvx512);
   return isas;
 }

@@ -1,20 +1,25 @@
-// The AVX-512 VNNI Q8_0 / Q4_0 matmuls against the AVX2 ones they replace: the same packed
-// weights and Q8 activations give the same bits for every batch size, place in the batch, row
-// range and shape (odd block counts, out_dim ending groups and chunks early), and at the extremes
-// of the quants (w = -128 and 127 against x = +-127, where the AVX2 core's int16 steps come
-// closest to saturating). The AVX2 ones are checked against the scalar reference elsewhere
-// (avx2_matmul_test.cc, avx2_q8_tiling_test.cc), so this makes the VNNI ones as good. Dispatch:
-// the best set on an AVX-512 VNNI CPU is avx512, and its table holds these kernels. Skipped on a
-// CPU without AVX-512 VNNI.
+// The VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls of both flavours (avx512: AVX-512 VNNI, avxvnni:
+// AVX-VNNI) against the AVX2 ones they replace: the same
+// packed weights and Q8 activations give the same bits for every batch size, place in the batch,
+// row range and shape (odd block counts, out_dim ending groups and chunks early), and at the
+// extremes of the quants (w = -128 and 127 against x = +-127, where the AVX2 core's int16 steps
+// come closest to saturating; the K-quants' random quant bytes and scales cover their ranges). The
+// AVX2 ones are checked against the scalar reference elsewhere (avx2_matmul_test.cc,
+// avx2_q8_tiling_test.cc), so this makes the VNNI ones as good. Dispatch: the best set is
+// avx512 where the CPU has it, else avxvnni where it has that, and each table holds its kernels.
+// Each flavour is skipped on a CPU without it.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
@@ -23,10 +28,11 @@
 namespace smallmind::kernels {
 namespace {
 
-class Avx512MatmulTest : public ::testing::Test {
+// The flavour under test (GetParam()).
+class VnniMatmulTest : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (!CpuSupports(Isa::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL + VNNI";
+    if (!CpuSupports(GetParam())) GTEST_SKIP() << "this CPU does not run " << IsaName(GetParam());
   }
 };
 
@@ -62,45 +68,65 @@ void ExpectSameBits(const std::vector<float>& a, const std::vector<float>& b,
   }
 }
 
-TEST_F(Avx512MatmulTest, BestIsaIsAvx512AndItsTableHasTheVnniMatmuls) {
-  EXPECT_EQ(BestIsa(), Isa::kAvx512);
+TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndTheTableHasTheVnniMatmuls) {
+  EXPECT_EQ(BestIsa(), CpuSupports(Isa::kAvx512) ? Isa::kAvx512 : Isa::kAvxVnni);
+  const bool avx512 = GetParam() == Isa::kAvx512;
+  const MatmulFn want[] = {avx512 ? &avx512::MatmulQ8_0x8Q8Vnni : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
+                           avx512 ? &avx512::MatmulQ4_0x8Q8Vnni : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
+                           avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
+                           avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni};
   for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
-    const KernelTable t = SelectKernels(Isa::kAvx512, mode);
-    EXPECT_EQ(t.MatmulFor(DType::kQ8_0)->fn, &avx512::MatmulQ8_0x8Q8Vnni);
-    EXPECT_EQ(t.MatmulFor(DType::kQ4_0)->fn, &avx512::MatmulQ4_0x8Q8Vnni);
+    const KernelTable t = SelectKernels(GetParam(), mode);
+    const KernelTable base = SelectKernels(Isa::kAvx2, mode);
+    int i = 0;
+    for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+      EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
+      EXPECT_EQ(t.MatmulFor(type)->pack, base.MatmulFor(type)->pack) << Name(type);
+    }
   }
 }
 
-TEST_F(Avx512MatmulTest, EveryBatchSizeAndShapeGivesTheAvx2Bits) {
+// Every batch size 1-20 at both ends of a 20-token batch, for each shape of `type`.
+void ExpectEveryBatchSizeGivesTheAvx2Bits(Isa isa, DType type,
+                                          std::initializer_list<std::pair<int, int>> shapes) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kParallel);
-  const KernelTable vnni = SelectKernels(Isa::kAvx512, ExecMode::kParallel);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
-    for (const auto& [in_dim, out_dim] :
-         {std::pair{32, 40}, {96, 33}, {768, 56}, {2048, 24}, {64, 100}, {32 * 187, 72}}) {
-      const int max_tokens = 20;
-      const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, 11);
-      const std::vector<float> x = testing::RandomFloats(size_t(max_tokens) * in_dim, 12);
-      const std::vector<uint8_t> xq = Quantize(avx2, x, max_tokens, in_dim);
-      ASSERT_EQ(xq, Quantize(vnni, x, max_tokens, in_dim));
-      for (int n = 1; n <= max_tokens; n++) {
-        for (int t0 : {0, max_tokens - n}) {
-          const std::string what = std::string(Name(type)) + " in " + std::to_string(in_dim) +
-                                   " out " + std::to_string(out_dim) + " n " + std::to_string(n) +
-                                   " t0 " + std::to_string(t0);
-          ExpectSameBits(Matmul(vnni, type, w, xq, t0, n, in_dim, out_dim, AllRows(out_dim)),
-                         Matmul(avx2, type, w, xq, t0, n, in_dim, out_dim, AllRows(out_dim)), what);
-        }
+  const KernelTable vnni = SelectKernels(isa, ExecMode::kParallel);
+  for (const auto& [in_dim, out_dim] : shapes) {
+    const int max_tokens = 20;
+    const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, 11);
+    const std::vector<float> x = testing::RandomFloats(size_t(max_tokens) * in_dim, 12);
+    const std::vector<uint8_t> xq = Quantize(avx2, x, max_tokens, in_dim);
+    ASSERT_EQ(xq, Quantize(vnni, x, max_tokens, in_dim));
+    for (int n = 1; n <= max_tokens; n++) {
+      for (int t0 : {0, max_tokens - n}) {
+        const std::string what = std::string(Name(type)) + " in " + std::to_string(in_dim) +
+                                 " out " + std::to_string(out_dim) + " n " + std::to_string(n) +
+                                 " t0 " + std::to_string(t0);
+        ExpectSameBits(Matmul(vnni, type, w, xq, t0, n, in_dim, out_dim, AllRows(out_dim)),
+                       Matmul(avx2, type, w, xq, t0, n, in_dim, out_dim, AllRows(out_dim)), what);
       }
     }
   }
 }
 
-TEST_F(Avx512MatmulTest, RowRangesGiveTheAvx2Bits) {
-  const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kDeterministic);
-  const KernelTable vnni = SelectKernels(Isa::kAvx512, ExecMode::kDeterministic);
-  std::mt19937 rng(23);
+TEST_P(VnniMatmulTest, EveryBatchSizeAndShapeGivesTheAvx2Bits) {
   for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
-    const int in_dim = 160, out_dim = 120, n_tokens = 9;
+    ExpectEveryBatchSizeGivesTheAvx2Bits(
+        GetParam(), type, {{32, 40}, {96, 33}, {768, 56}, {2048, 24}, {64, 100}, {32 * 187, 72}});
+  }
+  for (DType type : {DType::kQ4_K, DType::kQ6_K}) {  // rows of whole 256-element super-blocks
+    ExpectEveryBatchSizeGivesTheAvx2Bits(GetParam(), type,
+                                         {{256, 40}, {768, 33}, {2048, 24}, {256 * 7, 100}});
+  }
+}
+
+TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
+  const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kDeterministic);
+  const KernelTable vnni = SelectKernels(GetParam(), ExecMode::kDeterministic);
+  std::mt19937 rng(23);
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+    const bool k_quant = type == DType::kQ4_K || type == DType::kQ6_K;
+    const int in_dim = k_quant ? 512 : 160, out_dim = 120, n_tokens = 9;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, rng());
     const std::vector<uint8_t> xq =
         Quantize(avx2, testing::RandomFloats(size_t(n_tokens) * in_dim, rng()), n_tokens, in_dim);
@@ -118,9 +144,9 @@ TEST_F(Avx512MatmulTest, RowRangesGiveTheAvx2Bits) {
   }
 }
 
-TEST_F(Avx512MatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
+TEST_P(VnniMatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kParallel);
-  const KernelTable vnni = SelectKernels(Isa::kAvx512, ExecMode::kParallel);
+  const KernelTable vnni = SelectKernels(GetParam(), ExecMode::kParallel);
   const int in_dim = 256, out_dim = 24, n_tokens = 9;
   // Q8_0 rows of -128 and 127 quants (a file may hold -128; the reference quantizer never writes
   // it), alternating by row, element or block; Q4_0 rows of nibbles 0 and 15.
@@ -157,6 +183,11 @@ TEST_F(Avx512MatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Flavours, VnniMatmulTest, ::testing::Values(Isa::kAvx512, Isa::kAvxVnni),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
 
 }  // namespace
 }  // namespace smallmind::kernels

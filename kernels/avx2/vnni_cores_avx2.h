@@ -1,0 +1,81 @@
+// The VNNI integer cores of the packed-row matmuls, on 256-bit registers, for the files built
+// with a VNNI flavour (kernels/avx512/: AVX-512 VNNI, EVEX; kernels/avx_vnni/: AVX-VNNI, VEX). Dp
+// is that flavour's vpdpbusd: acc + the 4 products of unsigned bytes u and signed bytes s summed
+// into each int32 lane. The products are exact and int32 never overflows here, so each core
+// computes the AVX2 core's integers (matmul_q8_avx2.cc, matmul_kquant_q8_avx2.cc) and the
+// kernels built on them give the AVX2 kernels' bits. Pure inline templates; thread-safe.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/avx2/avx2_util.h"
+#include "kernels/avx2/q8_0x8_avx2.h"
+#include "kernels/avx2/q8_rows_avx2.h"
+
+namespace smallmind::kernels::SMALLMIND_X86_NS {
+
+using DpBusdFn = __m256i (*)(__m256i acc, __m256i u, __m256i s);
+
+// Q8_0 / Q4_0 (q8_0x8_avx2.h's Dots): block b of G packed groups against T activation rows,
+// isum[g][t] lane r = the exact dot product of group g's row r's 32 quants (Q4_0: the raw
+// nibbles, the unsigned side as they are; Q8_0: |w| with w's sign moved onto x) with token t's.
+template <DpBusdFn Dp>
+struct VnniDots {
+  template <int G, int T>
+  static void Run(const Q4_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++) {
+      for (int g = 0; g < G; g++) {
+        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
+        const __m256i lo = _mm256_and_si256(w, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low4);
+        for (int t = 0; t < T; t++) {
+          const int8_t* q = x[t].qs + 32 * b + 4 * m;
+          isum[g][t] = Dp(isum[g][t], lo, Broadcast4(q));
+          isum[g][t] = Dp(isum[g][t], hi, Broadcast4(q + 16));
+        }
+      }
+      Fence<G, T>(isum);
+    }
+  }
+
+  template <int G, int T>
+  static void Run(const Q8_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < 8; m++) {
+      __m256i abs_w[G];  // the unsigned side: |w| <= 128
+      for (int g = 0; g < G; g++) {
+        abs_w[g] =
+            _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m])));
+      }
+      for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
+        const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
+        for (int g = 0; g < G; g++) {
+          const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
+          isum[g][t] = Dp(isum[g][t], abs_w[g], _mm256_sign_epi8(xb, w));
+        }
+      }
+      Fence<G, T>(isum);
+    }
+  }
+};
+
+// Q4_K / Q6_K (kquant_x8_avx2.h's Core): int32 accumulators from the start, scaled by the
+// sub-block scale with one vpmulld.
+template <DpBusdFn Dp>
+struct VnniCore {
+  static __m256i Add(__m256i acc, __m256i u, __m256i s) { return Dp(acc, u, s); }
+  static __m256i Factor(__m256i sc) { return sc; }
+  static __m256i Scale(__m256i acc, __m256i factor) { return _mm256_mullo_epi32(acc, factor); }
+};
+
+}  // namespace smallmind::kernels::SMALLMIND_X86_NS
