@@ -1,5 +1,5 @@
 // The AVX-VNNI kernels (AVX2 + the VEX vpdpbusd: Alder Lake and later Intel cores, Sierra Forest
-// and other E-core Xeons, AMD Zen 5; no AVX-512 needed) and their KernelTable. Chosen by
+// and other E-core Xeons; no AVX-512 needed) and their KernelTable. Chosen by
 // kernels/dispatch.cc on a CPU with AVX-VNNI but not the AVX-512 set; signatures as in
 // kernels/kernels.h; thread-safe on disjoint output rows. Only the kernels/avx_vnni/*.cc files are
 // built with AVX-VNNI enabled, so callers reach these through the table.
