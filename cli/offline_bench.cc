@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "kernels/dispatch.h"
 #include "shared/cpu_topology.h"
 #include "shared/memory_bandwidth.h"
 #include "worker/engine/engine.h"
@@ -95,9 +96,10 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
   }
   SM_RETURN_IF_ERROR(KvPool::CheckType(c, o.kv_type));
   const std::vector<int> allowed = shared::AllowedCpus();
-  std::printf("model %s (%s, %s), KV cache %s, prompt %d, generated %d, best of %d\n",
+  std::printf("model %s (%s, %s), kernels %s, KV cache %s, prompt %d, generated %d, best of %d\n",
               o.model.c_str(), c.architecture.c_str(), model->quantization.c_str(),
-              kernels::KvTypeName(o.kv_type), kPrompt, kGenerated, o.repetitions);
+              kernels::IsaName(kernels::BestIsa()), kernels::KvTypeName(o.kv_type), kPrompt,
+              kGenerated, o.repetitions);
   const uint64_t matrix_bytes = worker::MatrixBytesPerToken(model->llama.weights);
   std::printf("%.1f MiB of matrices read per decoded token; read bandwidth per thread count:",
               static_cast<double>(matrix_bytes) / (1 << 20));

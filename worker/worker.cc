@@ -134,6 +134,8 @@ shared::Status Worker::Start() {
       engine_options.isa == kernels::Isa::kBest ? kernels::BestIsa() : engine_options.isa;
   facts.kernel_isa = kernels::IsaName(isa);
   facts.engine_threads = engine_options.num_threads;
+  spdlog::info("kernels {} (best this CPU runs: {}), {} compute threads", facts.kernel_isa,
+               kernels::IsaName(kernels::BestIsa()), facts.engine_threads);
   facts.model_fingerprint = FormatFingerprint(model_fingerprint_);
   facts.kv_dtype = kernels::KvTypeName(kv_pool_->type());
   service_ = std::make_unique<WorkerService>(*model_, std::move(facts), &commands_, &stats_,
