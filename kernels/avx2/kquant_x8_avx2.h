@@ -1,8 +1,9 @@
 // The Q4_K / Q6_K packed-row matmuls over Q8 activations, templated on their integer core:
 // the packed layouts, sub-block walks, float steps and tile shapes. matmul_kquant_q8_avx2.cc
-// instantiates them with the maddubs core, kernels/avx512/matmul_kquant_avx512.cc with the VNNI
-// one; both give the same exact scaled integers, so both give the same bits. Included only by
-// files built with AVX2 (or more) enabled. Pure inline functions and templates; thread-safe.
+// instantiates them with the maddubs core, kernels/avx512/matmul_avx512.cc and
+// kernels/avx_vnni/matmul_avx_vnni.cc with the VNNI one (vnni_cores_avx2.h); all give the same
+// exact scaled integers, so all give the same bits. Included only by files built with AVX2 (or
+// more) enabled. Pure inline functions and templates; thread-safe.
 //
 // A Core provides, for int32 lanes each summing 4 products of unsigned bytes u and signed bytes s:
 //   static __m256i Add(__m256i acc, __m256i u, __m256i s);  acc plus the products of u and s, in

@@ -10,7 +10,7 @@
 // registers, so every tile shape gives a (token, row) the same bits.
 //
 // The packed layouts, the walks, the float steps and the tiles are in kquant_x8_avx2.h (shared
-// with the AVX-512 VNNI kernels); this file has the maddubs core and the packing.
+// with the VNNI kernels); this file has the maddubs core and the packing.
 #include <immintrin.h>
 
 #include <cstdint>

@@ -1,9 +1,9 @@
 // The Q8_0 / Q4_0 packed-row matmuls over Q8 activations, less their integer core: the packed
 // layouts, the per-block float steps, the tile kernel and the tile shapes. matmul_q8_avx2.cc
-// instantiates them with maddubs block dot products, kernels/avx512/matmul_q8_avx512.cc with
-// AVX-512 VNNI ones; both cores give the same exact integers, so both give the same bits. Included
-// only by files built with AVX2 (or more) enabled. Pure inline functions and templates;
-// thread-safe.
+// instantiates them with maddubs block dot products, kernels/avx512/matmul_avx512.cc and
+// kernels/avx_vnni/matmul_avx_vnni.cc with VNNI ones (vnni_cores_avx2.h); all the cores give the
+// same exact integers, so all give the same bits. Included only by files built with AVX2 (or
+// more) enabled. Pure inline functions and templates; thread-safe.
 //
 // Packed layout, groups of 8 rows (the last group zero-padded), group-major then block-major:
 //   Q4_0x8 block (144 B): uint16 d[8] (row r's fp16 scale), uint8 qs[4][32] with
