@@ -92,6 +92,7 @@ SubmitReactor::SubmitReactor(const v1::SubmitRequest& request, const LoadedModel
   }
   auto seq = std::make_unique<Sequence>(sequence_id, std::move(built).value(), *model.tokenizer,
                                         model.llama.config.vocab_size, this);
+  refs_.store(2, std::memory_order_relaxed);  // OnFinish will come too
   commands_->Push(SubmitCommand{std::move(seq)});
 }
 
@@ -123,6 +124,7 @@ void SubmitReactor::OnFinish(const FinishEvent& event) {
     action = NextActionLocked();
   }
   Act(action);
+  Unref();  // after the last touch of this: OnDone may have run during Act
 }
 
 SubmitReactor::Action SubmitReactor::NextActionLocked() {
@@ -143,7 +145,8 @@ SubmitReactor::Action SubmitReactor::NextActionLocked() {
 }
 
 void SubmitReactor::Act(Action action) {
-  // No member may be touched after Finish: OnDone (which deletes this) may already be running.
+  // Past StartWrite or Finish, OnWriteDone, Finish and OnDone may run on gRPC threads; OnFinish's
+  // reference keeps this alive until it returns.
   if (action == Action::kWrite) {
     StartWrite(&in_flight_);
   } else if (action == Action::kFinish) {
@@ -175,6 +178,10 @@ void SubmitReactor::OnCancel() {
   commands_->Push(CancelCommand{sequence_id_});
 }
 
-void SubmitReactor::OnDone() { delete this; }
+void SubmitReactor::OnDone() { Unref(); }
+
+void SubmitReactor::Unref() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
 
 }  // namespace smallmind::worker

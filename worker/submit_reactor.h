@@ -1,10 +1,14 @@
 // SubmitReactor: one worker.proto Submit stream. It hands its Sequence to the scheduler and is that
 // sequence's SequenceSink: the output pump thread coalesces tokens into one pending message and
 // gRPC threads write with one write in flight; the two messages are reused (pending and in flight
-// swap). Deletes itself in OnDone, which gRPC calls only after Finish, which it calls only after
-// the finish event was delivered (or the sequence never reached the scheduler). Thread-safe.
+// swap). Deleted by the last of two ends: gRPC's OnDone (which comes only after Finish) and the
+// return of OnFinish (the pump's last call; none comes when the sequence never reached the
+// scheduler). OnFinish may start the last write, whose completion may Finish the call and run
+// OnDone on a gRPC thread while the pump thread is still inside OnFinish: the object must outlive
+// both. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -40,6 +44,8 @@ class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
   // Decides under mu_ what to do next; the caller acts after unlocking.
   Action NextActionLocked();
   void Act(Action action);
+  // Drops one of the two ends' references; the last one deletes this.
+  void Unref();
 
   const RunFacts& facts_;
   CommandQueue* commands_;
@@ -53,6 +59,8 @@ class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
   bool broken_ = false;          // a write failed or the call was cancelled: the client is gone
   bool finish_called_ = false;
   shared::Status final_status_;
+  // OnDone's and, while the sequence is with the scheduler, OnFinish's.
+  std::atomic<int> refs_{1};
 };
 
 }  // namespace smallmind::worker
