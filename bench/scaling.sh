@@ -10,6 +10,8 @@
 #   bench/scaling.sh BIN_DIR MODEL "WORKER COUNTS" T CLIENT_CPUS ["WORKER FLAGS"]
 #   bench/scaling.sh build/bin /tmp/bench-110M-Q8_0.gguf "1 2 4 6" 2 12-15
 set -euo pipefail
+# shellcheck source=bench/gateway_port.sh
+source "$(dirname "$0")/gateway_port.sh"
 
 if [[ $# -lt 5 ]]; then
   sed -n '2,11p' "$0" >&2
@@ -38,14 +40,7 @@ for w in $counts; do
   [[ -n $worker_flags ]] && gateway_flags+=(--worker-flags "$worker_flags")
   "$bin/smallmind-gateway" "${gateway_flags[@]}" >"$dir/gateway.log" 2>&1 &
   gateway_pid=$!
-  port=""
-  for _ in $(seq 600); do
-    port=$(sed -n 's/^smallmind-gateway listening on .*:\([0-9]*\)$/\1/p' "$dir/gateway.log")
-    [[ -n $port ]] && break
-    kill -0 "$gateway_pid" 2>/dev/null || { cat "$dir/gateway.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  [[ -n $port ]] || { echo "gateway did not start" >&2; exit 1; }
+  port=$(GatewayPort "$dir/gateway.log" "$gateway_pid") || exit 1
   addr=127.0.0.1:$port
   # Ready when every worker answers: W one-token requests at once, until all pass.
   for i in $(seq 600); do

@@ -14,6 +14,8 @@
 #
 # bench/arrivals.sh uses it for the latency-under-arrivals measurement (issue 9 item 5).
 set -euo pipefail
+# shellcheck source=bench/gateway_port.sh
+source "$(dirname "$0")/gateway_port.sh"
 
 if [[ $# -ne 4 ]]; then
   sed -n '2,14p' "$0" >&2
@@ -48,14 +50,7 @@ worker_pid=$!
 gateway_pid=$!
 
 # The gateway prints its port once it listens; the worker is ready when a 1-token request passes.
-port=""
-for _ in $(seq 600); do
-  port=$(sed -n 's/^smallmind-gateway listening on .*:\([0-9]*\)$/\1/p' "$dir/gateway.log")
-  [[ -n $port ]] && break
-  kill -0 "$gateway_pid" 2>/dev/null || { cat "$dir/gateway.log" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "gateway did not start" >&2; exit 1; }
+port=$(GatewayPort "$dir/gateway.log" "$gateway_pid") || exit 1
 export ADDR=127.0.0.1:$port WORKER_ADDR=unix:$dir/worker.sock
 for i in $(seq 600); do
   "$bin/smallmind" bench --addr "$ADDR" --concurrency 1 --requests 1 --prompt-tokens 4 \
