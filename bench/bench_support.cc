@@ -82,9 +82,8 @@ Flags ParseFlags(int* argc, char** argv) {
     } else if (a.starts_with("--isa=")) {
       const std::optional<kernels::Isa> isa = kernels::IsaFromName(a.substr(6));
       if (!isa || !kernels::CpuSupports(*isa)) {
-        std::fprintf(stderr,
-                     "--isa: %s is not one of {best,avx2,avxvnni,avx512,ref} this CPU runs\n",
-                     value("--isa=").c_str());
+        std::fprintf(stderr, "--isa: %s is not one of {%s} this CPU runs\n",
+                     value("--isa=").c_str(), kernels::IsaNames().c_str());
         std::exit(2);
       }
       f.isa = *isa;

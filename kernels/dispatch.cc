@@ -20,8 +20,14 @@ const char* IsaName(Isa isa) {
   return "?";
 }
 
+std::string IsaNames() {
+  std::string names;
+  for (Isa isa : kAllIsas) names += std::string(names.empty() ? "" : ", ") + IsaName(isa);
+  return names;
+}
+
 std::optional<Isa> IsaFromName(std::string_view name) {
-  for (Isa isa : {Isa::kBest, Isa::kRef, Isa::kAvx2, Isa::kAvx512, Isa::kAvxVnni}) {
+  for (Isa isa : kAllIsas) {
     if (name == IsaName(isa)) return isa;
   }
   return std::nullopt;

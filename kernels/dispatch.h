@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "kernels/exec_mode.h"
@@ -19,7 +20,12 @@ enum class Isa {
   kAvxVnni,  // AVX2 + AVX-VNNI, no AVX-512 (Alder Lake and later cores, E-core Xeons)
 };
 
+// Every Isa, in the order flags and messages list them.
+inline constexpr Isa kAllIsas[] = {Isa::kBest, Isa::kAvx512, Isa::kAvxVnni, Isa::kAvx2, Isa::kRef};
+
 const char* IsaName(Isa isa);
+// "best, avx512, avxvnni, avx2, ref": the names flags take.
+std::string IsaNames();
 // The Isa IsaName gives `name` (exact, lower case), or nullopt.
 std::optional<Isa> IsaFromName(std::string_view name);
 

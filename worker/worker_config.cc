@@ -1,6 +1,7 @@
 #include "worker/worker_config.h"
 
 #include <string>
+#include <vector>
 
 #include <spdlog/fmt/fmt.h>
 #include <CLI/CLI.hpp>
@@ -22,6 +23,13 @@ constexpr char kModelHelp[] = R"(Models (--model):
   FILE.bin             a llama2.c checkpoint; its tokenizer is --tokenizer, or tokenizer.bin /
                        tok<vocab>.bin beside it
 )";
+
+// The names --isa takes (kernels::kAllIsas).
+std::vector<std::string> IsaNames() {
+  std::vector<std::string> names;
+  for (kernels::Isa isa : kernels::kAllIsas) names.emplace_back(kernels::IsaName(isa));
+  return names;
+}
 
 shared::Status CheckRange(std::string_view flag, int value, int lo, int hi) {
   if (value >= lo && value <= hi) return shared::Status::Ok();
@@ -47,7 +55,7 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
          "kernel set: best (the best this CPU runs: avx512 = AVX-512 VNNI, else avxvnni = "
          "AVX-VNNI, else avx2), avx512, avxvnni, avx2 or ref (the scalar reference kernels, "
          "slow); avx512 and avxvnni give avx2's bits")
-      ->transform(CLI::IsMember({"best", "avx2", "avxvnni", "avx512", "ref"}, CLI::ignore_case))
+      ->transform(CLI::IsMember(IsaNames(), CLI::ignore_case))
       ->type_name("ISA")
       ->default_str("best");
   app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)

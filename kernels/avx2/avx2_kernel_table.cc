@@ -11,18 +11,11 @@
 namespace smallmind::kernels::avx2 {
 
 KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
-  KernelTable t = RefKernelTable();
+  KernelTable t = WithPackedMatmuls(RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
+                                    &MatmulQ4_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2);
   t.matmul[WeightSlot(DType::kF32)] = MatmulOp{&MatmulF32Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
-  t.matmul[WeightSlot(DType::kQ4_K)] =
-      MatmulOp{&MatmulQ4_Kx8Q8Avx2, MatmulInput::kQ8, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
-  t.matmul[WeightSlot(DType::kQ6_K)] =
-      MatmulOp{&MatmulQ6_Kx8Q8Avx2, MatmulInput::kQ8, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
-  t.matmul[WeightSlot(DType::kQ8_0)] =
-      MatmulOp{&MatmulQ8_0x8Q8Avx2, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
-  t.matmul[WeightSlot(DType::kQ4_0)] =
-      MatmulOp{&MatmulQ4_0x8Q8Avx2, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
   t.quantize_q8 = &QuantizeQ8Avx2;
   t.rmsnorm = &RmsNormAvx2;
   t.rope = &RopeAvx2;

@@ -14,9 +14,9 @@ namespace smallmind::kernels::avx2 {
 // this is deterministic).
 KernelTable Avx2KernelTable(ExecMode mode);
 
-// `table` with the Q8_0, Q4_0, Q4_K and Q6_K matmuls replaced by these functions over the same
-// packed layouts (the pack functions below): the VNNI flavours' tables (kernels/avx512/,
-// kernels/avx_vnni/), whose kernels give these kernels' bits.
+// `table` with the Q8_0, Q4_0, Q4_K and Q6_K matmuls set to these functions over Q8 activations
+// and the packed layouts of the pack functions below: this table's own, and the VNNI flavours'
+// (kernels/avx512/, kernels/avx_vnni/), whose kernels give these kernels' bits.
 KernelTable WithPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
                               MatmulFn q6_k);
 

@@ -1,7 +1,7 @@
 // Inline AVX2 helpers shared by the kernels/avx2/*.cc files (and only them: they are compiled with
-// -mavx2 -mfma -mf16c, and the kernels/avx512/ files that reuse them). Everything lives in its
-// own namespace (below) so no symbol can be merged with a copy built for another ISA. Pure
-// functions; thread-safe.
+// -mavx2 -mfma -mf16c, and the kernels/avx512/ and kernels/avx_vnni/ files that reuse them).
+// Everything lives in its own namespace (below) so no symbol can be merged with a copy built for
+// another ISA. Pure functions; thread-safe.
 #pragma once
 
 #include <immintrin.h>
@@ -10,9 +10,9 @@
 #include <cstdint>
 
 // The namespace of the inline helpers in kernels/avx2/*.h: avx2, except in a file built with more
-// ISA flags (kernels/avx512/), which defines it first (as avx512) so its copies of these
-// functions, compiled with those flags, are other symbols: the linker can never keep one of them
-// for an AVX2 caller on a CPU without AVX-512.
+// ISA flags (kernels/avx512/, kernels/avx_vnni/), which defines it first (as avx512 or avx_vnni)
+// so its copies of these functions, compiled with those flags, are other symbols: the linker can
+// never keep one of them for an AVX2 caller on a CPU without those instructions.
 #ifndef SMALLMIND_X86_NS
 #define SMALLMIND_X86_NS avx2
 #endif

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/dispatch.h"
-
 #include <string>
 #include <vector>
+
+#include "kernels/dispatch.h"
 
 namespace smallmind::worker {
 namespace {
