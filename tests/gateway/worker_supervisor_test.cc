@@ -21,7 +21,8 @@ namespace {
 constexpr std::chrono::milliseconds kWait{10000};
 
 TEST(WorkerSupervisorTest, WorkerArgvCarriesModelSocketIdCpusAndThreads) {
-  WorkerLaunch launch{"/bin/w", "builtin:tiny", "", "/tmp/d/worker-1.sock", 1, {4, 5, 6, 7}, 4, ""};
+  WorkerLaunch launch{"/bin/w", "builtin:tiny", "", "/tmp/d/worker-1.sock", 1, {4, 5, 6, 7}, 4, "",
+                      {}};
   EXPECT_EQ(WorkerArgv(launch),
             (std::vector<std::string>{"/bin/w", "--model", "builtin:tiny", "--listen",
                                       "unix:/tmp/d/worker-1.sock", "--worker-id", "1", "--cpus",
@@ -33,8 +34,8 @@ TEST(WorkerSupervisorTest, WorkerArgvCarriesModelSocketIdCpusAndThreads) {
 }
 
 TEST(WorkerSupervisorTest, WorkerArgvEndsWithTheKvSegmentNameWhenThereIsOne) {
-  WorkerLaunch launch{"/bin/w", "builtin:tiny",          "", "/tmp/d/worker-1.sock", 1, {0},
-                      1,        "smallmind-12-abcXYZ-w1"};
+  WorkerLaunch launch{"/bin/w", "builtin:tiny",           "", "/tmp/d/worker-1.sock", 1, {0},
+                      1,        "smallmind-12-abcXYZ-w1", {}};
   const auto argv = WorkerArgv(launch);
   ASSERT_GE(argv.size(), 2u);
   EXPECT_EQ(argv[argv.size() - 2], "--kv-segment");
@@ -42,7 +43,7 @@ TEST(WorkerSupervisorTest, WorkerArgvEndsWithTheKvSegmentNameWhenThereIsOne) {
 }
 
 TEST(WorkerSupervisorTest, WorkerArgvEndsWithTheExtraWorkerFlags) {
-  WorkerLaunch launch{"/bin/w", "builtin:tiny", "", "/tmp/d/worker-1.sock", 1, {0}, 1, "seg"};
+  WorkerLaunch launch{"/bin/w", "builtin:tiny", "", "/tmp/d/worker-1.sock", 1, {0}, 1, "seg", {}};
   launch.extra_flags = {"--kv-dtype", "f32", "--max-seqs=64"};
   const auto argv = WorkerArgv(launch);
   ASSERT_GE(argv.size(), 5u);
