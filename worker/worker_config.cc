@@ -24,8 +24,9 @@ constexpr char kModelHelp[] = R"(Models (--model):
                        tok<vocab>.bin beside it
 )";
 
-// The names --isa takes (kernels::kAllIsas).
-std::vector<std::string> IsaNames() {
+// The names --isa takes, one entry each (kernels::kAllIsas; kernels::IsaNames() is the same list
+// as one string, for messages).
+std::vector<std::string> IsaChoices() {
   std::vector<std::string> names;
   for (kernels::Isa isa : kernels::kAllIsas) names.emplace_back(kernels::IsaName(isa));
   return names;
@@ -55,7 +56,7 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
          "kernel set: best (the best this CPU runs: avx512 = AVX-512 VNNI, else avxvnni = "
          "AVX-VNNI, else avx2), avx512, avxvnni, avx2 or ref (the scalar reference kernels, "
          "slow); avx512 and avxvnni give avx2's bits")
-      ->transform(CLI::IsMember(IsaNames(), CLI::ignore_case))
+      ->transform(CLI::IsMember(IsaChoices(), CLI::ignore_case))
       ->type_name("ISA")
       ->default_str("best");
   app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)

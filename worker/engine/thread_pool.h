@@ -23,7 +23,7 @@ enum class Partition {
   // As many parts as the claim mask holds (32; fewer for fewer items), claimed in order: evens
   // out uneven work and a thread the OS or a neighbour slowed. Measured on Zen 3 (decode_bench
   // tg64x8, 2 threads): with 4 parts per thread the threads waited for each other 7.8% of the
-  // time, with 16 per thread 4.4%.
+  // time, with 32 parts (16 per thread) 4.4%.
   kDynamic,
 };
 
