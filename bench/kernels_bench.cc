@@ -1,8 +1,12 @@
 // Google Benchmark of every kernel per ISA, path, weight type and shape (bench-110M and bench-1B
 // matrices; n_tokens 1 = decode, 128 = prefill), with bytes_per_second (weight bytes streamed) and
 // GFLOP/s counters. Decode matmuls cycle through enough copies of the matrix (>= 256 MiB) that the
-// weights come from DRAM, as in a real model, not from the last-level cache.
+// weights come from DRAM, as in a real model, not from the last-level cache; the .../cached rows
+// of batched decode read one copy (from L2/L3), and BM_Q8StepRoof/avx2 runs the AVX2 integer
+// step of the Q8 matmuls alone on registers: together they say how far a batched decode step is
+// from what the core can do (the roof, then the kernel in cache, then the kernel from DRAM).
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +33,7 @@ struct MatmulCase {
   ExecMode mode;
   DType type;
   int out_dim, in_dim, n_tokens;
+  bool cached = false;  // one copy of the matrix, whatever n_tokens
 };
 
 void BM_Matmul(benchmark::State& state, MatmulCase c) {
@@ -40,7 +45,7 @@ void BM_Matmul(benchmark::State& state, MatmulCase c) {
   // Copies so that one pass over all of them exceeds the caches (decode); one copy for prefill,
   // which is compute-bound and reads each matrix once per many tokens.
   // Batched decode (a few tokens) streams the weights from DRAM too.
-  const size_t copies = c.n_tokens <= 32 ? (kDramBytes + bytes - 1) / bytes : 1;
+  const size_t copies = c.n_tokens <= 32 && !c.cached ? (kDramBytes + bytes - 1) / bytes : 1;
   std::vector<uint8_t> w(bytes * copies);
   for (size_t i = 0; i < copies; i++) std::copy(w0.begin(), w0.end(), w.begin() + i * bytes);
   const std::vector<float> x = testing::RandomFloats(static_cast<size_t>(c.n_tokens) * c.in_dim, 2);
@@ -102,6 +107,12 @@ void RegisterMatmuls() {
             benchmark::RegisterBenchmark(name.c_str(), BM_Matmul,
                                          MatmulCase{isa, mode, type, s.out_dim, s.in_dim, n_tokens})
                 ->Unit(benchmark::kMicrosecond);
+            if (q8_small && shape == "110M.w1" && (n_tokens == 8 || n_tokens == 16)) {
+              benchmark::RegisterBenchmark(
+                  (name + "/cached").c_str(), BM_Matmul,
+                  MatmulCase{isa, mode, type, s.out_dim, s.in_dim, n_tokens, true})
+                  ->Unit(benchmark::kMicrosecond);
+            }
           }
         }
       }
@@ -112,6 +123,44 @@ void RegisterMatmuls() {
       "BM_Matmul/ref/Q8_0/1B.wq/tokens:1", BM_Matmul,
       MatmulCase{Isa::kRef, ExecMode::kDeterministic, DType::kQ8_0, 2048, 2048, 1})
       ->Unit(benchmark::kMicrosecond);
+}
+
+// The AVX2 Q8 matmul's integer step alone (q8_0x8_avx2.h, matmul_q8_avx2.cc): 32 multiply-adds
+// (4 quants of 8 rows, one token) as sign, maddubs, madd and add, in 8 independent chains on
+// registers, so neither memory nor latency limits it; GMAC/s = multiply-adds per second on one
+// core. A 32-lane step cannot take fewer instructions on AVX2 (maddubs needs one unsigned side,
+// its int16 pairs must widen before the next step adds); VNNI's dpbusd does madd and add in one.
+// One step into acc; asm keeps every step (the compiler would fold loop-invariant ones).
+__attribute__((target("avx2"), always_inline)) inline void Q8Step(__m256i& acc, __m256i w,
+                                                                  __m256i x, __m256i ones) {
+  __m256i t;
+  asm volatile(
+      "vpsignb %[w], %[x], %[t]\n\tvpmaddubsw %[t], %[w], %[t]\n\t"
+      "vpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[a], %[a]"
+      : [t] "=&x"(t), [a] "+x"(acc)
+      : [w] "x"(w), [x] "x"(x), [ones] "x"(ones));
+}
+
+__attribute__((target("avx2"))) void BM_Q8StepRoof(benchmark::State& state) {
+  constexpr int64_t kSteps = 1 << 16;  // per iteration, 8 a loop trip
+  __m256i a0 = _mm256_set1_epi8(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  const __m256i w = _mm256_set1_epi8(3), x = _mm256_set1_epi8(2), ones = _mm256_set1_epi16(1);
+  for (auto _ : state) {
+    for (int64_t i = 0; i < kSteps / 8; i++) {
+      Q8Step(a0, w, x, ones);
+      Q8Step(a1, w, x, ones);
+      Q8Step(a2, w, x, ones);
+      Q8Step(a3, w, x, ones);
+      Q8Step(a4, w, x, ones);
+      Q8Step(a5, w, x, ones);
+      Q8Step(a6, w, x, ones);
+      Q8Step(a7, w, x, ones);
+    }
+  }
+  __m256i sum[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+  benchmark::DoNotOptimize(sum);
+  state.counters["GMAC/s"] = benchmark::Counter(
+      32.0 * kSteps * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
 // ---- the other kernels, 1B shapes: dim 2048, ffn 5632, 32 heads of 64 over 4 KV heads ----
@@ -275,6 +324,10 @@ void RegisterOthers() {
   for (int n : {1, 128}) {
     benchmark::RegisterBenchmark(("BM_QuantizeQ8/2048/tokens:" + std::to_string(n)).c_str(),
                                  BM_QuantizeQ8, n);
+  }
+  if (CpuSupports(Isa::kAvx2)) {
+    benchmark::RegisterBenchmark("BM_Q8StepRoof/avx2", BM_Q8StepRoof)
+        ->Unit(benchmark::kMicrosecond);
   }
 }
 
