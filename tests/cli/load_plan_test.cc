@@ -129,8 +129,10 @@ TEST(LoadPlanTest, SharedPrefixesTakeTurnsBeforeEachRequestsOwnIds) {
   o.prefix_tokens = 512;
   auto plan = LoadPlan::Make(o);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  // Request() returns the request by value: keep it while its ids are read.
   const auto prefix_of = [&](uint64_t i) {
-    const auto& ids = plan->Request(i).request.prompt_token_ids().ids();
+    const PlannedRequest r = plan->Request(i);
+    const auto& ids = r.request.prompt_token_ids().ids();
     EXPECT_EQ(ids.size(), 512 + 16) << i;
     return std::vector<uint32_t>(ids.begin(), ids.begin() + 512);
   };
@@ -142,7 +144,8 @@ TEST(LoadPlanTest, SharedPrefixesTakeTurnsBeforeEachRequestsOwnIds) {
   }
   // The own part differs between requests that share a prefix.
   const auto own = [&](uint64_t i) {
-    const auto& ids = plan->Request(i).request.prompt_token_ids().ids();
+    const PlannedRequest r = plan->Request(i);
+    const auto& ids = r.request.prompt_token_ids().ids();
     return std::vector<uint32_t>(ids.begin() + 512, ids.end());
   };
   EXPECT_NE(own(0), own(4));
