@@ -125,12 +125,8 @@ void RegisterMatmuls() {
       ->Unit(benchmark::kMicrosecond);
 }
 
-// The AVX2 Q8 matmul's integer step alone (q8_0x8_avx2.h, matmul_q8_avx2.cc): 32 multiply-adds
-// (4 quants of 8 rows, one token) as sign, maddubs, madd and add, in 8 independent chains on
-// registers, so neither memory nor latency limits it; GMAC/s = multiply-adds per second on one
-// core. A 32-lane step cannot take fewer instructions on AVX2 (maddubs needs one unsigned side,
-// its int16 pairs must widen before the next step adds); VNNI's dpbusd does madd and add in one.
-// One step into acc; asm keeps every step (the compiler would fold loop-invariant ones).
+// One step of the AVX2 Q8 matmuls into acc: 32 multiply-adds (4 quants of 8 rows, one token) as
+// sign, maddubs, madd and add. asm keeps every step (the compiler would fold loop-invariant ones).
 __attribute__((target("avx2"), always_inline)) inline void Q8Step(__m256i& acc, __m256i w,
                                                                   __m256i x, __m256i ones) {
   __m256i t;
@@ -141,6 +137,11 @@ __attribute__((target("avx2"), always_inline)) inline void Q8Step(__m256i& acc, 
       : [w] "x"(w), [x] "x"(x), [ones] "x"(ones));
 }
 
+// The integer step of the AVX2 Q8 matmuls (q8_0x8_avx2.h, matmul_q8_avx2.cc) alone, in 8
+// independent chains on registers, so neither memory nor latency limits it; GMAC/s =
+// multiply-adds per second on one core. A 32-lane step cannot take fewer instructions on AVX2
+// (maddubs needs one unsigned side, its int16 pairs must widen before the next step adds);
+// VNNI's dpbusd does madd and add in one.
 __attribute__((target("avx2"))) void BM_Q8StepRoof(benchmark::State& state) {
   constexpr int64_t kSteps = 1 << 16;  // per iteration, 8 a loop trip
   __m256i a0 = _mm256_set1_epi8(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
