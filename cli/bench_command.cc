@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include <spdlog/fmt/fmt.h>
@@ -16,6 +18,16 @@ shared::Status CheckRange(std::string_view flag, double value, double lo, double
   if (value >= lo && value <= hi) return shared::Status::Ok();
   return shared::InvalidArgument(
       fmt::format("{} must be in [{}, {}], got {}", flag, lo, hi, value));
+}
+
+// Whether a prompt argument reads as a server address (unix:PATH or HOST:PORT), the value a
+// user meant for --addr.
+bool LooksLikeAddress(std::string_view text) {
+  if (text.starts_with("unix:")) return true;
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
+  if (text.find(' ') != std::string_view::npos) return false;
+  return text.find_first_not_of("0123456789", colon + 1) == std::string_view::npos;
 }
 
 // The non-empty lines of `path`: the prompts of --prompt-list.
@@ -152,6 +164,34 @@ BenchCommand::BenchCommand(CLI::App& parent)
   AddClientFlags(a, client_);
 }
 
+shared::Status BenchCommand::CheckOnePromptSource() const {
+  std::vector<std::string> given;  // as the user wrote them, for the message
+  if (!prompt_.file().empty()) given.push_back("--prompt-file " + prompt_.file());
+  for (const std::string& arg : prompt_.arguments()) {
+    constexpr size_t kShown = 40;  // a long prompt is cut: the message names it, not quotes it
+    given.push_back(arg.size() <= kShown
+                        ? fmt::format("the prompt '{}'", arg)
+                        : fmt::format("the prompt '{}...'", arg.substr(0, kShown)));
+  }
+  if (!prompt_list_.empty()) given.push_back("--prompt-list " + prompt_list_);
+  if (!prompt_tokens_.empty()) given.push_back("--prompt-tokens " + prompt_tokens_);
+  if (shared_prefixes_ > 0 && prompt_tokens_.empty()) given.push_back("--shared-prefixes");
+  const int sources = (prompt_.given() ? 1 : 0) + (prompt_list_.empty() ? 0 : 1) +
+                      (!prompt_tokens_.empty() || shared_prefixes_ > 0 ? 1 : 0);
+  if (sources == 1) return shared::Status::Ok();
+  std::string message =
+      "give exactly one prompt source: a prompt (or --prompt-file), --prompt-list or "
+      "--prompt-tokens / --shared-prefixes";
+  if (sources == 0) return shared::InvalidArgument(message + "; got none");
+  message += "; got ";
+  for (size_t i = 0; i < given.size(); i++) message += (i > 0 ? ", " : "") + given[i];
+  // `--worker ADDR` reads ADDR as the prompt: the switch takes no value.
+  if (worker_ && prompt_.arguments().size() == 1 && LooksLikeAddress(prompt_.arguments()[0])) {
+    message += " (--worker is a switch: give the worker's address as --addr)";
+  }
+  return shared::InvalidArgument(message);
+}
+
 shared::Status BenchCommand::Validate() const {
   if (offline_) {
     if (prompt_.given()) {
@@ -162,14 +202,7 @@ shared::Status BenchCommand::Validate() const {
       SM_RETURN_IF_ERROR(CheckRange("--threads", threads, 1, 256));
     return CheckRange("--repetitions", engine_.repetitions, 1, 100);
   }
-  const bool token_prompts = !prompt_tokens_.empty() || shared_prefixes_ > 0;
-  const int sources =
-      (prompt_.given() ? 1 : 0) + (prompt_list_.empty() ? 0 : 1) + (token_prompts ? 1 : 0);
-  if (sources != 1) {
-    return shared::InvalidArgument(
-        "give exactly one prompt source: a prompt (or --prompt-file), --prompt-list or "
-        "--prompt-tokens / --shared-prefixes");
-  }
+  SM_RETURN_IF_ERROR(CheckOnePromptSource());
   SM_RETURN_IF_ERROR(CheckRange("--shared-prefixes", shared_prefixes_, 0, 4096));
   SM_RETURN_IF_ERROR(CheckRange("--prefix-tokens", prefix_tokens_, 1, 1 << 20));
   if (prompt_.given()) SM_RETURN_IF_ERROR(prompt_.Validate());

@@ -22,6 +22,9 @@ class BenchCommand : public Command {
   shared::Result<int> Run() const override;
 
  private:
+  // One of: a prompt (or --prompt-file), --prompt-list, --prompt-tokens / --shared-prefixes; the
+  // error names what was given.
+  shared::Status CheckOnePromptSource() const;
   shared::Result<int> RunLoad() const;
   shared::Result<int> RunOffline() const;
   // The plan of the run from the flags; asks the server for its vocabulary with --prompt-tokens.

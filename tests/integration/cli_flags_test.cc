@@ -215,6 +215,31 @@ TEST(CliFlagsTest, APromptGivenTwiceIsAnError) {
   EXPECT_NE(run.err.find("--prompt-file " + file + ".missing"), std::string::npos) << run.err;
 }
 
+TEST(CliFlagsTest, BenchNamesThePromptSourcesItGot) {
+  ProgramRun run = RunProgram("smallmind", {"bench"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("give exactly one prompt source"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("got none"), std::string::npos) << run.err;
+  run = RunProgram("smallmind", {"bench", "hi", "--prompt-tokens", "16"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("got the prompt 'hi', --prompt-tokens 16"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("--worker is a switch"), std::string::npos) << run.err;
+  // `--worker ADDR`: the address lands in the prompt; the message says where it belongs.
+  run = RunProgram("smallmind", {"bench", "--worker", "unix:/tmp/w.sock", "--prompt-tokens", "16"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("the prompt 'unix:/tmp/w.sock'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--worker is a switch: give the worker's address as --addr"),
+            std::string::npos)
+      << run.err;
+  run = RunProgram("smallmind", {"bench", "--worker", "127.0.0.1:50061", "--prompt-list", "p.txt"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--worker is a switch"), std::string::npos) << run.err;
+  run = RunProgram("smallmind", {"bench", std::string(100, 'x'), "--prompt-list", "p.txt"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("the prompt '" + std::string(40, 'x') + "...'"), std::string::npos)
+      << run.err;
+}
+
 TEST(CliFlagsTest, APromptFromAFileOrStdinGivesTheSameTokensAsTheArgument) {
   auto gateway = testing::GatewayFixture::Start({});
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
