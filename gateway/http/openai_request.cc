@@ -110,6 +110,36 @@ bool ReadStop(Fields& f, smallmind::v1::StoppingOptions* stopping) {
   return true;
 }
 
+// OpenAI fields that would change what the model may output and that this server does not
+// implement: refused with a 400 naming them rather than ignored, so a client that relies on them
+// (parses the text as JSON, expects a banned token to stay out) learns it at once. Their no-op
+// values pass: `response_format` {"type": "text"}, an empty `logit_bias`.
+bool RefuseUnsupportedConstraints(Fields& f) {
+  if (const Json* v = f.Find("response_format"); v && f.ok()) {
+    auto type = v->is_object() ? v->find("type") : v->end();
+    if (!v->is_object() || type == v->end() || !type->is_string()) {
+      return f.Fail("response_format",
+                    "`response_format` must be an object with a string `type`, got " +
+                        std::string(TypeName(*v)));
+    }
+    if (type->get<std::string>() != "text") {
+      return f.Fail(
+          "response_format",
+          fmt::format("`response_format` type `{}` is not supported: this server does not "
+                      "constrain its output to JSON (omit `response_format` or use "
+                      "{{\"type\": \"text\"}})",
+                      type->get<std::string>()));
+    }
+  }
+  if (const Json* v = f.Find("logit_bias"); v && f.ok()) {
+    if (!v->is_object()) return f.WrongType("logit_bias", "an object", *v);
+    if (!v->empty()) {
+      return f.Fail("logit_bias", "`logit_bias` is not supported (an empty object is accepted)");
+    }
+  }
+  return f.ok();
+}
+
 // The fields both endpoints share: sampling, stopping, runtime, n, stream and our extensions.
 bool ReadCommon(Fields& f, OpenAiRequest& r) {
   auto& g = r.generate;
@@ -148,6 +178,7 @@ bool ReadCommon(Fields& f, OpenAiRequest& r) {
   if (f.Bool("deterministic", &deterministic))
     g.mutable_runtime()->set_deterministic(deterministic);
   ReadStop(f, g.mutable_stopping());
+  if (!RefuseUnsupportedConstraints(f)) return false;
   f.Bool("stream", &r.stream);
   if (const Json* options = f.Find("stream_options"); options && f.ok()) {
     if (!options->is_object()) return f.WrongType("stream_options", "an object", *options);
@@ -253,6 +284,17 @@ bool ReadChat(Fields& f, OpenAiRequest& r) {
   if (const Json* tools = f.Find("tools"); tools && f.ok()) {
     if (!tools->is_array()) return f.WrongType("tools", "an array", *tools);
     r.tools = *tools;
+  }
+  // The tools reach the template only; nothing forces or parses a call, so only the choices that
+  // leave the model free pass.
+  if (const Json* choice = f.Find("tool_choice"); choice && f.ok()) {
+    if (!choice->is_string() || (*choice != "auto" && *choice != "none")) {
+      return f.Fail(
+          "tool_choice",
+          fmt::format("`tool_choice` {} is not supported: the tools are passed to the chat "
+                      "template only and no call is forced (use \"auto\" or \"none\")",
+                      choice->dump()));
+    }
   }
   return f.ok();
 }

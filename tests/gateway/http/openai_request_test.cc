@@ -118,6 +118,52 @@ TEST(OpenAiRequestTest, ChatTakesMessagesKwargsAndMaxCompletionTokens) {
   EXPECT_EQ(d->generate.stopping().max_new_tokens(), 0u);
 }
 
+// Fields that would constrain the output are refused with the field named, not ignored; their
+// no-op values pass.
+TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
+  const std::string chat = R"({"messages":[{"role":"user","content":"x"}],)";
+  const std::string completion = R"({"prompt":"x",)";
+  struct Case {
+    std::string field;  // "name": value
+    std::string param;
+    std::string says;
+  };
+  const Case refused[] = {
+      {R"("response_format":{"type":"json_object"})", "response_format",
+       "`response_format` type `json_object` is not supported"},
+      {R"("response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{}}})",
+       "response_format", "does not constrain its output to JSON"},
+      {R"("response_format":"json")", "response_format",
+       "`response_format` must be an object with a string `type`, got string"},
+      {R"("logit_bias":{"50256":-100})", "logit_bias", "`logit_bias` is not supported"},
+      {R"("logit_bias":[1])", "logit_bias", "`logit_bias` must be an object"},
+  };
+  for (const Case& c : refused) {
+    for (const auto& [endpoint, head] : {std::pair{Endpoint::kChatCompletions, chat},
+                                         std::pair{Endpoint::kCompletions, completion}}) {
+      HttpError error;
+      EXPECT_FALSE(Parse(endpoint, head + c.field + "}", &error)) << c.field;
+      EXPECT_EQ(error.status, 400) << c.field;
+      EXPECT_EQ(error.param, c.param) << c.field;
+      EXPECT_NE(error.message.find(c.says), std::string::npos) << error.message;
+    }
+  }
+  for (const char* choice : {R"("required")", R"({"type":"function","function":{"name":"f"}})"}) {
+    HttpError error;
+    EXPECT_FALSE(
+        Parse(Endpoint::kChatCompletions, chat + R"("tool_choice":)" + choice + "}", &error));
+    EXPECT_EQ(error.param, "tool_choice");
+    EXPECT_NE(error.message.find("is not supported"), std::string::npos) << error.message;
+  }
+  for (const char* ok :
+       {R"("response_format":{"type":"text"})", R"("logit_bias":{})", R"("logit_bias":null)",
+        R"("tool_choice":"auto")", R"("tool_choice":"none")"}) {
+    HttpError error;
+    EXPECT_TRUE(Parse(Endpoint::kChatCompletions, chat + ok + "}", &error))
+        << ok << ": " << error.message;
+  }
+}
+
 TEST(OpenAiRequestTest, ChatMessagesMustBeRoleObjects) {
   for (const char* body :
        {R"({"messages":[]})", R"({"messages":"hi"})", R"({"messages":[1]})",
