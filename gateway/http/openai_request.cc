@@ -304,11 +304,13 @@ bool ReadChat(Fields& f, OpenAiRequest& r) {
 std::optional<Json> ParseJsonObject(std::string_view body, HttpError* error) {
   Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
-    // Say where, the way a parser with exceptions would.
+    // Say where, the way a parser with exceptions would. Any exception of the library: besides
+    // parse_error it throws out_of_range for a number too large for a double (1e999), which
+    // allow_exceptions = false above does not turn into a discarded value here.
     try {
       Json ignored = Json::parse(body);
       (void)ignored;
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {
       *error = MakeError(400, fmt::format("the body is not valid JSON: {}", e.what()), {},
                          "invalid_json");
       return std::nullopt;

@@ -83,6 +83,17 @@ TEST_F(HttpErrorsTest, MalformedJsonAndWrongTypesAre400NamingTheField) {
   EXPECT_EQ(e["param"], "n");
 }
 
+// A number beyond a double's range once ended the gateway (an exception the JSON library throws
+// that nothing caught); now it is a 400 and the gateway goes on serving.
+TEST_F(HttpErrorsTest, ANumberTooLargeForADoubleIsA400AndTheGatewayServesOn) {
+  auto e = ExpectError(Post("/v1/completions", R"({"prompt":"a","max_tokens":1e999})"), 400);
+  EXPECT_EQ(e["code"], "invalid_json");
+  EXPECT_NE(e["message"].get<std::string>().find("number overflow"), std::string::npos);
+  ExpectError(Post("/v1/chat/completions", R"({"messages":[],"seed":-1e400})"), 400);
+  const HttpReply ok = Post("/v1/completions", R"({"prompt":"a","max_tokens":2})");
+  EXPECT_EQ(ok.status, 200) << ok.error << ok.body;
+}
+
 TEST_F(HttpErrorsTest, OutOfRangeFieldsAndContextOverflowAre400WithTheRange) {
   auto e = ExpectError(Post("/v1/completions", R"({"prompt":"a","temperature":101})"), 400);
   EXPECT_EQ(e["param"], "temperature");

@@ -97,6 +97,22 @@ TEST(OpenAiRequestTest, MalformedJsonAndNonObjectsAreRefusedWithWhere) {
   EXPECT_EQ(error.code, "invalid_json");
 }
 
+// A number beyond a double's range is a 400 like any other malformed body. The JSON library
+// throws a different exception for it (out_of_range, not parse_error), which once went uncaught
+// and ended the gateway (found by tests/fuzz/chat_request_fuzz).
+TEST(OpenAiRequestTest, ANumberTooLargeForADoubleIsA400NotACrash) {
+  for (const char* body : {R"({"prompt":"hi","max_tokens":1e999})", R"({"prompt":"hi","x":-1e400})",
+                           R"({"messages":[{"role":"user","content":"x"}],"seed":1E+99999})"}) {
+    for (Endpoint e : {Endpoint::kCompletions, Endpoint::kChatCompletions}) {
+      HttpError error;
+      EXPECT_FALSE(Parse(e, body, &error)) << body;
+      EXPECT_EQ(error.status, 400) << body;
+      EXPECT_EQ(error.code, "invalid_json") << body;
+      EXPECT_NE(error.message.find("number overflow"), std::string::npos) << error.message;
+    }
+  }
+}
+
 TEST(OpenAiRequestTest, ChatTakesMessagesKwargsAndMaxCompletionTokens) {
   HttpError error;
   auto r = Parse(Endpoint::kChatCompletions,
