@@ -110,7 +110,10 @@ Result<Value> FloatArith(Op op, double x, double y) {
 }
 
 Result<Value> Repeat(Interpreter& in, const Value& seq, int64_t n) {
-  if (n <= 0)
+  // An empty sequence repeated any number of times is empty: without this, '' * 10**18 passes
+  // every size check (0 bytes) and then loops 10**18 times appending nothing.
+  const bool empty = seq.is_string() ? seq.str().empty() : seq.list().empty();
+  if (n <= 0 || empty)
     return seq.is_string() ? Value::String("") : seq.is_list() ? Value::List({}) : Value::Tuple({});
   if (seq.is_string()) {
     const size_t total = seq.str().size() * static_cast<size_t>(n);

@@ -92,6 +92,14 @@ TEST(JinjaErrorsTest, GrowingStringsAndListsHitTheSizeLimits) {
   EXPECT_NE(r.error.find("rendered text would exceed"), std::string::npos) << r.error;
 }
 
+// An empty string, list or tuple times a huge count is empty at once; it used to pass the size
+// checks (nothing to add) and then loop the count (found by tests/fuzz/chat_template_fuzz).
+TEST(JinjaErrorsTest, AnEmptySequenceTimesAHugeCountIsEmptyAtOnce) {
+  EXPECT_EQ(Render("[{{ '' * 999999999999999999 }}]"), "[]");
+  EXPECT_EQ(Render("{{ ([] * 999999999999999999)|length }} {{ (() * 10 ** 18)|length }}"), "0 0");
+  EXPECT_EQ(Render("{{ ('ab' * 0) ~ ('' * 10 ** 18) ~ 'x' }}"), "x");
+}
+
 TEST(JinjaErrorsTest, SandboxRangeIsCappedAsInJinja2) {
   EXPECT_EQ(Render("{{ range(1000000)|length }}"),
             "ERROR: line 1: Range too big. The sandbox blocks ranges larger than MAX_RANGE "
