@@ -49,18 +49,28 @@ Result<Spec> ParseSpec(std::string_view text) {
     if (s.align == 0) s.fill = '0', s.align = '=';
     ++i;
   }
-  while (i < t.size() && t[i] >= '0' && t[i] <= '9') s.width = s.width * 10 + (t[i++] - '0');
+  // Widths and precisions past 2^24 are refused while their digits are read (they would overflow,
+  // and a precision of 10^9 had a float formatted to a gigabyte before any size check).
+  constexpr size_t kMaxDigitsValue = size_t{1} << 24;
+  auto digits = [&](size_t& n) -> bool {
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+      n = n * 10 + (t[i++] - '0');
+      if (n > kMaxDigitsValue) return false;
+    }
+    return true;
+  };
+  if (!digits(s.width)) return InvalidArgument("Invalid format specifier");
   if (i < t.size() && (t[i] == ',' || t[i] == '_')) s.grouping = static_cast<char>(t[i++]);
   if (i < t.size() && t[i] == '.') {
     ++i;
     if (i >= t.size() || t[i] < '0' || t[i] > '9')
       return InvalidArgument("Format specifier missing precision");
-    s.precision = 0;
-    while (i < t.size() && t[i] >= '0' && t[i] <= '9')
-      s.precision = s.precision * 10 + (t[i++] - '0');
+    size_t precision = 0;
+    if (!digits(precision)) return InvalidArgument("Invalid format specifier");
+    s.precision = static_cast<int>(precision);
   }
   if (i < t.size()) s.type = static_cast<char>(t[i++]);
-  if (i < t.size() || s.width > (1u << 24)) return InvalidArgument("Invalid format specifier");
+  if (i < t.size()) return InvalidArgument("Invalid format specifier");
   return s;
 }
 

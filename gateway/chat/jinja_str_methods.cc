@@ -262,13 +262,15 @@ Result<Value> Join(Interpreter& in, const std::string& sep, const Value& iterabl
   return Str(std::move(out));
 }
 
-Result<Value> ExpandTabs(const std::u32string& s, int64_t tabsize) {
+Result<Value> ExpandTabs(Interpreter& in, const std::u32string& s, int64_t tabsize) {
   std::u32string out;
   size_t column = 0;
   for (char32_t c : s) {
     if (c == '\t') {
       if (tabsize > 0) {
         const size_t n = static_cast<size_t>(tabsize) - column % static_cast<size_t>(tabsize);
+        // Checked before the append: '\t'.expandtabs(10**12) would otherwise ask for terabytes.
+        SM_RETURN_IF_ERROR(in.CheckString(out.size() + n));  // code points <= UTF-8 bytes
         out.append(n, U' ');
         column += n;
       }
@@ -366,7 +368,7 @@ Result<Value> CallStrMethod(Interpreter& in, const Value& self, std::string_view
     if (a[0]) {
       SM_ASSIGN_OR_RETURN(tabsize, ToIndex(*a[0]));
     }
-    return ExpandTabs(unicode::Decode(s), tabsize);
+    return ExpandTabs(in, unicode::Decode(s), tabsize);
   }
   SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {}));
   if (name.substr(0, 2) == "is") return Predicate(unicode::Decode(s), name);

@@ -84,6 +84,11 @@ TEST(JinjaErrorsTest, GrowingStringsAndListsHitTheSizeLimits) {
   EXPECT_NE(r.error.find("65536 bytes"), std::string::npos) << r.error;
   r = RenderWith("{{ 'ab' * 1000000000 }}", {}, limits);
   EXPECT_FALSE(r.ok);
+  // A tab expanded to a huge width is refused before the memory is asked for (it was bad_alloc).
+  r = RenderWith("{{ 'a\\tb'.expandtabs(1000000000000) }}", {}, limits);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("65536 bytes"), std::string::npos) << r.error;
+  EXPECT_EQ(RenderWith("{{ 'a\\tb'.expandtabs(4) }}", {}, limits).text, "a   b");
   r = RenderWith("{{ ([0] * 100000)|length }}", {}, limits);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("1000 items"), std::string::npos) << r.error;
@@ -98,6 +103,18 @@ TEST(JinjaErrorsTest, AnEmptySequenceTimesAHugeCountIsEmptyAtOnce) {
   EXPECT_EQ(Render("[{{ '' * 999999999999999999 }}]"), "[]");
   EXPECT_EQ(Render("{{ ([] * 999999999999999999)|length }} {{ (() * 10 ** 18)|length }}"), "0 0");
   EXPECT_EQ(Render("{{ ('ab' * 0) ~ ('' * 10 ** 18) ~ 'x' }}"), "x");
+}
+
+// A format precision or width past 2^24 is refused as it is read: '{:.1000000000f}' used to format
+// a gigabyte (54 s, 5.8 GB) before the size check, and longer digit runs overflowed the int.
+TEST(JinjaErrorsTest, HugeFormatPrecisionsAndWidthsAreRefusedBeforeFormatting) {
+  for (const char* t :
+       {"{{ '{0:.1000000000f}'.format(1.5) }}", "{{ '{:.99999999999999999999999f}'.format(1.5) }}",
+        "{{ '{:99999999999999999999999}'.format(1) }}"}) {
+    EXPECT_EQ(Render(t), "ERROR: line 1: Invalid format specifier") << t;
+  }
+  EXPECT_EQ(Render("{{ '{:.3f}|{:>6.2f}|{:8}'.format(1.5, 2.25, 'ab') }}"),
+            "1.500|  2.25|ab      ");
 }
 
 TEST(JinjaErrorsTest, SandboxRangeIsCappedAsInJinja2) {
