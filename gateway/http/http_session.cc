@@ -211,13 +211,12 @@ class Session final : public SessionControl, public std::enable_shared_from_this
     on_gone_ = nullptr;
     Lowest().expires_never();
     WatchClient();
-    const std::string target(request.target());
     try {
       handler_(std::move(request),
                std::make_shared<SessionExchange<Stream>>(this->shared_from_this(), exchange_id_));
     } catch (const std::exception& e) {
       // A handler bug must cost one request, not the gateway and every stream it carries.
-      spdlog::error("HTTP {}: the request's handler failed: {}", target, e.what());
+      spdlog::error("HTTP: a request's handler failed: {}", e.what());
       if (stream_started_) {
         EndStream(exchange_id_, /*close=*/true);
       } else {
