@@ -1,10 +1,11 @@
 // Google Benchmark of every kernel per ISA, path, weight type and shape (bench-110M and bench-1B
 // matrices; n_tokens 1 = decode, 128 = prefill), with bytes_per_second (weight bytes streamed) and
 // GFLOP/s counters. Decode matmuls cycle through enough copies of the matrix (>= 256 MiB) that the
-// weights come from DRAM, as in a real model, not from the last-level cache; the .../cached rows
-// of batched decode read one copy (from L2/L3), and BM_Q8StepRoof/avx2 runs the AVX2 integer
-// step of the Q8 matmuls alone on registers: together they say how far a batched decode step is
-// from what the core can do (the roof, then the kernel in cache, then the kernel from DRAM).
+// weights come from DRAM, as in a real model, not from the last-level cache, and on transparent
+// huge pages, as the worker's packed weights are; the .../cached rows of batched decode read one
+// copy (from L2/L3), and BM_Q8StepRoof/avx2 runs the AVX2 integer step of the Q8 matmuls alone on
+// registers: together they say how far a batched decode step is from what the core can do (the
+// roof, then the kernel in cache, then the kernel from DRAM).
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
@@ -21,6 +22,7 @@
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/attention_ref.h"
 #include "kernels/ref/dequant_ref.h"
+#include "shared/huge_region.h"
 #include "tests/kernels/random_weights.h"
 
 namespace smallmind::kernels {
@@ -46,8 +48,12 @@ void BM_Matmul(benchmark::State& state, MatmulCase c) {
   // which is compute-bound and reads each matrix once per many tokens.
   // Batched decode (a few tokens) streams the weights from DRAM too.
   const size_t copies = c.n_tokens <= 32 && !c.cached ? (kDramBytes + bytes - 1) / bytes : 1;
-  std::vector<uint8_t> w(bytes * copies);
-  for (size_t i = 0; i < copies; i++) std::copy(w0.begin(), w0.end(), w.begin() + i * bytes);
+  // On transparent huge pages, as the worker's packed weights are (worker/engine/packed_weights):
+  // on 4 KiB pages every page is a TLB miss and a stop for the hardware prefetchers.
+  const shared::HugeRegion w(bytes * copies);
+  for (size_t i = 0; i < copies; i++) {
+    std::memcpy(w.data() + i * bytes, w0.data(), bytes);
+  }
   const std::vector<float> x = testing::RandomFloats(static_cast<size_t>(c.n_tokens) * c.in_dim, 2);
   std::vector<uint8_t> xq(static_cast<size_t>(c.n_tokens) * Q8ActRowBytes(c.in_dim));
   std::vector<float> y(static_cast<size_t>(c.n_tokens) * c.out_dim);
