@@ -18,7 +18,28 @@ constexpr int kSpinIterations = 4096;
 
 constexpr uint32_t kThreadBits = 8;
 constexpr uint32_t kThreadMask = (1u << kThreadBits) - 1;
-constexpr uint32_t kInitialEpoch = 1u << kThreadBits;  // generation 1, no threads (unused)
+constexpr uint32_t kInitialEpoch = 1u << kThreadBits;          // generation 1, no threads (unused)
+constexpr uint32_t kGenMask = (1u << (32 - kThreadBits)) - 1;  // a generation's bits
+
+// The claim word: generation << 40 | (parts - 1) << 32 | the claimed-part bits.
+constexpr uint64_t kPartBits = 0xffffffffu;
+uint64_t ClaimWord(uint32_t gen, int n_parts) {
+  return static_cast<uint64_t>(gen) << 40 | static_cast<uint64_t>(n_parts - 1) << 32;
+}
+uint32_t ClaimGeneration(uint64_t word) { return static_cast<uint32_t>(word >> 40); }
+int ClaimParts(uint64_t word) { return static_cast<int>((word >> 32) & 31) + 1; }
+
+// Thread `thread`'s own run of consecutive parts, [thread * parts / threads, (thread + 1) * parts
+// / threads), as bits. A thread that walks consecutive parts walks consecutive rows: the weight
+// streams of a matmul (the tiles' prefetch of the next rows, the hardware prefetchers) run on
+// from one part into the next instead of starting cold at every part. Measured on Zen 3
+// (bench-110M Q8_0, 2 threads, the two claim orders alternated every 2 steps in one process, 6
+// runs): a step of 8 streams took 0.937x the time (0.90-0.97) against 1.00 for the same order
+// alternated with itself, one stream 0.87-0.97x.
+uint64_t OwnParts(int parts, int thread, int threads) {
+  const int begin = thread * parts / threads, end = (thread + 1) * parts / threads;
+  return ((uint64_t{1} << end) - 1) & ~((uint64_t{1} << begin) - 1);
+}
 
 // Spins (only when `spin`) then sleeps until `word` no longer equals `old`; returns the new value.
 template <typename T>
@@ -97,30 +118,32 @@ void ThreadPool::Run(int n_items, int n_parts, int n_threads, PartFn fn, const v
   job_items_ = n_items;
   job_parts_ = n_parts;
   done_.store(0, std::memory_order_relaxed);
-  const uint32_t gen = (epoch_.load(std::memory_order_relaxed) >> kThreadBits) + 1;
+  const uint32_t gen = ((epoch_.load(std::memory_order_relaxed) >> kThreadBits) + 1) & kGenMask;
   // The claim word first (release: the job fields above go with it), then the wake-up word. Bits
   // of parts that do not exist start claimed.
-  const uint64_t absent = n_parts == 32 ? 0 : ~((uint64_t{1} << n_parts) - 1) & 0xffffffffu;
-  claims_.store((static_cast<uint64_t>(gen) << 32) | absent, std::memory_order_release);
+  const uint64_t absent = n_parts == 32 ? 0 : ~((uint64_t{1} << n_parts) - 1) & kPartBits;
+  claims_.store(ClaimWord(gen, n_parts) | absent, std::memory_order_release);
   epoch_.store((gen << kThreadBits) | static_cast<uint32_t>(n_threads), std::memory_order_release);
   epoch_.notify_all();
-  Help(gen, 0, 0);
+  Help(gen, 0, n_threads);
   // Parts still running were claimed by workers; wait for them.
   for (int done = done_.load(std::memory_order_acquire); done != n_parts;) {
     done = WaitWhileEqual(done_, done, pinned());
   }
 }
 
-void ThreadPool::Help(uint32_t gen, int first, int thread) {
+void ThreadPool::Help(uint32_t gen, int thread, int n_threads) {
   while (true) {
     uint64_t word = claims_.load(std::memory_order_acquire);
     int part = -1;
     while (true) {
-      if (static_cast<uint32_t>(word >> 32) != gen) return;  // a newer job: this one is done
-      const uint64_t free = ~word & 0xffffffffu;
+      if (ClaimGeneration(word) != gen) return;  // a newer job: this one is done
+      const uint64_t free = ~word & kPartBits;
       if (free == 0) return;
-      // Our own part when free, else the lowest free one.
-      part = (free >> first) & 1 ? first : std::countr_zero(free);
+      // The lowest free part of this thread's own run, else the highest free one: another
+      // thread's run is taken from its far end, away from where that thread is working.
+      const uint64_t own = free & OwnParts(ClaimParts(word), thread, n_threads);
+      part = own != 0 ? std::countr_zero(own) : 63 - std::countl_zero(free);
       if (claims_.compare_exchange_weak(word, word | (uint64_t{1} << part),
                                         std::memory_order_acq_rel, std::memory_order_acquire)) {
         break;
@@ -140,7 +163,7 @@ void ThreadPool::WorkerMain(int index) {
     seen = WaitWhileEqual(epoch_, seen, pinned());
     const int active = static_cast<int>(seen & kThreadMask);
     if (active == 0) return;  // stop
-    if (index < active) Help(seen >> kThreadBits, index, index);
+    if (index < active) Help(seen >> kThreadBits, index, active);
   }
 }
 

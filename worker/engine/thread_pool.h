@@ -3,9 +3,9 @@
 // time); not otherwise thread-safe.
 //
 // An op costs no thread creation and no heap allocation: it is published through one atomic word
-// and split into parts that threads claim from a bit mask, each its own part first, then any left
-// (a worker slow to wake on a busy machine delays nothing: another runs its part). Waiting spins
-// briefly only when every thread was pinned, then sleeps on a futex.
+// and split into parts that threads claim from a bit mask, each its own run of consecutive parts
+// first, then any left (a worker slow to wake on a busy machine delays nothing: another runs its
+// parts). Waiting spins briefly only when every thread was pinned, then sleeps on a futex.
 #pragma once
 
 #include <atomic>
@@ -20,10 +20,11 @@ namespace smallmind::worker {
 // How ParallelFor splits n items into parts.
 enum class Partition {
   kStaticRows,  // part i = StaticRows(n, threads, i): fixed, the only split deterministic ops use
-  // As many parts as the claim mask holds (32; fewer for fewer items), claimed in order: evens
-  // out uneven work and a thread the OS or a neighbour slowed. Measured on Zen 3 (decode_bench
-  // tg64x8, 2 threads): with 4 parts per thread the threads waited for each other 7.8% of the
-  // time, with 32 parts (16 per thread) 4.4%.
+  // As many parts as the claim mask holds (32; fewer for fewer items), each thread taking its own
+  // run of consecutive parts in order, then what is left of the others' from their far ends:
+  // evens out uneven work and a thread the OS or a neighbour slowed. Measured on Zen 3
+  // (decode_bench tg64x8, 2 threads): with 4 parts per thread the threads waited for each
+  // other 7.8% of the time, with 32 parts (16 per thread) 4.4%.
   kDynamic,
 };
 
@@ -58,8 +59,9 @@ class ThreadPool {
 
   // Runs the parts of a job: fn(ctx, part range, executing thread) for every part.
   void Run(int n_items, int n_parts, int n_threads, PartFn fn, const void* ctx);
-  // Claims and runs parts of generation `gen` (preferring part `first`) until none is left.
-  void Help(uint32_t gen, int first, int thread);
+  // Claims and runs parts of generation `gen` as thread `thread` of `n_threads` (its own run of
+  // parts first, then any left) until none is left.
+  void Help(uint32_t gen, int thread, int n_threads);
   void WorkerMain(int index);
   void PinCaller();  // pins the calling thread to cpus_[0], once per calling thread
 
@@ -69,9 +71,9 @@ class ThreadPool {
   std::thread::id pinned_caller_;    // the caller thread pinned so far, if any
   // (generation << 8) | threads of the latest job; a generation with 0 threads: stop.
   std::atomic<uint32_t> epoch_{1u << 8};
-  // (generation << 32) | claimed-part bits of the current job (bits of absent parts set): a claim
-  // only succeeds for the generation the claimer woke for, so a late worker never touches a newer
-  // job's fields.
+  // (generation << 40) | (parts - 1) << 32 | claimed-part bits of the current job (bits of absent
+  // parts set): a claim only succeeds for the generation the claimer woke for, so a late worker
+  // never touches a newer job's fields.
   std::atomic<uint64_t> claims_{0};
   std::atomic<int> done_{0};  // parts of the current job finished
   // The current job, written before its generation is published.

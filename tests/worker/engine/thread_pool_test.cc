@@ -60,6 +60,41 @@ TEST(ThreadPoolTest, DynamicCoversEveryItemExactlyOnceInUpToMaxThreadsParts) {
   }
 }
 
+// Each thread of a dynamic split walks its own run of consecutive parts upward from the run's
+// start (so its rows, and a matmul's weight stream, are consecutive), and takes what is left of
+// the others' runs from the far end downward, whatever the timing of the threads.
+TEST(ThreadPoolTest, DynamicThreadsWalkTheirOwnRunUpwardAndTakeOthersPartsFromTheFarEnd) {
+  for (int n_threads : {2, 3, 4}) {
+    ThreadPool pool(n_threads, {});
+    constexpr int kParts = ThreadPool::kMaxThreads, kItemsPerPart = 3;
+    for (int rep = 0; rep < 200; rep++) {
+      std::vector<std::vector<int>> ran(static_cast<size_t>(n_threads));  // [thread] parts
+      pool.ParallelFor(kParts * kItemsPerPart, n_threads, Partition::kDynamic,
+                       [&](RowRange r, int thread) {
+                         ran[thread].push_back(r.begin / kItemsPerPart);
+                         if (thread == 1 && rep % 2 == 1) std::this_thread::yield();  // vary timing
+                       });
+      std::vector<int> all;
+      for (int t = 0; t < n_threads; t++) {
+        const int begin = t * kParts / n_threads, end = (t + 1) * kParts / n_threads;
+        std::vector<int> own, others;
+        for (int p : ran[t]) (p >= begin && p < end ? own : others).push_back(p);
+        for (size_t i = 0; i < own.size(); i++) {
+          ASSERT_EQ(own[i], begin + static_cast<int>(i))
+              << "thread " << t << " of " << n_threads << ", rep " << rep;
+        }
+        // Its own parts come before the others' it takes, which go downward.
+        ASSERT_TRUE(std::equal(own.begin(), own.end(), ran[t].begin())) << "thread " << t;
+        ASSERT_TRUE(std::is_sorted(others.rbegin(), others.rend())) << "thread " << t;
+        all.insert(all.end(), ran[t].begin(), ran[t].end());
+      }
+      std::sort(all.begin(), all.end());
+      ASSERT_EQ(all.size(), static_cast<size_t>(kParts));
+      for (int p = 0; p < kParts; p++) ASSERT_EQ(all[p], p);
+    }
+  }
+}
+
 // The thread argument names the OS thread running the part (0: the caller), always the same one.
 TEST(ThreadPoolTest, ThreadIndexAlwaysNamesTheSameOsThreadAndZeroIsTheCaller) {
   ThreadPool pool(4, {});
