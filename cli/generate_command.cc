@@ -17,6 +17,9 @@ std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
           ->default_str("1 = off"),
       command.add_flag("--deterministic", deterministic,
                        "the deterministic kernel path (bitwise reproducible logits)"),
+      command.add_flag("--json-object", json,
+                       "the output is one JSON object (response_format JSON_OBJECT): tokens that "
+                       "would break it are never drawn, and generation stops when it closes"),
       command
           .add_option("--stop", stops,
                       "stop at this string (not part of the output); repeat for several")
@@ -36,6 +39,7 @@ v1::GenerateRequest SamplingFlags::BuildRequest(std::string prompt) const {
   sampling->set_top_k(top_k);
   if (top_p) sampling->set_top_p(*top_p);
   if (deterministic) request.mutable_runtime()->set_deterministic(true);
+  if (json) request.set_response_format(v1::RESPONSE_FORMAT_JSON_OBJECT);
   for (const std::string& stop : stops) stopping->add_stop(stop);
   return request;
 }

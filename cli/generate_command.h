@@ -22,6 +22,7 @@ struct SamplingFlags {
   uint32_t top_k = 0;
   std::optional<float> top_p;
   bool deterministic = false;
+  bool json = false;  // response_format JSON_OBJECT
   std::vector<std::string> stops;
 
   // Adds the flags to `command`; returns them (bench --offline excludes them).

@@ -104,6 +104,12 @@ Status CheckTopLevel(const GenerateRequest& r) {
     return InvalidArgument(
         fmt::format("logprobs must be in [0, {}] (0 = none), got {}", kMaxLogprobs, r.logprobs()));
   }
+  if (!smallmind::v1::ResponseFormat_IsValid(r.response_format())) {
+    return InvalidArgument(
+        fmt::format("response_format must be RESPONSE_FORMAT_TEXT (0) or "
+                    "RESPONSE_FORMAT_JSON_OBJECT (1), got {}",
+                    static_cast<int>(r.response_format())));
+  }
   return Status::Ok();
 }
 

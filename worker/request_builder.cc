@@ -149,6 +149,20 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   // llama2.c-style models end a story by producing BOS (run.c stops there), so BOS ends too.
   out.stopping.bos_ends = tok.bos_id() >= 0 && tok.bos_id() != tok.eos_id();
 
+  switch (req.response_format()) {
+    case v1::RESPONSE_FORMAT_TEXT: break;
+    case v1::RESPONSE_FORMAT_JSON_OBJECT:
+      if (model.token_bytes == nullptr) {
+        return shared::Internal("response_format JSON_OBJECT: the model has no token byte table");
+      }
+      out.json_vocab = model.token_bytes.get();
+      break;
+    default:
+      return InvalidArgument(
+          "response_format must be RESPONSE_FORMAT_TEXT (0) or "
+          "RESPONSE_FORMAT_JSON_OBJECT (1), got " +
+          std::to_string(static_cast<int>(req.response_format())));
+  }
   out.mode = req.runtime().deterministic() ? kernels::ExecMode::kDeterministic
                                            : kernels::ExecMode::kParallel;
   out.max_threads = static_cast<int>(req.runtime().max_threads());

@@ -110,11 +110,12 @@ bool ReadStop(Fields& f, smallmind::v1::StoppingOptions* stopping) {
   return true;
 }
 
-// OpenAI fields that would change what the model may output and that this server does not
-// implement: refused with a 400 naming them rather than ignored, so a client that relies on them
-// (parses the text as JSON, expects a banned token to stay out) learns it at once. Their no-op
-// values pass: `response_format` {"type": "text"}, an empty `logit_bias`.
-bool RefuseUnsupportedConstraints(Fields& f) {
+// `response_format`: text or json_object (the worker constrains the output to one JSON object);
+// json_schema, and the OpenAI fields that would change what the model may output that this server
+// does not implement, are refused with a 400 naming them rather than ignored, so a client that
+// relies on them (expects a schema's keys, a banned token to stay out) learns it at once. Their
+// no-op values pass: an empty `logit_bias`.
+bool ReadOutputConstraints(Fields& f, smallmind::v1::GenerateRequest* g) {
   if (const Json* v = f.Find("response_format"); v && f.ok()) {
     auto type = v->is_object() ? v->find("type") : v->end();
     if (!v->is_object() || type == v->end() || !type->is_string()) {
@@ -122,13 +123,15 @@ bool RefuseUnsupportedConstraints(Fields& f) {
                     "`response_format` must be an object with a string `type`, got " +
                         std::string(TypeName(*v)));
     }
-    if (type->get<std::string>() != "text") {
+    const std::string name = type->get<std::string>();
+    if (name == "json_object") {
+      g->set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT);
+    } else if (name != "text") {
       return f.Fail(
           "response_format",
-          fmt::format("`response_format` type `{}` is not supported: this server does not "
-                      "constrain its output to JSON (omit `response_format` or use "
-                      "{{\"type\": \"text\"}})",
-                      type->get<std::string>()));
+          fmt::format("`response_format` type `{}` is not supported: use \"json_object\" (any "
+                      "JSON object; no schema is enforced) or \"text\"",
+                      name));
     }
   }
   if (const Json* v = f.Find("logit_bias"); v && f.ok()) {
@@ -178,7 +181,7 @@ bool ReadCommon(Fields& f, OpenAiRequest& r) {
   if (f.Bool("deterministic", &deterministic))
     g.mutable_runtime()->set_deterministic(deterministic);
   ReadStop(f, g.mutable_stopping());
-  if (!RefuseUnsupportedConstraints(f)) return false;
+  if (!ReadOutputConstraints(f, &g)) return false;
   f.Bool("stream", &r.stream);
   if (const Json* options = f.Find("stream_options"); options && f.ok()) {
     if (!options->is_object()) return f.WrongType("stream_options", "an object", *options);

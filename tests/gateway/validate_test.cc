@@ -158,6 +158,17 @@ TEST(ValidateTest, AnUnknownContextOverflowIsRejected) {
       "(1), got 7");
 }
 
+TEST(ValidateTest, AnUnknownResponseFormatIsRejected) {
+  GenerateRequest unknown = TextRequest();
+  unknown.set_response_format(static_cast<smallmind::v1::ResponseFormat>(2));
+  EXPECT_EQ(ErrorFor(unknown),
+            "response_format must be RESPONSE_FORMAT_TEXT (0) or RESPONSE_FORMAT_JSON_OBJECT (1), "
+            "got 2");
+  GenerateRequest json = TextRequest();
+  json.set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT);
+  EXPECT_TRUE(Validate(json, "id").ok());
+}
+
 TEST(ValidateTest, TopLevelErrorsNameFieldAndRange) {
   GenerateRequest logprobs = TextRequest();
   logprobs.set_logprobs(21);

@@ -192,6 +192,7 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec) {
   SM_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m, LoadAnyModel(spec));
   DescribeTensors(m.get());
   SM_RETURN_IF_ERROR(CheckKernelsExist(*m));
+  m->token_bytes = std::make_unique<const TokenBytes>(*m->tokenizer);
   return m;
 }
 

@@ -12,6 +12,7 @@
 #include "shared/default_model.h"
 #include "shared/status.h"
 #include "worker/model/weights.h"
+#include "worker/tokenizer/token_bytes.h"
 #include "worker/tokenizer/tokenizer.h"
 
 namespace smallmind::worker {
@@ -26,6 +27,8 @@ struct ModelSpec {
 struct LoadedModel {
   LlamaModel llama;
   std::unique_ptr<Tokenizer> tokenizer;
+  // Every token's bytes, for the JSON output constraint (response_format JSON_OBJECT).
+  std::unique_ptr<const TokenBytes> token_bytes;
   std::string source;            // the spec's model string
   std::string tokenizer_source;  // where the tokenizer came from
   uint64_t file_size = 0;        // bytes of the model file (of the embedded one for builtin:)

@@ -211,9 +211,14 @@ void Scheduler::Update(const std::function<std::span<float>(int)>& logits,
   // vocabulary, so a step of 16 sequences samples on the engine's threads in parallel.
   const auto sample = [this, &logits](int d) {
     Sequence* seq = step_seqs_[draws_[d].index];
+    const std::span<float> row = logits(draws_[d].index);
+    if (seq->request.json_vocab != nullptr &&
+        MaskJsonLogits(seq->json, *seq->request.json_vocab, row) == 0) {
+      draws_[d].token = -1;  // no token continues the object: Emit fails the request
+      return;
+    }
     const bool want_logprobs = seq->request.sampling.logprobs > 0;
-    draws_[d].token =
-        seq->sampler.Sample(logits(draws_[d].index), want_logprobs ? &seq->logprobs : nullptr);
+    draws_[d].token = seq->sampler.Sample(row, want_logprobs ? &seq->logprobs : nullptr);
   };
   const int n_draws = static_cast<int>(draws_.size());
   if (for_each && n_draws > 1) {
@@ -246,6 +251,14 @@ void Scheduler::ShiftContexts() {
 }
 
 void Scheduler::Emit(Sequence* seq, TokenId id) {
+  if (id < 0) {
+    Finish(seq, FinishReason::kNone,
+           shared::FailedPrecondition(
+               "response_format JSON_OBJECT: no token of the model's vocabulary continues the "
+               "JSON object after " +
+               std::to_string(seq->num_generated()) + " generated tokens"));
+    return;
+  }
   const bool want_logprobs = seq->request.sampling.logprobs > 0;
   FinishReason reason = seq->AcceptToken(id, Clock::now());
   ++generation_tokens_total_;

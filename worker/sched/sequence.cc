@@ -40,10 +40,18 @@ FinishReason Sequence::AcceptToken(TokenId id, Clock::time_point now) {
   detokenizer.Push(id, &text_scratch);
   emit_scratch.clear();
   FinishReason reason = stop.OnToken(id, text_scratch, &emit_scratch);
-  if (reason == FinishReason::kLength || reason == FinishReason::kEos) {
-    // The stream ends here: an incomplete code point left over becomes U+FFFD.
-    detokenizer.Flush(&emit_scratch);
+  bool ends = reason == FinishReason::kLength || reason == FinishReason::kEos;
+  if (request.json_vocab != nullptr && reason != FinishReason::kStop) {
+    // The draw only offered tokens that continue the object (MaskJsonLogits), so this takes them.
+    json.Feed(request.json_vocab->Of(id));
+    if (json.complete()) {  // the object is whole: generation ends, all its text goes out
+      if (reason == FinishReason::kNone) stop.Finish(&emit_scratch);
+      reason = FinishReason::kStop;
+      ends = true;
+    }
   }
+  // The stream ends here: an incomplete code point left over becomes U+FFFD.
+  if (ends) detokenizer.Flush(&emit_scratch);
   return reason;
 }
 

@@ -11,6 +11,7 @@
 
 #include "kernels/exec_mode.h"
 #include "shared/prompt_prefix_key.h"
+#include "worker/sample/json_constraint.h"
 #include "worker/sample/sampler.h"
 #include "worker/sample/stop_checker.h"
 #include "worker/sched/step_output.h"
@@ -43,6 +44,9 @@ struct SequenceRequest {
   double gateway_queue_ms = 0;
   // Keys of the prompt input's prefixes, reported in Stats while its blocks stay cached.
   shared::PromptPrefixKeys prefix_keys;
+  // response_format JSON_OBJECT: the model's token bytes, for the output constraint (MaskJsonLogits
+  // before each draw, JsonPrefix fed each token); null: any text. Outlives the sequence.
+  const TokenBytes* json_vocab = nullptr;
 };
 
 struct Sequence {
@@ -83,6 +87,7 @@ struct Sequence {
   std::vector<int32_t> block_table;  // KV block ids, position p in block_table[p / block_size]
 
   Sampler sampler;
+  JsonPrefix json;  // the output so far, when request.json_vocab constrains it
   StopChecker stop;
   Detokenizer detokenizer;
   std::string text_scratch;  // this token's bytes, reused

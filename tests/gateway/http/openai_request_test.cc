@@ -145,10 +145,11 @@ TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
     std::string says;
   };
   const Case refused[] = {
-      {R"("response_format":{"type":"json_object"})", "response_format",
-       "`response_format` type `json_object` is not supported"},
       {R"("response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{}}})",
-       "response_format", "does not constrain its output to JSON"},
+       "response_format",
+       "`response_format` type `json_schema` is not supported: use \"json_object\""},
+      {R"("response_format":{"type":"yaml"})", "response_format",
+       "`response_format` type `yaml` is not supported"},
       {R"("response_format":"json")", "response_format",
        "`response_format` must be an object with a string `type`, got string"},
       {R"("logit_bias":{"50256":-100})", "logit_bias", "`logit_bias` is not supported"},
@@ -177,6 +178,22 @@ TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
     HttpError error;
     EXPECT_TRUE(Parse(Endpoint::kChatCompletions, chat + ok + "}", &error))
         << ok << ": " << error.message;
+  }
+}
+
+// json_object asks the worker for one JSON object; text (or no response_format) for any text.
+TEST(OpenAiRequestTest, ResponseFormatJsonObjectConstrainsTheOutputToAnObject) {
+  for (const auto& [endpoint, head] :
+       {std::pair{Endpoint::kChatCompletions,
+                  std::string(R"({"messages":[{"role":"user","content":"x"}],)")},
+        std::pair{Endpoint::kCompletions, std::string(R"({"prompt":"x",)")}}) {
+    HttpError error;
+    auto json = Parse(endpoint, head + R"("response_format":{"type":"json_object"}})", &error);
+    ASSERT_TRUE(json) << error.message;
+    EXPECT_EQ(json->generate.response_format(), smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT);
+    auto text = Parse(endpoint, head + R"("response_format":{"type":"text"}})", &error);
+    ASSERT_TRUE(text) << error.message;
+    EXPECT_EQ(text->generate.response_format(), smallmind::v1::RESPONSE_FORMAT_TEXT);
   }
 }
 

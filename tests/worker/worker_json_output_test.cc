@@ -1,0 +1,103 @@
+// response_format JSON_OBJECT through the worker's Submit rpc, on the real stories260K and on the
+// random-weight builtin:tiny (whose draws wander over every byte the constraint allows): the text
+// is one JSON object when the stream ends with STOP and the beginning of one when it ends with
+// LENGTH, whatever the seed; a deterministic request gives the same object every time; an unknown
+// format is INVALID_ARGUMENT.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/worker/in_process_worker.h"
+#include "worker/sample/json_constraint.h"
+
+namespace smallmind::worker {
+namespace {
+
+v1::GenerateRequest JsonRequest(const std::string& prompt, float temperature, uint64_t seed,
+                                int max_new) {
+  v1::GenerateRequest r;
+  r.set_prompt(prompt);
+  r.set_response_format(v1::RESPONSE_FORMAT_JSON_OBJECT);
+  r.mutable_sampling()->set_temperature(temperature);
+  r.mutable_sampling()->set_seed(seed);
+  r.mutable_stopping()->set_max_new_tokens(max_new);
+  return r;
+}
+
+std::string Text(const testing::SubmitResult& result) {
+  std::string text;
+  for (const v1::GenerateResponse& m : result.messages) text += m.text();
+  return text;
+}
+
+// Runs `seeds` sampled requests and a greedy one; returns how many finished the object.
+int CheckOutputs(testing::InProcessWorker& w, const std::string& prompt, int seeds, int max_new) {
+  int complete = 0;
+  for (int seed = 0; seed <= seeds; seed++) {
+    const float temperature = seed == 0 ? 0.0f : 1.0f;
+    const testing::SubmitResult r = w.Submit(JsonRequest(prompt, temperature, seed, max_new));
+    EXPECT_TRUE(r.status.ok()) << r.status.error_message();
+    if (!r.status.ok()) continue;
+    const std::string text = Text(r);
+    const v1::FinishReason reason = r.last().finish_reason();
+    JsonPrefix prefix;
+    EXPECT_TRUE(prefix.Feed(text)) << "seed " << seed << ": " << nlohmann::json(text).dump();
+    if (reason == v1::STOP) {
+      ++complete;
+      EXPECT_TRUE(prefix.complete()) << nlohmann::json(text).dump();
+      const auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      EXPECT_TRUE(parsed.is_object()) << "seed " << seed << ": " << nlohmann::json(text).dump();
+    } else {
+      EXPECT_EQ(reason, v1::LENGTH) << "EOS is never drawn inside the object";
+      EXPECT_EQ(r.token_ids.size(), static_cast<size_t>(max_new));
+      EXPECT_FALSE(prefix.complete());
+    }
+    EXPECT_EQ(r.last().usage().completion_tokens(), r.token_ids.size());
+  }
+  return complete;
+}
+
+TEST(WorkerJsonOutputTest, Stories260KWritesAnObjectOrTheBeginningOfOne) {
+  WorkerConfig config;
+  config.model.model = "builtin:stories260K";
+  testing::InProcessWorker w(config);
+  CheckOutputs(w, "Once upon a time", 8, 200);
+}
+
+TEST(WorkerJsonOutputTest, RandomWeightsFinishObjectsThatAParserReads) {
+  WorkerConfig config;
+  config.model.model = "builtin:tiny";  // one token per byte, random logits
+  testing::InProcessWorker w(config);
+  EXPECT_GT(CheckOutputs(w, "{", 24, 300), 3) << "some draws close their object";
+}
+
+TEST(WorkerJsonOutputTest, DeterministicRequestsRepeatTheirObject) {
+  WorkerConfig config;
+  config.model.model = "builtin:tiny";
+  testing::InProcessWorker w(config);
+  v1::GenerateRequest r = JsonRequest("x", 1.0f, 42, 120);
+  r.mutable_runtime()->set_deterministic(true);
+  const testing::SubmitResult first = w.Submit(r);
+  const testing::SubmitResult second = w.Submit(r);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  ASSERT_TRUE(second.status.ok()) << second.status.error_message();
+  EXPECT_EQ(first.token_ids, second.token_ids);
+  EXPECT_EQ(Text(first), Text(second));
+  // Without the constraint the same seed writes something else: the mask changed the draws.
+  r.set_response_format(v1::RESPONSE_FORMAT_TEXT);
+  EXPECT_NE(w.Submit(r).token_ids, first.token_ids);
+}
+
+TEST(WorkerJsonOutputTest, AnUnknownResponseFormatIsInvalidArgument) {
+  testing::InProcessWorker w;
+  v1::GenerateRequest r = JsonRequest("x", 0.0f, 1, 4);
+  r.set_response_format(static_cast<v1::ResponseFormat>(9));
+  const testing::SubmitResult result = w.Submit(r);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(result.status.error_message().find("response_format must be"), std::string::npos)
+      << result.status.error_message();
+}
+
+}  // namespace
+}  // namespace smallmind::worker
