@@ -1,5 +1,6 @@
 // The HTTP door through the official `openai` npm client: models list, chat (streamed and whole,
-// with usage), completion with stop and seed, greedy completion against run.c's golden text.
+// with usage), completion with stop and seed, greedy completion against run.c's golden text,
+// JSON output (response_format json_object).
 // Run by tests/http/http_api_test.cc against a real gateway + worker:
 //   node openai_client_test.mjs --base-url http://127.0.0.1:PORT/v1 --model ID [--golden FILE]
 // Exits 0 when every check passed, 1 with the failures printed otherwise.
@@ -107,6 +108,16 @@ if (args.golden) {
     assert.equal(r.choices[0].text.slice(0, expected.length), expected);
   });
 }
+
+check("response_format json_object: the reply is an object or the beginning of one", async () => {
+  const r = await client.chat.completions.create({
+    model, messages: [{ role: "user", content: "Describe a cat as JSON." }], max_tokens: 24,
+    temperature: 0, response_format: { type: "json_object" } });
+  const text = r.choices[0].message.content;
+  assert.match(text, /^\s?\{/, `not an object: ${JSON.stringify(text)}`);
+  if (r.choices[0].finish_reason === "stop") assert.equal(typeof JSON.parse(text), "object");
+  else assert.equal(r.choices[0].finish_reason, "length");
+});
 
 check("a bad field is a 400 APIError naming it", async () => {
   await assert.rejects(
