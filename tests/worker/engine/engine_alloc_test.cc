@@ -6,14 +6,18 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
+#include <random>
 #include <vector>
 
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/engine/engine_loop.h"
 #include "worker/modelgen/builtin_tiny.h"
+#include "worker/sample/json_constraint.h"
 #include "worker/tokenizer/spm_tokenizer.h"
+#include "worker/tokenizer/token_bytes.h"
 
 namespace {
 std::atomic<long> g_allocations{0};  // NOLINT: the counter a replaced operator new needs
@@ -127,6 +131,39 @@ TEST(EngineAllocTest, LoopIterationsOfSteadyDecodeMakeNoHeapAllocation) {
   const long allocations = g_allocations.load() - before;
   ASSERT_GT(events, 100) << "the sequences must still be decoding while counted";
   EXPECT_EQ(allocations, 0) << "over 40 loop iterations";
+}
+
+// The JSON output constraint's share of a step (the mask before the draw, the automaton fed the
+// token after it): no heap allocation either. The automaton starts a new object whenever one
+// closes, so the count covers states before, inside and after objects.
+TEST(EngineAllocTest, JsonConstrainedDrawsMakeNoHeapAllocation) {
+  const std::unique_ptr<SpmTokenizer> tokenizer = MakeByteLevelTokenizer();
+  const TokenBytes token_bytes(*tokenizer);
+  SequenceRequest req;
+  req.prompt = tokenizer->Encode("json", true);
+  req.sampling.temperature = 1.0f;
+  req.sampling.seed = 3;
+  req.stopping.max_new_tokens = 400;
+  req.json_vocab = &token_bytes;
+  const int vocab = tokenizer->vocab_size();
+  Sequence seq(1, std::move(req), *tokenizer, vocab, nullptr);
+  std::vector<float> logits(static_cast<size_t>(vocab));
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  int objects = 0;
+  long before = 0;
+  for (int step = 0; step < 400; step++) {
+    if (step == 20) before = g_allocations.load();  // after the first draws sized every buffer
+    for (float& l : logits) l = normal(rng);
+    ASSERT_GT(MaskJsonLogits(seq.json, token_bytes, logits), 0);
+    const TokenId id = seq.sampler.Sample(logits);
+    if (seq.AcceptToken(id, Clock::now()) == FinishReason::kStop) {
+      seq.json = JsonPrefix();  // the object closed: the next tokens start another
+      ++objects;
+    }
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0) << "over 380 constrained draws";
+  EXPECT_GE(objects, 2);
 }
 
 }  // namespace
