@@ -133,6 +133,9 @@ void ThreadPool::Run(int n_items, int n_parts, int n_threads, PartFn fn, const v
 }
 
 void ThreadPool::Help(uint32_t gen, int thread, int n_threads) {
+  // This thread's run of parts: the job's part count is fixed for its generation, so it is worked
+  // out once (two divisions), not at every claim.
+  uint64_t own_run = 0;
   while (true) {
     uint64_t word = claims_.load(std::memory_order_acquire);
     int part = -1;
@@ -140,9 +143,10 @@ void ThreadPool::Help(uint32_t gen, int thread, int n_threads) {
       if (ClaimGeneration(word) != gen) return;  // a newer job: this one is done
       const uint64_t free = ~word & kPartBits;
       if (free == 0) return;
+      if (own_run == 0) own_run = OwnParts(ClaimParts(word), thread, n_threads);
       // The lowest free part of this thread's own run, else the highest free one: another
       // thread's run is taken from its far end, away from where that thread is working.
-      const uint64_t own = free & OwnParts(ClaimParts(word), thread, n_threads);
+      const uint64_t own = free & own_run;
       part = own != 0 ? std::countr_zero(own) : 63 - std::countl_zero(free);
       if (claims_.compare_exchange_weak(word, word | (uint64_t{1} << part),
                                         std::memory_order_acq_rel, std::memory_order_acquire)) {
