@@ -1,6 +1,8 @@
 #include "cli/generate_command.h"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 namespace smallmind::cli {
@@ -21,6 +23,25 @@ std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
                        "the output is one JSON object (response_format JSON_OBJECT): tokens that "
                        "would break it are never drawn, and generation stops when it closes"),
       command
+          .add_option_function<std::string>(
+              "--json-schema",
+              [this](const std::string& arg) {
+                if (!arg.empty() && arg.front() == '{') {
+                  json_schema = arg;
+                  return;
+                }
+                std::ifstream in(arg, std::ios::binary);
+                std::ostringstream text;
+                if (!in || !(text << in.rdbuf())) {
+                  throw CLI::ValidationError("--json-schema", "cannot read the schema file " + arg);
+                }
+                json_schema = text.str();
+              },
+              "the output is one JSON object this JSON Schema allows (response_format "
+              "JSON_SCHEMA): a file, or the schema itself when it starts with '{'")
+          ->type_name("FILE|SCHEMA")
+          ->excludes("--json-object"),
+      command
           .add_option("--stop", stops,
                       "stop at this string (not part of the output); repeat for several")
           ->allow_extra_args(false)
@@ -40,6 +61,10 @@ v1::GenerateRequest SamplingFlags::BuildRequest(std::string prompt) const {
   if (top_p) sampling->set_top_p(*top_p);
   if (deterministic) request.mutable_runtime()->set_deterministic(true);
   if (json) request.set_response_format(v1::RESPONSE_FORMAT_JSON_OBJECT);
+  if (!json_schema.empty()) {
+    request.set_response_format(v1::RESPONSE_FORMAT_JSON_SCHEMA);
+    request.set_json_schema(json_schema);
+  }
   for (const std::string& stop : stops) stopping->add_stop(stop);
   return request;
 }

@@ -22,7 +22,8 @@ struct SamplingFlags {
   uint32_t top_k = 0;
   std::optional<float> top_p;
   bool deterministic = false;
-  bool json = false;  // response_format JSON_OBJECT
+  bool json = false;        // response_format JSON_OBJECT
+  std::string json_schema;  // response_format JSON_SCHEMA with this schema (empty: none)
   std::vector<std::string> stops;
 
   // Adds the flags to `command`; returns them (bench --offline excludes them).

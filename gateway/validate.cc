@@ -4,6 +4,8 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "shared/json_schema.h"
+
 namespace smallmind::gateway {
 namespace {
 
@@ -104,13 +106,11 @@ Status CheckTopLevel(const GenerateRequest& r) {
     return InvalidArgument(
         fmt::format("logprobs must be in [0, {}] (0 = none), got {}", kMaxLogprobs, r.logprobs()));
   }
-  if (!smallmind::v1::ResponseFormat_IsValid(r.response_format())) {
-    return InvalidArgument(
-        fmt::format("response_format must be RESPONSE_FORMAT_TEXT (0) or "
-                    "RESPONSE_FORMAT_JSON_OBJECT (1), got {}",
-                    static_cast<int>(r.response_format())));
-  }
-  return Status::Ok();
+  static_assert(smallmind::v1::RESPONSE_FORMAT_TEXT == shared::kFormatText &&
+                smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT == shared::kFormatJsonObject &&
+                smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA == shared::kFormatJsonSchema);
+  // The schema is compiled here too, so a bad one is refused before it waits for a worker.
+  return shared::OutputConstraint(r.response_format(), r.json_schema()).status();
 }
 
 // Unset optional fields get their documented defaults, so the worker never guesses; the default

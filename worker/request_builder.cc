@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 
+#include "shared/json_schema.h"
 #include "shared/prompt_prefix_key.h"
 #include "shared/request_limits.h"
 
@@ -149,19 +150,13 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   // llama2.c-style models end a story by producing BOS (run.c stops there), so BOS ends too.
   out.stopping.bos_ends = tok.bos_id() >= 0 && tok.bos_id() != tok.eos_id();
 
-  switch (req.response_format()) {
-    case v1::RESPONSE_FORMAT_TEXT: break;
-    case v1::RESPONSE_FORMAT_JSON_OBJECT:
-      if (model.token_bytes == nullptr) {
-        return shared::Internal("response_format JSON_OBJECT: the model has no token byte table");
-      }
-      out.json_vocab = model.token_bytes.get();
-      break;
-    default:
-      return InvalidArgument(
-          "response_format must be RESPONSE_FORMAT_TEXT (0) or "
-          "RESPONSE_FORMAT_JSON_OBJECT (1), got " +
-          std::to_string(static_cast<int>(req.response_format())));
+  SM_ASSIGN_OR_RETURN(out.json_schema,
+                      shared::OutputConstraint(req.response_format(), req.json_schema()));
+  if (out.json_schema != nullptr) {
+    if (model.token_bytes == nullptr) {
+      return shared::Internal("response_format: the model has no token byte table");
+    }
+    out.json_vocab = model.token_bytes.get();
   }
   out.mode = req.runtime().deterministic() ? kernels::ExecMode::kDeterministic
                                            : kernels::ExecMode::kParallel;

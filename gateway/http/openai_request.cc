@@ -7,6 +7,9 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "shared/json_nesting.h"
+#include "shared/json_schema.h"
+
 namespace smallmind::gateway::http {
 namespace {
 
@@ -26,6 +29,7 @@ class Fields {
       : object_(object), error_(error), prefix_(std::move(prefix)) {}
 
   bool ok() const { return ok_; }
+  HttpError* error() const { return error_; }
   const Json* Find(const char* name) const {
     auto it = object_.find(name);
     return it == object_.end() || it->is_null() ? nullptr : &*it;
@@ -110,11 +114,36 @@ bool ReadStop(Fields& f, smallmind::v1::StoppingOptions* stopping) {
   return true;
 }
 
-// `response_format`: text or json_object (the worker constrains the output to one JSON object);
-// json_schema, and the OpenAI fields that would change what the model may output that this server
-// does not implement, are refused with a 400 naming them rather than ignored, so a client that
-// relies on them (expects a schema's keys, a banned token to stay out) learns it at once. Their
-// no-op values pass: an empty `logit_bias`.
+// `response_format` {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}: the
+// schema is compiled here so that one this server cannot enforce is a 400 naming what it cannot;
+// `strict` may be anything (the schema is always enforced), a missing `schema` is any object.
+bool ReadJsonSchema(Fields& f, const Json& format, smallmind::v1::GenerateRequest* g) {
+  const auto spec = format.find("json_schema");
+  if (spec == format.end() || !spec->is_object()) {
+    return f.Fail("response_format",
+                  "`response_format.json_schema` must be an object with the `schema`");
+  }
+  Fields fields(*spec, f.error(), "response_format.json_schema.");
+  std::string name;
+  bool strict = false;
+  if (!fields.String("name", &name) || !fields.Bool("strict", &strict)) return false;
+  const auto schema = spec->find("schema");
+  const std::string text =
+      schema == spec->end() || schema->is_null() ? std::string("{}") : schema->dump();
+  if (const auto compiled = shared::JsonSchema::Compile(text); !compiled.ok()) {
+    return f.Fail("response_format",
+                  "`response_format.json_schema.schema`: " + compiled.status().message());
+  }
+  g->set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA);
+  g->set_json_schema(text);
+  return true;
+}
+
+// `response_format`: text, json_object or json_schema (the worker constrains the output to one
+// JSON object, or one the schema allows); the OpenAI fields that would change what the model may
+// output that this server does not implement, are refused with a 400 naming them rather than
+// ignored, so a client that relies on them (expects a schema's keys, a banned token to stay out)
+// learns it at once. Their no-op values pass: an empty `logit_bias`.
 bool ReadOutputConstraints(Fields& f, smallmind::v1::GenerateRequest* g) {
   if (const Json* v = f.Find("response_format"); v && f.ok()) {
     auto type = v->is_object() ? v->find("type") : v->end();
@@ -126,12 +155,13 @@ bool ReadOutputConstraints(Fields& f, smallmind::v1::GenerateRequest* g) {
     const std::string name = type->get<std::string>();
     if (name == "json_object") {
       g->set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT);
+    } else if (name == "json_schema") {
+      if (!ReadJsonSchema(f, *v, g)) return false;
     } else if (name != "text") {
-      return f.Fail(
-          "response_format",
-          fmt::format("`response_format` type `{}` is not supported: use \"json_object\" (any "
-                      "JSON object; no schema is enforced) or \"text\"",
-                      name));
+      return f.Fail("response_format",
+                    fmt::format("`response_format` type `{}` is not supported: use "
+                                "\"json_schema\", \"json_object\" or \"text\"",
+                                name));
     }
   }
   if (const Json* v = f.Find("logit_bias"); v && f.ok()) {
@@ -305,6 +335,13 @@ bool ReadChat(Fields& f, OpenAiRequest& r) {
 }  // namespace
 
 std::optional<Json> ParseJsonObject(std::string_view body, HttpError* error) {
+  // Printing, copying into a template and compiling a schema recurse once per level.
+  if (const int depth = shared::JsonNesting(body, kMaxBodyNesting); depth > kMaxBodyNesting) {
+    *error = MakeError(
+        400, fmt::format("the body nests arrays and objects more than {} deep", kMaxBodyNesting),
+        {}, "invalid_json");
+    return std::nullopt;
+  }
   Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
     // Say where, the way a parser with exceptions would. Any exception of the library: besides

@@ -23,6 +23,9 @@ enum class Endpoint { kCompletions, kChatCompletions };
 inline constexpr uint32_t kCompletionsDefaultMaxTokens = 16;
 // OpenAI's completions `logprobs` goes to 5; vLLM and this server accept up to validate's 20.
 inline constexpr int64_t kMaxTopLogprobs = 20;
+// Arrays and objects a request body may nest: past any real request (a tool's parameters, a
+// JSON Schema), and far short of the stack the recursive steps after parsing need.
+inline constexpr int kMaxBodyNesting = 200;
 
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;

@@ -160,13 +160,32 @@ TEST(ValidateTest, AnUnknownContextOverflowIsRejected) {
 
 TEST(ValidateTest, AnUnknownResponseFormatIsRejected) {
   GenerateRequest unknown = TextRequest();
-  unknown.set_response_format(static_cast<smallmind::v1::ResponseFormat>(2));
+  unknown.set_response_format(static_cast<smallmind::v1::ResponseFormat>(3));
   EXPECT_EQ(ErrorFor(unknown),
-            "response_format must be RESPONSE_FORMAT_TEXT (0) or RESPONSE_FORMAT_JSON_OBJECT (1), "
-            "got 2");
+            "response_format must be RESPONSE_FORMAT_TEXT (0), RESPONSE_FORMAT_JSON_OBJECT (1) or "
+            "RESPONSE_FORMAT_JSON_SCHEMA (2), got 3");
   GenerateRequest json = TextRequest();
   json.set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT);
   EXPECT_TRUE(Validate(json, "id").ok());
+}
+
+// The gateway compiles the schema, so one the worker could not enforce never waits for a worker.
+TEST(ValidateTest, AJsonSchemaIsCompiledAndOneItCannotEnforceIsRejected) {
+  GenerateRequest r = TextRequest();
+  r.set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA);
+  r.set_json_schema(R"({"type": "object", "properties": {"a": {"type": "integer"}}})");
+  EXPECT_TRUE(Validate(r, "id").ok());
+  r.set_json_schema(R"({"type": "object", "properties": {"a": {"type": "string",
+                        "minLength": 2}}})");
+  EXPECT_EQ(ErrorFor(r),
+            "json_schema at \"/properties/a\": keyword `minLength` is not supported (it would "
+            "not be enforced)");
+  r.clear_json_schema();
+  EXPECT_EQ(ErrorFor(r), "response_format RESPONSE_FORMAT_JSON_SCHEMA needs json_schema");
+  r.set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT);
+  r.set_json_schema("{}");
+  EXPECT_EQ(ErrorFor(r),
+            "json_schema is set but response_format is not RESPONSE_FORMAT_JSON_SCHEMA (2)");
 }
 
 TEST(ValidateTest, TopLevelErrorsNameFieldAndRange) {

@@ -9,6 +9,7 @@
 #include "tests/http/http_client.h"
 #include "tests/http/node_client.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/json_schema_check.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/shared_data.h"
 
@@ -94,9 +95,10 @@ TEST_F(HttpErrorsTest, ANumberTooLargeForADoubleIsA400AndTheGatewayServesOn) {
   EXPECT_EQ(ok.status, 200) << ok.error << ok.body;
 }
 
-// response_format json_object reaches the worker's constraint through the gateway (stories260K
-// alone writes a story, never a '{'); json_schema is a 400 naming the field.
-TEST_F(HttpErrorsTest, ResponseFormatJsonObjectAnswersWithAnObjectAndJsonSchemaIs400) {
+// response_format json_object and json_schema reach the worker's constraint through the gateway
+// (stories260K alone writes a story, never a '{'); a schema the worker cannot enforce is a 400
+// naming the field and the keyword.
+TEST_F(HttpErrorsTest, ResponseFormatJsonObjectAndJsonSchemaAnswerWithWhatTheyAsk) {
   for (const char* target : {"/v1/chat/completions", "/v1/completions"}) {
     const std::string input = std::string(target) == "/v1/completions"
                                   ? R"("prompt":"Once upon a time")"
@@ -114,14 +116,75 @@ TEST_F(HttpErrorsTest, ResponseFormatJsonObjectAnswersWithAnObjectAndJsonSchemaI
     EXPECT_EQ(text[first], '{') << text;
     const std::string reason = choice["finish_reason"];
     EXPECT_TRUE(reason == "length" || reason == "stop") << reason;
-    if (reason == "stop") EXPECT_TRUE(nlohmann::json::parse(text).is_object()) << text;
+    if (reason == "stop") {
+      EXPECT_TRUE(nlohmann::json::parse(text).is_object()) << text;
+    }
+  }
+  const std::string schema =
+      R"({"type":"object","properties":{"mood":{"enum":["happy","sad"]},"age":{"type":"integer"}},)"
+      R"("required":["mood","age"],"additionalProperties":false})";
+  for (int seed = 1; seed <= 3; seed++) {
+    const HttpReply r =
+        Post("/v1/chat/completions",
+             R"({"messages":[{"role":"user","content":"Once upon a time"}],)"
+             R"("response_format":{"type":"json_schema","json_schema":{"name":"p",)"
+             R"("strict":true,"schema":)" +
+                 schema + R"(}},"max_tokens":80,"seed":)" + std::to_string(seed) + "}");
+    ASSERT_EQ(r.status, 200) << r.error << r.body;
+    const nlohmann::json choice = r.json()["choices"][0];
+    const std::string text = choice["message"]["content"];
+    // The object's first key is the schema's first: the constraint ran (the rest of what a
+    // finished object must be, SchemaAllows checks).
+    const size_t open = text.find_first_not_of(" \t\n");
+    ASSERT_NE(open, std::string::npos) << text;
+    EXPECT_EQ(text[open], '{') << text;
+    const size_t key = text.find_first_not_of(" \t\n", open + 1);
+    if (key != std::string::npos) {
+      EXPECT_EQ(text.substr(key, 2), "\"m") << text;
+    }
+    if (choice["finish_reason"] == "stop") {
+      const auto parsed = nlohmann::ordered_json::parse(text);
+      EXPECT_TRUE(smallmind::testing::SchemaAllows(parsed, nlohmann::ordered_json::parse(schema)))
+          << text;
+    }
   }
   auto e = ExpectError(
       Post("/v1/chat/completions",
-           R"({"messages":[{"role":"user","content":"x"}],)"
-           R"("response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{}}}})"),
+           R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema",)"
+           R"("json_schema":{"name":"a","schema":{"type":"object","properties":{"n":{"type":)"
+           R"("number","minimum":0}}}}}})"),
       400);
   EXPECT_EQ(e["param"], "response_format");
+  EXPECT_NE(e["message"].get<std::string>().find("keyword `minimum` is not supported"),
+            std::string::npos)
+      << e["message"];
+}
+
+// A body of 200 KB of '[' once ended the gateway: printing or compiling it recursed past the
+// stack. Now any body that nests more than 200 deep is a 400, wherever the nesting is.
+TEST_F(HttpErrorsTest, ABodyNestedTooDeepIsA400AndTheGatewayServesOn) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string head = R"({"messages":[{"role":"user","content":"x"}],)";
+  for (const std::string& body :
+       {head + R"("response_format":{"type":"json_schema","json_schema":{"schema":)" + deep + "}}}",
+        head + R"("tools":)" + deep + "}",
+        head + R"("chat_template_kwargs":{"a":)" + deep + "}}"}) {
+    auto e = ExpectError(Post("/v1/chat/completions", body), 400);
+    EXPECT_EQ(e["code"], "invalid_json");
+    EXPECT_NE(e["message"].get<std::string>().find("more than 200 deep"), std::string::npos);
+  }
+  // Deep but within the bound: the schema compiler says what it thinks of it.
+  const std::string nested = std::string(150, '[') + std::string(150, ']');
+  auto e = ExpectError(
+      Post("/v1/chat/completions",
+           head +
+               R"("response_format":{"type":"json_schema","json_schema":{"schema":{"type":)"
+               R"("object","properties":{"a":{"const":)" +
+               nested + "}}}}}}"),
+      400);
+  EXPECT_EQ(e["param"], "response_format");
+  const HttpReply ok = Post("/v1/completions", R"({"prompt":"a","max_tokens":2})");
+  EXPECT_EQ(ok.status, 200) << ok.error << ok.body;
 }
 
 TEST_F(HttpErrorsTest, OutOfRangeFieldsAndContextOverflowAre400WithTheRange) {

@@ -1,6 +1,6 @@
 // The HTTP door through the official `openai` npm client: models list, chat (streamed and whole,
 // with usage), completion with stop and seed, greedy completion against run.c's golden text,
-// JSON output (response_format json_object).
+// JSON output (response_format json_object and json_schema).
 // Run by tests/http/http_api_test.cc against a real gateway + worker:
 //   node openai_client_test.mjs --base-url http://127.0.0.1:PORT/v1 --model ID [--golden FILE]
 // Exits 0 when every check passed, 1 with the failures printed otherwise.
@@ -117,6 +117,30 @@ check("response_format json_object: the reply is an object or the beginning of o
   assert.match(text, /^\s?\{/, `not an object: ${JSON.stringify(text)}`);
   if (r.choices[0].finish_reason === "stop") assert.equal(typeof JSON.parse(text), "object");
   else assert.equal(r.choices[0].finish_reason, "length");
+});
+
+check("response_format json_schema: the reply follows the schema's keys in order", async () => {
+  const schema = { type: "object", additionalProperties: false, required: ["name", "legs"],
+                   properties: { name: { type: "string" }, legs: { type: "integer" } } };
+  const r = await client.chat.completions.create({
+    model, messages: [{ role: "user", content: "A cat as JSON." }], max_tokens: 60, seed: 3,
+    response_format: { type: "json_schema", json_schema: { name: "cat", strict: true, schema } } });
+  const text = r.choices[0].message.content;
+  assert.match(text, /^\s?\{\s?(\n\s*)?"n/, `not the schema's first key: ${JSON.stringify(text)}`);
+  if (r.choices[0].finish_reason === "stop") {
+    const value = JSON.parse(text);
+    assert.deepEqual(Object.keys(value), ["name", "legs"]);
+    assert.equal(typeof value.name, "string");
+    assert.ok(Number.isInteger(value.legs), text);
+  } else {
+    assert.equal(r.choices[0].finish_reason, "length");
+  }
+  await assert.rejects(
+    client.chat.completions.create({
+      model, messages: [{ role: "user", content: "x" }],
+      response_format: { type: "json_schema", json_schema: { name: "s", schema: {
+        type: "object", properties: { s: { type: "string", pattern: "^a" } } } } } }),
+    (e) => e.status === 400 && e.error?.param === "response_format" && /pattern/.test(e.message));
 });
 
 check("a bad field is a 400 APIError naming it", async () => {

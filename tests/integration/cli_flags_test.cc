@@ -274,6 +274,47 @@ TEST(CliFlagsTest, APromptFromAFileOrStdinGivesTheSameTokensAsTheArgument) {
             ids.out);
 }
 
+// --json-schema takes a file or the schema itself; a missing file, --json-object beside it and a
+// schema the server cannot enforce are errors that say so.
+TEST(CliFlagsTest, JsonSchemaComesFromAFileOrTheArgumentAndBadOnesAreNamed) {
+  auto gateway = testing::GatewayFixture::Start({});
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  const std::string schema =
+      R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]})";
+  testing::ScopedTempDir dir;
+  const std::string file = dir.File("schema.json");
+  std::ofstream(file, std::ios::binary) << schema;
+  const std::vector<std::string> common = {
+      "--addr", (*gateway)->address(), "--temperature", "0", "--max-tokens", "40", "--ids"};
+  auto generate = [&](const std::string& schema_arg) {
+    std::vector<std::string> args = {"generate", "x", "--json-schema", schema_arg};
+    args.insert(args.end(), common.begin(), common.end());
+    return RunProgram("smallmind", args);
+  };
+  const ProgramRun by_file = generate(file);
+  ASSERT_EQ(by_file.exit_code, 0) << by_file.err;
+  EXPECT_EQ(generate(schema).out, by_file.out);
+  // builtin:tiny draws bytes at random: under the schema its text begins {"ok" (the only key).
+  const size_t open = by_file.out.find('{');
+  ASSERT_NE(open, std::string::npos) << by_file.out;
+  EXPECT_EQ(by_file.out.find("\"ok\"", open), by_file.out.find_first_not_of(" \t\n", open + 1))
+      << by_file.out;
+
+  ProgramRun run = generate(file + ".missing");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("cannot read the schema file " + file + ".missing"), std::string::npos)
+      << run.err;
+  run = RunProgram("smallmind", {"generate", "x", "--json-object", "--json-schema", schema});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("excludes"), std::string::npos) << run.err;
+  run = generate(R"({"type":"object","properties":{"n":{"type":"integer","multipleOf":2}}})");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("INVALID_ARGUMENT: json_schema at \"/properties/n\": keyword "
+                         "`multipleOf` is not supported"),
+            std::string::npos)
+      << run.err;
+}
+
 TEST(CliFlagsTest, APromptLongerThanAShellArgumentReachesTheServerThroughAFile) {
   auto gateway = testing::GatewayFixture::Start({});
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();

@@ -2,12 +2,15 @@
 // random-weight builtin:tiny (whose draws wander over every byte the constraint allows): the text
 // is one JSON object when the stream ends with STOP and the beginning of one when it ends with
 // LENGTH, whatever the seed; a deterministic request gives the same object every time; an unknown
-// format is INVALID_ARGUMENT.
+// format is INVALID_ARGUMENT. JSON_SCHEMA likewise, each finished object one the schema allows
+// (tests/testing/json_schema_check.h), and a schema the worker cannot enforce INVALID_ARGUMENT.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "shared/json_schema.h"
+#include "tests/testing/json_schema_check.h"
 #include "tests/worker/in_process_worker.h"
 #include "worker/sample/json_constraint.h"
 
@@ -97,6 +100,110 @@ TEST(WorkerJsonOutputTest, AnUnknownResponseFormatIsInvalidArgument) {
   EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(result.status.error_message().find("response_format must be"), std::string::npos)
       << result.status.error_message();
+}
+
+// Keys of every kind the compiler takes: an enum of mixed values, a bounded array of objects, a
+// nullable number, a map, an optional property, a $ref.
+const char* const kOrder = R"({
+  "$defs": {"item": {"type": "object", "properties": {"sku": {"type": "string"},
+                                                      "qty": {"type": "integer"}},
+                     "required": ["sku", "qty"], "additionalProperties": false}},
+  "type": "object",
+  "properties": {
+    "id": {"type": "integer"},
+    "status": {"enum": ["open", "paid", 3, null]},
+    "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 2},
+    "total": {"type": ["number", "null"]},
+    "notes": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    "gift": {"type": "boolean"}
+  },
+  "required": ["id", "status", "items", "total", "notes"],
+  "additionalProperties": false
+})";
+
+// kOrder less its free text (strings, map keys), which random draws end only by chance (a '"'
+// one byte in 200): what they write is then short enough to finish.
+const char* const kCompactOrder = R"({
+  "$defs": {"item": {"type": "object", "properties": {"sku": {"enum": ["a-1", "b-2"]},
+                                                      "qty": {"type": "integer"}},
+                     "required": ["sku", "qty"], "additionalProperties": false}},
+  "type": "object",
+  "properties": {
+    "id": {"type": "integer"},
+    "status": {"enum": ["open", "paid", 3, null]},
+    "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 2},
+    "total": {"type": ["number", "null"]},
+    "gift": {"type": "boolean"}
+  },
+  "required": ["id", "status", "items", "total"],
+  "additionalProperties": false
+})";
+
+// Runs `seeds` sampled requests under `schema`; returns how many finished their object.
+int CheckSchemaOutputs(testing::InProcessWorker& w, const char* schema, const std::string& prompt,
+                       int seeds, int max_new) {
+  const nlohmann::ordered_json schema_json = nlohmann::ordered_json::parse(schema);
+  const auto compiled = shared::JsonSchema::Compile(schema);
+  EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
+  int complete = 0;
+  for (int seed = 1; seed <= seeds; seed++) {
+    v1::GenerateRequest r = JsonRequest(prompt, 1.0f, seed, max_new);
+    r.set_response_format(v1::RESPONSE_FORMAT_JSON_SCHEMA);
+    r.set_json_schema(schema);
+    const testing::SubmitResult result = w.Submit(r);
+    EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+    if (!result.status.ok()) continue;
+    const std::string text = Text(result);
+    JsonPrefix prefix(compiled->get());
+    EXPECT_TRUE(prefix.Feed(text)) << "seed " << seed << ": " << nlohmann::json(text).dump();
+    if (result.last().finish_reason() == v1::STOP) {
+      ++complete;
+      EXPECT_TRUE(prefix.complete());
+      const auto parsed = nlohmann::ordered_json::parse(text, nullptr, false);
+      EXPECT_TRUE(smallmind::testing::SchemaAllows(parsed, schema_json))
+          << "seed " << seed << ": " << nlohmann::json(text).dump();
+    } else {
+      EXPECT_EQ(result.last().finish_reason(), v1::LENGTH);
+      EXPECT_FALSE(prefix.complete());
+    }
+  }
+  return complete;
+}
+
+TEST(WorkerJsonOutputTest, RandomWeightsFinishObjectsTheSchemaAllows) {
+  WorkerConfig config;
+  config.model.model = "builtin:tiny";  // one token per byte: every byte the schema allows
+  testing::InProcessWorker w(config);
+  EXPECT_GT(CheckSchemaOutputs(w, kCompactOrder, "{", 16, 400), 3) << "some draws close it";
+  CheckSchemaOutputs(w, kOrder, "{", 4, 300);  // free text too: a valid beginning at least
+}
+
+TEST(WorkerJsonOutputTest, Stories260KWritesTheBeginningOfWhatTheSchemaAllows) {
+  WorkerConfig config;
+  config.model.model = "builtin:stories260K";
+  testing::InProcessWorker w(config);
+  CheckSchemaOutputs(w, kOrder, "Once upon a time", 4, 150);
+}
+
+TEST(WorkerJsonOutputTest, ASchemaTheWorkerCannotEnforceIsInvalidArgument) {
+  testing::InProcessWorker w;
+  v1::GenerateRequest r = JsonRequest("x", 0.0f, 1, 4);
+  r.set_response_format(v1::RESPONSE_FORMAT_JSON_SCHEMA);
+  r.set_json_schema(
+      R"({"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}})");
+  testing::SubmitResult result = w.Submit(r);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(result.status.error_message().find("keyword `maximum` is not supported"),
+            std::string::npos)
+      << result.status.error_message();
+  r.set_response_format(v1::RESPONSE_FORMAT_TEXT);  // a schema without the format asking for it
+  result = w.Submit(r);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  r.set_response_format(v1::RESPONSE_FORMAT_JSON_SCHEMA);
+  r.clear_json_schema();
+  result = w.Submit(r);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(result.status.error_message().find("needs json_schema"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "worker/sample/json_constraint.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace smallmind::worker {
@@ -27,6 +28,8 @@ bool JsonPrefix::Feed(std::string_view bytes) {
 bool JsonPrefix::Feed(unsigned char c) {
   switch (mode_) {
     case Mode::kString: return String(c);
+    case Mode::kKeyMatch: return KeyMatch(c);
+    case Mode::kEnum: return Enum(c);
     case Mode::kEscape:
       if (c == 'u') {
         mode_ = Mode::kHex;
@@ -69,63 +72,188 @@ bool JsonPrefix::Feed(unsigned char c) {
 
 // Between tokens: whitespace, punctuation, the start of a value.
 bool JsonPrefix::Structural(unsigned char c) {
-  if (IsWhitespace(c)) {
-    if (c == '\r') return false;  // line breaks are '\n' alone
-    if (c == '\n' && newline_) return false;
-    newline_ = newline_ || c == '\n';
-    // Before the object, one byte: a space a tokenizer glues to '{' ("▁{"), not a preamble.
-    return ++whitespace_ <= (mode_ == Mode::kStart ? 1 : kMaxWhitespace);
-  }
+  if (IsWhitespace(c)) return Blank(c);
   whitespace_ = 0;
   newline_ = false;
   switch (mode_) {
-    case Mode::kStart: return c == '{' && Open(true);
+    case Mode::kStart: return c == '{' && Open(schema_->root());
     case Mode::kObjectFirst:
-      if (c == '}') return Close();
+      if (c == '}') return CanClose() && Close();
       [[fallthrough]];
-    case Mode::kKey:
-      if (c != '"') return false;
-      mode_ = Mode::kString;
-      key_ = true;
-      return true;
+    case Mode::kKey: return c == '"' && BeginKey();
     case Mode::kColon:
       if (c != ':') return false;
       mode_ = Mode::kValue;
       return true;
     case Mode::kArrayFirst:
-      if (c == ']') return Close();
-      [[fallthrough]];
-    case Mode::kValue: return StartValue(c);
+      if (c == ']') return CanClose() && Close();
+      return CanContinue() && StartValue(c, TopNode().items);
+    case Mode::kValue: return StartValue(c, TopIsObject() ? value_node_ : TopNode().items);
     case Mode::kAfterValue:
       if (c == ',') {
+        if (!CanContinue()) return false;
         mode_ = TopIsObject() ? Mode::kKey : Mode::kValue;
         return true;
       }
-      if (c == '}' || c == ']') return TopIsObject() == (c == '}') && Close();
+      if (c == '}' || c == ']') return TopIsObject() == (c == '}') && CanClose() && Close();
       return false;
     default: return false;  // kDone: only whitespace
   }
 }
 
-bool JsonPrefix::StartValue(unsigned char c) {
+bool JsonPrefix::Blank(unsigned char c) {
+  if (c == '\r') return false;
+  if (c == '\n') {
+    // A run starts with its line break; none between a key and its value.
+    const bool breaks = mode_ != Mode::kColon && !(mode_ == Mode::kValue && TopIsObject());
+    if (whitespace_ > 0 || !breaks) return false;
+    newline_ = true;
+    whitespace_ = 1;
+    return true;
+  }
+  if (!newline_) return whitespace_++ == 0;  // one blank between tokens
+  const int indent = whitespace_ - 1;        // the bytes after the line break
+  if (indent >= std::min(kMaxIndent, kIndentPerLevel * depth_)) return false;
+  ++whitespace_;
+  return true;
+}
+
+bool JsonPrefix::CanClose() const {
+  const shared::JsonSchema::Node& n = TopNode();
+  if (n.kind == Kind::kArray) return Top().count >= n.min_items;
+  // An object: no required property left (the next one's next required is past the end).
+  const int next = Top().count;
+  return next >= n.count || schema_->property(n.first + next).next_required >= n.count;
+}
+
+bool JsonPrefix::CanContinue() const {
+  const shared::JsonSchema::Node& n = TopNode();
+  if (n.kind == Kind::kArray) return Top().count < n.max_items;
+  return n.count > 0 ? Top().count < n.count : n.extra >= 0;
+}
+
+// The value `node` describes, starting with `c`.
+bool JsonPrefix::StartValue(unsigned char c, int32_t node) {
+  while (schema_->node(node).kind == Kind::kAnyOf) {
+    node = schema_->Dispatch(node, c);
+    if (node < 0) return false;
+  }
+  const shared::JsonSchema::Node& n = schema_->node(node);
+  const Kind kind = n.kind;
+  if (kind == Kind::kLiterals) {
+    mode_ = Mode::kEnum;
+    lit_lo_ = n.first;
+    lit_hi_ = n.first + n.count;
+    lit_off_ = 0;
+    return Enum(c);
+  }
   switch (c) {
-    case '{': return Open(true);
-    case '[': return Open(false);
+    case '{':
+      if (kind == Kind::kAny) return Open(shared::JsonSchema::kAnyObject);
+      return kind == Kind::kObject && Open(node);
+    case '[':
+      if (kind == Kind::kAny) return Open(shared::JsonSchema::kAnyArray);
+      return kind == Kind::kArray && Open(node);
     case '"':
+      if (kind != Kind::kAny && kind != Kind::kString) return false;
       mode_ = Mode::kString;
       key_ = false;
       return true;
-    case 't': literal_ = "rue"; break;
-    case 'f': literal_ = "alse"; break;
-    case 'n': literal_ = "ull"; break;
+    case 't':
+    case 'f':
+      if (kind != Kind::kAny && kind != Kind::kBoolean) return false;
+      literal_ = c == 't' ? "rue" : "alse";
+      break;
+    case 'n':
+      if (kind != Kind::kAny && kind != Kind::kNull) return false;
+      literal_ = "ull";
+      break;
     default:
       if (c != '-' && !IsDigit(c)) return false;
+      if (kind != Kind::kAny && kind != Kind::kNumber && kind != Kind::kInteger) return false;
       mode_ = c == '-' ? Mode::kNumMinus : c == '0' ? Mode::kNumZero : Mode::kNumInt;
       number_bytes_ = 1;
+      integer_ = kind == Kind::kInteger;
+      number_limit_ =
+          static_cast<uint8_t>(integer_ ? kMaxIntegerDigits + (c == '-' ? 1 : 0) : kMaxNumberBytes);
       return true;
   }
   mode_ = Mode::kLiteral;
   return true;
+}
+
+// The '"' of a key in the top object: a free key (any string) or one of the properties the schema
+// lets come next, in its order: the next one and, while they are optional, the ones after it.
+bool JsonPrefix::BeginKey() {
+  const shared::JsonSchema::Node& n = TopNode();
+  if (n.count == 0) {
+    if (n.extra < 0) return false;
+    mode_ = Mode::kString;
+    key_ = true;
+    return true;
+  }
+  const int next = Top().count;
+  if (next >= n.count) return false;
+  const int last = std::min<int>(schema_->property(n.first + next).next_required, n.count - 1);
+  key_mask_ = 0;
+  for (int i = next; i <= last; i++) key_mask_ |= uint64_t{1} << i;
+  key_off_ = 0;
+  mode_ = Mode::kKeyMatch;
+  return true;
+}
+
+// A byte of a listed key. No key's text (its escaped name and '"') begins another's, so the key
+// whose last byte this is is the only one left.
+bool JsonPrefix::KeyMatch(unsigned char c) {
+  const shared::JsonSchema::Node& n = TopNode();
+  uint64_t keep = 0;
+  int done = -1;
+  for (uint64_t m = key_mask_; m != 0; m &= m - 1) {
+    const int i = __builtin_ctzll(m);
+    const std::string& key = schema_->property(n.first + i).key;
+    if (key_off_ < key.size() && static_cast<unsigned char>(key[key_off_]) == c) {
+      keep |= uint64_t{1} << i;
+      if (key_off_ + 1u == key.size()) done = i;
+    }
+  }
+  if (keep == 0) return false;
+  key_mask_ = keep;
+  ++key_off_;
+  if (done >= 0) {
+    frames_[depth_ - 1].count = static_cast<uint16_t>(done + 1);
+    value_node_ = schema_->property(n.first + done).node;
+    mode_ = Mode::kColon;
+  }
+  return true;
+}
+
+// A byte of an enum/const value. The literals are sorted, so those that begin with the bytes so
+// far are a run, and within it those that go on with `c` are one too; a literal that is whole
+// ends the value when `c` goes on none (`c` is then what follows the value).
+bool JsonPrefix::Enum(unsigned char c) {
+  int32_t lo = -1, hi = -1;
+  for (int32_t i = lit_lo_; i < lit_hi_; i++) {
+    const std::string& lit = schema_->literal(i);
+    if (lit.size() > lit_off_ && static_cast<unsigned char>(lit[lit_off_]) == c) {
+      if (lo < 0) lo = i;
+      hi = i + 1;
+    } else if (lo >= 0) {
+      break;
+    }
+  }
+  if (lo >= 0) {
+    lit_lo_ = lo;
+    lit_hi_ = hi;
+    ++lit_off_;
+    // The one literal left is whole: nothing can follow inside it.
+    if (hi - lo == 1 && schema_->literal(lo).size() == lit_off_) return EndValue();
+    return true;
+  }
+  if (lit_off_ > 0 && schema_->literal(lit_lo_).size() == lit_off_) {
+    EndValue();
+    return Structural(c);
+  }
+  return false;
 }
 
 bool JsonPrefix::String(unsigned char c) {
@@ -139,6 +267,7 @@ bool JsonPrefix::String(unsigned char c) {
   if (c == '"') {
     if (!key_) return EndValue();
     key_ = false;
+    value_node_ = TopNode().extra;  // a free key's value
     mode_ = Mode::kColon;
     return true;
   }
@@ -190,8 +319,8 @@ bool JsonPrefix::Hex(unsigned char c) {
 
 bool JsonPrefix::Number(unsigned char c) {
   // Room for the digit a '.', an 'e' or a sign must be followed by.
-  const bool room = number_bytes_ < kMaxNumberBytes;
-  const bool room_for_two = number_bytes_ + 1 < kMaxNumberBytes;
+  const bool room = number_bytes_ < number_limit_;
+  const bool room_for_two = number_bytes_ + 1 < number_limit_;
   Mode next = mode_;
   switch (mode_) {
     case Mode::kNumMinus:
@@ -219,10 +348,10 @@ bool JsonPrefix::Number(unsigned char c) {
       if (IsDigit(c) && mode_ != Mode::kNumZero) {
         if (!room) return false;
         if (mode_ == Mode::kNumExp && exponent_digits_++ == kMaxExponentDigits) return false;
-      } else if (c == '.' && (mode_ == Mode::kNumZero || mode_ == Mode::kNumInt)) {
+      } else if (c == '.' && (mode_ == Mode::kNumZero || mode_ == Mode::kNumInt) && !integer_) {
         if (!room_for_two) return false;
         next = Mode::kNumDot;
-      } else if ((c == 'e' || c == 'E') && mode_ != Mode::kNumExp) {
+      } else if ((c == 'e' || c == 'E') && mode_ != Mode::kNumExp && !integer_) {
         if (!room_for_two) return false;
         next = Mode::kNumE;
       } else {
@@ -235,12 +364,10 @@ bool JsonPrefix::Number(unsigned char c) {
   return true;
 }
 
-bool JsonPrefix::Open(bool object) {
+bool JsonPrefix::Open(int32_t node) {
   if (depth_ == kMaxDepth) return false;
-  const uint64_t bit = uint64_t{1} << depth_;
-  stack_ = object ? stack_ | bit : stack_ & ~bit;
-  ++depth_;
-  mode_ = object ? Mode::kObjectFirst : Mode::kArrayFirst;
+  frames_[depth_++] = {static_cast<int16_t>(node), 0};
+  mode_ = schema_->node(node).kind == Kind::kObject ? Mode::kObjectFirst : Mode::kArrayFirst;
   return true;
 }
 
@@ -249,8 +376,15 @@ bool JsonPrefix::Close() {
   return EndValue();
 }
 
+// A value ends: an item more in an array (a property's index was counted at its key).
 bool JsonPrefix::EndValue() {
-  mode_ = depth_ == 0 ? Mode::kDone : Mode::kAfterValue;
+  if (depth_ == 0) {
+    mode_ = Mode::kDone;
+    return true;
+  }
+  Frame& top = frames_[depth_ - 1];
+  if (TopNode().kind == Kind::kArray && top.count < UINT16_MAX) ++top.count;
+  mode_ = Mode::kAfterValue;
   return true;
 }
 

@@ -254,7 +254,7 @@ void Scheduler::Emit(Sequence* seq, TokenId id) {
   if (id < 0) {
     Finish(seq, FinishReason::kNone,
            shared::FailedPrecondition(
-               "response_format JSON_OBJECT: no token of the model's vocabulary continues the "
+               "response_format: no token of the model's vocabulary continues the "
                "JSON object after " +
                std::to_string(seq->num_generated()) + " generated tokens"));
     return;

@@ -17,6 +17,7 @@ Sequence::Sequence(uint64_t id, SequenceRequest req, const Tokenizer& tokenizer,
       request(std::move(req)),
       num_prompt_tokens(static_cast<int>(request.prompt.size())),
       sampler(request.sampling, vocab_size),
+      json(request.json_schema != nullptr ? JsonPrefix(request.json_schema.get()) : JsonPrefix()),
       stop(request.stopping),
       detokenizer(tokenizer, request.prompt.empty() ? -1 : request.prompt.back()),
       sink(sink) {

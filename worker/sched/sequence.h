@@ -44,9 +44,12 @@ struct SequenceRequest {
   double gateway_queue_ms = 0;
   // Keys of the prompt input's prefixes, reported in Stats while its blocks stay cached.
   shared::PromptPrefixKeys prefix_keys;
-  // response_format JSON_OBJECT: the model's token bytes, for the output constraint (MaskJsonLogits
-  // before each draw, JsonPrefix fed each token); null: any text. Outlives the sequence.
+  // response_format JSON_OBJECT or JSON_SCHEMA: the model's token bytes, for the output
+  // constraint (MaskJsonLogits before each draw, JsonPrefix fed each token); null: any text.
+  // Outlives the sequence.
   const TokenBytes* json_vocab = nullptr;
+  // JSON_SCHEMA: the compiled schema the object must follow (null with json_vocab: any object).
+  std::shared_ptr<const shared::JsonSchema> json_schema;
 };
 
 struct Sequence {
@@ -87,7 +90,7 @@ struct Sequence {
   std::vector<int32_t> block_table;  // KV block ids, position p in block_table[p / block_size]
 
   Sampler sampler;
-  JsonPrefix json;  // the output so far, when request.json_vocab constrains it
+  JsonPrefix json;  // the output so far, when request.json_vocab constrains it (to json_schema)
   StopChecker stop;
   Detokenizer detokenizer;
   std::string text_scratch;  // this token's bytes, reused

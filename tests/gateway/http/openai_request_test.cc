@@ -145,9 +145,11 @@ TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
     std::string says;
   };
   const Case refused[] = {
-      {R"("response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{}}})",
+      {R"("response_format":{"type":"json_schema","json_schema":{"name":"a","schema":)"
+       R"({"type":"object","properties":{"a":{"type":"string","pattern":"^x"}}}}})",
        "response_format",
-       "`response_format` type `json_schema` is not supported: use \"json_object\""},
+       "`response_format.json_schema.schema`: json_schema at \"/properties/a\": keyword "
+       "`pattern` is not supported (it would not be enforced)"},
       {R"("response_format":{"type":"yaml"})", "response_format",
        "`response_format` type `yaml` is not supported"},
       {R"("response_format":"json")", "response_format",
@@ -194,6 +196,42 @@ TEST(OpenAiRequestTest, ResponseFormatJsonObjectConstrainsTheOutputToAnObject) {
     auto text = Parse(endpoint, head + R"("response_format":{"type":"text"}})", &error);
     ASSERT_TRUE(text) << error.message;
     EXPECT_EQ(text->generate.response_format(), smallmind::v1::RESPONSE_FORMAT_TEXT);
+  }
+}
+
+// json_schema carries its schema to the worker as JSON text with the properties in the order the
+// client wrote them (the order the output follows); a schema the worker could not enforce, or a
+// json_schema that is not an object, is a 400 on response_format.
+TEST(OpenAiRequestTest, ResponseFormatJsonSchemaCarriesTheSchemaInItsOrder) {
+  const std::string head = R"({"messages":[{"role":"user","content":"x"}],)";
+  HttpError error;
+  auto ok = Parse(Endpoint::kChatCompletions,
+                  head + R"("response_format":{"type":"json_schema","json_schema":{"name":"p",)"
+                         R"("strict":true,"schema":{"type":"object","properties":{"z":)"
+                         R"({"type":"string"},"a":{"type":"integer"}},"required":["z","a"]}}}})",
+                  &error);
+  ASSERT_TRUE(ok) << error.message;
+  EXPECT_EQ(ok->generate.response_format(), smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA);
+  EXPECT_EQ(ok->generate.json_schema(),
+            R"({"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}},)"
+            R"("required":["z","a"]})");
+  auto any =
+      Parse(Endpoint::kCompletions,
+            R"({"prompt":"x","response_format":{"type":"json_schema","json_schema":{}}})", &error);
+  ASSERT_TRUE(any) << error.message;
+  EXPECT_EQ(any->generate.json_schema(), "{}");  // no schema: any object
+  for (const char* bad :
+       {R"("response_format":{"type":"json_schema"}})",
+        R"("response_format":{"type":"json_schema","json_schema":"s"}})",
+        R"("response_format":{"type":"json_schema","json_schema":{"name":3}}})",
+        R"("response_format":{"type":"json_schema","json_schema":{"schema":{"type":"array"}}}})",
+        R"("response_format":{"type":"json_schema","json_schema":{"schema":{"properties":)"
+        R"({"a":{"pattern":"x"}}}}}})",
+        R"("response_format":{"type":"grammar"}})"}) {
+    HttpError e;
+    EXPECT_FALSE(Parse(Endpoint::kChatCompletions, head + bad, &e)) << bad;
+    EXPECT_EQ(e.status, 400) << bad;
+    EXPECT_EQ(e.param.rfind("response_format", 0), 0u) << bad << ": " << e.param;
   }
 }
 

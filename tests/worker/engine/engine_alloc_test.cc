@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "shared/json_schema.h"
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/engine/engine_loop.h"
@@ -136,7 +137,10 @@ TEST(EngineAllocTest, LoopIterationsOfSteadyDecodeMakeNoHeapAllocation) {
 // The JSON output constraint's share of a step (the mask before the draw, the automaton fed the
 // token after it): no heap allocation either. The automaton starts a new object whenever one
 // closes, so the count covers states before, inside and after objects.
-TEST(EngineAllocTest, JsonConstrainedDrawsMakeNoHeapAllocation) {
+// Constrained draws (the mask, the sampler, AcceptToken feeding the automaton, a new object
+// whenever one closes) allocate nothing, with any object and under a schema (key and enum
+// matching, array counts, anyOf) alike.
+void ExpectConstrainedDrawsAllocateNothing(std::shared_ptr<const shared::JsonSchema> schema) {
   const std::unique_ptr<SpmTokenizer> tokenizer = MakeByteLevelTokenizer();
   const TokenBytes token_bytes(*tokenizer);
   SequenceRequest req;
@@ -145,6 +149,7 @@ TEST(EngineAllocTest, JsonConstrainedDrawsMakeNoHeapAllocation) {
   req.sampling.seed = 3;
   req.stopping.max_new_tokens = 400;
   req.json_vocab = &token_bytes;
+  req.json_schema = schema;
   const int vocab = tokenizer->vocab_size();
   Sequence seq(1, std::move(req), *tokenizer, vocab, nullptr);
   std::vector<float> logits(static_cast<size_t>(vocab));
@@ -158,12 +163,23 @@ TEST(EngineAllocTest, JsonConstrainedDrawsMakeNoHeapAllocation) {
     ASSERT_GT(MaskJsonLogits(seq.json, token_bytes, logits), 0);
     const TokenId id = seq.sampler.Sample(logits);
     if (seq.AcceptToken(id, Clock::now()) == FinishReason::kStop) {
-      seq.json = JsonPrefix();  // the object closed: the next tokens start another
+      // The object closed: the next tokens start another.
+      seq.json = schema != nullptr ? JsonPrefix(schema.get()) : JsonPrefix();
       ++objects;
     }
   }
   EXPECT_EQ(g_allocations.load() - before, 0) << "over 380 constrained draws";
   EXPECT_GE(objects, 2);
+}
+
+TEST(EngineAllocTest, JsonConstrainedDrawsMakeNoHeapAllocation) {
+  ExpectConstrainedDrawsAllocateNothing(nullptr);
+  const auto schema = shared::JsonSchema::Compile(
+      R"({"type": "object", "properties": {"k": {"enum": ["a", "bc", 1, null]},
+          "n": {"type": "integer"}, "v": {"type": "array", "items": {"anyOf": [{"type": "null"},
+          {"type": "boolean"}]}, "maxItems": 3}}, "required": ["k", "n"]})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  ExpectConstrainedDrawsAllocateNothing(*schema);
 }
 
 }  // namespace

@@ -95,18 +95,31 @@ TEST(JsonPrefixTest, BoundsNestingWhitespaceRunsAndNumberLength) {
   EXPECT_EQ(FirstRefused(deep + std::string(JsonPrefix::kMaxDepth - 1, ']') + "}", &state), -1);
   EXPECT_TRUE(state.complete());
 
-  const std::string ws(JsonPrefix::kMaxWhitespace, ' ');
-  EXPECT_EQ(FirstRefused("{" + ws + "}"), -1);
-  EXPECT_EQ(FirstRefused("{" + ws + "\n}"), 1 + JsonPrefix::kMaxWhitespace);
-  EXPECT_EQ(FirstRefused("{\"a\":" + ws + "1," + ws + "\"b\":2}"), -1);      // runs, not a total
-  EXPECT_EQ(FirstRefused("{\"a\":\"" + std::string(500, ' ') + "\"}"), -1);  // strings: content
-  // One line break per run, '\n' alone.
+  // One blank between tokens; a line break where printers put one, then an indentation of at
+  // most 4 bytes per open container (24 in all).
+  EXPECT_EQ(FirstRefused("{\"a\": 1, \"b\" :\t[ 1 ,2 ] }"), -1);
+  EXPECT_EQ(FirstRefused("{  }"), 2);
+  EXPECT_EQ(FirstRefused("{\"a\":  1}"), 6);
   EXPECT_EQ(FirstRefused("{\n  \"a\": 1,\n  \"b\": [\n    2\n  ]\n}\n"), -1);
-  EXPECT_EQ(FirstRefused("{\n\n}"), 2);
-  EXPECT_EQ(FirstRefused("{ \n \t\n}"), 5);
+  EXPECT_EQ(FirstRefused("{\n\t\"a\": [\n\t\t{\n\t\t\t\"b\": 1\n\t\t}\n\t]\n}"), -1);
+  EXPECT_EQ(FirstRefused("{\n    \"a\":1}"), -1);
+  EXPECT_EQ(FirstRefused("{\n     \"a\":1}"), 6);              // 5 bytes of indentation at depth 1
+  EXPECT_EQ(FirstRefused("{\"a\":[[\n            1]]}"), -1);  // 12 at depth 3
+  EXPECT_EQ(FirstRefused("{\"a\":[[\n             1]]}"), 20);
+  std::string nested = "{\"a\":" + std::string(10, '[') + "\n";
+  EXPECT_EQ(FirstRefused(nested + std::string(JsonPrefix::kMaxIndent, ' ') + "1"), -1);
+  EXPECT_EQ(FirstRefused(nested + std::string(JsonPrefix::kMaxIndent + 1, ' ')),
+            static_cast<int>(nested.size()) + JsonPrefix::kMaxIndent);
+  EXPECT_EQ(FirstRefused("{\n\n}"), 2);       // one line break per run
+  EXPECT_EQ(FirstRefused("{ \n}"), 2);        // ... at its start
+  EXPECT_EQ(FirstRefused("{\"a\"\n:1}"), 4);  // no break between a key and its value
+  EXPECT_EQ(FirstRefused("{\"a\":\n1}"), 5);
+  EXPECT_EQ(FirstRefused("{\"a\":[\n1\n,\n2]}"), -1);  // arrays break anywhere
   EXPECT_EQ(FirstRefused("{\r\n}"), 1);
   EXPECT_EQ(FirstRefused(" {}"), -1);  // one blank before the object ("▁{"), no preamble
+  EXPECT_EQ(FirstRefused("\n{}\n"), -1);
   EXPECT_EQ(FirstRefused("  {}"), 1);
+  EXPECT_EQ(FirstRefused("\n {}"), 1);
 
   const std::string digits(JsonPrefix::kMaxNumberBytes, '7');
   EXPECT_EQ(FirstRefused("{\"a\":" + digits + "}"), -1);

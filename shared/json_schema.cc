@@ -1,0 +1,529 @@
+#include "shared/json_schema.h"
+
+#include <algorithm>
+#include <bitset>
+#include <map>
+#include <set>
+
+#include <spdlog/fmt/fmt.h>
+#include <nlohmann/json.hpp>
+
+#include "shared/json_nesting.h"
+
+namespace smallmind::shared {
+
+using Json = nlohmann::ordered_json;  // properties keep the schema's order
+
+namespace {
+
+// Keywords that say nothing about which values are valid.
+const std::set<std::string, std::less<>> kAnnotations = {
+    "title",     "description", "default",     "examples",   "format",
+    "$schema",   "$id",         "$comment",    "deprecated", "readOnly",
+    "writeOnly", "$defs",       "definitions", "$anchor",    "discriminator"};
+
+// The keywords the compiler reads.
+const std::set<std::string, std::less<>> kSupported = {
+    "type",  "properties", "required", "additionalProperties",
+    "items", "minItems",   "maxItems", "enum",
+    "const", "anyOf",      "oneOf",    "allOf",
+    "$ref"};
+
+using ByteSet = std::bitset<256>;
+
+ByteSet Bytes(std::string_view chars) {
+  ByteSet s;
+  for (char c : chars) s.set(static_cast<unsigned char>(c));
+  return s;
+}
+
+const ByteSet kNumberStart = Bytes("-0123456789");
+
+// The JSON pointer `path` + "/" + `token`, escaped (~0, ~1).
+std::string Child(const std::string& path, std::string_view token) {
+  std::string out = path + "/";
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Objects and arrays nested in a JSON value (a scalar: 0).
+int Nesting(const Json& v) {
+  int inner = 0;
+  if (v.is_object() || v.is_array()) {
+    for (const Json& e : v) inner = std::max(inner, Nesting(e));
+    return inner + 1;
+  }
+  return 0;
+}
+
+bool MatchesType(const Json& v, std::string_view type) {
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  if (type == "string") return v.is_string();
+  if (type == "number") return v.is_number();
+  if (type == "integer") {
+    if (v.is_number_integer()) return true;
+    if (!v.is_number_float()) return false;
+    const double d = v.get<double>();
+    return d == static_cast<double>(static_cast<int64_t>(d));
+  }
+  if (type == "boolean") return v.is_boolean();
+  if (type == "null") return v.is_null();
+  return false;
+}
+
+}  // namespace
+
+class JsonSchemaCompiler {
+ public:
+  explicit JsonSchemaCompiler(const Json& doc) : doc_(doc), schema_(new JsonSchema()) {}
+
+  Result<std::shared_ptr<const JsonSchema>> Run() {
+    const Result<int32_t> root = Compile(doc_, "");
+    if (!root.ok()) return root.status();
+    int32_t id = *root;
+    if (id == JsonSchema::kAnyValue) id = JsonSchema::kAnyObject;  // {} or true at the top
+    if (schema_->node(id).kind != JsonSchema::Kind::kObject) {
+      return Fail("", "the top level must be an object (\"type\": \"object\")");
+    }
+    if (const int depth = Depth(id); depth > JsonSchema::kMaxDepth) {
+      return Fail("", fmt::format("values nest {} objects and arrays deep; at most {}", depth,
+                                  JsonSchema::kMaxDepth));
+    }
+    schema_->root_ = id;
+    return std::shared_ptr<const JsonSchema>(std::move(schema_));
+  }
+
+ private:
+  using Kind = JsonSchema::Kind;
+
+  static Status Fail(const std::string& path, const std::string& what) {
+    return InvalidArgument(
+        fmt::format("json_schema at \"{}\": {}", path.empty() ? "#" : path, what));
+  }
+
+  Result<int32_t> Add(JsonSchema::Node node, const std::string& path) {
+    if (static_cast<int>(schema_->nodes_.size()) >= JsonSchema::kMaxNodes) {
+      return Fail(path,
+                  fmt::format("the schema compiles to more than {} nodes", JsonSchema::kMaxNodes));
+    }
+    schema_->nodes_.push_back(node);
+    return static_cast<int32_t>(schema_->nodes_.size() - 1);
+  }
+
+  Result<int32_t> Compile(const Json& s, const std::string& path) {
+    if (s.is_boolean()) {
+      if (s.get<bool>()) return JsonSchema::kAnyValue;
+      return Fail(path, "the schema `false` allows no value");
+    }
+    if (!s.is_object()) {
+      return Fail(path,
+                  fmt::format("a schema must be an object or a boolean, got {}", s.type_name()));
+    }
+    for (const auto& [key, value] : s.items()) {
+      if (kSupported.count(key) == 0 && kAnnotations.count(key) == 0) {
+        return Fail(path,
+                    fmt::format("keyword `{}` is not supported (it would not be enforced)", key));
+      }
+    }
+    // The keywords that stand for the whole schema: their siblings may only be annotations.
+    for (const char* whole : {"$ref", "allOf", "anyOf", "oneOf"}) {
+      if (!s.contains(whole)) continue;
+      for (const auto& [key, value] : s.items()) {
+        if (key != whole && kAnnotations.count(key) == 0) {
+          return Fail(path, fmt::format("`{}` beside `{}` is not supported", key, whole));
+        }
+      }
+      const Json& v = s.at(whole);
+      const std::string at = Child(path, whole);
+      if (std::string_view(whole) == "$ref") return Ref(v, at);
+      if (!v.is_array() || v.empty()) return Fail(at, "must be a non-empty array of schemas");
+      if (std::string_view(whole) == "allOf") {
+        if (v.size() != 1) return Fail(at, "allOf with more than one schema is not supported");
+        return Compile(v[0], Child(at, "0"));
+      }
+      std::vector<int32_t> alternatives;
+      for (size_t i = 0; i < v.size(); i++) {
+        SM_ASSIGN_OR_RETURN(int32_t alt, Compile(v[i], Child(at, std::to_string(i))));
+        alternatives.push_back(alt);
+      }
+      return AnyOf(alternatives, at);
+    }
+    if (s.contains("const") || s.contains("enum")) return Literals(s, path);
+    if (const auto type = s.find("type"); type != s.end()) {
+      if (type->is_string()) return Typed(s, type->get<std::string>(), path);
+      if (!type->is_array() || type->empty()) {
+        return Fail(Child(path, "type"), "must be a type name or a non-empty array of them");
+      }
+      std::vector<int32_t> alternatives;
+      for (const Json& t : *type) {
+        if (!t.is_string()) return Fail(Child(path, "type"), "type names must be strings");
+        SM_ASSIGN_OR_RETURN(int32_t alt, Typed(s, t.get<std::string>(), path));
+        alternatives.push_back(alt);
+      }
+      return AnyOf(alternatives, Child(path, "type"));
+    }
+    if (s.contains("properties") || s.contains("required") || s.contains("additionalProperties")) {
+      return Typed(s, "object", path);
+    }
+    if (s.contains("items") || s.contains("minItems") || s.contains("maxItems")) {
+      return Typed(s, "array", path);
+    }
+    return JsonSchema::kAnyValue;
+  }
+
+  Result<int32_t> Typed(const Json& s, const std::string& type, const std::string& path) {
+    if (type == "object") return Object(s, path);
+    if (type == "array") return Array(s, path);
+    JsonSchema::Node n;
+    if (type == "string") {
+      n.kind = Kind::kString;
+    } else if (type == "number") {
+      n.kind = Kind::kNumber;
+    } else if (type == "integer") {
+      n.kind = Kind::kInteger;
+    } else if (type == "boolean") {
+      n.kind = Kind::kBoolean;
+    } else if (type == "null") {
+      n.kind = Kind::kNull;
+    } else {
+      return Fail(Child(path, "type"), fmt::format("unknown type \"{}\"", type));
+    }
+    return Add(n, path);
+  }
+
+  Result<int32_t> Object(const Json& s, const std::string& path) {
+    JsonSchema::Node n;
+    n.kind = Kind::kObject;
+    std::vector<JsonSchema::Property> props;
+    std::vector<std::string> names;
+    if (const auto p = s.find("properties"); p != s.end()) {
+      if (!p->is_object()) return Fail(Child(path, "properties"), "must be an object");
+      for (const auto& [name, sub] : p->items()) {
+        SM_ASSIGN_OR_RETURN(int32_t node, Compile(sub, Child(Child(path, "properties"), name)));
+        props.push_back({Key(name), node, false, 0});
+        names.push_back(name);
+      }
+    }
+    bool closed = false;  // additionalProperties: false
+    int32_t extra = JsonSchema::kAnyValue;
+    if (const auto a = s.find("additionalProperties"); a != s.end()) {
+      if (a->is_boolean() && !a->get<bool>()) {
+        closed = true;
+      } else {
+        SM_ASSIGN_OR_RETURN(extra, Compile(*a, Child(path, "additionalProperties")));
+      }
+    }
+    if (const auto r = s.find("required"); r != s.end()) {
+      if (!r->is_array()) return Fail(Child(path, "required"), "must be an array of names");
+      for (const Json& name : *r) {
+        if (!name.is_string()) return Fail(Child(path, "required"), "names must be strings");
+        const std::string& key = name.get_ref<const std::string&>();
+        const auto it = std::find(names.begin(), names.end(), key);
+        if (it != names.end()) {
+          props[static_cast<size_t>(it - names.begin())].required = true;
+        } else if (closed) {
+          return Fail(Child(path, "required"),
+                      fmt::format("\"{}\" is required but additionalProperties is false and it "
+                                  "is not in properties",
+                                  key));
+        } else {  // a required key the properties do not describe: its value is `extra`'s
+          props.push_back({Key(key), extra, true, 0});
+          names.push_back(key);
+        }
+      }
+    }
+    if (props.size() > static_cast<size_t>(JsonSchema::kMaxProperties)) {
+      return Fail(Child(path, "properties"), fmt::format("{} properties; at most {} per object",
+                                                         props.size(), JsonSchema::kMaxProperties));
+    }
+    int32_t next = static_cast<int32_t>(props.size());
+    for (size_t i = props.size(); i-- > 0;) {
+      if (props[i].required) next = static_cast<int32_t>(i);
+      props[i].next_required = next;
+    }
+    // After the values' schemas, whose objects add their own properties first.
+    n.first = static_cast<int32_t>(schema_->properties_.size());
+    n.count = static_cast<int32_t>(props.size());
+    // Free keys only where no property is listed: a schema's listed keys are what it asks for.
+    n.extra = props.empty() && !closed ? extra : -1;
+    for (auto& p : props) schema_->properties_.push_back(std::move(p));
+    return Add(n, path);
+  }
+
+  Result<int32_t> Array(const Json& s, const std::string& path) {
+    JsonSchema::Node n;
+    n.kind = Kind::kArray;
+    n.items = JsonSchema::kAnyValue;
+    if (const auto i = s.find("items"); i != s.end()) {
+      if (i->is_boolean() && !i->get<bool>()) {
+        n.max_items = 0;
+      } else {
+        SM_ASSIGN_OR_RETURN(n.items, Compile(*i, Child(path, "items")));
+      }
+    }
+    for (const char* key : {"minItems", "maxItems"}) {
+      const auto v = s.find(key);
+      if (v == s.end()) continue;
+      if (!v->is_number_unsigned()) return Fail(Child(path, key), "must be a non-negative integer");
+      const uint64_t x = v->get<uint64_t>();
+      if (std::string_view(key) == "minItems") {
+        if (x > JsonSchema::kMaxMinItems) {
+          return Fail(Child(path, key), fmt::format("at most {}", JsonSchema::kMaxMinItems));
+        }
+        n.min_items = static_cast<uint32_t>(x);
+      } else if (x < n.max_items) {  // past kMaxMinItems: no bound the output could reach
+        n.max_items = x > JsonSchema::kMaxMinItems ? UINT32_MAX : static_cast<uint32_t>(x);
+      }
+    }
+    if (n.min_items > n.max_items) {
+      return Fail(path, fmt::format("minItems {} is above maxItems {} (or items is false)",
+                                    n.min_items, n.max_items));
+    }
+    return Add(n, path);
+  }
+
+  // enum / const (with `type` beside them: the values of those types).
+  Result<int32_t> Literals(const Json& s, const std::string& path) {
+    std::vector<Json> values;
+    if (const auto c = s.find("const"); c != s.end()) values.push_back(*c);
+    if (const auto e = s.find("enum"); e != s.end()) {
+      if (!e->is_array() || e->empty())
+        return Fail(Child(path, "enum"), "must be a non-empty array");
+      if (s.contains("const")) {  // both: the const, if the enum has it
+        if (std::find(e->begin(), e->end(), values[0]) == e->end()) values.clear();
+      } else {
+        values.assign(e->begin(), e->end());
+      }
+    }
+    std::vector<std::string> types;
+    if (const auto t = s.find("type"); t != s.end()) {
+      for (const Json& name : t->is_array() ? *t : Json::array({*t})) {
+        if (!name.is_string()) return Fail(Child(path, "type"), "type names must be strings");
+        types.push_back(name.get<std::string>());
+      }
+    }
+    std::vector<std::string> texts;
+    for (const Json& v : values) {
+      const bool typed = types.empty() || std::any_of(types.begin(), types.end(),
+                                                      [&](auto& t) { return MatchesType(v, t); });
+      if (!typed) continue;
+      if (Nesting(v) > JsonSchema::kMaxDepth) {
+        return Fail(path, "an enum/const value nests too deep");
+      }
+      texts.push_back(v.dump());
+    }
+    if (texts.empty()) return Fail(path, "no value of enum/const is allowed by its type");
+    std::sort(texts.begin(), texts.end());
+    texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+    JsonSchema::Node n;
+    n.kind = Kind::kLiterals;
+    n.first = static_cast<int32_t>(schema_->literals_.size());
+    n.count = static_cast<int32_t>(texts.size());
+    for (auto& t : texts) schema_->literals_.push_back(std::move(t));
+    return Add(n, path);
+  }
+
+  Result<int32_t> AnyOf(const std::vector<int32_t>& alternatives, const std::string& path) {
+    if (alternatives.size() == 1) return alternatives[0];
+    JsonSchema::Node n;
+    n.kind = Kind::kAnyOf;
+    n.first = static_cast<int32_t>(schema_->dispatch_.size() / 256);
+    n.count = static_cast<int32_t>(alternatives.size());
+    std::vector<int32_t> table(256, -1);
+    for (size_t i = 0; i < alternatives.size(); i++) {
+      const ByteSet first = FirstBytes(alternatives[i]);
+      for (int c = 0; c < 256; c++) {
+        if (!first.test(static_cast<size_t>(c))) continue;
+        if (table[static_cast<size_t>(c)] >= 0) {
+          return Fail(
+              path, fmt::format("alternatives that can start with the same character ('{}') are "
+                                "not supported: each must be a different kind of value (an object "
+                                "and null, a string and a number, ...)",
+                                static_cast<char>(c)));
+        }
+        table[static_cast<size_t>(c)] = alternatives[i];
+      }
+    }
+    schema_->dispatch_.insert(schema_->dispatch_.end(), table.begin(), table.end());
+    return Add(n, path);
+  }
+
+  ByteSet FirstBytes(int32_t id) const {
+    const JsonSchema::Node& n = schema_->node(id);
+    switch (n.kind) {
+      case Kind::kAny: return Bytes("{[\"tfn") | kNumberStart;
+      case Kind::kObject: return Bytes("{");
+      case Kind::kArray: return Bytes("[");
+      case Kind::kString: return Bytes("\"");
+      case Kind::kNumber:
+      case Kind::kInteger: return kNumberStart;
+      case Kind::kBoolean: return Bytes("tf");
+      case Kind::kNull: return Bytes("n");
+      case Kind::kLiterals: {
+        ByteSet s;
+        for (int32_t i = 0; i < n.count; i++) {
+          s.set(static_cast<unsigned char>(schema_->literal(n.first + i)[0]));
+        }
+        return s;
+      }
+      case Kind::kAnyOf: {
+        ByteSet s;
+        for (int c = 0; c < 256; c++) {
+          if (schema_->Dispatch(id, static_cast<unsigned char>(c)) >= 0) s.set(c);
+        }
+        return s;
+      }
+    }
+    return {};
+  }
+
+  // A local $ref: a JSON pointer into the document ("#" + "/a/b" with ~0 ~1 escapes).
+  Result<int32_t> Ref(const Json& ref, const std::string& at) {
+    if (!ref.is_string()) return Fail(at, "must be a string");
+    const std::string& target = ref.get_ref<const std::string&>();
+    if (target.empty() || target[0] != '#') {
+      return Fail(at, fmt::format("\"{}\": only local references (\"#/$defs/Name\") are "
+                                  "supported",
+                                  target));
+    }
+    if (const auto done = compiled_.find(target); done != compiled_.end()) return done->second;
+    if (!in_progress_.insert(target).second) {
+      return Fail(
+          at, fmt::format("\"{}\" refers to itself: recursive schemas are not supported", target));
+    }
+    const Json* node = &doc_;
+    const std::string pointer = target.substr(1);
+    size_t pos = pointer.empty() ? std::string::npos : 0;
+    while (pos != std::string::npos) {
+      if (pointer[pos] != '/') return Fail(at, fmt::format("\"{}\" is not a JSON pointer", target));
+      const size_t end = pointer.find('/', pos + 1);
+      std::string token = pointer.substr(pos + 1, end == std::string::npos ? end : end - pos - 1);
+      for (size_t i = 0; i + 1 < token.size(); i++) {  // ~1 -> '/', ~0 -> '~'
+        if (token[i] == '~' && (token[i + 1] == '0' || token[i + 1] == '1')) {
+          token.replace(i, 2, token[i + 1] == '1' ? "/" : "~");
+        }
+      }
+      if (node->is_object() && node->contains(token)) {
+        node = &node->at(token);
+      } else if (node->is_array() && !token.empty() && token.size() <= 9 &&
+                 token.find_first_not_of("0123456789") == std::string::npos &&
+                 std::stoul(token) < node->size()) {
+        node = &node->at(std::stoul(token));
+      } else {
+        return Fail(at, fmt::format("\"{}\" does not point into the schema", target));
+      }
+      pos = end;
+    }
+    const Result<int32_t> id = Compile(*node, target.substr(1));
+    in_progress_.erase(target);
+    if (id.ok()) compiled_[target] = *id;
+    return id;
+  }
+
+  // The deepest nesting of objects and arrays the node's values need (any value: 0, the
+  // constraint's generic grammar keeps to the limit itself).
+  int Depth(int32_t id) {
+    if (const auto it = depth_.find(id); it != depth_.end()) return it->second;
+    const JsonSchema::Node& n = schema_->node(id);
+    int d = 0;
+    switch (n.kind) {
+      case Kind::kObject:
+        for (int32_t i = 0; i < n.count; i++)
+          d = std::max(d, Depth(schema_->property(n.first + i).node));
+        if (n.extra >= 0) d = std::max(d, Depth(n.extra));
+        d += 1;
+        break;
+      case Kind::kArray: d = 1 + (n.max_items > 0 ? Depth(n.items) : 0); break;
+      case Kind::kLiterals:
+        for (int32_t i = 0; i < n.count; i++) {
+          d = std::max(d, Nesting(Json::parse(schema_->literal(n.first + i))));
+        }
+        break;
+      case Kind::kAnyOf:
+        for (int c = 0; c < 256; c++) {
+          const int32_t alt = schema_->Dispatch(id, static_cast<unsigned char>(c));
+          if (alt >= 0) d = std::max(d, Depth(alt));
+        }
+        break;
+      default: break;
+    }
+    depth_[id] = d;
+    return d;
+  }
+
+  static std::string Key(const std::string& name) {
+    std::string quoted = Json(name).dump();  // "\"name\"", escaped
+    return quoted.substr(1);                 // the contents and the closing quote
+  }
+
+  const Json& doc_;
+  std::unique_ptr<JsonSchema> schema_;
+  std::map<std::string, int32_t> compiled_;  // $ref target -> node
+  std::set<std::string> in_progress_;
+  std::map<int32_t, int> depth_;
+};
+
+JsonSchema::JsonSchema() {
+  Node any;
+  any.kind = Kind::kAny;
+  Node object;
+  object.kind = Kind::kObject;
+  object.extra = kAnyValue;
+  Node array;
+  array.kind = Kind::kArray;
+  array.items = kAnyValue;
+  nodes_ = {any, object, array};
+}
+
+Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view text) {
+  if (text.size() > kMaxSchemaBytes) {
+    return InvalidArgument(
+        fmt::format("json_schema is {} bytes; at most {}", text.size(), kMaxSchemaBytes));
+  }
+  // The compiler recurses once per level: a text of '[' alone must not reach it.
+  if (JsonNesting(text, kMaxSchemaNesting) > kMaxSchemaNesting) {
+    return InvalidArgument(
+        fmt::format("json_schema nests arrays and objects more than {} deep", kMaxSchemaNesting));
+  }
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return InvalidArgument("json_schema is not valid JSON");
+  return JsonSchemaCompiler(doc).Run();
+}
+
+std::shared_ptr<const JsonSchema> JsonSchema::AnyObject() {
+  static const std::shared_ptr<const JsonSchema> any(new JsonSchema());
+  return any;
+}
+
+Result<std::shared_ptr<const JsonSchema>> OutputConstraint(int response_format,
+                                                           std::string_view json_schema) {
+  if (response_format != kFormatJsonSchema && !json_schema.empty()) {
+    return InvalidArgument(
+        "json_schema is set but response_format is not RESPONSE_FORMAT_JSON_SCHEMA (2)");
+  }
+  switch (response_format) {
+    case kFormatText: return std::shared_ptr<const JsonSchema>();
+    case kFormatJsonObject: return JsonSchema::AnyObject();
+    case kFormatJsonSchema:
+      if (json_schema.empty()) {
+        return InvalidArgument("response_format RESPONSE_FORMAT_JSON_SCHEMA needs json_schema");
+      }
+      return JsonSchema::Compile(json_schema);
+    default:
+      return InvalidArgument(fmt::format(
+          "response_format must be RESPONSE_FORMAT_TEXT (0), RESPONSE_FORMAT_JSON_OBJECT (1) or "
+          "RESPONSE_FORMAT_JSON_SCHEMA (2), got {}",
+          response_format));
+  }
+}
+
+}  // namespace smallmind::shared

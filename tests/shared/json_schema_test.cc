@@ -1,0 +1,172 @@
+#include "shared/json_schema.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace smallmind::shared {
+namespace {
+
+// The compile error's message, or "" when the schema compiles.
+std::string Error(const std::string& schema) {
+  const auto compiled = JsonSchema::Compile(schema);
+  if (compiled.ok()) return "";
+  EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
+  return compiled.status().message();
+}
+
+TEST(JsonSchemaTest, CompilesPropertiesInTheSchemasOrderWithTheirRequiredFlags) {
+  const auto schema = JsonSchema::Compile(R"({"type": "object",
+      "properties": {"z": {"type": "string"}, "a": {"type": "integer"}, "q\"": {"const": 1},
+                     "m": {"type": "boolean"}},
+      "required": ["a", "q\""]})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema::Node& root = (*schema)->node((*schema)->root());
+  ASSERT_EQ(root.kind, JsonSchema::Kind::kObject);
+  ASSERT_EQ(root.count, 4);
+  EXPECT_EQ(root.extra, -1);  // listed properties: no free keys
+  const std::vector<std::string> keys = {"z\"", "a\"", "q\\\"\"", "m\""};  // escaped, then '"'
+  const std::vector<bool> required = {false, true, true, false};
+  const std::vector<int> next_required = {1, 1, 2, 4};
+  for (int i = 0; i < 4; i++) {
+    const JsonSchema::Property& p = (*schema)->property(root.first + i);
+    EXPECT_EQ(p.key, keys[i]);
+    EXPECT_EQ(p.required, required[i]) << i;
+    EXPECT_EQ(p.next_required, next_required[i]) << i;
+  }
+  EXPECT_EQ((*schema)->node((*schema)->property(root.first + 1).node).kind,
+            JsonSchema::Kind::kInteger);
+}
+
+TEST(JsonSchemaTest, EnumValuesAreCompactSortedAndFilteredByType) {
+  const auto schema = JsonSchema::Compile(R"({"type": "object", "properties": {
+      "e": {"type": ["string", "integer"], "enum": ["b", 2.0, "a", {"k": [1, 2]}, 2, "b", 1.5]}}})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema::Node& root = (*schema)->node((*schema)->root());
+  const JsonSchema::Node& e = (*schema)->node((*schema)->property(root.first).node);
+  ASSERT_EQ(e.kind, JsonSchema::Kind::kLiterals);
+  std::vector<std::string> literals;
+  for (int i = 0; i < e.count; i++) literals.push_back((*schema)->literal(e.first + i));
+  // 2.0 is an integer (zero fraction) and stays as written; the object and 1.5 are not allowed.
+  EXPECT_EQ(literals, (std::vector<std::string>{"\"a\"", "\"b\"", "2", "2.0"}));
+}
+
+TEST(JsonSchemaTest, ResolvesLocalRefsOnceAndDispatchesAnyOfByFirstByte) {
+  const auto schema = JsonSchema::Compile(R"({"$defs": {"P": {"type": "object"}},
+      "type": "object", "properties": {
+        "a": {"$ref": "#/$defs/P"}, "b": {"$ref": "#/$defs/P", "description": "again"},
+        "c": {"anyOf": [{"$ref": "#/$defs/P"}, {"type": "null"}, {"type": "number"}]}}})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema& s = **schema;
+  const JsonSchema::Node& root = s.node(s.root());
+  EXPECT_EQ(s.property(root.first).node, s.property(root.first + 1).node);
+  const int32_t c = s.property(root.first + 2).node;
+  ASSERT_EQ(s.node(c).kind, JsonSchema::Kind::kAnyOf);
+  EXPECT_EQ(s.Dispatch(c, '{'), s.property(root.first).node);
+  EXPECT_EQ(s.node(s.Dispatch(c, 'n')).kind, JsonSchema::Kind::kNull);
+  EXPECT_EQ(s.node(s.Dispatch(c, '-')).kind, JsonSchema::Kind::kNumber);
+  EXPECT_EQ(s.Dispatch(c, '"'), -1);
+}
+
+TEST(JsonSchemaTest, RefusesWhatItCannotEnforceSayingWhatAndWhere) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"nope", "json_schema is not valid JSON"},
+      {R"({"type": "string"})", "at \"#\": the top level must be an object"},
+      {R"({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}})",
+       "at \"/properties/n\": keyword `minimum` is not supported"},
+      {R"({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}})",
+       "keyword `pattern` is not supported"},
+      {R"({"type": "object", "properties": {"a/b": {"type": "strin"}}})",
+       "at \"/properties/a~1b/type\": unknown type \"strin\""},
+      {R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "object"},
+                                                            {"type": "object"}]}}})",
+       "at \"/properties/x/anyOf\": alternatives that can start with the same character ('{')"},
+      {R"({"type": "object", "properties": {"x": {"type": ["integer", "number"]}}})",
+       "alternatives that can start with the same character"},
+      {R"({"type": "object", "properties": {"next": {"$ref": "#"}}})",
+       "refers to itself: recursive schemas are not supported"},
+      {R"({"$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                     "B": {"type": "array", "items": {"$ref": "#/$defs/A"}}},
+           "type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}})",
+       "recursive schemas are not supported"},
+      {R"({"type": "object", "properties": {"x": {"$ref": "#/$defs/Nope"}}})",
+       "\"#/$defs/Nope\" does not point into the schema"},
+      {R"({"type": "object", "properties": {"x": {"$ref": "https://example.com/s.json"}}})",
+       "only local references"},
+      {R"({"type": "object", "properties": {"x": {"$ref": "#/$defs/A", "type": "string"}}})",
+       "`type` beside `$ref` is not supported"},
+      {R"({"type": "object", "properties": {"x": {"allOf": [{"type": "object"},
+                                                            {"required": ["a"]}]}}})",
+       "allOf with more than one schema"},
+      {R"({"type": "object", "properties": {"x": {"type": "array", "minItems": 3,
+                                                  "maxItems": 2}}})",
+       "minItems 3 is above maxItems 2"},
+      {R"({"type": "object", "required": ["x"], "additionalProperties": false})",
+       "\"x\" is required but additionalProperties is false"},
+      {R"({"type": "object", "properties": {"x": {"enum": []}}})", "must be a non-empty array"},
+      {R"({"type": "object", "properties": {"x": {"type": "string", "enum": [1, 2]}}})",
+       "no value of enum/const is allowed by its type"},
+      {R"({"type": "object", "properties": {"x": false}})", "the schema `false` allows no value"},
+      {R"({"type": "object", "properties": {"x": 3}})", "a schema must be an object or a boolean"},
+  };
+  for (const auto& [schema, want] : cases) {
+    const std::string got = Error(schema);
+    EXPECT_NE(got.find(want), std::string::npos) << schema << "\n  got: " << got;
+  }
+}
+
+TEST(JsonSchemaTest, BoundsDepthPropertiesAndSize) {
+  std::string deep = R"({"type": "object", "properties": {"a": )";
+  std::string tail = "}}";
+  for (int i = 0; i < JsonSchema::kMaxDepth; i++) {
+    deep += R"({"type": "array", "items": )";
+    tail += "}";
+  }
+  EXPECT_NE(Error(deep + "true" + tail).find("nest 65 objects and arrays deep; at most 64"),
+            std::string::npos);
+  std::string many = R"({"type": "object", "properties": {)";
+  for (int i = 0; i <= JsonSchema::kMaxProperties; i++) {
+    many += (i ? ", " : "") + ("\"p" + std::to_string(i)) + "\": {}";
+  }
+  EXPECT_NE(Error(many + "}}").find("65 properties; at most 64 per object"), std::string::npos);
+  EXPECT_NE(Error(std::string(JsonSchema::kMaxSchemaBytes + 1, ' ')).find("at most"),
+            std::string::npos);
+  // A text that only nests never reaches the (recursive) compiler, nor does a deep enum value.
+  EXPECT_EQ(Error(std::string(100000, '[') + std::string(100000, ']')),
+            "json_schema nests arrays and objects more than 160 deep");
+  const std::string deep_enum = R"({"type": "object", "properties": {"e": {"enum": [)" +
+                                std::string(100, '[') + std::string(100, ']') + "]}}}";
+  EXPECT_NE(Error(deep_enum).find("an enum/const value nests too deep"), std::string::npos);
+  EXPECT_NE(Error(R"({"type": "object", "properties": {"x": {"$ref":
+      "#/required/123456789012345678901234567890"}}, "required": []})")
+                .find("does not point into the schema"),
+            std::string::npos);
+}
+
+TEST(JsonSchemaTest, AnEmptySchemaIsAnyObjectAndAnnotationsAreReadAsDocumentation) {
+  for (const char* text : {"{}", "true", R"({"title": "T", "description": "d", "$schema":
+       "https://json-schema.org/draft/2020-12/schema", "type": "object", "examples": [{}],
+       "properties": {"d": {"type": "string", "format": "date-time", "default": "x"}}})"}) {
+    const auto schema = JsonSchema::Compile(text);
+    ASSERT_TRUE(schema.ok()) << text << ": " << schema.status().ToString();
+    EXPECT_EQ((*schema)->node((*schema)->root()).kind, JsonSchema::Kind::kObject) << text;
+  }
+}
+
+TEST(JsonSchemaTest, OutputConstraintChecksTheFormatAndTheSchemaTogether) {
+  EXPECT_EQ(OutputConstraint(kFormatText, "").value(), nullptr);
+  EXPECT_EQ(OutputConstraint(kFormatJsonObject, "").value(), JsonSchema::AnyObject());
+  EXPECT_TRUE(OutputConstraint(kFormatJsonSchema, R"({"type": "object"})").ok());
+  EXPECT_NE(OutputConstraint(kFormatJsonSchema, "").status().message().find("needs json_schema"),
+            std::string::npos);
+  EXPECT_NE(OutputConstraint(kFormatText, "{}")
+                .status()
+                .message()
+                .find("json_schema is set but response_format is not"),
+            std::string::npos);
+  EXPECT_NE(OutputConstraint(7, "").status().message().find("got 7"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smallmind::shared

@@ -1,0 +1,249 @@
+// JsonPrefix under a compiled JSON Schema: conforming objects are taken byte by byte, the first
+// byte that leaves the schema is refused, and random walks over the bytes it takes never dead-end
+// and always finish in an object that a separate validator (tests/testing/json_schema_check.h,
+// over the schema's own JSON) accepts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "shared/json_schema.h"
+#include "tests/testing/json_schema_check.h"
+#include "worker/sample/json_constraint.h"
+
+namespace smallmind::worker {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::shared_ptr<const shared::JsonSchema> Compiled(const std::string& schema) {
+  auto compiled = shared::JsonSchema::Compile(schema);
+  EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
+  return compiled.ok() ? *compiled : shared::JsonSchema::AnyObject();
+}
+
+// The index of the first byte refused under `schema`, or -1 when all are taken.
+int FirstRefused(const shared::JsonSchema& schema, std::string_view text,
+                 bool* complete = nullptr) {
+  JsonPrefix state(&schema);
+  for (size_t i = 0; i < text.size(); i++) {
+    if (!state.Feed(static_cast<unsigned char>(text[i]))) return static_cast<int>(i);
+  }
+  if (complete != nullptr) *complete = state.complete();
+  return -1;
+}
+
+const char* const kPerson = R"({
+  "type": "object",
+  "properties": {
+    "name": {"type": "string"},
+    "age": {"type": "integer"},
+    "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
+    "kind": {"enum": ["cat", "dog", 1, 12, null, {"a": [1]}]},
+    "ok": {"type": "boolean"},
+    "opt": {"type": ["number", "null"]}
+  },
+  "required": ["name", "age", "tags", "kind"],
+  "additionalProperties": false
+})";
+
+const char* const kShapes = R"({
+  "$defs": {"pt": {"type": "object", "properties": {"x": {"type": "number"},
+                                                    "y": {"type": "number"}},
+                   "required": ["x", "y"]}},
+  "type": "object",
+  "properties": {
+    "a": {"$ref": "#/$defs/pt"},
+    "b": {"anyOf": [{"$ref": "#/$defs/pt"}, {"type": "null"},
+                    {"type": "array", "items": {"$ref": "#/$defs/pt"}, "maxItems": 2}]},
+    "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "any": {}
+  },
+  "required": ["a"]
+})";
+
+// Keys that begin one another, one with an escaped quote, one not ASCII.
+const char* const kKeys = R"({
+  "type": "object",
+  "properties": {"a": {"const": "x"}, "ab": {"type": "string"}, "a\"b": {"type": "integer"},
+                 "é": {"type": "boolean"}},
+  "required": ["a\"b"]
+})";
+
+// What pydantic writes for a model with an optional field.
+const char* const kPydantic = R"({
+  "properties": {"name": {"title": "Name", "type": "string"},
+                 "age": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null,
+                         "title": "Age"}},
+  "required": ["name"], "title": "Person", "type": "object"
+})";
+
+TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
+  const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
+      {kPerson,
+       {R"({"name":"Ann","age":7,"tags":["a"],"kind":"cat"})",
+        R"({ "name": "B\"o", "age": -0, "tags": ["x", "y", "z"], "kind": 12, "ok": true,
+    "opt": 2.5e3 })",
+        R"({"name":"","age":10,"tags":[""],"kind":1,"opt":null})",
+        R"({"name":"é","age":3,"tags":["t"],"kind":{"a":[1]},"ok":false})",
+        R"({"name":"n","age":3,"tags":["t"],"kind":null})"}},
+      {kShapes,
+       {R"({"a":{"x":1,"y":2}})", R"({"a":{"x":1,"y":2},"b":null,"m":{"k":1,"j":-2},"any":[1]})",
+        R"({"a":{"x":1,"y":2},"b":[{"x":0,"y":0}],"m":{}})",
+        R"({"a":{"x":1,"y":2},"b":{"x":3,"y":4},"any":{"deep":{"er":[null]}}})"}},
+      {kKeys,
+       {R"({"a\"b":1})", R"({"a":"x","ab":"s","a\"b":2,"é":true})", R"({"ab":"","a\"b":0})"}},
+      {kPydantic, {R"({"name":"x"})", R"({"name":"x","age":null})", R"({"name":"x","age":41})"}},
+  };
+  for (const auto& [schema_text, docs] : cases) {
+    const auto schema = Compiled(schema_text);
+    const Json schema_json = Json::parse(schema_text);
+    for (const std::string& doc : docs) {
+      bool complete = false;
+      EXPECT_EQ(FirstRefused(*schema, doc, &complete), -1) << doc;
+      EXPECT_TRUE(complete) << doc;
+      EXPECT_TRUE(testing::SchemaAllows(Json::parse(doc), schema_json)) << doc;
+    }
+  }
+}
+
+TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
+  // {schema, text that is fine, the byte that is not}
+  struct Case {
+    const char* schema;
+    std::string ok;
+    char bad;
+  };
+  const std::string p = R"({"name":"x","age":1,"tags":["a"],)";
+  const std::vector<Case> cases = {
+      {kPerson, R"({")", 'a'},                   // "age" before the required "name"
+      {kPerson, R"({"name":)", '1'},             // a number for a string
+      {kPerson, R"({"name":"x","age":1)", '.'},  // an integer has no fraction
+      {kPerson, R"({"name":"x","age":1)", 'e'},  // ... nor exponent
+      {kPerson, R"({"name":"x","age":-123456789012345678)", '9'},  // and fits an int64
+      {kPerson, R"({"name":"x","age":123456789012345678)", '9'},
+      {kPerson, R"({"name":"x","age":1)", '}'},           // "tags" and "kind" are required
+      {kPerson, R"({"name":"x","age":1,"tags":[)", ']'},  // minItems 1
+      {kPerson, R"({"name":"x","age":1,"tags":["a","b","c")", ','},  // maxItems 3
+      {kPerson, p + R"("kind":"c)", 'o'},                            // not in the enum
+      {kPerson, p + R"("kind":12)", '3'},                            // 123 is not either
+      {kPerson, p + R"("kind":)", 't'},                              // nor true
+      {kPerson, p + R"("kind":{"a":[1])", ','},      // the enum's object is exactly {"a":[1]}
+      {kPerson, p + R"("kind":1,")", 'z'},           // no other keys
+      {kPerson, p + R"("kind":1,"opt":null)", ','},  // nothing after the last property
+      {kPerson, p + R"("kind":1,"opt":)", '"'},      // number or null
+      {kPerson, p + R"("kind":1,")", 'n'},           // "name" again: the order goes on
+      {kShapes, R"({"a":{"x":1)", '}'},              // pt needs y
+      {kShapes, R"({"a":{"x":1,"y":2},"b":)", '"'},  // no string among b's alternatives
+      {kShapes, R"({"a":{"x":1,"y":2},"b":[{"x":1,"y":1},{"x":1,"y":1})", ','},
+      {kShapes, R"({"a":{"x":1,"y":2},"m":{"k":1)", '.'},
+      {kShapes, R"({"a":{"x":1,"y":2},"any":1)", ','},  // nothing after the last property
+      {kKeys, R"({"a":")", 'y'},                        // the const is "x"
+      {kKeys, R"({"a":"x")", '}'},                      // "a\"b" is required
+      {kKeys, R"({"ab":"x",")", 'b'},                   // the required a"b must come next
+      {kPydantic, R"({"name":"x","age":)", 't'},
+  };
+  for (const Case& c : cases) {
+    const auto schema = Compiled(c.schema);
+    EXPECT_EQ(FirstRefused(*schema, c.ok), -1) << c.ok;
+    EXPECT_EQ(FirstRefused(*schema, c.ok + c.bad), static_cast<int>(c.ok.size())) << c.ok + c.bad;
+  }
+}
+
+// Random walks over the bytes the constraint takes (leaning toward ones that close things) never
+// reach a state that takes no byte, and every finished walk is an object the schema allows.
+TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
+  const std::string closers = "\"}]0,:ntf";
+  for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic}) {
+    const auto schema = Compiled(schema_text);
+    const Json schema_json = Json::parse(schema_text);
+    std::mt19937 rng(5);
+    int completed = 0;
+    for (int walk = 0; walk < 600; walk++) {
+      JsonPrefix state(schema.get());
+      std::string text;
+      for (int step = 0; step < 500 && !state.complete(); step++) {
+        std::vector<unsigned char> ok, ok_closers;
+        for (int c = 0; c < 256; c++) {
+          JsonPrefix s = state;
+          if (!s.Feed(static_cast<unsigned char>(c))) continue;
+          ok.push_back(static_cast<unsigned char>(c));
+          if (closers.find(static_cast<char>(c)) != std::string::npos) {
+            ok_closers.push_back(static_cast<unsigned char>(c));
+          }
+        }
+        ASSERT_FALSE(ok.empty()) << "dead end after " << Json(text).dump();
+        const auto& from = !ok_closers.empty() && rng() % 4 != 0 ? ok_closers : ok;
+        const unsigned char c = from[rng() % from.size()];
+        ASSERT_TRUE(state.Feed(c));
+        text.push_back(static_cast<char>(c));
+      }
+      if (!state.complete()) continue;
+      ++completed;
+      const Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+      ASSERT_FALSE(parsed.is_discarded()) << text;
+      ASSERT_TRUE(testing::SchemaAllows(parsed, schema_json)) << text;
+    }
+    EXPECT_GT(completed, 150) << schema_text;
+  }
+}
+
+// The mask under a schema leaves exactly the tokens JsonPrefix takes byte by byte.
+class PieceTokenizer : public Tokenizer {
+ public:
+  explicit PieceTokenizer(std::vector<std::string> pieces) : pieces_(std::move(pieces)) {}
+  TokenizerKind kind() const override { return TokenizerKind::kSpm; }
+  int vocab_size() const override { return static_cast<int>(pieces_.size()); }
+  TokenId bos_id() const override { return 0; }
+  TokenId eos_id() const override { return 1; }
+  bool add_bos_default() const override { return true; }
+  std::vector<TokenId> Encode(std::string_view, bool) const override { return {}; }
+  void AppendTokenBytes(TokenId, TokenId id, std::string* out) const override {
+    out->append(pieces_[id]);
+  }
+  std::string_view Piece(TokenId id) const override { return pieces_[id]; }
+
+ private:
+  std::vector<std::string> pieces_;
+};
+
+TEST(JsonSchemaPrefixTest, MaskAgreesWithFeedingEveryTokenInEveryStateAWalkReaches) {
+  std::vector<std::string> pieces = {"<s>", "</s>"};
+  for (int c = 0; c < 256; c++) pieces.emplace_back(1, static_cast<char>(c));
+  for (const char* p :
+       {"{\"", "name", "\":",  "\",", "age", "tags", "kind", "cat",  "dog", "\"c",
+        "12",  "null", "true", "[\"", "\"]", "\"}",  "x\":", "y\":", " ",   "\n  "}) {
+    pieces.emplace_back(p);
+  }
+  const PieceTokenizer tokenizer(pieces);
+  const TokenBytes vocab(tokenizer);
+  std::vector<float> logits(pieces.size());
+  for (const char* schema_text : {kPerson, kShapes}) {
+    const auto schema = Compiled(schema_text);
+    std::mt19937 rng(3);
+    for (int walk = 0; walk < 60; walk++) {
+      JsonPrefix state(schema.get());
+      for (int step = 0; step < 120 && !state.complete(); step++) {
+        std::fill(logits.begin(), logits.end(), 0.0f);
+        const int left = MaskJsonLogits(state, vocab, logits);
+        std::vector<TokenId> ok;
+        for (TokenId id = 0; id < static_cast<TokenId>(pieces.size()); id++) {
+          JsonPrefix s = state;
+          const bool takes = !vocab.Of(id).empty() && s.Feed(vocab.Of(id));
+          ASSERT_EQ(!std::isinf(logits[id]), takes) << Json(pieces[id]).dump();
+          if (takes) ok.push_back(id);
+        }
+        ASSERT_EQ(left, static_cast<int>(ok.size()));
+        ASSERT_FALSE(ok.empty());
+        ASSERT_TRUE(state.Feed(vocab.Of(ok[rng() % ok.size()])));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::worker
