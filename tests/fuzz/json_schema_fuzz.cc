@@ -4,8 +4,8 @@
 //    exception (the gateway compiles what clients send);
 //  - under a compiled schema, JsonPrefix takes the bytes until it refuses one; what it took must
 //    still be completable: a closer that takes, at every step, the first byte from a short list
-//    of closing bytes, else the lowest byte JsonPrefix takes, must reach a complete object
-//    within a bound;
+//    of closing bytes, else the lowest other byte JsonPrefix takes (blanks last), must reach a
+//    complete object within a bound;
 //  - every complete object must parse with nlohmann and be one the schema allows
 //    (tests/testing/json_schema_check.h, an independent validator).
 // Built by tests/fuzz/CMakeLists.txt with clang only (-fsanitize=fuzzer,address,undefined).
@@ -94,8 +94,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
     }
-    for (int c = 0; c < 256 && !took; c++) {
-      if (c == ' ' || c == '\t' || c == '\n') continue;  // blanks never bring the end nearer
+    // Blanks last: outside keys, strings and enum values they never bring the end nearer.
+    for (int i = 0; i < 256 + 3 && !took; i++) {
+      const int c = i < 256 ? i : " \t\n"[i - 256];
+      if (i < 256 && (c == ' ' || c == '\t' || c == '\n')) continue;
       JsonPrefix next = state;
       if (next.Feed(static_cast<unsigned char>(c))) {
         state = next;
