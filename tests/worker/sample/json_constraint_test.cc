@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/worker/sample/mask_check.h"
+
 namespace smallmind::worker {
 namespace {
 
@@ -167,24 +169,7 @@ TEST(JsonPrefixTest, EveryAcceptedPrefixCanStillBeCompleted) {
   EXPECT_GT(completed, 500);  // the walks do finish objects, so the parse check means something
 }
 
-// A vocabulary of a few pieces, ids 0 and 1 BOS and EOS.
-class PieceTokenizer : public Tokenizer {
- public:
-  explicit PieceTokenizer(std::vector<std::string> pieces) : pieces_(std::move(pieces)) {}
-  TokenizerKind kind() const override { return TokenizerKind::kSpm; }
-  int vocab_size() const override { return static_cast<int>(pieces_.size()); }
-  TokenId bos_id() const override { return 0; }
-  TokenId eos_id() const override { return 1; }
-  bool add_bos_default() const override { return true; }
-  std::vector<TokenId> Encode(std::string_view, bool) const override { return {}; }
-  void AppendTokenBytes(TokenId, TokenId id, std::string* out) const override {
-    out->append(pieces_[id]);
-  }
-  std::string_view Piece(TokenId id) const override { return pieces_[id]; }
-
- private:
-  std::vector<std::string> pieces_;
-};
+using testing::PieceTokenizer;
 
 TEST(MaskJsonLogitsTest, LeavesExactlyTheTokensThatContinueTheObject) {
   //                              0      1       2    3    4       5    6    7    8    9      10
@@ -225,35 +210,12 @@ TEST(MaskJsonLogitsTest, LeavesExactlyTheTokensThatContinueTheObject) {
 // JsonPrefix takes byte by byte, in every state random walks reach, on a vocabulary of every
 // byte and multi-byte pieces of every kind.
 TEST(MaskJsonLogitsTest, AgreesWithFeedingEveryTokenInEveryStateAWalkReaches) {
-  std::vector<std::string> pieces = {"<s>", "</s>"};
-  for (int c = 0; c < 256; c++) pieces.emplace_back(1, static_cast<char>(c));
-  for (const char* p :
-       {"hello", " world", "\"",    "\":",      "\",",      "\"}",     "{\"", "[{",   "}]",
-        "},",    "\\n",    "\\u00", "e9",       "\\ud83d",  "\\ude42", "1.5", "e+",   "true",
-        "fal",   "se",     "null",  "\xc3\xa9", "\xe6\x97", "\xa5",    "  ",  "\n  ", "\t"}) {
-    pieces.emplace_back(p);
-  }
-  const PieceTokenizer tokenizer(pieces);
-  const TokenBytes vocab(tokenizer);
-  std::mt19937 rng(11);
-  std::vector<float> logits(pieces.size());
-  for (int walk = 0; walk < 150; walk++) {
-    JsonPrefix state;
-    for (int step = 0; step < 120 && !state.complete(); step++) {
-      std::fill(logits.begin(), logits.end(), 0.0f);
-      const int left = MaskJsonLogits(state, vocab, logits);
-      std::vector<TokenId> ok;
-      for (TokenId id = 0; id < static_cast<TokenId>(pieces.size()); id++) {
-        JsonPrefix s = state;
-        const bool takes = !vocab.Of(id).empty() && s.Feed(vocab.Of(id));
-        ASSERT_EQ(!std::isinf(logits[id]), takes) << "token " << nlohmann::json(pieces[id]).dump();
-        if (takes) ok.push_back(id);
-      }
-      ASSERT_EQ(left, static_cast<int>(ok.size()));
-      ASSERT_FALSE(ok.empty());
-      ASSERT_TRUE(state.Feed(vocab.Of(ok[rng() % ok.size()])));
-    }
-  }
+  testing::ExpectMaskAgreesWithFeeding(
+      testing::EveryByteAnd({"hello",    " world",   "\"",   "\":",  "\",",   "\"}", "{\"",
+                             "[{",       "}]",       "},",   "\\n",  "\\u00", "e9",  "\\ud83d",
+                             "\\ude42",  "1.5",      "e+",   "true", "fal",   "se",  "null",
+                             "\xc3\xa9", "\xe6\x97", "\xa5", "  ",   "\n  ",  "\t"}),
+      JsonPrefix(), 150, 120, 11);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "shared/json_schema.h"
 #include "tests/testing/json_schema_check.h"
+#include "tests/worker/sample/mask_check.h"
 #include "worker/sample/json_constraint.h"
 
 namespace smallmind::worker {
@@ -106,7 +107,7 @@ TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
       bool complete = false;
       EXPECT_EQ(FirstRefused(*schema, doc, &complete), -1) << doc;
       EXPECT_TRUE(complete) << doc;
-      EXPECT_TRUE(testing::SchemaAllows(Json::parse(doc), schema_json)) << doc;
+      EXPECT_TRUE(smallmind::testing::SchemaAllows(Json::parse(doc), schema_json)) << doc;
     }
   }
 }
@@ -186,62 +187,20 @@ TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
       ++completed;
       const Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
       ASSERT_FALSE(parsed.is_discarded()) << text;
-      ASSERT_TRUE(testing::SchemaAllows(parsed, schema_json)) << text;
+      ASSERT_TRUE(smallmind::testing::SchemaAllows(parsed, schema_json)) << text;
     }
     EXPECT_GT(completed, 150) << schema_text;
   }
 }
 
 // The mask under a schema leaves exactly the tokens JsonPrefix takes byte by byte.
-class PieceTokenizer : public Tokenizer {
- public:
-  explicit PieceTokenizer(std::vector<std::string> pieces) : pieces_(std::move(pieces)) {}
-  TokenizerKind kind() const override { return TokenizerKind::kSpm; }
-  int vocab_size() const override { return static_cast<int>(pieces_.size()); }
-  TokenId bos_id() const override { return 0; }
-  TokenId eos_id() const override { return 1; }
-  bool add_bos_default() const override { return true; }
-  std::vector<TokenId> Encode(std::string_view, bool) const override { return {}; }
-  void AppendTokenBytes(TokenId, TokenId id, std::string* out) const override {
-    out->append(pieces_[id]);
-  }
-  std::string_view Piece(TokenId id) const override { return pieces_[id]; }
-
- private:
-  std::vector<std::string> pieces_;
-};
-
 TEST(JsonSchemaPrefixTest, MaskAgreesWithFeedingEveryTokenInEveryStateAWalkReaches) {
-  std::vector<std::string> pieces = {"<s>", "</s>"};
-  for (int c = 0; c < 256; c++) pieces.emplace_back(1, static_cast<char>(c));
-  for (const char* p :
-       {"{\"", "name", "\":",  "\",", "age", "tags", "kind", "cat",  "dog", "\"c",
-        "12",  "null", "true", "[\"", "\"]", "\"}",  "x\":", "y\":", " ",   "\n  "}) {
-    pieces.emplace_back(p);
-  }
-  const PieceTokenizer tokenizer(pieces);
-  const TokenBytes vocab(tokenizer);
-  std::vector<float> logits(pieces.size());
+  const std::vector<std::string> pieces = testing::EveryByteAnd(
+      {"{\"", "name", "\":",  "\",", "age", "tags", "kind", "cat",  "dog", "\"c",
+       "12",  "null", "true", "[\"", "\"]", "\"}",  "x\":", "y\":", " ",   "\n  "});
   for (const char* schema_text : {kPerson, kShapes}) {
     const auto schema = Compiled(schema_text);
-    std::mt19937 rng(3);
-    for (int walk = 0; walk < 60; walk++) {
-      JsonPrefix state(schema.get());
-      for (int step = 0; step < 120 && !state.complete(); step++) {
-        std::fill(logits.begin(), logits.end(), 0.0f);
-        const int left = MaskJsonLogits(state, vocab, logits);
-        std::vector<TokenId> ok;
-        for (TokenId id = 0; id < static_cast<TokenId>(pieces.size()); id++) {
-          JsonPrefix s = state;
-          const bool takes = !vocab.Of(id).empty() && s.Feed(vocab.Of(id));
-          ASSERT_EQ(!std::isinf(logits[id]), takes) << Json(pieces[id]).dump();
-          if (takes) ok.push_back(id);
-        }
-        ASSERT_EQ(left, static_cast<int>(ok.size()));
-        ASSERT_FALSE(ok.empty());
-        ASSERT_TRUE(state.Feed(vocab.Of(ok[rng() % ok.size()])));
-      }
-    }
+    testing::ExpectMaskAgreesWithFeeding(pieces, JsonPrefix(schema.get()), 60, 120, 3);
   }
 }
 
