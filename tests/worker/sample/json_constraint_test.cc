@@ -139,27 +139,12 @@ TEST(JsonPrefixTest, BoundsNestingWhitespaceRunsAndNumberLength) {
 // state that takes no byte, and every walk that completes is a JSON object a real parser reads.
 TEST(JsonPrefixTest, EveryAcceptedPrefixCanStillBeCompleted) {
   std::mt19937 rng(7);
-  const std::string closers = "\"}]0,:";
   int completed = 0;
   for (int walk = 0; walk < 2000; walk++) {
     JsonPrefix state;
-    std::string text;
-    for (int step = 0; step < 400 && !state.complete(); step++) {
-      std::vector<unsigned char> ok, ok_closers;
-      for (int c = 0; c < 256; c++) {
-        JsonPrefix s = state;
-        if (!s.Feed(static_cast<unsigned char>(c))) continue;
-        ok.push_back(static_cast<unsigned char>(c));
-        if (closers.find(static_cast<char>(c)) != std::string::npos) {
-          ok_closers.push_back(static_cast<unsigned char>(c));
-        }
-      }
-      ASSERT_FALSE(ok.empty()) << "dead end after " << nlohmann::json(text).dump();
-      const auto& from = !ok_closers.empty() && rng() % 4 != 0 ? ok_closers : ok;
-      const unsigned char c = from[rng() % from.size()];
-      ASSERT_TRUE(state.Feed(c));
-      text.push_back(static_cast<char>(c));
-    }
+    bool dead_end = false;
+    const std::string text = testing::RandomByteWalk(state, "\"}]0,:", rng, 400, &dead_end);
+    ASSERT_FALSE(dead_end) << "dead end after " << nlohmann::json(text).dump();
     if (!state.complete()) continue;
     ++completed;
     const auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -158,7 +158,6 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
 // Random walks over the bytes the constraint takes (leaning toward ones that close things) never
 // reach a state that takes no byte, and every finished walk is an object the schema allows.
 TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
-  const std::string closers = "\"}]0,:ntf";
   for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic}) {
     const auto schema = Compiled(schema_text);
     const Json schema_json = Json::parse(schema_text);
@@ -166,23 +165,9 @@ TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
     int completed = 0;
     for (int walk = 0; walk < 600; walk++) {
       JsonPrefix state(schema.get());
-      std::string text;
-      for (int step = 0; step < 500 && !state.complete(); step++) {
-        std::vector<unsigned char> ok, ok_closers;
-        for (int c = 0; c < 256; c++) {
-          JsonPrefix s = state;
-          if (!s.Feed(static_cast<unsigned char>(c))) continue;
-          ok.push_back(static_cast<unsigned char>(c));
-          if (closers.find(static_cast<char>(c)) != std::string::npos) {
-            ok_closers.push_back(static_cast<unsigned char>(c));
-          }
-        }
-        ASSERT_FALSE(ok.empty()) << "dead end after " << Json(text).dump();
-        const auto& from = !ok_closers.empty() && rng() % 4 != 0 ? ok_closers : ok;
-        const unsigned char c = from[rng() % from.size()];
-        ASSERT_TRUE(state.Feed(c));
-        text.push_back(static_cast<char>(c));
-      }
+      bool dead_end = false;
+      const std::string text = testing::RandomByteWalk(state, "\"}]0,:ntf", rng, 500, &dead_end);
+      ASSERT_FALSE(dead_end) << "dead end after " << Json(text).dump();
       if (!state.complete()) continue;
       ++completed;
       const Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -1,6 +1,6 @@
-// Test support for the JSON output constraint's mask: a vocabulary of given pieces, and the check
-// that MaskJsonLogits leaves exactly the tokens JsonPrefix takes byte by byte in every state
-// random walks from a start state reach.
+// Test support for the JSON output constraint: random byte walks over what JsonPrefix takes, a
+// vocabulary of given pieces, and the check that MaskJsonLogits leaves exactly the tokens
+// JsonPrefix takes byte by byte in every state random walks from a start state reach.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "worker/sample/json_constraint.h"
@@ -16,6 +17,35 @@
 #include "worker/tokenizer/tokenizer.h"
 
 namespace smallmind::worker::testing {
+
+// Feeds `state` bytes it takes, drawn at random (3 times in 4 among `closers` when it takes one of
+// them, so that walks finish), until it is complete or `max_steps` bytes went in; returns them.
+// `dead_end`: a state took no byte at all.
+inline std::string RandomByteWalk(JsonPrefix& state, std::string_view closers, std::mt19937& rng,
+                                  int max_steps, bool* dead_end) {
+  std::string text;
+  *dead_end = false;
+  for (int step = 0; step < max_steps && !state.complete(); step++) {
+    std::vector<unsigned char> ok, ok_closers;
+    for (int c = 0; c < 256; c++) {
+      JsonPrefix s = state;
+      if (!s.Feed(static_cast<unsigned char>(c))) continue;
+      ok.push_back(static_cast<unsigned char>(c));
+      if (closers.find(static_cast<char>(c)) != std::string_view::npos) {
+        ok_closers.push_back(static_cast<unsigned char>(c));
+      }
+    }
+    if (ok.empty()) {
+      *dead_end = true;
+      return text;
+    }
+    const auto& from = !ok_closers.empty() && rng() % 4 != 0 ? ok_closers : ok;
+    const unsigned char c = from[rng() % from.size()];
+    state.Feed(c);
+    text.push_back(static_cast<char>(c));
+  }
+  return text;
+}
 
 // A vocabulary of the given pieces, ids 0 and 1 BOS and EOS.
 class PieceTokenizer : public Tokenizer {
