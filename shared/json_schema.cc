@@ -27,7 +27,7 @@ const std::set<std::string, std::less<>> kSupported = {
     "type",  "properties", "required", "additionalProperties",
     "items", "minItems",   "maxItems", "enum",
     "const", "anyOf",      "oneOf",    "allOf",
-    "$ref"};
+    "$ref",  "minLength",  "maxLength"};
 
 using ByteSet = std::bitset<256>;
 
@@ -62,6 +62,28 @@ int Nesting(const Json& v) {
     return inner + 1;
   }
   return 0;
+}
+
+// Characters (code points) of a UTF-8 string.
+uint64_t CodePoints(const std::string& s) {
+  uint64_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xc0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+// An enum/const value the length and item bounds beside it allow.
+bool WithinBounds(const Json& v, const Json& s) {
+  const auto bound = [&](const char* key, uint64_t count, bool is_min) {
+    const auto b = s.find(key);
+    if (b == s.end() || !b->is_number_unsigned()) return true;
+    return is_min ? count >= b->get<uint64_t>() : count <= b->get<uint64_t>();
+  };
+  if (v.is_string()) {
+    const uint64_t n = CodePoints(v.get_ref<const std::string&>());
+    return bound("minLength", n, true) && bound("maxLength", n, false);
+  }
+  if (v.is_array()) return bound("minItems", v.size(), true) && bound("maxItems", v.size(), false);
+  return true;
 }
 
 bool MatchesType(const Json& v, std::string_view type) {
@@ -174,9 +196,11 @@ class JsonSchemaCompiler {
     if (s.contains("properties") || s.contains("required") || s.contains("additionalProperties")) {
       return Typed(s, "object", path);
     }
+    // Bounds without a type: values of the type they bound (a narrower set, all valid).
     if (s.contains("items") || s.contains("minItems") || s.contains("maxItems")) {
       return Typed(s, "array", path);
     }
+    if (s.contains("minLength") || s.contains("maxLength")) return Typed(s, "string", path);
     return JsonSchema::kAnyValue;
   }
 
@@ -186,6 +210,7 @@ class JsonSchemaCompiler {
     JsonSchema::Node n;
     if (type == "string") {
       n.kind = Kind::kString;
+      SM_RETURN_IF_ERROR(Bounds(s, "minLength", "maxLength", path, &n.min_length, &n.max_length));
     } else if (type == "number") {
       n.kind = Kind::kNumber;
     } else if (type == "integer") {
@@ -270,25 +295,34 @@ class JsonSchemaCompiler {
         SM_ASSIGN_OR_RETURN(n.items, Compile(*i, Child(path, "items")));
       }
     }
-    for (const char* key : {"minItems", "maxItems"}) {
+    SM_RETURN_IF_ERROR(Bounds(s, "minItems", "maxItems", path, &n.min_items, &n.max_items));
+    return Add(n, path);
+  }
+
+  // A count's bounds (minItems/maxItems, minLength/maxLength) into *lo and *hi (which may hold a
+  // tighter bound already: items false).
+  static Status Bounds(const Json& s, const char* min_key, const char* max_key,
+                       const std::string& path, uint32_t* lo, uint32_t* hi) {
+    for (const char* key : {min_key, max_key}) {
       const auto v = s.find(key);
       if (v == s.end()) continue;
       if (!v->is_number_unsigned()) return Fail(Child(path, key), "must be a non-negative integer");
       const uint64_t x = v->get<uint64_t>();
-      if (std::string_view(key) == "minItems") {
+      if (key == min_key) {
         if (x > JsonSchema::kMaxMinItems) {
           return Fail(Child(path, key), fmt::format("at most {}", JsonSchema::kMaxMinItems));
         }
-        n.min_items = static_cast<uint32_t>(x);
-      } else if (x < n.max_items) {  // past kMaxMinItems: no bound the output could reach
-        n.max_items = x > JsonSchema::kMaxMinItems ? UINT32_MAX : static_cast<uint32_t>(x);
+        *lo = static_cast<uint32_t>(x);
+      } else if (x < *hi) {  // past kMaxMinItems: no bound the output could reach
+        *hi = x > JsonSchema::kMaxMinItems ? UINT32_MAX : static_cast<uint32_t>(x);
       }
     }
-    if (n.min_items > n.max_items) {
-      return Fail(path, fmt::format("minItems {} is above maxItems {} (or items is false)",
-                                    n.min_items, n.max_items));
+    if (*lo > *hi) {
+      const bool items_false = *hi == 0 && std::string_view(min_key) == "minItems";
+      return Fail(path, fmt::format("{} {} is above {} {}{}", min_key, *lo, max_key, *hi,
+                                    items_false ? " (or items is false)" : ""));
     }
-    return Add(n, path);
+    return Status::Ok();
   }
 
   // enum / const (with `type` beside them: the values of those types).
@@ -315,7 +349,7 @@ class JsonSchemaCompiler {
     for (const Json& v : values) {
       const bool typed = types.empty() || std::any_of(types.begin(), types.end(),
                                                       [&](auto& t) { return MatchesType(v, t); });
-      if (!typed) continue;
+      if (!typed || !WithinBounds(v, s)) continue;
       if (Nesting(v) > JsonSchema::kMaxDepth) {
         return Fail(path, "an enum/const value nests too deep");
       }

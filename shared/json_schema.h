@@ -14,6 +14,7 @@
 //   additionalProperties  a schema for the values of an object with no `properties` (a map with
 //                   free keys); `false` with no properties: only {}
 //   items, minItems, maxItems
+//   minLength, maxLength  in characters (code points; an escape is the character it stands for)
 //   enum, const     any JSON values, written compactly (as JSON.stringify would)
 //   anyOf, oneOf    alternatives that each start with a different character (an object and a
 //                   string, a string and null, ...); allOf with one member
@@ -39,7 +40,7 @@ class JsonSchema {
     kAny,       // any JSON value
     kObject,    // properties [first, first + count) of properties(); extra: free-key values
     kArray,     // items, min_items, max_items
-    kString,    // any string
+    kString,    // a string of min_length .. max_length characters (code points)
     kNumber,    // any number
     kInteger,   // a number without fraction or exponent
     kBoolean,   // true or false
@@ -56,6 +57,8 @@ class JsonSchema {
     int32_t items = -1;  // kArray: the node of each item
     uint32_t min_items = 0;
     uint32_t max_items = UINT32_MAX;
+    uint32_t min_length = 0;  // kString
+    uint32_t max_length = UINT32_MAX;
   };
 
   struct Property {
@@ -78,7 +81,8 @@ class JsonSchema {
   // Arrays and objects the schema's text may nest (a value level takes about two).
   static constexpr int kMaxSchemaNesting = 160;
   static constexpr int kMaxNodes = 8192;
-  // Items counted per array: minItems at most this; a larger maxItems is no bound.
+  // Items counted per array and characters per string: minItems and minLength at most this; a
+  // larger maxItems or maxLength is no bound.
   static constexpr uint32_t kMaxMinItems = 65535;
 
   // The schema `text` (JSON) compiled; INVALID_ARGUMENT saying what and where otherwise.

@@ -176,9 +176,9 @@ TEST(ValidateTest, AJsonSchemaIsCompiledAndOneItCannotEnforceIsRejected) {
   r.set_json_schema(R"({"type": "object", "properties": {"a": {"type": "integer"}}})");
   EXPECT_TRUE(Validate(r, "id").ok());
   r.set_json_schema(R"({"type": "object", "properties": {"a": {"type": "string",
-                        "minLength": 2}}})");
+                        "pattern": "^a"}}})");
   EXPECT_EQ(ErrorFor(r),
-            "json_schema at \"/properties/a\": keyword `minLength` is not supported (it would "
+            "json_schema at \"/properties/a\": keyword `pattern` is not supported (it would "
             "not be enforced)");
   r.clear_json_schema();
   EXPECT_EQ(ErrorFor(r), "response_format RESPONSE_FORMAT_JSON_SCHEMA needs json_schema");

@@ -144,6 +144,32 @@ TEST(JsonSchemaTest, BoundsDepthPropertiesAndSize) {
             std::string::npos);
 }
 
+TEST(JsonSchemaTest, StringLengthBoundsCompileAndFilterEnumValues) {
+  const auto schema = JsonSchema::Compile(R"({"type": "object", "properties": {
+      "s": {"type": "string", "minLength": 2, "maxLength": 5}, "t": {"maxLength": 70000},
+      "e": {"enum": ["a", "ab", "\u00e9\u00e9", "abc"], "maxLength": 2}}})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema& sc = **schema;
+  const JsonSchema::Node& root = sc.node(sc.root());
+  const JsonSchema::Node& s = sc.node(sc.property(root.first).node);
+  EXPECT_EQ(s.kind, JsonSchema::Kind::kString);
+  EXPECT_EQ(s.min_length, 2u);
+  EXPECT_EQ(s.max_length, 5u);
+  const JsonSchema::Node& t = sc.node(sc.property(root.first + 1).node);
+  EXPECT_EQ(t.kind, JsonSchema::Kind::kString);  // a length bound without a type: a string
+  EXPECT_EQ(t.max_length, UINT32_MAX);           // past what a count could reach: no bound
+  const JsonSchema::Node& e = sc.node(sc.property(root.first + 2).node);
+  ASSERT_EQ(e.count, 3);  // "abc" is 3 characters; "éé" is 2 (4 bytes)
+  EXPECT_EQ(sc.literal(e.first + 2), "\"\xc3\xa9\xc3\xa9\"");
+  EXPECT_NE(Error(R"({"type": "object", "properties": {"s": {"type": "string", "minLength": 6,
+      "maxLength": 5}}})")
+                .find("minLength 6 is above maxLength 5"),
+            std::string::npos);
+  EXPECT_NE(Error(R"({"type": "object", "properties": {"s": {"minLength": -1}}})")
+                .find("\"/properties/s/minLength\": must be a non-negative integer"),
+            std::string::npos);
+}
+
 TEST(JsonSchemaTest, AnEmptySchemaIsAnyObjectAndAnnotationsAreReadAsDocumentation) {
   for (const char* text : {"{}", "true", R"({"title": "T", "description": "d", "$schema":
        "https://json-schema.org/draft/2020-12/schema", "type": "object", "examples": [{}],

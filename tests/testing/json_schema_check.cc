@@ -62,6 +62,14 @@ bool Valid(const Json& v, const Json& s, const Json& root) {
       if (!v.contains(r.get<std::string>())) return false;
     }
   }
+  if (v.is_string()) {
+    size_t chars = 0;  // code points: bytes that do not continue one
+    for (char c : v.get_ref<const std::string&>()) {
+      chars += (static_cast<unsigned char>(c) & 0xc0) != 0x80 ? 1 : 0;
+    }
+    if (s.contains("minLength") && chars < s["minLength"].get<size_t>()) return false;
+    if (s.contains("maxLength") && chars > s["maxLength"].get<size_t>()) return false;
+  }
   if (v.is_array()) {
     if (s.contains("minItems") && v.size() < s["minItems"].get<size_t>()) return false;
     if (s.contains("maxItems") && v.size() > s["maxItems"].get<size_t>()) return false;

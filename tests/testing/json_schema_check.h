@@ -1,7 +1,7 @@
 // SchemaAllows: JSON Schema validation, written from the specification's rules for the keywords
 // shared::JsonSchema compiles (type, properties, required, additionalProperties, items,
-// minItems, maxItems, enum, const, anyOf, oneOf, allOf, local $ref), plus the output
-// constraint's own promise that properties come in the schema's order. A check for tests,
+// minItems, maxItems, minLength, maxLength, enum, const, anyOf, oneOf, allOf, local $ref), plus the
+// output constraint's own promise that properties come in the schema's order. A check for tests,
 // independent of the compiler it checks.
 #pragma once
 

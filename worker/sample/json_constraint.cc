@@ -158,6 +158,11 @@ bool JsonPrefix::StartValue(unsigned char c, int32_t node) {
       if (kind != Kind::kAny && kind != Kind::kString) return false;
       mode_ = Mode::kString;
       key_ = false;
+      str_chars_ = 0;
+      str_min_ = kind == Kind::kString ? static_cast<uint16_t>(n.min_length) : 0;
+      str_max_ = kind == Kind::kString && n.max_length < kUnbounded
+                     ? static_cast<uint16_t>(n.max_length)
+                     : kUnbounded;
       return true;
     case 't':
     case 'f':
@@ -190,6 +195,9 @@ bool JsonPrefix::BeginKey() {
     if (n.extra < 0) return false;
     mode_ = Mode::kString;
     key_ = true;
+    str_chars_ = 0;
+    str_min_ = 0;
+    str_max_ = kUnbounded;
     return true;
   }
   const int next = Top().count;
@@ -265,17 +273,23 @@ bool JsonPrefix::String(unsigned char c) {
     return true;
   }
   if (c == '"') {
-    if (!key_) return EndValue();
+    if (!key_) return str_chars_ >= str_min_ && EndValue();
     key_ = false;
     value_node_ = TopNode().extra;  // a free key's value
     mode_ = Mode::kColon;
     return true;
   }
+  if (c < 0x20) return false;  // control characters must be escaped
+  // A character begins (an escape is the one it stands for; a surrogate pair's low half is read
+  // in its own modes): it must fit the string's maxLength.
+  if (c < 0x80 || (c >= 0xc2 && c <= 0xf4)) {
+    if (str_max_ != kUnbounded && str_chars_ >= str_max_) return false;
+    if (str_chars_ < kUnbounded) ++str_chars_;
+  }
   if (c == '\\') {
     mode_ = Mode::kEscape;
     return true;
   }
-  if (c < 0x20) return false;  // control characters must be escaped
   if (c < 0x80) return true;
   // A lead byte: how many continuation bytes follow, and the range of the first (no overlongs,
   // no surrogates, nothing past U+10FFFF).

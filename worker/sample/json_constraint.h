@@ -55,7 +55,9 @@ class JsonPrefix {
   bool complete() const { return mode_ == Mode::kDone; }
   // Inside a string between code points: printable ASCII other than '"' and '\\' is taken and
   // leaves the state as it is.
-  bool between_string_chars() const { return mode_ == Mode::kString && utf8_left_ == 0; }
+  bool between_string_chars() const {
+    return mode_ == Mode::kString && utf8_left_ == 0 && str_max_ == kUnbounded;
+  }
 
  private:
   enum class Mode : uint8_t {
@@ -111,9 +113,13 @@ class JsonPrefix {
 
   const shared::JsonSchema* schema_;
   Mode mode_ = Mode::kStart;
-  uint8_t depth_ = 0;                       // containers open
-  uint8_t whitespace_ = 0;                  // whitespace bytes in a row outside strings
-  bool newline_ = false;                    // ... the first of which was '\n'
+  uint8_t depth_ = 0;       // containers open
+  uint8_t whitespace_ = 0;  // whitespace bytes in a row outside strings
+  bool newline_ = false;    // ... the first of which was '\n'
+  static constexpr uint16_t kUnbounded = UINT16_MAX;
+  uint16_t str_chars_ = 0;  // characters of the string being read (saturating)
+  uint16_t str_min_ = 0;    // ... its bounds (a schema's minLength / maxLength)
+  uint16_t str_max_ = kUnbounded;
   uint8_t number_bytes_ = 0;                // bytes of the number being read
   uint8_t number_limit_ = kMaxNumberBytes;  // ... at most
   uint8_t exponent_digits_ = 0;

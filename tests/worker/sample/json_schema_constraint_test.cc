@@ -83,6 +83,15 @@ const char* const kPydantic = R"({
   "required": ["name"], "title": "Person", "type": "object"
 })";
 
+// Strings of bounded length, in characters: an escape is one, a surrogate pair's two escapes one.
+const char* const kBounded = R"({
+  "type": "object",
+  "properties": {"code": {"type": "string", "minLength": 2, "maxLength": 3},
+                 "tag": {"maxLength": 1}, "free": {"type": "object",
+                                                    "additionalProperties": {"type": "string"}}},
+  "required": ["code", "tag"]
+})";
+
 TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
       {kPerson,
@@ -99,6 +108,10 @@ TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
       {kKeys,
        {R"({"a\"b":1})", R"({"a":"x","ab":"s","a\"b":2,"é":true})", R"({"ab":"","a\"b":0})"}},
       {kPydantic, {R"({"name":"x"})", R"({"name":"x","age":null})", R"({"name":"x","age":41})"}},
+      {kBounded,
+       {R"({"code":"ab","tag":""})", "{\"code\":\"\xc3\xa9\xf0\x9f\x99\x82x\",\"tag\":\"z\"}",
+        R"({"code":"\n\ud83d\ude42","tag":"\u00e9"})",
+        R"({"code":"abc","tag":"a","free":{"a long free key":"a long free value"}})"}},
   };
   for (const auto& [schema_text, docs] : cases) {
     const auto schema = Compiled(schema_text);
@@ -147,6 +160,12 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
       {kKeys, R"({"a":"x")", '}'},                      // "a\"b" is required
       {kKeys, R"({"ab":"x",")", 'b'},                   // the required a"b must come next
       {kPydantic, R"({"name":"x","age":)", 't'},
+      {kBounded, R"({"code":"a)", '"'},     // minLength 2
+      {kBounded, R"({"code":"abc)", 'd'},   // maxLength 3
+      {kBounded, R"({"code":"abc)", '\\'},  // ... an escape is a character too
+      {kBounded, "{\"code\":\"\xc3\xa9\xc3\xa9\xc3\xa9", '\xc3'},  // characters, not bytes
+      {kBounded, R"({"code":"\ud83d\ude42\n\t)", 'x'},             // a surrogate pair is one
+      {kBounded, R"({"code":"ab","tag":"x)", 'y'},  // maxLength with no type: a string
   };
   for (const Case& c : cases) {
     const auto schema = Compiled(c.schema);
@@ -158,7 +177,7 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
 // Random walks over the bytes the constraint takes (leaning toward ones that close things) never
 // reach a state that takes no byte, and every finished walk is an object the schema allows.
 TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
-  for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic}) {
+  for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic, kBounded}) {
     const auto schema = Compiled(schema_text);
     const Json schema_json = Json::parse(schema_text);
     std::mt19937 rng(5);
@@ -181,9 +200,9 @@ TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
 // The mask under a schema leaves exactly the tokens JsonPrefix takes byte by byte.
 TEST(JsonSchemaPrefixTest, MaskAgreesWithFeedingEveryTokenInEveryStateAWalkReaches) {
   const std::vector<std::string> pieces = testing::EveryByteAnd(
-      {"{\"", "name", "\":",  "\",", "age", "tags", "kind", "cat",  "dog", "\"c",
-       "12",  "null", "true", "[\"", "\"]", "\"}",  "x\":", "y\":", " ",   "\n  "});
-  for (const char* schema_text : {kPerson, kShapes}) {
+      {"{\"",  "name", "\":", "\",", "age",  "tags", "kind", "cat",  "dog",  "\"c", "12",   "null",
+       "true", "[\"",  "\"]", "\"}", "x\":", "y\":", " ",    "\n  ", "code", "ab",  "abcd", "\\n"});
+  for (const char* schema_text : {kPerson, kShapes, kBounded}) {
     const auto schema = Compiled(schema_text);
     testing::ExpectMaskAgreesWithFeeding(pieces, JsonPrefix(schema.get()), 60, 120, 3);
   }
