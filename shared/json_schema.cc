@@ -529,7 +529,14 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view t
         fmt::format("json_schema nests arrays and objects more than {} deep", kMaxSchemaNesting));
   }
   const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return InvalidArgument("json_schema is not valid JSON");
+  if (doc.is_discarded()) {
+    try {  // say where, as the parser's exception does
+      (void)Json::parse(text);
+    } catch (const Json::exception& e) {
+      return InvalidArgument(fmt::format("json_schema is not valid JSON: {}", e.what()));
+    }
+    return InvalidArgument("json_schema is not valid JSON");
+  }
   return JsonSchemaCompiler(doc).Run();
 }
 

@@ -71,7 +71,10 @@ TEST(JsonSchemaTest, ResolvesLocalRefsOnceAndDispatchesAnyOfByFirstByte) {
 
 TEST(JsonSchemaTest, RefusesWhatItCannotEnforceSayingWhatAndWhere) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"nope", "json_schema is not valid JSON"},
+      {"nope",
+       "json_schema is not valid JSON: [json.exception.parse_error.101] parse error at "
+       "line 1, column 2"},
+      {R"({"type": "object")", "json_schema is not valid JSON: "},
       {R"({"type": "string"})", "at \"#\": the top level must be an object"},
       {R"({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}})",
        "at \"/properties/n\": keyword `minimum` is not supported"},
