@@ -54,16 +54,6 @@ std::string Child(const std::string& path, std::string_view token) {
   return out;
 }
 
-// Objects and arrays nested in a JSON value (a scalar: 0).
-int Nesting(const Json& v) {
-  int inner = 0;
-  if (v.is_object() || v.is_array()) {
-    for (const Json& e : v) inner = std::max(inner, Nesting(e));
-    return inner + 1;
-  }
-  return 0;
-}
-
 // Characters (code points) of a UTF-8 string.
 uint64_t CodePoints(const std::string& s) {
   uint64_t n = 0;
@@ -350,10 +340,11 @@ class JsonSchemaCompiler {
       const bool typed = types.empty() || std::any_of(types.begin(), types.end(),
                                                       [&](auto& t) { return MatchesType(v, t); });
       if (!typed || !WithinBounds(v, s)) continue;
-      if (Nesting(v) > JsonSchema::kMaxDepth) {
+      std::string text = v.dump();
+      if (JsonNesting(text, JsonSchema::kMaxDepth) > JsonSchema::kMaxDepth) {
         return Fail(path, "an enum/const value nests too deep");
       }
-      texts.push_back(v.dump());
+      texts.push_back(std::move(text));
     }
     if (texts.empty()) return Fail(path, "no value of enum/const is allowed by its type");
     std::sort(texts.begin(), texts.end());
@@ -479,7 +470,7 @@ class JsonSchemaCompiler {
       case Kind::kArray: d = 1 + (n.max_items > 0 ? Depth(n.items) : 0); break;
       case Kind::kLiterals:
         for (int32_t i = 0; i < n.count; i++) {
-          d = std::max(d, Nesting(Json::parse(schema_->literal(n.first + i))));
+          d = std::max(d, JsonNesting(schema_->literal(n.first + i), JsonSchema::kMaxDepth));
         }
         break;
       case Kind::kAnyOf:
@@ -531,7 +522,8 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view t
   const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     try {  // say where, as the parser's exception does
-      (void)Json::parse(text);
+      const Json ignored = Json::parse(text);
+      (void)ignored;
     } catch (const Json::exception& e) {
       return InvalidArgument(fmt::format("json_schema is not valid JSON: {}", e.what()));
     }
