@@ -38,15 +38,15 @@ void AddClientFlags(CLI::App& command, ClientFlags& flags) {
       ->default_str("the host of --addr");
 }
 
-namespace {
-
-shared::Result<std::string> ReadFile(const std::string& flag, const std::string& path) {
+shared::Result<std::string> ReadFile(const std::string& what, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return shared::NotFound(flag + " " + path + ": " + std::strerror(errno));
+  if (!in) return shared::NotFound(what + " " + path + ": " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
+
+namespace {
 
 shared::Result<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const ClientFlags& flags) {
   if (!flags.tls_enabled()) return grpc::InsecureChannelCredentials();

@@ -57,4 +57,8 @@ std::string DescribeRpcError(const grpc::Status& status);
 // Prints "smallmind: " + DescribeRpcError(status) to stderr; returns the exit code (1).
 int PrintRpcError(const grpc::Status& status);
 
+// The whole file at `path`; NOT_FOUND "WHAT PATH: reason" when it cannot be read (`what`: the
+// flag that named it, or what it is).
+shared::Result<std::string> ReadFile(const std::string& what, const std::string& path);
+
 }  // namespace smallmind::cli

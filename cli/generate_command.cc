@@ -1,8 +1,6 @@
 #include "cli/generate_command.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 namespace smallmind::cli {
@@ -30,12 +28,14 @@ std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
                   json_schema = arg;
                   return;
                 }
-                std::ifstream in(arg, std::ios::binary);
-                std::ostringstream text;
-                if (!in || !(text << in.rdbuf())) {
-                  throw CLI::ValidationError("--json-schema", "cannot read the schema file " + arg);
+                auto text = ReadFile("cannot read the schema file", arg);
+                if (!text.ok())
+                  throw CLI::ValidationError("--json-schema", text.status().message());
+                if (text->empty()) {  // an empty file, or a directory: never "no schema"
+                  throw CLI::ValidationError("--json-schema",
+                                             "cannot read the schema file " + arg + ": empty");
                 }
-                json_schema = text.str();
+                json_schema = std::move(*text);
               },
               "the output is one JSON object this JSON Schema allows (response_format "
               "JSON_SCHEMA): a file, or the schema itself when it starts with '{'")
