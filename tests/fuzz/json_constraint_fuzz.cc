@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/fuzz/json_walk.h"
 #include "worker/sample/json_constraint.h"
 
 namespace {
@@ -37,31 +38,16 @@ void CheckParses(const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   JsonPrefix state;
-  std::string text;
-  for (size_t i = 0; i < size; i++) {
-    JsonPrefix next = state;
-    if (!next.Feed(data[i])) break;
-    state = next;
-    text.push_back(static_cast<char>(data[i]));
-  }
+  std::string text = smallmind::fuzz::TakeWhileAccepted(
+      state, std::string_view(reinterpret_cast<const char*>(data), size));
   if (state.complete()) {
     CheckParses(text);
     return 0;
   }
   // Depth <= 64 closes, each needing a few bytes; strings, escapes and numbers a few more.
   static const std::string_view kCloser = "\"}]0:DCu\\rueals\x80\x90\xa0{";
-  for (int step = 0; step < 2000 && !state.complete(); step++) {
-    bool took = false;
-    for (char c : kCloser) {
-      JsonPrefix next = state;
-      if (next.Feed(static_cast<unsigned char>(c))) {
-        state = next;
-        text.push_back(c);
-        took = true;
-        break;
-      }
-    }
-    if (!took) Fail("no closing byte taken", text);
+  if (!smallmind::fuzz::CloseWith(state, kCloser, /*any_byte=*/false, 2000, &text)) {
+    Fail("no closing byte taken", text);
   }
   if (!state.complete()) Fail("could not be completed", text);
   CheckParses(text);

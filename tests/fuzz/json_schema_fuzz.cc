@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/json_schema.h"
+#include "tests/fuzz/json_walk.h"
 #include "tests/testing/json_schema_check.h"
 #include "worker/sample/json_constraint.h"
 
@@ -75,37 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (MinItemsPastEight(Json::parse(schema_text))) return 0;
 
   JsonPrefix state(compiled->get());
-  std::string text;
-  for (char c : bytes) {
-    JsonPrefix next = state;
-    if (!next.Feed(static_cast<unsigned char>(c))) break;
-    state = next;
-    text.push_back(c);
-  }
-  static const std::string_view kCloser = "\"}]0";
-  for (int step = 0; step < 20000 && !state.complete(); step++) {
-    bool took = false;
-    for (char c : kCloser) {
-      JsonPrefix next = state;
-      if (next.Feed(static_cast<unsigned char>(c))) {
-        state = next;
-        text.push_back(c);
-        took = true;
-        break;
-      }
-    }
-    // Blanks last: outside keys, strings and enum values they never bring the end nearer.
-    for (int i = 0; i < 256 + 3 && !took; i++) {
-      const int c = i < 256 ? i : " \t\n"[i - 256];
-      if (i < 256 && (c == ' ' || c == '\t' || c == '\n')) continue;
-      JsonPrefix next = state;
-      if (next.Feed(static_cast<unsigned char>(c))) {
-        state = next;
-        text.push_back(static_cast<char>(c));
-        took = true;
-      }
-    }
-    if (!took) Fail("no byte taken", schema_text, text);
+  std::string text = smallmind::fuzz::TakeWhileAccepted(state, bytes);
+  if (!smallmind::fuzz::CloseWith(state, "\"}]0", /*any_byte=*/true, 20000, &text)) {
+    Fail("no byte taken", schema_text, text);
   }
   if (!state.complete()) Fail("could not be completed", schema_text, text);
   CheckAllowed(schema_text, text);
