@@ -1,9 +1,32 @@
 #include "cli/generate_command.h"
 
+#include <charconv>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 namespace smallmind::cli {
+
+namespace {
+
+// "TOKEN_ID=BIAS" (a decimal id and a number, nothing else), or nothing. The range is the
+// server's to check, so that the CLI and the API say the same.
+std::optional<std::pair<uint32_t, float>> ParseLogitBias(const std::string& arg) {
+  const size_t eq = arg.find('=');
+  if (eq == 0 || eq == std::string::npos) return std::nullopt;
+  const char* mid = arg.data() + eq;
+  const char* end = arg.data() + arg.size();
+  uint32_t id = 0;
+  float bias = 0;
+  const auto [id_end, id_ec] = std::from_chars(arg.data(), mid, id);
+  const auto [bias_end, bias_ec] = std::from_chars(mid + 1, end, bias);
+  if (id_ec != std::errc() || id_end != mid || bias_ec != std::errc() || bias_end != end) {
+    return std::nullopt;
+  }
+  return std::pair{id, bias};
+}
+
+}  // namespace
 
 std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
   return {
@@ -42,6 +65,23 @@ std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
           ->type_name("FILE|SCHEMA")
           ->excludes("--json-object"),
       command
+          .add_option_function<std::vector<std::string>>(
+              "--logit-bias",
+              [this](const std::vector<std::string>& args) {
+                for (const std::string& arg : args) {
+                  const auto pair = ParseLogitBias(arg);
+                  if (!pair) {
+                    throw CLI::ValidationError("--logit-bias",
+                                               "expected TOKEN_ID=BIAS (e.g. 13=-100), got " + arg);
+                  }
+                  logit_bias[pair->first] = pair->second;
+                }
+              },
+              "add BIAS in [-100, 100] to the logit of token TOKEN_ID (-100 bans it, 100 "
+              "forces it); repeat for several")
+          ->type_name("TOKEN_ID=BIAS")
+          ->allow_extra_args(false),
+      command
           .add_option("--stop", stops,
                       "stop at this string (not part of the output); repeat for several")
           ->allow_extra_args(false)
@@ -66,6 +106,7 @@ v1::GenerateRequest SamplingFlags::BuildRequest(std::string prompt) const {
     request.set_json_schema(json_schema);
   }
   for (const std::string& stop : stops) stopping->add_stop(stop);
+  for (const auto& [id, bias] : logit_bias) (*sampling->mutable_logit_bias())[id] = bias;
   return request;
 }
 

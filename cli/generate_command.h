@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct SamplingFlags {
   bool json = false;        // response_format JSON_OBJECT
   std::string json_schema;  // response_format JSON_SCHEMA with this schema (empty: none)
   std::vector<std::string> stops;
+  std::map<uint32_t, float> logit_bias;  // token id -> bias (sampling.logit_bias)
 
   // Adds the flags to `command`; returns them (bench --offline excludes them).
   std::vector<CLI::Option*> AddFlags(CLI::App& command);

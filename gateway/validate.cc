@@ -65,6 +65,18 @@ Status CheckSampling(const smallmind::v1::SamplingOptions& s) {
                       fmt::format("[{}, {}]", -kMaxAbsPenalty, kMaxAbsPenalty),
                       s.frequency_penalty());
   }
+  // The ids' bound is the vocabulary: the worker checks it.
+  if (s.logit_bias_size() > shared::kMaxLogitBiasEntries) {
+    return InvalidArgument(fmt::format("sampling.logit_bias must hold at most {} tokens, got {}",
+                                       shared::kMaxLogitBiasEntries, s.logit_bias_size()));
+  }
+  for (const auto& [id, bias] : s.logit_bias()) {
+    if (!InRange(bias, -shared::kMaxAbsLogitBias, shared::kMaxAbsLogitBias)) {
+      return OutOfRange(
+          fmt::format("sampling.logit_bias[{}]", id),
+          fmt::format("[{}, {}]", -shared::kMaxAbsLogitBias, shared::kMaxAbsLogitBias), bias);
+    }
+  }
   return Status::Ok();
 }
 
@@ -106,9 +118,10 @@ Status CheckTopLevel(const GenerateRequest& r) {
     return InvalidArgument(
         fmt::format("logprobs must be in [0, {}] (0 = none), got {}", kMaxLogprobs, r.logprobs()));
   }
-  static_assert(smallmind::v1::RESPONSE_FORMAT_TEXT == shared::kFormatText &&
-                smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT == shared::kFormatJsonObject &&
-                smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA == shared::kFormatJsonSchema);
+  static_assert(
+      static_cast<int>(smallmind::v1::RESPONSE_FORMAT_TEXT) == shared::kFormatText &&
+      static_cast<int>(smallmind::v1::RESPONSE_FORMAT_JSON_OBJECT) == shared::kFormatJsonObject &&
+      static_cast<int>(smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA) == shared::kFormatJsonSchema);
   // The schema is compiled here too, so a bad one is refused before it waits for a worker.
   return shared::OutputConstraint(r.response_format(), r.json_schema()).status();
 }

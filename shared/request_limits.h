@@ -11,8 +11,10 @@ namespace smallmind::shared {
 
 inline constexpr float kMaxTemperature = 100.0f;
 inline constexpr float kMaxRepetitionPenalty = 10.0f;
-inline constexpr float kMaxAbsPenalty = 2.0f;  // presence and frequency penalties: [-2, 2]
-inline constexpr uint32_t kMaxLogprobs = 20;   // top-N alternatives per token
+inline constexpr float kMaxAbsPenalty = 2.0f;      // presence and frequency penalties: [-2, 2]
+inline constexpr uint32_t kMaxLogprobs = 20;       // top-N alternatives per token
+inline constexpr float kMaxAbsLogitBias = 100.0f;  // logit_bias values: [-100, 100]
+inline constexpr int kMaxLogitBiasEntries = 4096;  // logit_bias tokens per request
 inline constexpr int kMaxStopStrings = 16;
 inline constexpr size_t kMaxStopBytes = 256;
 // stopping.max_new_tokens = 0 means this many, capped by the room the prompt leaves.

@@ -31,6 +31,13 @@ shared::Status CheckAgainstModel(const v1::GenerateRequest& req, int vocab_size,
       }
     }
   }
+  for (const auto& [id, bias] : req.sampling().logit_bias()) {
+    if (id >= static_cast<uint32_t>(vocab_size)) {
+      return InvalidArgument("sampling.logit_bias[" + std::to_string(id) +
+                             "] names a token outside [0, " + std::to_string(vocab_size) +
+                             ") (the vocabulary)");
+    }
+  }
   if (req.sampling().top_k() > static_cast<uint32_t>(vocab_size)) {
     return InvalidArgument("sampling.top_k must be in [0, " + std::to_string(vocab_size) +
                            "] (0 = off), got " + std::to_string(req.sampling().top_k()));
@@ -106,6 +113,12 @@ SamplingParams ToSamplingParams(const v1::SamplingOptions& s, uint32_t logprobs)
                ? s.seed()
                : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   p.logprobs = static_cast<int>(std::min<uint32_t>(logprobs, 1u << 30));
+  // In id order (a protobuf map's order is unspecified); each token's sum is its own either way.
+  p.logit_bias.reserve(s.logit_bias_size());
+  for (const auto& [id, bias] : s.logit_bias()) {
+    p.logit_bias.emplace_back(static_cast<TokenId>(id), bias);
+  }
+  std::sort(p.logit_bias.begin(), p.logit_bias.end());
   return p;
 }
 

@@ -14,7 +14,7 @@ struct FieldName {
 };
 
 // Longest first where one is a prefix of another.
-constexpr std::array<FieldName, 14> kFieldNames{{
+constexpr std::array<FieldName, 15> kFieldNames{{
     {"sampling.temperature", "temperature"},
     {"sampling.top_k", "top_k"},
     {"sampling.top_p", "top_p"},
@@ -22,6 +22,7 @@ constexpr std::array<FieldName, 14> kFieldNames{{
     {"sampling.repetition_penalty", "repetition_penalty"},
     {"sampling.presence_penalty", "presence_penalty"},
     {"sampling.frequency_penalty", "frequency_penalty"},
+    {"sampling.logit_bias", "logit_bias"},
     {"sampling.seed", "seed"},
     {"stopping.max_new_tokens", "max_tokens"},
     {"stopping.stop", "stop"},

@@ -1,6 +1,7 @@
 #include "gateway/http/openai_request.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -143,7 +144,7 @@ bool ReadJsonSchema(Fields& f, const Json& format, smallmind::v1::GenerateReques
 // JSON object, or one the schema allows); the OpenAI fields that would change what the model may
 // output that this server does not implement, are refused with a 400 naming them rather than
 // ignored, so a client that relies on them (expects a schema's keys, a banned token to stay out)
-// learns it at once. Their no-op values pass: an empty `logit_bias`.
+// learns it at once. `logit_bias` maps token ids (decimal strings) to biases.
 bool ReadOutputConstraints(Fields& f, smallmind::v1::GenerateRequest* g) {
   if (const Json* v = f.Find("response_format"); v && f.ok()) {
     auto type = v->is_object() ? v->find("type") : v->end();
@@ -166,8 +167,22 @@ bool ReadOutputConstraints(Fields& f, smallmind::v1::GenerateRequest* g) {
   }
   if (const Json* v = f.Find("logit_bias"); v && f.ok()) {
     if (!v->is_object()) return f.WrongType("logit_bias", "an object", *v);
-    if (!v->empty()) {
-      return f.Fail("logit_bias", "`logit_bias` is not supported (an empty object is accepted)");
+    auto* bias = g->mutable_sampling()->mutable_logit_bias();
+    for (const auto& [key, value] : v->items()) {
+      // Keys are token ids in decimal (JSON keys are strings); ranges are validate's.
+      uint32_t id = 0;
+      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (key.empty() || ec != std::errc() || end != key.data() + key.size()) {
+        return f.Fail("logit_bias", fmt::format("`logit_bias` keys must be token ids (decimal "
+                                                "integers in [0, 2^32)), got \"{}\"",
+                                                key.substr(0, 64)));
+      }
+      if (!value.is_number()) {
+        return f.Fail("logit_bias", fmt::format("`logit_bias` values must be numbers, got {} for "
+                                                "token {}",
+                                                TypeName(value), id));
+      }
+      (*bias)[id] = static_cast<float>(value.get<double>());
     }
   }
   return f.ok();

@@ -1,6 +1,7 @@
 #include "gateway/validate.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -99,6 +100,14 @@ TEST(ValidateTest, EverySamplingFieldErrorNamesFieldRangeAndValue) {
        "sampling.presence_penalty must be in [-2, 2], got 2.5"},
       {[](auto* s) { s->set_frequency_penalty(-3); },
        "sampling.frequency_penalty must be in [-2, 2], got -3"},
+      {[](auto* s) { (*s->mutable_logit_bias())[50256] = 100.5f; },
+       "sampling.logit_bias[50256] must be in [-100, 100], got 100.5"},
+      {[](auto* s) { (*s->mutable_logit_bias())[7] = -std::numeric_limits<float>::infinity(); },
+       "sampling.logit_bias[7] must be in [-100, 100], got -inf"},
+      {[](auto* s) {
+         for (uint32_t id = 0; id <= 4096; ++id) (*s->mutable_logit_bias())[id] = 1;
+       },
+       "sampling.logit_bias must hold at most 4096 tokens, got 4097"},
   };
   for (const Case& c : cases) {
     GenerateRequest r = TextRequest();
@@ -117,6 +126,7 @@ TEST(ValidateTest, AcceptsTheEdgesOfEverySamplingRange) {
   s->set_repetition_penalty(10);
   s->set_presence_penalty(-2);
   s->set_frequency_penalty(2);
+  for (uint32_t id = 0; id < 4096; ++id) (*s->mutable_logit_bias())[id] = id % 2 ? 100 : -100;
   r.set_logprobs(20);
   EXPECT_TRUE(Validate(r, "gen-1").ok());
 }

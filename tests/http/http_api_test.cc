@@ -200,6 +200,46 @@ TEST_F(HttpErrorsTest, OutOfRangeFieldsAndContextOverflowAre400WithTheRange) {
   ExpectError(Post("/v1/completions", long_prompt), 400);
 }
 
+// logit_bias reaches the worker's sampler: -100 on the token greedy decoding picks first makes
+// it pick another, +100 on one token makes every token that one; out-of-range biases and ids
+// beyond the vocabulary are 400s naming logit_bias.
+TEST_F(HttpErrorsTest, LogitBiasBansAndForcesTokensAndBadOnesAre400) {
+  auto complete = [](const std::string& bias) {
+    const HttpReply r = Post("/v1/completions", R"({"prompt":"Once upon a time","max_tokens":4,)"
+                                                R"("temperature":0,"logit_bias":)" +
+                                                    bias + "}");
+    EXPECT_EQ(r.status, 200) << r.error << r.body;
+    return r.status == 200 ? r.json()["choices"][0]["text"].get<std::string>() : std::string();
+  };
+  auto id_of = [](const std::string& one_byte) {
+    const HttpReply r = Post("/tokenize", nlohmann::json{{"content", one_byte}}.dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    const auto tokens = r.json()["tokens"];
+    EXPECT_EQ(tokens.size(), 1u) << r.body;
+    return tokens.size() == 1 ? tokens[0].get<int>() : -1;
+  };
+  const std::string plain = complete("{}");
+  ASSERT_FALSE(plain.empty());
+  const int first = id_of(plain.substr(0, 1));
+  ASSERT_GE(first, 0);
+  const std::string banned = complete(R"({")" + std::to_string(first) + R"(":-100})");
+  ASSERT_FALSE(banned.empty());
+  EXPECT_NE(banned[0], plain[0]) << plain << " / " << banned;
+  const int z = id_of("z");
+  EXPECT_EQ(complete(R"({")" + std::to_string(z) + R"(":100})"), "zzzz");
+
+  auto e = ExpectError(Post("/v1/completions", R"({"prompt":"a","logit_bias":{"7":100.5}})"), 400);
+  EXPECT_EQ(e["param"], "logit_bias");
+  EXPECT_EQ(e["message"], "logit_bias[7] must be in [-100, 100], got 100.5");
+  e = ExpectError(Post("/v1/completions", R"({"prompt":"a","logit_bias":{"999999":1}})"), 400);
+  EXPECT_EQ(e["param"], "logit_bias");
+  EXPECT_NE(e["message"].get<std::string>().find("outside [0, "), std::string::npos) << e;
+  e = ExpectError(Post("/v1/chat/completions",
+                       R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"x":1}})"),
+                  400);
+  EXPECT_EQ(e["param"], "logit_bias");
+}
+
 TEST_F(HttpErrorsTest, UnknownRouteAndUnknownModelAre404WrongMethodIs405) {
   auto e = ExpectError(HttpCall(gateway_->http_address(), "GET", "/v2/nothing"), 404);
   EXPECT_NE(e["message"].get<std::string>().find("/v2/nothing"), std::string::npos);

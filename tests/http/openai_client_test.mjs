@@ -1,6 +1,6 @@
 // The HTTP door through the official `openai` npm client: models list, chat (streamed and whole,
 // with usage), completion with stop and seed, greedy completion against run.c's golden text,
-// JSON output (response_format json_object and json_schema).
+// JSON output (response_format json_object and json_schema), logit_bias.
 // Run by tests/http/http_api_test.cc against a real gateway + worker:
 //   node openai_client_test.mjs --base-url http://127.0.0.1:PORT/v1 --model ID [--golden FILE]
 // Exits 0 when every check passed, 1 with the failures printed otherwise.
@@ -141,6 +141,23 @@ check("response_format json_schema: the reply follows the schema's keys in order
       response_format: { type: "json_schema", json_schema: { name: "s", schema: {
         type: "object", properties: { s: { type: "string", pattern: "^a" } } } } } }),
     (e) => e.status === 400 && e.error?.param === "response_format" && /pattern/.test(e.message));
+});
+
+check("logit_bias: +100 on a token makes every token that one; 101 is a 400", async () => {
+  const base = args["base-url"].replace(/\/v1\/?$/, "");
+  const headers = { "Content-Type": "application/json" };
+  if (args["api-key"]) headers.Authorization = `Bearer ${args["api-key"]}`;
+  const tok = await (await fetch(`${base}/tokenize`, { method: "POST", headers,
+    body: JSON.stringify({ content: "Once", with_pieces: true }) })).json();
+  const { id, piece } = tok.tokens.at(-1);
+  const word = piece.replace(/\u2581/g, "");
+  assert.ok(word.length > 0, JSON.stringify(tok));
+  const r = await client.completions.create({
+    model, prompt: "The cat", max_tokens: 3, temperature: 0, logit_bias: { [id]: 100 } });
+  assert.equal(r.choices[0].text.split(word).length - 1, 3, JSON.stringify(r.choices[0].text));
+  await assert.rejects(
+    client.completions.create({ model, prompt: "x", logit_bias: { [id]: 101 } }),
+    (e) => e.status === 400 && e.error?.param === "logit_bias" && /\[-100, 100\]/.test(e.message));
 });
 
 check("a bad field is a 400 APIError naming it", async () => {

@@ -315,6 +315,41 @@ TEST(CliFlagsTest, JsonSchemaComesFromAFileOrTheArgumentAndBadOnesAreNamed) {
       << run.err;
 }
 
+// --logit-bias TOKEN_ID=BIAS (repeatable) reaches the sampler: +100 on one token makes every token
+// that one; a malformed pair is a usage error, an out-of-range bias the server's 400.
+TEST(CliFlagsTest, LogitBiasForcesATokenAndMalformedPairsAreUsageErrors) {
+  auto gateway = testing::GatewayFixture::Start({});
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  const ProgramRun z = RunProgram("smallmind", {"tokenize", "z", "--addr", (*gateway)->address()});
+  ASSERT_EQ(z.exit_code, 0) << z.err;
+  // The ids line is BOS then 'z' (builtin:tiny adds BOS): the last one.
+  const std::string line = z.out.substr(0, z.out.find('\n'));
+  const std::string z_id = line.substr(line.rfind(' ') + 1);
+  auto generate = [&](std::vector<std::string> bias) {
+    std::vector<std::string> args = {
+        "generate", "Once upon a time", "--addr", (*gateway)->address(), "--temperature",
+        "0.8",      "--max-tokens",     "5"};
+    for (std::string& b : bias) {
+      args.push_back("--logit-bias");
+      args.push_back(std::move(b));
+    }
+    return RunProgram("smallmind", args);
+  };
+  const ProgramRun forced = generate({"0=-100", z_id + "=100"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(forced.out.substr(0, 5), "zzzzz") << forced.out;
+  for (const char* bad : {"abc", "5", "5=", "=3", "5=x", "-1=2", "5=1x"}) {
+    const ProgramRun run = generate({bad});
+    EXPECT_EQ(run.exit_code, 2) << bad;
+    EXPECT_NE(run.err.find("expected TOKEN_ID=BIAS"), std::string::npos) << bad << ": " << run.err;
+  }
+  const ProgramRun out_of_range = generate({"5=250"});
+  EXPECT_EQ(out_of_range.exit_code, 1);
+  EXPECT_NE(out_of_range.err.find("sampling.logit_bias[5] must be in [-100, 100], got 250"),
+            std::string::npos)
+      << out_of_range.err;
+}
+
 TEST(CliFlagsTest, APromptLongerThanAShellArgumentReachesTheServerThroughAFile) {
   auto gateway = testing::GatewayFixture::Start({});
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "shared/request_limits.h"
 #include "worker/tokenizer/spm_tokenizer.h"
@@ -92,6 +95,22 @@ TEST_F(RequestBuilderTest, TopKAboveTheVocabularyIsRejected) {
   EXPECT_TRUE(Build(r).ok());
 }
 
+TEST_F(RequestBuilderTest, LogitBiasTokensMustBeInTheVocabularyAndArriveSorted) {
+  v1::GenerateRequest r = IdRequest(2);
+  auto& bias = *r.mutable_sampling()->mutable_logit_bias();
+  bias[258] = -100;
+  bias[3] = 2.5f;
+  bias[100] = 1;
+  auto built = Build(r);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  using Entry = std::pair<TokenId, float>;
+  EXPECT_EQ(built->sampling.logit_bias,
+            (std::vector<Entry>{{3, 2.5f}, {100, 1.0f}, {258, -100.0f}}));
+  bias[259] = 1;
+  EXPECT_EQ(ErrorFor(r),
+            "sampling.logit_bias[259] names a token outside [0, 259) (the vocabulary)");
+}
+
 TEST_F(RequestBuilderTest, MaxNewTokensAboveTheContextIsRejected) {
   v1::GenerateRequest r = IdRequest(2);
   r.mutable_stopping()->set_max_new_tokens(65);
@@ -161,6 +180,9 @@ TEST_F(RequestBuilderTest, SamplingOutsideTheSamplersContractIsAnErrorNotAnAbort
   v1::GenerateRequest lp = IdRequest(2);
   lp.set_logprobs(21);
   EXPECT_NE(ErrorFor(lp).find("logprobs"), std::string::npos);
+  v1::GenerateRequest nan_bias = IdRequest(2);
+  (*nan_bias.mutable_sampling()->mutable_logit_bias())[5] = std::nanf("");
+  EXPECT_NE(ErrorFor(nan_bias).find("sampling.logit_bias[5] must be finite"), std::string::npos);
 }
 
 }  // namespace

@@ -64,6 +64,15 @@ shared::Status ValidateSamplingParams(const SamplingParams& p) {
   if (!std::isfinite(p.frequency_penalty)) {
     return Bad("frequency_penalty", "finite", p.frequency_penalty);
   }
+  for (size_t i = 0; i < p.logit_bias.size(); ++i) {
+    const auto [id, bias] = p.logit_bias[i];
+    if (id < 0 || (i > 0 && id <= p.logit_bias[i - 1].first)) {
+      return shared::InvalidArgument(
+          "sampling.logit_bias ids must be distinct, >= 0 and ascending, got " +
+          std::to_string(id) + " at " + std::to_string(i));
+    }
+    if (!std::isfinite(bias)) return Bad("logit_bias[" + std::to_string(id) + "]", "finite", bias);
+  }
   if (p.logprobs < 0 || p.logprobs > kMaxLogprobs) {
     return Bad("logprobs", "in [0, " + std::to_string(kMaxLogprobs) + "]",
                static_cast<float>(p.logprobs));
@@ -76,6 +85,8 @@ Sampler::Sampler(const SamplingParams& params, int vocab_size)
   shared::Status valid = ValidateSamplingParams(params);
   SM_CHECK(valid.ok()) << valid.ToString();
   SM_CHECK(vocab_size > 0) << "vocab_size " << vocab_size;
+  SM_CHECK(params.logit_bias.empty() || params.logit_bias.back().first < vocab_size)
+      << "logit_bias token " << params.logit_bias.back().first << " outside vocab " << vocab_size;
   if (has_penalties()) {
     seen_ids_.reserve(vocab_size);
     seen_.assign(vocab_size, 0);
@@ -116,6 +127,7 @@ void Sampler::Accept(TokenId id) {
 TokenId Sampler::Sample(std::span<float> logits, SampleLogprobs* logprobs) {
   SM_CHECK(logits.size() == static_cast<size_t>(vocab_size_))
       << "logits " << logits.size() << " != vocab " << vocab_size_;
+  for (const auto& [id, bias] : params_.logit_bias) logits[id] += bias;
   if (has_penalties()) ApplyPenalties(logits);
   const TokenId chosen = params_.temperature == 0.0f ? Greedy(logits) : Draw(logits);
   if (logprobs != nullptr && params_.logprobs > 0) FillLogprobs(logits, chosen, logprobs);

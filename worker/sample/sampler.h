@@ -1,4 +1,5 @@
-// Sampler: picks one request's next token from the model's logits: penalties -> temperature ->
+// Sampler: picks one request's next token from the model's logits: logit bias -> penalties ->
+// temperature ->
 // top-k -> top-p -> min-p -> a draw from the request's own counter-based RNG. One per request,
 // built when the request is admitted; used by the scheduler thread only, not thread-safe.
 #pragma once
@@ -6,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "kernels/vector_math.h"
@@ -25,6 +27,8 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;   // over generated tokens: l -= frequency * count
   uint64_t seed = 0;
   int logprobs = 0;  // top-N alternatives to report, 0..kMaxLogprobs
+  // (token, bias) added to the logits before anything else, ids ascending and distinct.
+  std::vector<std::pair<TokenId, float>> logit_bias;
 };
 
 // The request limit (shared/request_limits.h), as the int the sampler counts in.
@@ -35,7 +39,7 @@ shared::Status ValidateSamplingParams(const SamplingParams& params);
 
 struct TokenLogprob {
   TokenId id = -1;
-  float logprob = 0.0f;  // log-softmax of the penalised, pre-temperature logits
+  float logprob = 0.0f;  // log-softmax of the biased, penalised, pre-temperature logits
 };
 
 // Filled by Sample() when asked: the chosen token and the top `n_top` tokens (highest first,
@@ -54,7 +58,8 @@ class Sampler {
   // Records prompt tokens for the repetition penalty. Call before the first Sample().
   void AddPromptTokens(std::span<const TokenId> ids);
 
-  // Chooses the next token from `logits` [vocab_size]. Penalties are applied to `logits` in place;
+  // Chooses the next token from `logits` [vocab_size]. The logit bias, then the penalties, are
+  // applied to `logits` in place;
   // temperature and truncation work on private scratch. NaN logits count as -inf; when a logit is
   // +inf (or none is above -inf) the result is the greedy one. Weights are exp((l - max) / t) from
   // kernels::ExpOfScaled (SIMD, within 2 ulp of std::exp: a draw can differ from a std::exp

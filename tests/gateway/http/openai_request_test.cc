@@ -154,8 +154,15 @@ TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
        "`response_format` type `yaml` is not supported"},
       {R"("response_format":"json")", "response_format",
        "`response_format` must be an object with a string `type`, got string"},
-      {R"("logit_bias":{"50256":-100})", "logit_bias", "`logit_bias` is not supported"},
       {R"("logit_bias":[1])", "logit_bias", "`logit_bias` must be an object"},
+      {R"("logit_bias":{"abc":1})", "logit_bias",
+       "`logit_bias` keys must be token ids (decimal integers in [0, 2^32)), got \"abc\""},
+      {R"("logit_bias":{"-1":1})", "logit_bias", "keys must be token ids"},
+      {R"("logit_bias":{"4294967296":1})", "logit_bias", "keys must be token ids"},
+      {R"("logit_bias":{"12 ":1})", "logit_bias", "keys must be token ids"},
+      {R"("logit_bias":{"":1})", "logit_bias", "keys must be token ids"},
+      {R"("logit_bias":{"7":"high"})", "logit_bias",
+       "`logit_bias` values must be numbers, got string for token 7"},
   };
   for (const Case& c : refused) {
     for (const auto& [endpoint, head] : {std::pair{Endpoint::kChatCompletions, chat},
@@ -180,6 +187,23 @@ TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
     HttpError error;
     EXPECT_TRUE(Parse(Endpoint::kChatCompletions, chat + ok + "}", &error))
         << ok << ": " << error.message;
+  }
+}
+
+// logit_bias: decimal token ids to biases, in the sampling options (ranges are validate's).
+TEST(OpenAiRequestTest, LogitBiasMapsTokenIdsToBiases) {
+  for (const auto& [endpoint, head] :
+       {std::pair{Endpoint::kChatCompletions,
+                  std::string(R"({"messages":[{"role":"user","content":"x"}],)")},
+        std::pair{Endpoint::kCompletions, std::string(R"({"prompt":"x",)")}}) {
+    HttpError error;
+    auto r = Parse(endpoint, head + R"("logit_bias":{"50256":-100,"13":2.5,"0":0}})", &error);
+    ASSERT_TRUE(r) << error.message;
+    const auto& bias = r->generate.sampling().logit_bias();
+    ASSERT_EQ(bias.size(), 3u);
+    EXPECT_EQ(bias.at(50256), -100.0f);
+    EXPECT_EQ(bias.at(13), 2.5f);
+    EXPECT_EQ(bias.at(0), 0.0f);
   }
 }
 

@@ -313,6 +313,40 @@ TEST(SamplerTest, LogprobsAreLogSoftmaxOfPenalisedLogitsBeforeTemperature) {
   EXPECT_EQ(out.n_top, 4);
 }
 
+TEST(SamplerTest, LogitBiasIsAddedBeforePenaltiesAndSteersGreedyAndDraws) {
+  SamplingParams p = Params(0.0f);
+  p.repetition_penalty = 2.0f;
+  p.logit_bias = {{0, -100.0f}, {2, 1.5f}};
+  Sampler sampler(p, 4);
+  std::vector<TokenId> prompt = {2};
+  sampler.AddPromptTokens(prompt);
+  std::vector<float> logits = {3.0f, 2.0f, 0.5f, 0.0f};
+  // 0: 3 - 100 = -97 (not in the prompt: no penalty); 2: (0.5 + 1.5) / 2 = 1.
+  EXPECT_EQ(sampler.Sample(logits), 1);
+  EXPECT_EQ(logits, (std::vector<float>{-97.0f, 2.0f, 1.0f, 0.0f}));
+
+  // A draw: -100 bans token 0 (the likeliest), +100 on token 3 makes it all but certain.
+  SamplingParams ban = Params(1.0f);
+  ban.logit_bias = {{0, -100.0f}};
+  std::vector<double> freq = Frequencies(ban, FourWayLogits(), 20000);
+  ExpectFrequencies(freq, {0.0, 0.6, 0.3, 0.1});
+  SamplingParams force = Params(1.0f);
+  force.logit_bias = {{3, 100.0f}};
+  EXPECT_NEAR(Frequencies(force, FourWayLogits(), 2000)[3], 1.0, 1e-9);
+
+  // Logprobs are those of the biased distribution.
+  SamplingParams lp = Params(0.0f);
+  lp.logprobs = 2;
+  lp.logit_bias = {{1, 1.0f}};
+  Sampler with_logprobs(lp, 3);
+  std::vector<float> l3 = {1.0f, 1.0f, 0.0f};
+  SampleLogprobs out;
+  EXPECT_EQ(with_logprobs.Sample(l3, &out), 1);
+  const double log_z = std::log(std::exp(1.0) + std::exp(2.0) + 1.0);
+  EXPECT_NEAR(out.chosen.logprob, 2.0 - log_z, 1e-5);
+  EXPECT_EQ(out.top[1].id, 0);
+}
+
 TEST(SamplerTest, ValidationNamesTheBadField) {
   auto message = [](auto mutate) {
     SamplingParams p;
@@ -335,6 +369,18 @@ TEST(SamplerTest, ValidationNamesTheBadField) {
             std::string::npos);
   EXPECT_NE(message([](SamplingParams& p) { p.presence_penalty = INFINITY; }).find("presence"),
             std::string::npos);
+  EXPECT_NE(message([](SamplingParams& p) {
+              p.logit_bias = {{3, NAN}};
+            }).find("logit_bias[3]"),
+            std::string::npos);
+  EXPECT_NE(message([](SamplingParams& p) {
+              p.logit_bias = {{3, 1.0f}, {3, 2.0f}};
+            }).find("distinct"),
+            std::string::npos);
+  EXPECT_NE(message([](SamplingParams& p) {
+              p.logit_bias = {{-1, 1.0f}};
+            }).find("logit_bias"),
+            std::string::npos);
 }
 
 TEST(SamplerTest, SampleDoesNotAllocate) {
@@ -353,6 +399,7 @@ TEST(SamplerTest, SampleDoesNotAllocate) {
   variants[1].frequency_penalty = 0.2f;
   variants[1].presence_penalty = 0.1f;
   variants[1].logprobs = 5;
+  variants[1].logit_bias = {{7, -100.0f}, {31999, 3.0f}};
   variants[2].top_p = 0.95f;
   variants[3].top_k = 3000;
   for (const SamplingParams& p : variants) {
