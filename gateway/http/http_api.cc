@@ -180,6 +180,10 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   shape.logprobs = r->logprobs;
   shape.top_logprobs = r->top_logprobs;
   if (r->echo) shape.echo_text = r->generate.prompt();
+  if (!r->tool_name.empty()) {
+    shape.tool_name = r->tool_name;
+    shape.tool_call_id = "call_" + shape.id.substr(shape.id.find('-') + 1);
+  }
   const auto deadline = r->timeout_s > 0
                             ? std::chrono::system_clock::now() +
                                   std::chrono::duration_cast<std::chrono::system_clock::duration>(

@@ -128,10 +128,29 @@ void OpenAiFormatter::SetFingerprint(Json& j) const {
   }
 }
 
+Json OpenAiFormatter::ToolCall(const std::string& arguments, bool header) const {
+  Json call;
+  if (header) {  // streams send index, id, type and name once, then only argument pieces
+    call["index"] = 0;
+    call["id"] = shape_.tool_call_id;
+    call["type"] = "function";
+    call["function"] = {{"name", shape_.tool_name}, {"arguments", arguments}};
+  } else {
+    call["index"] = 0;
+    call["function"] = {{"arguments", arguments}};
+  }
+  return Json::array({std::move(call)});
+}
+
 std::string OpenAiFormatter::StreamStart() {
   if (shape_.endpoint == Endpoint::kChatCompletions) {
+    Json delta{{"role", "assistant"}, {"content", ""}};
+    if (!shape_.tool_name.empty()) {
+      delta["content"] = nullptr;
+      delta["tool_calls"] = ToolCall("", /*header=*/true);
+    }
     Json choice{{"index", 0},
-                {"delta", {{"role", "assistant"}, {"content", ""}}},
+                {"delta", std::move(delta)},
                 {"logprobs", nullptr},
                 {"finish_reason", nullptr}};
     return Event(Chunk(std::move(choice)));
@@ -149,7 +168,9 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   if (!m.text().empty() || has_logprobs) {
     Json choice;
     choice["index"] = 0;
-    if (chat) {
+    if (chat && !shape_.tool_name.empty()) {
+      choice["delta"] = {{"tool_calls", ToolCall(m.text(), /*header=*/false)}};
+    } else if (chat) {
       choice["delta"] = {{"content", m.text()}};
     } else {
       choice["text"] = m.text();
@@ -209,7 +230,11 @@ void OpenAiFormatter::Add(const GenerateResponse& m) {
 Json OpenAiFormatter::Choice() const {
   Json choice;
   choice["index"] = 0;
-  if (shape_.endpoint == Endpoint::kChatCompletions) {
+  if (shape_.endpoint == Endpoint::kChatCompletions && !shape_.tool_name.empty()) {
+    Json call = ToolCall(text_, /*header=*/true);
+    call[0].erase("index");  // a whole message's calls carry no index
+    choice["message"] = {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", call}};
+  } else if (shape_.endpoint == Endpoint::kChatCompletions) {
     choice["message"] = {{"role", "assistant"}, {"content", text_}};
   } else {
     choice["text"] = shape_.echo_text + text_;

@@ -29,6 +29,10 @@ struct ResponseShape {
   bool logprobs = false;
   uint32_t top_logprobs = 0;
   std::string echo_text;  // completions with echo: the prompt, first in the text
+  // Chat with a forced call: the reply is one `tool_calls` entry of this function (id
+  // tool_call_id) whose arguments are the text; content is null. "" = a text reply.
+  std::string tool_name;
+  std::string tool_call_id;
 };
 
 // "stop" for STOP and EOS, "length" for LENGTH, "abort" for a server-side cancel (vLLM's word).
@@ -57,6 +61,9 @@ class OpenAiFormatter {
   nlohmann::ordered_json Chunk(nlohmann::ordered_json choice) const;
   nlohmann::ordered_json Choice() const;
   nlohmann::ordered_json Usage() const;
+  // The `tool_calls` array of a forced call: with its header (index, id, type, name) or, for a
+  // stream's later chunks, the index and an arguments piece only.
+  nlohmann::ordered_json ToolCall(const std::string& arguments, bool header) const;
   // The logprobs object of `message`'s tokens (completions or chat shape); advances offset_.
   nlohmann::ordered_json Logprobs(const smallmind::v1::GenerateResponse& message);
   void AppendLogprobs(const nlohmann::ordered_json& part);

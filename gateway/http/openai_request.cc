@@ -307,6 +307,77 @@ bool ReadCompletion(Fields& f, OpenAiRequest& r) {
   return f.Int("best_of", 1, 1, &best_of);
 }
 
+// Function `i` of `tools` ({"type": "function", "function": {"name", "parameters"}}): its name
+// and its parameters' JSON Schema text (none: an object without properties), or a 400 on
+// `tools` saying what is wrong.
+bool ReadTool(Fields& f, const Json& tools, size_t i, std::string* name, std::string* schema) {
+  const Json& tool = tools[i];
+  const auto fn = tool.is_object() ? tool.find("function") : tool.end();
+  const auto type = tool.is_object() ? tool.find("type") : tool.end();
+  if (fn == tool.end() || !fn->is_object() || type == tool.end() || *type != "function" ||
+      !fn->contains("name") || !(*fn)["name"].is_string()) {
+    return f.Fail("tools",
+                  fmt::format("`tools[{}]` must be {{\"type\": \"function\", \"function\": "
+                              "{{\"name\": \"...\", \"parameters\": {{...}}}}}}",
+                              i));
+  }
+  *name = (*fn)["name"].get<std::string>();
+  const auto params = fn->find("parameters");
+  if (params == fn->end() || params->is_null()) {
+    *schema = R"({"type":"object","properties":{},"additionalProperties":false})";
+  } else {
+    *schema = params->dump();
+  }
+  return true;
+}
+
+// tool_choice: "auto" and "none" leave the model free (the tools reach the template only); a
+// named function ({"type": "function", "function": {"name": "f"}}), or "required" with one tool,
+// forces a call of it: the output is its arguments, constrained to its `parameters` schema
+// (vLLM's named function calling), and the reply a `tool_calls` message. A call among several
+// tools would need the schema's anyOf of objects, which the constraint does not do.
+bool ReadToolChoice(Fields& f, const Json& choice, OpenAiRequest& r) {
+  if (choice == "auto" || choice == "none") return true;
+  std::string wanted;
+  if (choice.is_object() && choice.value("type", Json()) == "function" &&
+      choice.contains("function") && choice["function"].is_object() &&
+      choice["function"].value("name", Json()).is_string()) {
+    wanted = choice["function"]["name"].get<std::string>();
+  } else if (choice != "required") {
+    return f.Fail(
+        "tool_choice",
+        fmt::format("`tool_choice` must be \"auto\", \"none\", \"required\" or "
+                    "{{\"type\": \"function\", \"function\": {{\"name\": \"...\"}}}}, got {}",
+                    choice.dump().substr(0, 200)));
+  }
+  const size_t n_tools = r.tools.is_array() ? r.tools.size() : 0;
+  if (n_tools == 0) {
+    return f.Fail("tool_choice", "`tool_choice` forces a call, but `tools` names no function");
+  }
+  if (wanted.empty() && n_tools > 1) {
+    return f.Fail("tool_choice",
+                  fmt::format("`tool_choice` \"required\" with {} tools is not supported: name "
+                              "the one to call ({{\"type\": \"function\", \"function\": "
+                              "{{\"name\": \"...\"}}}})",
+                              n_tools));
+  }
+  for (size_t i = 0; i < n_tools; ++i) {
+    std::string name, schema;
+    if (!ReadTool(f, r.tools, i, &name, &schema)) return false;
+    if (!wanted.empty() && name != wanted) continue;
+    if (const auto compiled = shared::JsonSchema::Compile(schema); !compiled.ok()) {
+      return f.Fail("tools", fmt::format("`tools[{}].function.parameters`: {}", i,
+                                         compiled.status().message()));
+    }
+    r.tool_name = name;
+    r.tool_schema = std::move(schema);
+    return true;
+  }
+  return f.Fail("tool_choice",
+                fmt::format("`tool_choice` names `{}`, which is not a function in `tools`",
+                            wanted.substr(0, 200)));
+}
+
 bool ReadChat(Fields& f, OpenAiRequest& r) {
   auto& g = r.generate;
   const Json* messages = f.Find("messages");
@@ -333,16 +404,8 @@ bool ReadChat(Fields& f, OpenAiRequest& r) {
     if (!tools->is_array()) return f.WrongType("tools", "an array", *tools);
     r.tools = *tools;
   }
-  // The tools reach the template only; nothing forces or parses a call, so only the choices that
-  // leave the model free pass.
   if (const Json* choice = f.Find("tool_choice"); choice && f.ok()) {
-    if (!choice->is_string() || (*choice != "auto" && *choice != "none")) {
-      return f.Fail(
-          "tool_choice",
-          fmt::format("`tool_choice` {} is not supported: the tools are passed to the chat "
-                      "template only and no call is forced (use \"auto\" or \"none\")",
-                      choice->dump()));
-    }
+    return ReadToolChoice(f, *choice, r);
   }
   return f.ok();
 }
@@ -418,6 +481,16 @@ std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_v
   Fields f(*json, error);
   const bool ok = endpoint == Endpoint::kCompletions ? ReadCompletion(f, r) : ReadChat(f, r);
   if (!ok || !ReadCommon(f, r)) return std::nullopt;
+  if (!r.tool_name.empty()) {  // a forced call: its arguments are the output
+    if (r.generate.response_format() != smallmind::v1::RESPONSE_FORMAT_TEXT) {
+      f.Fail("tool_choice",
+             "`tool_choice` forces a call, whose arguments follow the tool's `parameters`: it "
+             "cannot be combined with a `response_format` other than text");
+      return std::nullopt;
+    }
+    r.generate.set_response_format(smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA);
+    r.generate.set_json_schema(r.tool_schema);
+  }
   if (r.logprobs) r.generate.set_logprobs(std::max<uint32_t>(1, r.top_logprobs));
   return r;
 }

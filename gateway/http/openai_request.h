@@ -41,7 +41,11 @@ struct OpenAiRequest {
   double timeout_s = 0;
   // Chat only.
   nlohmann::ordered_json messages;
-  nlohmann::ordered_json tools;                 // passed to the template; null = none
+  nlohmann::ordered_json tools;  // passed to the template; null = none
+  // A forced call (tool_choice naming a function, or "required" with one tool): the function's
+  // name and its parameters' JSON Schema, which constrains the output (its arguments). "" = none.
+  std::string tool_name;
+  std::string tool_schema;
   nlohmann::ordered_json chat_template_kwargs;  // object
   bool add_generation_prompt = true;            // vLLM's extension
 };

@@ -240,6 +240,60 @@ TEST_F(HttpErrorsTest, LogitBiasBansAndForcesTokensAndBadOnesAre400) {
   EXPECT_EQ(e["param"], "logit_bias");
 }
 
+// tool_choice naming a function: the reply is a call of it whose arguments follow its parameters
+// (builtin:tiny writes random bytes; the constraint makes them the object the schema allows),
+// whole or streamed (the stream's argument pieces add up to the whole reply's arguments).
+TEST_F(HttpErrorsTest, AForcedToolCallAnswersWithArgumentsItsParametersAllow) {
+  const std::string params =
+      R"({"type":"object","properties":{"city":{"type":"string","maxLength":8}},)"
+      R"("required":["city"],"additionalProperties":false})";
+  const std::string body =
+      R"({"messages":[{"role":"user","content":"Weather in Oslo?"}],"max_tokens":60,"seed":3,)"
+      R"("tools":[{"type":"function","function":{"name":"get_weather","parameters":)" +
+      params + R"(}}],"tool_choice":{"type":"function","function":{"name":"get_weather"}})";
+  const HttpReply whole = Post("/v1/chat/completions", body + "}");
+  ASSERT_EQ(whole.status, 200) << whole.error << whole.body;
+  const nlohmann::json choice = whole.json()["choices"][0];
+  const nlohmann::json message = choice["message"];
+  EXPECT_TRUE(message["content"].is_null()) << message;
+  ASSERT_EQ(message["tool_calls"].size(), 1u) << message;
+  const nlohmann::json call = message["tool_calls"][0];
+  EXPECT_EQ(call["type"], "function");
+  EXPECT_EQ(call["function"]["name"], "get_weather");
+  EXPECT_TRUE(call["id"].get<std::string>().starts_with("call_")) << call;
+  const std::string arguments = call["function"]["arguments"];
+  const size_t open = arguments.find_first_not_of(" \t\n");
+  ASSERT_NE(open, std::string::npos) << arguments;
+  EXPECT_EQ(arguments[open], '{') << arguments;
+  if (choice["finish_reason"] == "stop") {
+    const auto parsed = nlohmann::ordered_json::parse(arguments);
+    EXPECT_TRUE(smallmind::testing::SchemaAllows(parsed, nlohmann::ordered_json::parse(params)))
+        << arguments;
+  }
+
+  const HttpReply streamed = Post("/v1/chat/completions", body + R"(,"stream":true})");
+  ASSERT_EQ(streamed.status, 200) << streamed.error << streamed.body;
+  std::string pieces, name, finish;
+  for (size_t at = 0; (at = streamed.body.find("data: ", at)) != std::string::npos;) {
+    const size_t end = streamed.body.find("\n\n", at);
+    const std::string data = streamed.body.substr(at + 6, end - at - 6);
+    at = end;
+    if (data == "[DONE]") break;
+    const nlohmann::json chunk = nlohmann::json::parse(data);
+    const nlohmann::json delta = chunk["choices"][0]["delta"];
+    if (!chunk["choices"][0]["finish_reason"].is_null())
+      finish = chunk["choices"][0]["finish_reason"];
+    if (!delta.contains("tool_calls")) continue;
+    const nlohmann::json fn = delta["tool_calls"][0]["function"];
+    if (fn.contains("name")) name = fn["name"];
+    pieces += fn["arguments"].get<std::string>();
+    EXPECT_FALSE(delta.contains("content") && delta["content"].is_string()) << data;
+  }
+  EXPECT_EQ(name, "get_weather");
+  EXPECT_EQ(pieces, arguments);
+  EXPECT_EQ(finish, choice["finish_reason"]);
+}
+
 TEST_F(HttpErrorsTest, UnknownRouteAndUnknownModelAre404WrongMethodIs405) {
   auto e = ExpectError(HttpCall(gateway_->http_address(), "GET", "/v2/nothing"), 404);
   EXPECT_NE(e["message"].get<std::string>().find("/v2/nothing"), std::string::npos);

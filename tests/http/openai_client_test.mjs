@@ -1,6 +1,6 @@
 // The HTTP door through the official `openai` npm client: models list, chat (streamed and whole,
 // with usage), completion with stop and seed, greedy completion against run.c's golden text,
-// JSON output (response_format json_object and json_schema), logit_bias.
+// JSON output (response_format json_object and json_schema), logit_bias, a forced tool call.
 // Run by tests/http/http_api_test.cc against a real gateway + worker:
 //   node openai_client_test.mjs --base-url http://127.0.0.1:PORT/v1 --model ID [--golden FILE]
 // Exits 0 when every check passed, 1 with the failures printed otherwise.
@@ -158,6 +158,41 @@ check("logit_bias: +100 on a token makes every token that one; 101 is a 400", as
   await assert.rejects(
     client.completions.create({ model, prompt: "x", logit_bias: { [id]: 101 } }),
     (e) => e.status === 400 && e.error?.param === "logit_bias" && /\[-100, 100\]/.test(e.message));
+});
+
+check("tool_choice naming a function: a tool_calls reply, streamed pieces add up to it", async () => {
+  const tools = [{ type: "function", function: { name: "pick_animal", description: "Name an animal",
+    parameters: { type: "object", properties: { animal: { enum: ["cat", "dog", "bird"] },
+                                                 count: { type: "integer" } },
+                  required: ["animal", "count"], additionalProperties: false } } }];
+  const req = { model, messages: [{ role: "user", content: "Once upon a time" }], tools,
+                tool_choice: { type: "function", function: { name: "pick_animal" } },
+                max_tokens: 40, temperature: 0 };
+  const r = await client.chat.completions.create(req);
+  const message = r.choices[0].message;
+  assert.equal(message.content, null);
+  assert.equal(message.tool_calls.length, 1);
+  const call = message.tool_calls[0];
+  assert.equal(call.type, "function");
+  assert.equal(call.function.name, "pick_animal");
+  assert.ok(call.id.startsWith("call_"), call.id);
+  if (r.choices[0].finish_reason === "stop") {
+    const args = JSON.parse(call.function.arguments);
+    assert.ok(["cat", "dog", "bird"].includes(args.animal), call.function.arguments);
+    assert.ok(Number.isInteger(args.count), call.function.arguments);
+  } else {
+    assert.match(call.function.arguments, /^\s*\{\s*"animal"/);
+  }
+  let args = "";
+  let name = null;
+  for await (const c of await client.chat.completions.create({ ...req, stream: true })) {
+    for (const t of c.choices[0]?.delta?.tool_calls ?? []) {
+      name = t.function?.name ?? name;
+      args += t.function?.arguments ?? "";
+    }
+  }
+  assert.equal(name, "pick_animal");
+  assert.equal(args, call.function.arguments);
 });
 
 check("a bad field is a 400 APIError naming it", async () => {

@@ -57,6 +57,40 @@ TEST(OpenAiFormatterTest, ChatStreamIsRoleDeltaThenContentThenFinishThenUsageThe
   EXPECT_EQ(sse, expected);
 }
 
+// A forced call: the whole reply is one tool_calls entry whose arguments are the text (content
+// null); a stream opens with the call's header (index, id, type, name, "" arguments) and then
+// sends the arguments in pieces, as OpenAI's streams do.
+TEST(OpenAiFormatterTest, AForcedCallIsAToolCallsMessageWholeOrStreamed) {
+  ResponseShape shape = Shape(Endpoint::kChatCompletions);
+  shape.tool_name = "get_weather";
+  shape.tool_call_id = "call_1";
+  OpenAiFormatter whole(shape, nullptr);
+  whole.Add(Message("{\"city\":", {1}));
+  whole.Add(Message("\"Oslo\"}", {2}, smallmind::v1::EOS));
+  const auto body = nlohmann::json::parse(whole.Body());
+  EXPECT_EQ(
+      body["choices"][0]["message"].dump(),
+      R"({"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"city\":\"Oslo\"}","name":"get_weather"},"id":"call_1","type":"function"}]})");
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "stop");
+
+  OpenAiFormatter stream(shape, nullptr);
+  std::string sse = stream.StreamStart();
+  sse += stream.StreamMessage(Message("{\"city\":", {1}));
+  sse += stream.StreamMessage(Message("\"Oslo\"}", {2}, smallmind::v1::EOS));
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  EXPECT_EQ(
+      sse,
+      "data: " + head +
+          R"([{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n");
+}
+
 TEST(OpenAiFormatterTest, CompletionStreamWithoutUsageHasNoUsageKey) {
   OpenAiFormatter f(Shape(Endpoint::kCompletions), nullptr);
   EXPECT_EQ(f.StreamStart(), "");

@@ -174,13 +174,6 @@ TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
       EXPECT_NE(error.message.find(c.says), std::string::npos) << error.message;
     }
   }
-  for (const char* choice : {R"("required")", R"({"type":"function","function":{"name":"f"}})"}) {
-    HttpError error;
-    EXPECT_FALSE(
-        Parse(Endpoint::kChatCompletions, chat + R"("tool_choice":)" + choice + "}", &error));
-    EXPECT_EQ(error.param, "tool_choice");
-    EXPECT_NE(error.message.find("is not supported"), std::string::npos) << error.message;
-  }
   for (const char* ok :
        {R"("response_format":{"type":"text"})", R"("logit_bias":{})", R"("logit_bias":null)",
         R"("tool_choice":"auto")", R"("tool_choice":"none")"}) {
@@ -204,6 +197,77 @@ TEST(OpenAiRequestTest, LogitBiasMapsTokenIdsToBiases) {
     EXPECT_EQ(bias.at(50256), -100.0f);
     EXPECT_EQ(bias.at(13), 2.5f);
     EXPECT_EQ(bias.at(0), 0.0f);
+  }
+}
+
+// tool_choice naming a function (or "required" with one tool) forces a call of it: the output is
+// constrained to its parameters; a choice this server cannot force is a 400 saying why.
+TEST(OpenAiRequestTest, ToolChoiceForcesACallConstrainedToTheToolsParameters) {
+  const std::string head = R"({"messages":[{"role":"user","content":"x"}],"tools":[)"
+                           R"({"type":"function","function":{"name":"get_weather","parameters":)"
+                           R"({"type":"object","properties":{"city":{"type":"string"}},)"
+                           R"("required":["city"]}}},)"
+                           R"({"type":"function","function":{"name":"now"}}],)";
+  HttpError error;
+  auto named = Parse(
+      Endpoint::kChatCompletions,
+      head + R"("tool_choice":{"type":"function","function":{"name":"get_weather"}}})", &error);
+  ASSERT_TRUE(named) << error.message;
+  EXPECT_EQ(named->tool_name, "get_weather");
+  EXPECT_EQ(named->generate.response_format(), smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA);
+  EXPECT_EQ(named->generate.json_schema(),
+            R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]})");
+  // A function without parameters takes the empty object.
+  auto bare =
+      Parse(Endpoint::kChatCompletions,
+            head + R"("tool_choice":{"type":"function","function":{"name":"now"}}})", &error);
+  ASSERT_TRUE(bare) << error.message;
+  EXPECT_EQ(bare->generate.json_schema(),
+            R"({"type":"object","properties":{},"additionalProperties":false})");
+  auto one = Parse(Endpoint::kChatCompletions,
+                   R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"required",)"
+                   R"("tools":[{"type":"function","function":{"name":"now"}}]})",
+                   &error);
+  ASSERT_TRUE(one) << error.message;
+  EXPECT_EQ(one->tool_name, "now");
+  for (const char* free : {R"("auto")", R"("none")"}) {
+    auto r = Parse(Endpoint::kChatCompletions, head + R"("tool_choice":)" + free + "}", &error);
+    ASSERT_TRUE(r) << error.message;
+    EXPECT_EQ(r->tool_name, "");
+    EXPECT_EQ(r->generate.response_format(), smallmind::v1::RESPONSE_FORMAT_TEXT);
+  }
+
+  const std::string chat = R"({"messages":[{"role":"user","content":"x"}],)";
+  struct Case {
+    std::string body;
+    std::string param;
+    std::string says;
+  };
+  const Case refused[] = {
+      {head + R"("tool_choice":"required"})", "tool_choice",
+       "`tool_choice` \"required\" with 2 tools is not supported"},
+      {head + R"("tool_choice":{"type":"function","function":{"name":"fly"}}})", "tool_choice",
+       "`tool_choice` names `fly`, which is not a function in `tools`"},
+      {chat + R"("tool_choice":"required"})", "tool_choice", "`tools` names no function"},
+      {head + R"("tool_choice":"always"})", "tool_choice", "`tool_choice` must be"},
+      {head + R"("tool_choice":{"type":"function","function":{"name":"get_weather"}},)"
+              R"("response_format":{"type":"json_object"}})",
+       "tool_choice", "cannot be combined with a `response_format`"},
+      {chat + R"("tools":[{"type":"function","function":{"name":"f","parameters":)"
+              R"({"type":"object","properties":{"n":{"type":"number","minimum":0}}}}}],)"
+              R"("tool_choice":"required"})",
+       "tools",
+       "`tools[0].function.parameters`: json_schema at \"/properties/n\": keyword "
+       "`minimum` is not supported"},
+      {chat + R"("tools":[{"type":"function"}],"tool_choice":"required"})", "tools",
+       "`tools[0]` must be"},
+  };
+  for (const Case& c : refused) {
+    HttpError e;
+    EXPECT_FALSE(Parse(Endpoint::kChatCompletions, c.body, &e)) << c.body;
+    EXPECT_EQ(e.status, 400) << c.body;
+    EXPECT_EQ(e.param, c.param) << c.body;
+    EXPECT_NE(e.message.find(c.says), std::string::npos) << e.message;
   }
 }
 
