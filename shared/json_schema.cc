@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -23,11 +24,54 @@ const std::set<std::string, std::less<>> kAnnotations = {
     "writeOnly", "$defs",       "definitions", "$anchor",    "discriminator"};
 
 // The keywords the compiler reads.
-const std::set<std::string, std::less<>> kSupported = {
-    "type",  "properties", "required", "additionalProperties",
-    "items", "minItems",   "maxItems", "enum",
-    "const", "anyOf",      "oneOf",    "allOf",
-    "$ref",  "minLength",  "maxLength"};
+const std::set<std::string, std::less<>> kSupported = {"type",
+                                                       "properties",
+                                                       "required",
+                                                       "additionalProperties",
+                                                       "items",
+                                                       "minItems",
+                                                       "maxItems",
+                                                       "enum",
+                                                       "const",
+                                                       "anyOf",
+                                                       "oneOf",
+                                                       "allOf",
+                                                       "$ref",
+                                                       "minLength",
+                                                       "maxLength",
+                                                       "minimum",
+                                                       "maximum",
+                                                       "exclusiveMinimum",
+                                                       "exclusiveMaximum"};
+
+// The numeric bounds, in the order errors name them.
+constexpr const char* kNumericBounds[] = {"minimum", "maximum", "exclusiveMinimum",
+                                          "exclusiveMaximum"};
+
+// The first numeric bound `s` has, or null.
+const char* NumericBound(const Json& s) {
+  for (const char* key : kNumericBounds) {
+    if (s.contains(key)) return key;
+  }
+  return nullptr;
+}
+
+// A number inside the numeric bounds beside it (bounds that are not numbers allow nothing).
+bool WithinNumericBounds(const Json& v, const Json& s) {
+  const long double x = v.get<long double>();
+  for (const char* key : kNumericBounds) {
+    const auto b = s.find(key);
+    if (b == s.end()) continue;
+    if (!b->is_number()) return false;
+    const long double bound = b->get<long double>();
+    const std::string_view k = key;
+    if ((k == "minimum" && x < bound) || (k == "maximum" && x > bound) ||
+        (k == "exclusiveMinimum" && x <= bound) || (k == "exclusiveMaximum" && x >= bound)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 using ByteSet = std::bitset<256>;
 
@@ -73,6 +117,7 @@ bool WithinBounds(const Json& v, const Json& s) {
     return bound("minLength", n, true) && bound("maxLength", n, false);
   }
   if (v.is_array()) return bound("minItems", v.size(), true) && bound("maxItems", v.size(), false);
+  if (v.is_number()) return WithinNumericBounds(v, s);
   return true;
 }
 
@@ -191,6 +236,7 @@ class JsonSchemaCompiler {
       return Typed(s, "array", path);
     }
     if (s.contains("minLength") || s.contains("maxLength")) return Typed(s, "string", path);
+    if (NumericBound(s) != nullptr) return Typed(s, "number", path);  // refused: say why
     return JsonSchema::kAnyValue;
   }
 
@@ -202,9 +248,15 @@ class JsonSchemaCompiler {
       n.kind = Kind::kString;
       SM_RETURN_IF_ERROR(Bounds(s, "minLength", "maxLength", path, &n.min_length, &n.max_length));
     } else if (type == "number") {
+      if (const char* bound = NumericBound(s)) {
+        return Fail(path, fmt::format("keyword `{}` is not supported on a number (only an "
+                                      "integer's bounds are enforced: use \"type\": \"integer\")",
+                                      bound));
+      }
       n.kind = Kind::kNumber;
     } else if (type == "integer") {
       n.kind = Kind::kInteger;
+      SM_RETURN_IF_ERROR(IntegerBounds(s, path, &n.min_int, &n.max_int));
     } else if (type == "boolean") {
       n.kind = Kind::kBoolean;
     } else if (type == "null") {
@@ -312,6 +364,37 @@ class JsonSchemaCompiler {
       return Fail(path, fmt::format("{} {} is above {} {}{}", min_key, *lo, max_key, *hi,
                                     items_false ? " (or items is false)" : ""));
     }
+    return Status::Ok();
+  }
+
+  // minimum / maximum / exclusiveMinimum / exclusiveMaximum of an integer into [*lo, *hi],
+  // within +-JsonSchema::kMaxInteger.
+  static Status IntegerBounds(const Json& s, const std::string& path, int64_t* lo, int64_t* hi) {
+    constexpr long double kMax = static_cast<long double>(JsonSchema::kMaxInteger);
+    long double low = -kMax, high = kMax;
+    for (const char* key : kNumericBounds) {
+      const auto v = s.find(key);
+      if (v == s.end()) continue;
+      if (!v->is_number()) {
+        return Fail(Child(path, key), v->is_boolean()
+                                          ? "must be a number (draft 4's boolean form is not "
+                                            "supported)"
+                                          : "must be a number");
+      }
+      const long double x = v->get<long double>();  // exact for any int64 or uint64
+      const std::string_view k = key;
+      if (k == "minimum") low = std::max(low, std::ceil(x));
+      if (k == "exclusiveMinimum") low = std::max(low, std::floor(x) + 1);
+      if (k == "maximum") high = std::min(high, std::floor(x));
+      if (k == "exclusiveMaximum") high = std::min(high, std::ceil(x) - 1);
+    }
+    if (low > high) {
+      return Fail(path,
+                  "the bounds allow no integer (of at most 18 digits, as the output "
+                  "writes them)");
+    }
+    *lo = static_cast<int64_t>(low);
+    *hi = static_cast<int64_t>(high);
     return Status::Ok();
   }
 

@@ -15,6 +15,9 @@
 //                   free keys); `false` with no properties: only {}
 //   items, minItems, maxItems
 //   minLength, maxLength  in characters (code points; an escape is the character it stands for)
+//   minimum, maximum, exclusiveMinimum, exclusiveMaximum  on integers (an integer has at most 18
+//                   digits); on a number they are refused (a number's bound would not be
+//                   enforced); beside enum/const they drop the values outside
 //   enum, const     any JSON values, written compactly (as JSON.stringify would)
 //   anyOf, oneOf    alternatives that each start with a different character (an object and a
 //                   string, a string and null, ...); allOf with one member
@@ -36,6 +39,10 @@ namespace smallmind::shared {
 
 class JsonSchema {
  public:
+  // The largest integer the constraint writes: 18 digits, so every one fits an int64 (the widest
+  // integer most parsers read exactly).
+  static constexpr int64_t kMaxInteger = 999'999'999'999'999'999;
+
   enum class Kind : uint8_t {
     kAny,       // any JSON value
     kObject,    // properties [first, first + count) of properties(); extra: free-key values
@@ -59,6 +66,8 @@ class JsonSchema {
     uint32_t max_items = UINT32_MAX;
     uint32_t min_length = 0;  // kString
     uint32_t max_length = UINT32_MAX;
+    int64_t min_int = -kMaxInteger;  // kInteger: the values allowed, inclusive
+    int64_t max_int = kMaxInteger;
   };
 
   struct Property {

@@ -163,7 +163,8 @@ check("logit_bias: +100 on a token makes every token that one; 101 is a 400", as
 check("tool_choice naming a function: a tool_calls reply, streamed pieces add up to it", async () => {
   const tools = [{ type: "function", function: { name: "pick_animal", description: "Name an animal",
     parameters: { type: "object", properties: { animal: { enum: ["cat", "dog", "bird"] },
-                                                 count: { type: "integer" } },
+                                                 count: { type: "integer", minimum: 1,
+                                                          maximum: 9 } },
                   required: ["animal", "count"], additionalProperties: false } } }];
   const req = { model, messages: [{ role: "user", content: "Once upon a time" }], tools,
                 tool_choice: { type: "function", function: { name: "pick_animal" } },
@@ -179,7 +180,8 @@ check("tool_choice naming a function: a tool_calls reply, streamed pieces add up
   if (r.choices[0].finish_reason === "stop") {
     const args = JSON.parse(call.function.arguments);
     assert.ok(["cat", "dog", "bird"].includes(args.animal), call.function.arguments);
-    assert.ok(Number.isInteger(args.count), call.function.arguments);
+    assert.ok(Number.isInteger(args.count) && args.count >= 1 && args.count <= 9,
+              call.function.arguments);
   } else {
     assert.match(call.function.arguments, /^\s*\{\s*"animal"/);
   }

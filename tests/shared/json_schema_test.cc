@@ -76,8 +76,13 @@ TEST(JsonSchemaTest, RefusesWhatItCannotEnforceSayingWhatAndWhere) {
        "line 1, column 2"},
       {R"({"type": "object")", "json_schema is not valid JSON: "},
       {R"({"type": "string"})", "at \"#\": the top level must be an object"},
-      {R"({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}})",
-       "at \"/properties/n\": keyword `minimum` is not supported"},
+      {R"({"type": "object", "properties": {"n": {"type": "number", "minimum": 0}}})",
+       "at \"/properties/n\": keyword `minimum` is not supported on a number (only an integer's "
+       "bounds are enforced"},
+      {R"({"type": "object", "properties": {"n": {"exclusiveMaximum": 3}}})",
+       "at \"/properties/n\": keyword `exclusiveMaximum` is not supported on a number"},
+      {R"({"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}})",
+       "keyword `multipleOf` is not supported"},
       {R"({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}})",
        "keyword `pattern` is not supported"},
       {R"({"type": "object", "properties": {"a/b": {"type": "strin"}}})",
@@ -171,6 +176,45 @@ TEST(JsonSchemaTest, StringLengthBoundsCompileAndFilterEnumValues) {
   EXPECT_NE(Error(R"({"type": "object", "properties": {"s": {"minLength": -1}}})")
                 .find("\"/properties/s/minLength\": must be a non-negative integer"),
             std::string::npos);
+}
+
+TEST(JsonSchemaTest, IntegerBoundsCompileInclusiveAndFilterEnumValues) {
+  const auto schema = JsonSchema::Compile(R"({"type": "object", "properties": {
+      "a": {"type": "integer", "minimum": -5, "maximum": 42},
+      "b": {"type": "integer", "exclusiveMinimum": 100, "exclusiveMaximum": 1e30},
+      "c": {"type": ["integer", "null"], "minimum": 0.5, "maximum": 7.9},
+      "d": {"type": "integer"},
+      "e": {"enum": [1, 5, 10, "x"], "minimum": 4, "exclusiveMaximum": 10}}})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema& sc = **schema;
+  const JsonSchema::Node& root = sc.node(sc.root());
+  auto node = [&](int i) { return sc.node(sc.property(root.first + i).node); };
+  EXPECT_EQ(node(0).min_int, -5);
+  EXPECT_EQ(node(0).max_int, 42);
+  EXPECT_EQ(node(1).min_int, 101);
+  EXPECT_EQ(node(1).max_int, JsonSchema::kMaxInteger);  // past 18 digits: no bound
+  const int32_t c = sc.property(root.first + 2).node;
+  const JsonSchema::Node& c_int = sc.node(sc.Dispatch(c, '1'));
+  EXPECT_EQ(c_int.min_int, 1);  // ceil(0.5), floor(7.9)
+  EXPECT_EQ(c_int.max_int, 7);
+  EXPECT_EQ(node(3).min_int, -JsonSchema::kMaxInteger);
+  EXPECT_EQ(node(3).max_int, JsonSchema::kMaxInteger);
+  ASSERT_EQ(node(4).count, 2);  // 5 and "x" (a string is not a number: bounds pass it)
+  EXPECT_EQ(sc.literal(node(4).first), "\"x\"");
+  EXPECT_EQ(sc.literal(node(4).first + 1), "5");
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"type": "integer", "minimum": 3, "maximum": 2})", "the bounds allow no integer"},
+           {R"({"type": "integer", "exclusiveMinimum": 2, "exclusiveMaximum": 3})",
+            "the bounds allow no integer"},
+           {R"({"type": "integer", "minimum": 1e19})", "the bounds allow no integer"},
+           {R"({"type": "integer", "minimum": "0"})",
+            "\"/properties/n/minimum\": must be a number"},
+           {R"({"type": "integer", "exclusiveMinimum": true})",
+            "must be a number (draft 4's boolean form is not supported)"}}) {
+    EXPECT_NE(Error(R"({"type": "object", "properties": {"n": )" + bad + "}}").find(says),
+              std::string::npos)
+        << bad;
+  }
 }
 
 TEST(JsonSchemaTest, AnEmptySchemaIsAnyObjectAndAnnotationsAreReadAsDocumentation) {

@@ -70,6 +70,13 @@ bool Valid(const Json& v, const Json& s, const Json& root) {
     if (s.contains("minLength") && chars < s["minLength"].get<size_t>()) return false;
     if (s.contains("maxLength") && chars > s["maxLength"].get<size_t>()) return false;
   }
+  if (v.is_number()) {
+    const double x = v.get<double>();
+    if (s.contains("minimum") && x < s["minimum"].get<double>()) return false;
+    if (s.contains("maximum") && x > s["maximum"].get<double>()) return false;
+    if (s.contains("exclusiveMinimum") && x <= s["exclusiveMinimum"].get<double>()) return false;
+    if (s.contains("exclusiveMaximum") && x >= s["exclusiveMaximum"].get<double>()) return false;
+  }
   if (v.is_array()) {
     if (s.contains("minItems") && v.size() < s["minItems"].get<size_t>()) return false;
     if (s.contains("maxItems") && v.size() > s["maxItems"].get<size_t>()) return false;

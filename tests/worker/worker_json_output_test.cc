@@ -103,14 +103,15 @@ TEST(WorkerJsonOutputTest, AnUnknownResponseFormatIsInvalidArgument) {
 }
 
 // Keys of every kind the compiler takes: an enum of mixed values, a bounded array of objects, a
-// nullable number, a map, an optional property, a $ref.
+// nullable number, bounded integers, a map, an optional property, a $ref.
 const char* const kOrder = R"({
   "$defs": {"item": {"type": "object", "properties": {"sku": {"type": "string"},
-                                                      "qty": {"type": "integer"}},
+                                                      "qty": {"type": "integer",
+                                                              "minimum": 1, "maximum": 99}},
                      "required": ["sku", "qty"], "additionalProperties": false}},
   "type": "object",
   "properties": {
-    "id": {"type": "integer"},
+    "id": {"type": "integer", "exclusiveMinimum": 0},
     "status": {"enum": ["open", "paid", 3, null]},
     "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 2},
     "total": {"type": ["number", "null"]},
@@ -125,11 +126,12 @@ const char* const kOrder = R"({
 // one byte in 200): what they write is then short enough to finish.
 const char* const kCompactOrder = R"({
   "$defs": {"item": {"type": "object", "properties": {"sku": {"enum": ["a-1", "b-2"]},
-                                                      "qty": {"type": "integer"}},
+                                                      "qty": {"type": "integer",
+                                                              "minimum": 1, "maximum": 99}},
                      "required": ["sku", "qty"], "additionalProperties": false}},
   "type": "object",
   "properties": {
-    "id": {"type": "integer"},
+    "id": {"type": "integer", "exclusiveMinimum": 0},
     "status": {"enum": ["open", "paid", 3, null]},
     "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 2},
     "total": {"type": ["number", "null"]},
@@ -189,11 +191,10 @@ TEST(WorkerJsonOutputTest, ASchemaTheWorkerCannotEnforceIsInvalidArgument) {
   testing::InProcessWorker w;
   v1::GenerateRequest r = JsonRequest("x", 0.0f, 1, 4);
   r.set_response_format(v1::RESPONSE_FORMAT_JSON_SCHEMA);
-  r.set_json_schema(
-      R"({"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}})");
+  r.set_json_schema(R"({"type": "object", "properties": {"n": {"type": "number", "maximum": 9}}})");
   testing::SubmitResult result = w.Submit(r);
   EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(result.status.error_message().find("keyword `maximum` is not supported"),
+  EXPECT_NE(result.status.error_message().find("keyword `maximum` is not supported on a number"),
             std::string::npos)
       << result.status.error_message();
   r.set_response_format(v1::RESPONSE_FORMAT_TEXT);  // a schema without the format asking for it

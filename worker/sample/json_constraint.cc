@@ -181,6 +181,14 @@ bool JsonPrefix::StartValue(unsigned char c, int32_t node) {
       integer_ = kind == Kind::kInteger;
       number_limit_ =
           static_cast<uint8_t>(integer_ ? kMaxIntegerDigits + (c == '-' ? 1 : 0) : kMaxNumberBytes);
+      if (integer_) {
+        int_lo_ = n.min_int;
+        int_hi_ = n.max_int;
+        int_negative_ = c == '-';
+        int_digits_ = c == '-' ? 0 : 1;
+        int_magnitude_ = c == '-' ? 0 : static_cast<uint64_t>(c - '0');
+        return IntegerReachable();
+      }
       return true;
   }
   mode_ = Mode::kLiteral;
@@ -340,6 +348,11 @@ bool JsonPrefix::Number(unsigned char c) {
     case Mode::kNumMinus:
       if (!IsDigit(c)) return false;
       next = c == '0' ? Mode::kNumZero : Mode::kNumInt;
+      if (integer_) {
+        int_digits_ = 1;
+        int_magnitude_ = static_cast<uint64_t>(c - '0');
+        if (!IntegerReachable()) return false;
+      }
       break;
     case Mode::kNumDot:
     case Mode::kNumESign:
@@ -362,6 +375,11 @@ bool JsonPrefix::Number(unsigned char c) {
       if (IsDigit(c) && mode_ != Mode::kNumZero) {
         if (!room) return false;
         if (mode_ == Mode::kNumExp && exponent_digits_++ == kMaxExponentDigits) return false;
+        if (integer_) {
+          ++int_digits_;
+          int_magnitude_ = int_magnitude_ * 10 + static_cast<uint64_t>(c - '0');
+          if (!IntegerReachable()) return false;
+        }
       } else if (c == '.' && (mode_ == Mode::kNumZero || mode_ == Mode::kNumInt) && !integer_) {
         if (!room_for_two) return false;
         next = Mode::kNumDot;
@@ -369,6 +387,7 @@ bool JsonPrefix::Number(unsigned char c) {
         if (!room_for_two) return false;
         next = Mode::kNumE;
       } else {
+        if (integer_ && !IntegerInRange()) return false;
         EndValue();  // the number ends; `c` is what follows it
         return Structural(c);
       }
@@ -376,6 +395,30 @@ bool JsonPrefix::Number(unsigned char c) {
   mode_ = next;
   ++number_bytes_;
   return true;
+}
+
+// Some integer that begins with the digits read so far (with at most kMaxIntegerDigits digits,
+// none after a leading 0) is within [int_lo_, int_hi_]; after a lone '-', some digit leads to one.
+bool JsonPrefix::IntegerReachable() const {
+  if (int_digits_ == 0) {  // "-": a negative integer, or -0, is in range
+    return int_lo_ <= 0 && (int_lo_ < 0 || int_hi_ >= 0);
+  }
+  __int128 power = 1;  // 10^m for m more digits
+  for (int m = 0; int_digits_ + m <= kMaxIntegerDigits; ++m, power *= 10) {
+    if (int_magnitude_ == 0 && m > 0) break;  // "0" and "-0" take no more digits
+    const __int128 low = static_cast<__int128>(int_magnitude_) * power;
+    const __int128 high = low + power - 1;
+    const __int128 lo = int_negative_ ? -high : low;
+    const __int128 hi = int_negative_ ? -low : high;
+    if (lo <= int_hi_ && hi >= int_lo_) return true;
+  }
+  return false;
+}
+
+bool JsonPrefix::IntegerInRange() const {
+  const int64_t v =
+      int_negative_ ? -static_cast<int64_t>(int_magnitude_) : static_cast<int64_t>(int_magnitude_);
+  return int_lo_ <= v && v <= int_hi_;
 }
 
 bool JsonPrefix::Open(int32_t node) {

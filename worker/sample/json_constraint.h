@@ -43,6 +43,7 @@ class JsonPrefix {
   // Digits of a schema's "integer": every one fits a signed 64-bit integer (|x| < 10^18), the
   // widest integer most parsers read exactly.
   static constexpr int kMaxIntegerDigits = 18;
+  static_assert(shared::JsonSchema::kMaxInteger == 999'999'999'999'999'999);
 
   // Takes the next byte: false when no JSON object begins with the bytes so far followed by `c`
   // (the state is then unspecified; try bytes on a copy). Strings must be well-formed UTF-8 and
@@ -101,6 +102,8 @@ class JsonPrefix {
   bool String(unsigned char c);
   bool Hex(unsigned char c);
   bool Number(unsigned char c);
+  bool IntegerReachable() const;  // the integer being read can still end within its bounds
+  bool IntegerInRange() const;    // ... and may end here
   bool Open(int32_t node);
   bool Close();
   bool EndValue();
@@ -127,9 +130,14 @@ class JsonPrefix {
   uint8_t utf8_lo_ = 0x80;  // the range of the next continuation byte
   uint8_t utf8_hi_ = 0xbf;
   uint8_t hex_left_ = 0;
-  bool key_ = false;      // the string being read is an object key
-  bool low_ = false;      // the \u escape being read must be a low surrogate
-  bool integer_ = false;  // the number being read may have no fraction or exponent
+  bool key_ = false;            // the string being read is an object key
+  bool low_ = false;            // the \u escape being read must be a low surrogate
+  bool integer_ = false;        // the number being read may have no fraction or exponent
+  bool int_negative_ = false;   // ... it began with '-'
+  uint8_t int_digits_ = 0;      // ... its digits so far
+  uint64_t int_magnitude_ = 0;  // ... their value
+  int64_t int_lo_ = 0;          // ... its bounds (the schema's, inclusive)
+  int64_t int_hi_ = 0;
   uint16_t hex_ = 0;      // the \u escape's digits so far
   uint16_t key_off_ = 0;  // kKeyMatch: bytes of the key read
   uint16_t lit_off_ = 0;  // kEnum: bytes of the value read

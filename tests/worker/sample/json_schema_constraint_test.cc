@@ -92,6 +92,18 @@ const char* const kBounded = R"({
   "required": ["code", "tag"]
 })";
 
+// Integer bounds: inclusive, exclusive, all negative, one value, and an enum filtered by them.
+const char* const kIntegers = R"({
+  "type": "object",
+  "properties": {"a": {"type": "integer", "minimum": -5, "maximum": 42},
+                 "b": {"type": "integer", "exclusiveMinimum": 100},
+                 "c": {"type": "integer", "maximum": -10},
+                 "d": {"type": "integer", "minimum": 7, "maximum": 7},
+                 "e": {"type": ["integer", "null"], "minimum": 0, "exclusiveMaximum": 1000},
+                 "f": {"enum": [1, 5, 10], "minimum": 4}},
+  "required": ["a", "b", "c", "d"]
+})";
+
 TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
       {kPerson,
@@ -108,6 +120,11 @@ TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
       {kKeys,
        {R"({"a\"b":1})", R"({"a":"x","ab":"s","a\"b":2,"é":true})", R"({"ab":"","a\"b":0})"}},
       {kPydantic, {R"({"name":"x"})", R"({"name":"x","age":null})", R"({"name":"x","age":41})"}},
+      {kIntegers,
+       {R"({"a":-5,"b":101,"c":-10,"d":7})", R"({"a":42,"b":999999999999999999,"c":-99,"d":7})",
+        R"({"a":0,"b":1000,"c":-123456789012345678,"d":7,"e":0,"f":5})",
+        R"({"a":-0,"b":200,"c":-11,"d":7,"e":999,"f":10})",
+        R"({"a":9,"b":101,"c":-10,"d":7,"e":null})"}},
       {kBounded,
        {R"({"code":"ab","tag":""})", "{\"code\":\"\xc3\xa9\xf0\x9f\x99\x82x\",\"tag\":\"z\"}",
         R"({"code":"\n\ud83d\ude42","tag":"\u00e9"})",
@@ -160,8 +177,22 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
       {kKeys, R"({"a":"x")", '}'},                      // "a\"b" is required
       {kKeys, R"({"ab":"x",")", 'b'},                   // the required a"b must come next
       {kPydantic, R"({"name":"x","age":)", 't'},
-      {kBounded, R"({"code":"a)", '"'},     // minLength 2
-      {kBounded, R"({"code":"abc)", 'd'},   // maxLength 3
+      {kIntegers, R"({"a":5)", '0'},                                // 50 > 42
+      {kIntegers, R"({"a":4)", '3'},                                // 43 > 42
+      {kIntegers, R"({"a":-)", '6'},                                // -6 < -5
+      {kIntegers, R"({"a":-5)", '0'},                               // -50 too
+      {kIntegers, R"({"a":1,"b":10)", ','},                         // 10 is not > 100
+      {kIntegers, R"({"a":1,"b":)", '-'},                           // nor a negative
+      {kIntegers, R"({"a":1,"b":)", '0'},                           // nor 0
+      {kIntegers, R"({"a":1,"b":101,"c":)", '0'},                   // c <= -10
+      {kIntegers, R"({"a":1,"b":101,"c":-9)", ','},                 // -9 > -10
+      {kIntegers, R"({"a":1,"b":101,"c":-10,"d":)", '8'},           // d is 7
+      {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7)", '0'},          // 70
+      {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"e":-)", '1'},    // "-" only for -0
+      {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"e":100)", '0'},  // 1000 is excluded
+      {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"f":1)", ','},    // 1 < 4 (10 is fine)
+      {kBounded, R"({"code":"a)", '"'},                             // minLength 2
+      {kBounded, R"({"code":"abc)", 'd'},                           // maxLength 3
       {kBounded, R"({"code":"abc)", '\\'},  // ... an escape is a character too
       {kBounded, "{\"code\":\"\xc3\xa9\xc3\xa9\xc3\xa9", '\xc3'},  // characters, not bytes
       {kBounded, R"({"code":"\ud83d\ude42\n\t)", 'x'},             // a surrogate pair is one
@@ -177,7 +208,7 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
 // Random walks over the bytes the constraint takes (leaning toward ones that close things) never
 // reach a state that takes no byte, and every finished walk is an object the schema allows.
 TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
-  for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic, kBounded}) {
+  for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic, kBounded, kIntegers}) {
     const auto schema = Compiled(schema_text);
     const Json schema_json = Json::parse(schema_text);
     std::mt19937 rng(5);
@@ -202,7 +233,7 @@ TEST(JsonSchemaPrefixTest, MaskAgreesWithFeedingEveryTokenInEveryStateAWalkReach
   const std::vector<std::string> pieces = testing::EveryByteAnd(
       {"{\"",  "name", "\":", "\",", "age",  "tags", "kind", "cat",  "dog",  "\"c", "12",   "null",
        "true", "[\"",  "\"]", "\"}", "x\":", "y\":", " ",    "\n  ", "code", "ab",  "abcd", "\\n"});
-  for (const char* schema_text : {kPerson, kShapes, kBounded}) {
+  for (const char* schema_text : {kPerson, kShapes, kBounded, kIntegers}) {
     const auto schema = Compiled(schema_text);
     testing::ExpectMaskAgreesWithFeeding(pieces, JsonPrefix(schema.get()), 60, 120, 3);
   }
