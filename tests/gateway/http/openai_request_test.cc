@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 namespace smallmind::gateway::http {
 namespace {
@@ -10,6 +11,11 @@ namespace {
 std::optional<OpenAiRequest> Parse(Endpoint e, const std::string& body, HttpError* error) {
   return ParseOpenAiRequest(e, body, error);
 }
+
+// Each endpoint with the start of a body it takes (a field and "}" finish it).
+const std::pair<Endpoint, std::string> kBothEndpoints[] = {
+    {Endpoint::kChatCompletions, R"({"messages":[{"role":"user","content":"x"}],)"},
+    {Endpoint::kCompletions, R"({"prompt":"x",)"}};
 
 TEST(OpenAiRequestTest, CompletionFieldsMapOntoTheGenerateRequest) {
   HttpError error;
@@ -185,10 +191,7 @@ TEST(OpenAiRequestTest, OutputConstraintsThisServerDoesNotImplementAreRefused) {
 
 // logit_bias: decimal token ids to biases, in the sampling options (ranges are validate's).
 TEST(OpenAiRequestTest, LogitBiasMapsTokenIdsToBiases) {
-  for (const auto& [endpoint, head] :
-       {std::pair{Endpoint::kChatCompletions,
-                  std::string(R"({"messages":[{"role":"user","content":"x"}],)")},
-        std::pair{Endpoint::kCompletions, std::string(R"({"prompt":"x",)")}}) {
+  for (const auto& [endpoint, head] : kBothEndpoints) {
     HttpError error;
     auto r = Parse(endpoint, head + R"("logit_bias":{"50256":-100,"13":2.5,"0":0}})", &error);
     ASSERT_TRUE(r) << error.message;
@@ -273,10 +276,7 @@ TEST(OpenAiRequestTest, ToolChoiceForcesACallConstrainedToTheToolsParameters) {
 
 // json_object asks the worker for one JSON object; text (or no response_format) for any text.
 TEST(OpenAiRequestTest, ResponseFormatJsonObjectConstrainsTheOutputToAnObject) {
-  for (const auto& [endpoint, head] :
-       {std::pair{Endpoint::kChatCompletions,
-                  std::string(R"({"messages":[{"role":"user","content":"x"}],)")},
-        std::pair{Endpoint::kCompletions, std::string(R"({"prompt":"x",)")}}) {
+  for (const auto& [endpoint, head] : kBothEndpoints) {
     HttpError error;
     auto json = Parse(endpoint, head + R"("response_format":{"type":"json_object"}})", &error);
     ASSERT_TRUE(json) << error.message;
