@@ -29,6 +29,14 @@ namespace {
 // Accumulate) times token t's. maddubs wants one unsigned side: Q4_0's nibbles are, Q8_0 takes
 // |w| and moves w's sign onto x. Neither int16 step saturates (comments below), so the sums are
 // exact and the tile shape cannot change them.
+//
+// On Zen 3 vpsignb, vpmaddubsw and vpmaddwd share the two vector-multiply pipes (2 a cycle
+// each, 2.77 a cycle mixed 6:2 with vpaddd), so a Q8_0 step costs 3 of their slots per 32
+// multiply-adds. Tried in session 16 and not kept (numbers in its closing note): int16 vpmaddwd
+// on weights repacked as row pairs with pre-widened activations (2 slots; 3-8% faster batched
+// decode steps in one process, A/B alternating steps, but single-stream decode 2-4% slower and
+// a second layout), and int16 vpmaddwd on this layout (a vphaddd + vpermq per block: 13-39%
+// slower); prefetchnta for batched weights changed nothing.
 struct MaddubsDots {
   template <int G, int T>
   static void Run(const Q4_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
