@@ -398,11 +398,11 @@ bool JsonPrefix::Number(unsigned char c) {
 }
 
 // Some integer that begins with the digits read so far (with at most kMaxIntegerDigits digits,
-// none after a leading 0) is within [int_lo_, int_hi_]; after a lone '-', some digit leads to one.
+// none after a leading 0) is within [int_lo_, int_hi_].
 bool JsonPrefix::IntegerReachable() const {
-  if (int_digits_ == 0) {  // "-": a negative integer, or -0, is in range
-    return int_lo_ <= 0 && (int_lo_ < 0 || int_hi_ >= 0);
-  }
+  // "-": only when a negative integer is in range ("-0" is 0, but a '-' where no negative is
+  // allowed reads as a mistake, and a small model drawn toward it would write one).
+  if (int_digits_ == 0) return int_lo_ < 0;
   __int128 power = 1;  // 10^m for m more digits
   for (int m = 0; int_digits_ + m <= kMaxIntegerDigits; ++m, power *= 10) {
     if (int_magnitude_ == 0 && m > 0) break;  // "0" and "-0" take no more digits

@@ -188,7 +188,7 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
       {kIntegers, R"({"a":1,"b":101,"c":-9)", ','},                 // -9 > -10
       {kIntegers, R"({"a":1,"b":101,"c":-10,"d":)", '8'},           // d is 7
       {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7)", '0'},          // 70
-      {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"e":-)", '1'},    // "-" only for -0
+      {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"e":)", '-'},     // no negative in range
       {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"e":100)", '0'},  // 1000 is excluded
       {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"f":1)", ','},    // 1 < 4 (10 is fine)
       {kBounded, R"({"code":"a)", '"'},                             // minLength 2
