@@ -236,7 +236,7 @@ class JsonSchemaCompiler {
       return Typed(s, "array", path);
     }
     if (s.contains("minLength") || s.contains("maxLength")) return Typed(s, "string", path);
-    if (NumericBound(s) != nullptr) return Typed(s, "number", path);  // refused: say why
+    if (NumericBound(s) != nullptr) return Typed(s, "number", path);
     return JsonSchema::kAnyValue;
   }
 
@@ -248,12 +248,8 @@ class JsonSchemaCompiler {
       n.kind = Kind::kString;
       SM_RETURN_IF_ERROR(Bounds(s, "minLength", "maxLength", path, &n.min_length, &n.max_length));
     } else if (type == "number") {
-      if (const char* bound = NumericBound(s)) {
-        return Fail(path, fmt::format("keyword `{}` is not supported on a number (only an "
-                                      "integer's bounds are enforced: use \"type\": \"integer\")",
-                                      bound));
-      }
       n.kind = Kind::kNumber;
+      SM_RETURN_IF_ERROR(NumberBounds(s, path, &n));
     } else if (type == "integer") {
       n.kind = Kind::kInteger;
       SM_RETURN_IF_ERROR(IntegerBounds(s, path, &n.min_int, &n.max_int));
@@ -367,6 +363,34 @@ class JsonSchemaCompiler {
     return Status::Ok();
   }
 
+  // A bound's value: a number (draft 4's boolean exclusiveMinimum named as such).
+  static Status BoundIsNumber(const Json& v, const std::string& path, const char* key) {
+    if (v.is_number()) return Status::Ok();
+    return Fail(Child(path, key), v.is_boolean()
+                                      ? "must be a number (draft 4's boolean form is not "
+                                        "supported)"
+                                      : "must be a number");
+  }
+
+  // minimum / maximum / exclusiveMinimum / exclusiveMaximum of a number into n->range (exactly,
+  // from the bounds' decimal text: 0.1 is 0.1, not the double nearest it).
+  static Status NumberBounds(const Json& s, const std::string& path, JsonSchema::Node* n) {
+    for (const char* key : kNumericBounds) {
+      const auto v = s.find(key);
+      if (v == s.end()) continue;
+      SM_RETURN_IF_ERROR(BoundIsNumber(*v, path, key));
+      // A float's text is the shortest that reads back as it (what the schema most likely wrote).
+      if (!n->range.Apply(key, v->dump())) return Fail(Child(path, key), "must be a number");
+      n->bounded = true;
+    }
+    if (n->bounded && !AnyNumberIn(n->range)) {
+      return Fail(path,
+                  "the bounds allow no number (of at most 15 digits and no exponent, as the "
+                  "output writes them)");
+    }
+    return Status::Ok();
+  }
+
   // minimum / maximum / exclusiveMinimum / exclusiveMaximum of an integer into [*lo, *hi],
   // within +-JsonSchema::kMaxInteger.
   static Status IntegerBounds(const Json& s, const std::string& path, int64_t* lo, int64_t* hi) {
@@ -375,12 +399,7 @@ class JsonSchemaCompiler {
     for (const char* key : kNumericBounds) {
       const auto v = s.find(key);
       if (v == s.end()) continue;
-      if (!v->is_number()) {
-        return Fail(Child(path, key), v->is_boolean()
-                                          ? "must be a number (draft 4's boolean form is not "
-                                            "supported)"
-                                          : "must be a number");
-      }
+      SM_RETURN_IF_ERROR(BoundIsNumber(*v, path, key));
       const long double x = v->get<long double>();  // exact for any int64 or uint64
       const std::string_view k = key;
       if (k == "minimum") low = std::max(low, std::ceil(x));

@@ -16,8 +16,9 @@
 //   items, minItems, maxItems
 //   minLength, maxLength  in characters (code points; an escape is the character it stands for)
 //   minimum, maximum, exclusiveMinimum, exclusiveMaximum  on integers (an integer has at most 18
-//                   digits); on a number they are refused (a number's bound would not be
-//                   enforced); beside enum/const they drop the values outside
+//                   digits) and numbers (a bounded number is written without an exponent, with at
+//                   most 15 digits: shared/json_number_range.h), compared exactly with the
+//                   bound's decimal text; beside enum/const they drop the values outside
 //   enum, const     any JSON values, written compactly (as JSON.stringify would)
 //   anyOf, oneOf    alternatives that each start with a different character (an object and a
 //                   string, a string and null, ...); allOf with one member
@@ -33,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shared/json_number_range.h"
 #include "shared/status.h"
 
 namespace smallmind::shared {
@@ -68,6 +70,10 @@ class JsonSchema {
     uint32_t max_length = UINT32_MAX;
     int64_t min_int = -kMaxInteger;  // kInteger: the values allowed, inclusive
     int64_t max_int = kMaxInteger;
+    // kNumber with minimum/maximum/exclusive bounds: written as NumberRange says (no exponent, at
+    // most 15 digits), its value in `range`. Without bounds: any number.
+    bool bounded = false;
+    NumberRange range;
   };
 
   struct Property {

@@ -152,10 +152,10 @@ TEST_F(HttpErrorsTest, ResponseFormatJsonObjectAndJsonSchemaAnswerWithWhatTheyAs
       Post("/v1/chat/completions",
            R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema",)"
            R"("json_schema":{"name":"a","schema":{"type":"object","properties":{"n":{"type":)"
-           R"("number","minimum":0}}}}}})"),
+           R"("number","multipleOf":0.5}}}}}})"),
       400);
   EXPECT_EQ(e["param"], "response_format");
-  EXPECT_NE(e["message"].get<std::string>().find("keyword `minimum` is not supported"),
+  EXPECT_NE(e["message"].get<std::string>().find("keyword `multipleOf` is not supported"),
             std::string::npos)
       << e["message"];
 }

@@ -160,15 +160,17 @@ check("logit_bias: +100 on a token makes every token that one; 101 is a 400", as
     (e) => e.status === 400 && e.error?.param === "logit_bias" && /\[-100, 100\]/.test(e.message));
 });
 
-check("tool_choice naming a function: a tool_calls reply, streamed pieces add up to it", async () => {
+check("tool_choice naming a function: bounded arguments as tool_calls, streamed pieces add up", async () => {
   const tools = [{ type: "function", function: { name: "pick_animal", description: "Name an animal",
     parameters: { type: "object", properties: { animal: { enum: ["cat", "dog", "bird"] },
                                                  count: { type: "integer", minimum: 1,
-                                                          maximum: 9 } },
-                  required: ["animal", "count"], additionalProperties: false } } }];
+                                                          maximum: 9 },
+                                                 weight: { type: "number", exclusiveMinimum: 0,
+                                                           maximum: 12.5 } },
+                  required: ["animal", "count", "weight"], additionalProperties: false } } }];
   const req = { model, messages: [{ role: "user", content: "Once upon a time" }], tools,
                 tool_choice: { type: "function", function: { name: "pick_animal" } },
-                max_tokens: 40, temperature: 0 };
+                max_tokens: 60, temperature: 0 };
   const r = await client.chat.completions.create(req);
   const message = r.choices[0].message;
   assert.equal(message.content, null);
@@ -181,6 +183,8 @@ check("tool_choice naming a function: a tool_calls reply, streamed pieces add up
     const args = JSON.parse(call.function.arguments);
     assert.ok(["cat", "dog", "bird"].includes(args.animal), call.function.arguments);
     assert.ok(Number.isInteger(args.count) && args.count >= 1 && args.count <= 9,
+              call.function.arguments);
+    assert.ok(typeof args.weight === "number" && args.weight > 0 && args.weight <= 12.5,
               call.function.arguments);
   } else {
     assert.match(call.function.arguments, /^\s*\{\s*"animal"/);

@@ -76,11 +76,8 @@ TEST(JsonSchemaTest, RefusesWhatItCannotEnforceSayingWhatAndWhere) {
        "line 1, column 2"},
       {R"({"type": "object")", "json_schema is not valid JSON: "},
       {R"({"type": "string"})", "at \"#\": the top level must be an object"},
-      {R"({"type": "object", "properties": {"n": {"type": "number", "minimum": 0}}})",
-       "at \"/properties/n\": keyword `minimum` is not supported on a number (only an integer's "
-       "bounds are enforced"},
-      {R"({"type": "object", "properties": {"n": {"exclusiveMaximum": 3}}})",
-       "at \"/properties/n\": keyword `exclusiveMaximum` is not supported on a number"},
+      {R"({"type": "object", "properties": {"n": {"type": "number", "multipleOf": 0.1}}})",
+       "at \"/properties/n\": keyword `multipleOf` is not supported"},
       {R"({"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}})",
        "keyword `multipleOf` is not supported"},
       {R"({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}})",
@@ -215,6 +212,64 @@ TEST(JsonSchemaTest, IntegerBoundsCompileInclusiveAndFilterEnumValues) {
               std::string::npos)
         << bad;
   }
+}
+
+// A number's bounds are read from the schema's decimal text (0.1 is one tenth, not the double
+// nearest it), in units of 10^-14; bounds past what 15 digits write leave that side open, and
+// bounds no such number meets are refused.
+TEST(JsonSchemaTest, NumberBoundsCompileExactlyFromTheDecimalText) {
+  const auto schema = JsonSchema::Compile(R"({"type": "object", "properties": {
+      "a": {"type": "number", "minimum": 0.1, "maximum": 2.5e1},
+      "b": {"type": "number", "exclusiveMinimum": -1e-5, "exclusiveMaximum": 1e30},
+      "c": {"type": ["number", "null"], "maximum": -3},
+      "d": {"type": "number"},
+      "e": {"exclusiveMinimum": 0},
+      "f": {"enum": [0.5, 1.5, "x"], "exclusiveMinimum": 0.5}}})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema& sc = **schema;
+  const JsonSchema::Node& root = sc.node(sc.root());
+  auto node = [&](int i) { return sc.node(sc.property(root.first + i).node); };
+  using Scaled = NumberRange::Scaled;
+  constexpr Scaled kUnit = 100'000'000'000'000;  // 1 in units of 10^-14
+  EXPECT_TRUE(node(0).bounded);
+  EXPECT_TRUE(node(0).range.lo == kUnit / 10);
+  EXPECT_TRUE(node(0).range.hi == 25 * kUnit);
+  EXPECT_TRUE(node(1).range.lo == -kUnit / 100'000 + 1);  // -0.00001, exclusive
+  EXPECT_TRUE(node(1).range.hi == NumberRange::kMaxScaled);
+  const JsonSchema::Node& c = sc.node(sc.Dispatch(sc.property(root.first + 2).node, '-'));
+  EXPECT_EQ(c.kind, JsonSchema::Kind::kNumber);
+  EXPECT_TRUE(c.range.lo == -NumberRange::kMaxScaled);
+  EXPECT_TRUE(c.range.hi == -3 * kUnit);
+  EXPECT_FALSE(node(3).bounded);
+  EXPECT_EQ(node(4).kind, JsonSchema::Kind::kNumber);  // bounds without a type: a number
+  EXPECT_TRUE(node(4).range.lo == 1);
+  ASSERT_EQ(node(5).count, 2);  // 1.5 and "x"
+  EXPECT_EQ(sc.literal(node(5).first + 1), "1.5");
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"type": "number", "minimum": 1, "maximum": 0.5})", "the bounds allow no number"},
+           {R"({"type": "number", "exclusiveMinimum": 0.5, "exclusiveMaximum": 0.5})",
+            "the bounds allow no number"},
+           // 16 digits between them: 10.00000000000001 is one digit too many.
+           {R"({"type": "number", "minimum": 10.000000000000001, "maximum": 10.000000000000009})",
+            "(of at most 15 digits and no exponent, as the output writes them)"},
+           {R"({"type": "number", "minimum": 1e15})", "the bounds allow no number"},
+           {R"({"type": "number", "maximum": -1e15})", "the bounds allow no number"},
+           {R"({"type": "number", "exclusiveMinimum": 0, "maximum": 1e-15})",
+            "the bounds allow no number"},
+           {R"({"type": "number", "maximum": "1"})", "\"/properties/n/maximum\": must be a number"},
+           {R"({"type": "number", "exclusiveMaximum": false})",
+            "must be a number (draft 4's boolean form is not supported)"}}) {
+    EXPECT_NE(Error(R"({"type": "object", "properties": {"n": )" + bad + "}}").find(says),
+              std::string::npos)
+        << bad << "\n  got: " << Error(R"({"type": "object", "properties": {"n": )" + bad + "}}");
+  }
+  // The widest values 15 digits write are in range; one past is not a bound at all.
+  EXPECT_TRUE(JsonSchema::Compile(R"({"type": "object", "properties": {"n": {"type": "number",
+      "minimum": -999999999999999, "maximum": 999999999999999}}})")
+                  .ok());
+  EXPECT_TRUE(JsonSchema::Compile(R"({"type": "object", "properties": {"n": {"type": "number",
+      "minimum": 0, "maximum": 1e-14}}})")
+                  .ok());
 }
 
 TEST(JsonSchemaTest, AnEmptySchemaIsAnyObjectAndAnnotationsAreReadAsDocumentation) {

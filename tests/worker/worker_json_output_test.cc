@@ -103,7 +103,7 @@ TEST(WorkerJsonOutputTest, AnUnknownResponseFormatIsInvalidArgument) {
 }
 
 // Keys of every kind the compiler takes: an enum of mixed values, a bounded array of objects, a
-// nullable number, bounded integers, a map, an optional property, a $ref.
+// nullable number, bounded integers, a bounded number, a map, an optional property, a $ref.
 const char* const kOrder = R"({
   "$defs": {"item": {"type": "object", "properties": {"sku": {"type": "string"},
                                                       "qty": {"type": "integer",
@@ -115,10 +115,11 @@ const char* const kOrder = R"({
     "status": {"enum": ["open", "paid", 3, null]},
     "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 2},
     "total": {"type": ["number", "null"]},
+    "discount": {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5},
     "notes": {"type": "object", "additionalProperties": {"type": "boolean"}},
     "gift": {"type": "boolean"}
   },
-  "required": ["id", "status", "items", "total", "notes"],
+  "required": ["id", "status", "items", "total", "discount", "notes"],
   "additionalProperties": false
 })";
 
@@ -129,7 +130,7 @@ std::string CompactOrder() {
   nlohmann::ordered_json schema = nlohmann::ordered_json::parse(kOrder);
   schema["$defs"]["item"]["properties"]["sku"] = {{"enum", {"a-1", "b-2"}}};
   schema["properties"].erase("notes");
-  schema["required"] = {"id", "status", "items", "total"};
+  schema["required"] = {"id", "status", "items", "total", "discount"};
   return schema.dump();
 }
 
@@ -183,10 +184,11 @@ TEST(WorkerJsonOutputTest, ASchemaTheWorkerCannotEnforceIsInvalidArgument) {
   testing::InProcessWorker w;
   v1::GenerateRequest r = JsonRequest("x", 0.0f, 1, 4);
   r.set_response_format(v1::RESPONSE_FORMAT_JSON_SCHEMA);
-  r.set_json_schema(R"({"type": "object", "properties": {"n": {"type": "number", "maximum": 9}}})");
+  r.set_json_schema(
+      R"({"type": "object", "properties": {"n": {"type": "number", "multipleOf": 0.5}}})");
   testing::SubmitResult result = w.Submit(r);
   EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(result.status.error_message().find("keyword `maximum` is not supported on a number"),
+  EXPECT_NE(result.status.error_message().find("keyword `multipleOf` is not supported"),
             std::string::npos)
       << result.status.error_message();
   r.set_response_format(v1::RESPONSE_FORMAT_TEXT);  // a schema without the format asking for it

@@ -179,17 +179,17 @@ bool JsonPrefix::StartValue(unsigned char c, int32_t node) {
       mode_ = c == '-' ? Mode::kNumMinus : c == '0' ? Mode::kNumZero : Mode::kNumInt;
       number_bytes_ = 1;
       integer_ = kind == Kind::kInteger;
-      number_limit_ =
-          static_cast<uint8_t>(integer_ ? kMaxIntegerDigits + (c == '-' ? 1 : 0) : kMaxNumberBytes);
-      if (integer_) {
-        int_lo_ = n.min_int;
-        int_hi_ = n.max_int;
-        int_negative_ = c == '-';
-        int_digits_ = c == '-' ? 0 : 1;
-        int_magnitude_ = c == '-' ? 0 : static_cast<uint64_t>(c - '0');
-        return IntegerReachable();
-      }
-      return true;
+      range_ = kind == Kind::kNumber && n.bounded ? &n.range : nullptr;
+      number_limit_ = static_cast<uint8_t>(integer_ ? kMaxIntegerDigits + (c == '-' ? 1 : 0)
+                                           : range_ ? kMaxBoundedNumberBytes
+                                                    : kMaxNumberBytes);
+      if (!DigitsTracked()) return true;
+      int_lo_ = n.min_int;
+      int_hi_ = n.max_int;
+      digits_ = shared::NumberDigits{};
+      digits_.negative = c == '-';
+      if (c != '-') digits_.Append(c - '0');
+      return Reachable();
   }
   mode_ = Mode::kLiteral;
   return true;
@@ -346,19 +346,18 @@ bool JsonPrefix::Number(unsigned char c) {
   Mode next = mode_;
   switch (mode_) {
     case Mode::kNumMinus:
+    case Mode::kNumDot:
       if (!IsDigit(c)) return false;
-      next = c == '0' ? Mode::kNumZero : Mode::kNumInt;
-      if (integer_) {
-        int_digits_ = 1;
-        int_magnitude_ = static_cast<uint64_t>(c - '0');
-        if (!IntegerReachable()) return false;
+      next = mode_ == Mode::kNumDot ? Mode::kNumFrac : c == '0' ? Mode::kNumZero : Mode::kNumInt;
+      if (DigitsTracked()) {
+        digits_.Append(c - '0');
+        if (!Reachable()) return false;
       }
       break;
-    case Mode::kNumDot:
     case Mode::kNumESign:
       if (!IsDigit(c)) return false;
-      next = mode_ == Mode::kNumDot ? Mode::kNumFrac : Mode::kNumExp;
-      if (next == Mode::kNumExp) exponent_digits_ = 1;
+      next = Mode::kNumExp;
+      exponent_digits_ = 1;
       break;
     case Mode::kNumE:
       if (c == '+' || c == '-') {
@@ -375,19 +374,24 @@ bool JsonPrefix::Number(unsigned char c) {
       if (IsDigit(c) && mode_ != Mode::kNumZero) {
         if (!room) return false;
         if (mode_ == Mode::kNumExp && exponent_digits_++ == kMaxExponentDigits) return false;
-        if (integer_) {
-          ++int_digits_;
-          int_magnitude_ = int_magnitude_ * 10 + static_cast<uint64_t>(c - '0');
-          if (!IntegerReachable()) return false;
+        if (DigitsTracked()) {
+          if (range_ != nullptr && digits_.digits() == shared::NumberRange::kMaxDigits)
+            return false;
+          digits_.Append(c - '0');
+          if (!Reachable()) return false;
         }
       } else if (c == '.' && (mode_ == Mode::kNumZero || mode_ == Mode::kNumInt) && !integer_) {
         if (!room_for_two) return false;
         next = Mode::kNumDot;
-      } else if ((c == 'e' || c == 'E') && mode_ != Mode::kNumExp && !integer_) {
+        if (range_ != nullptr) {
+          digits_.dot = true;
+          if (!Reachable()) return false;
+        }
+      } else if ((c == 'e' || c == 'E') && mode_ != Mode::kNumExp && !DigitsTracked()) {
         if (!room_for_two) return false;
         next = Mode::kNumE;
       } else {
-        if (integer_ && !IntegerInRange()) return false;
+        if (DigitsTracked() && !InRange()) return false;
         EndValue();  // the number ends; `c` is what follows it
         return Structural(c);
       }
@@ -397,27 +401,35 @@ bool JsonPrefix::Number(unsigned char c) {
   return true;
 }
 
+bool JsonPrefix::Reachable() const {
+  return integer_ ? IntegerReachable() : shared::CanReach(*range_, digits_);
+}
+
+bool JsonPrefix::InRange() const {
+  return integer_ ? IntegerInRange() : shared::InRange(*range_, digits_);
+}
+
 // Some integer that begins with the digits read so far (with at most kMaxIntegerDigits digits,
 // none after a leading 0) is within [int_lo_, int_hi_].
 bool JsonPrefix::IntegerReachable() const {
   // "-": only when a negative integer is in range ("-0" is 0, but a '-' where no negative is
   // allowed reads as a mistake, and a small model drawn toward it would write one).
-  if (int_digits_ == 0) return int_lo_ < 0;
+  if (digits_.int_digits == 0) return int_lo_ < 0;
   __int128 power = 1;  // 10^m for m more digits
-  for (int m = 0; int_digits_ + m <= kMaxIntegerDigits; ++m, power *= 10) {
-    if (int_magnitude_ == 0 && m > 0) break;  // "0" and "-0" take no more digits
-    const __int128 low = static_cast<__int128>(int_magnitude_) * power;
+  for (int m = 0; digits_.int_digits + m <= kMaxIntegerDigits; ++m, power *= 10) {
+    if (digits_.int_value == 0 && m > 0) break;  // "0" and "-0" take no more digits
+    const __int128 low = static_cast<__int128>(digits_.int_value) * power;
     const __int128 high = low + power - 1;
-    const __int128 lo = int_negative_ ? -high : low;
-    const __int128 hi = int_negative_ ? -low : high;
+    const __int128 lo = digits_.negative ? -high : low;
+    const __int128 hi = digits_.negative ? -low : high;
     if (lo <= int_hi_ && hi >= int_lo_) return true;
   }
   return false;
 }
 
 bool JsonPrefix::IntegerInRange() const {
-  const int64_t v =
-      int_negative_ ? -static_cast<int64_t>(int_magnitude_) : static_cast<int64_t>(int_magnitude_);
+  const int64_t v = digits_.negative ? -static_cast<int64_t>(digits_.int_value)
+                                     : static_cast<int64_t>(digits_.int_value);
   return int_lo_ <= v && v <= int_hi_;
 }
 

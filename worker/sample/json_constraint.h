@@ -14,6 +14,7 @@
 #include <span>
 #include <string_view>
 
+#include "shared/json_number_range.h"
 #include "shared/json_schema.h"
 #include "worker/tokenizer/token_bytes.h"
 
@@ -44,6 +45,8 @@ class JsonPrefix {
   // widest integer most parsers read exactly.
   static constexpr int kMaxIntegerDigits = 18;
   static_assert(shared::JsonSchema::kMaxInteger == 999'999'999'999'999'999);
+  // A bounded number's bytes: '-', 15 digits and the '.' (shared/json_number_range.h).
+  static constexpr int kMaxBoundedNumberBytes = shared::NumberRange::kMaxDigits + 2;
 
   // Takes the next byte: false when no JSON object begins with the bytes so far followed by `c`
   // (the state is then unspecified; try bytes on a copy). Strings must be well-formed UTF-8 and
@@ -104,6 +107,9 @@ class JsonPrefix {
   bool Number(unsigned char c);
   bool IntegerReachable() const;  // the integer being read can still end within its bounds
   bool IntegerInRange() const;    // ... and may end here
+  bool Reachable() const;         // the integer or bounded number can still end in range
+  bool InRange() const;           // ... and may end here
+  bool DigitsTracked() const { return integer_ || range_ != nullptr; }
   bool Open(int32_t node);
   bool Close();
   bool EndValue();
@@ -130,18 +136,17 @@ class JsonPrefix {
   uint8_t utf8_lo_ = 0x80;  // the range of the next continuation byte
   uint8_t utf8_hi_ = 0xbf;
   uint8_t hex_left_ = 0;
-  bool key_ = false;            // the string being read is an object key
-  bool low_ = false;            // the \u escape being read must be a low surrogate
-  bool integer_ = false;        // the number being read may have no fraction or exponent
-  bool int_negative_ = false;   // ... it began with '-'
-  uint8_t int_digits_ = 0;      // ... its digits so far
-  uint64_t int_magnitude_ = 0;  // ... their value
-  int64_t int_lo_ = 0;          // ... its bounds (the schema's, inclusive)
+  bool key_ = false;             // the string being read is an object key
+  bool low_ = false;             // the \u escape being read must be a low surrogate
+  bool integer_ = false;         // the number being read may have no fraction or exponent
+  shared::NumberDigits digits_;  // ... its digits so far, when an integer or bounded
+  int64_t int_lo_ = 0;           // ... an integer's bounds (the schema's, inclusive)
   int64_t int_hi_ = 0;
-  uint16_t hex_ = 0;      // the \u escape's digits so far
-  uint16_t key_off_ = 0;  // kKeyMatch: bytes of the key read
-  uint16_t lit_off_ = 0;  // kEnum: bytes of the value read
-  int32_t lit_lo_ = 0;    // kEnum: the literals still possible
+  const shared::NumberRange* range_ = nullptr;  // ... a bounded number's (null: unbounded)
+  uint16_t hex_ = 0;                            // the \u escape's digits so far
+  uint16_t key_off_ = 0;                        // kKeyMatch: bytes of the key read
+  uint16_t lit_off_ = 0;                        // kEnum: bytes of the value read
+  int32_t lit_lo_ = 0;                          // kEnum: the literals still possible
   int32_t lit_hi_ = 0;
   int32_t value_node_ = 0;    // the node of the value after the key just read
   uint64_t key_mask_ = 0;     // kKeyMatch: bit i = the top object's property i is still possible

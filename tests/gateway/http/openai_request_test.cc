@@ -257,11 +257,11 @@ TEST(OpenAiRequestTest, ToolChoiceForcesACallConstrainedToTheToolsParameters) {
               R"("response_format":{"type":"json_object"}})",
        "tool_choice", "cannot be combined with a `response_format`"},
       {chat + R"("tools":[{"type":"function","function":{"name":"f","parameters":)"
-              R"({"type":"object","properties":{"n":{"type":"number","minimum":0}}}}}],)"
+              R"({"type":"object","properties":{"n":{"type":"number","multipleOf":2}}}}}],)"
               R"("tool_choice":"required"})",
        "tools",
        "`tools[0].function.parameters`: json_schema at \"/properties/n\": keyword "
-       "`minimum` is not supported"},
+       "`multipleOf` is not supported"},
       {chat + R"("tools":[{"type":"function"}],"tool_choice":"required"})", "tools",
        "`tools[0]` must be"},
   };

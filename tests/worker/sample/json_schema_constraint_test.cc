@@ -104,6 +104,19 @@ const char* const kIntegers = R"({
   "required": ["a", "b", "c", "d"]
 })";
 
+// Number bounds: a closed range, an open one with fractional ends, all negative, a tiny one around
+// zero (or null), one whose numbers near the bound have no room for a fraction, an enum.
+const char* const kNumbers = R"({
+  "type": "object",
+  "properties": {"t": {"type": "number", "minimum": 0, "maximum": 1},
+                 "p": {"type": "number", "exclusiveMinimum": 0.25, "exclusiveMaximum": 0.5},
+                 "n": {"type": "number", "maximum": -2.5},
+                 "x": {"type": ["number", "null"], "minimum": -0.001, "maximum": 1e-3},
+                 "big": {"type": "number", "minimum": 99999999999999.5},
+                 "e": {"enum": [0.5, 1.5, 2.5], "exclusiveMinimum": 1}},
+  "required": ["t", "p", "n"]
+})";
+
 TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
       {kPerson,
@@ -125,6 +138,11 @@ TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
         R"({"a":0,"b":1000,"c":-123456789012345678,"d":7,"e":0,"f":5})",
         R"({"a":-0,"b":200,"c":-11,"d":7,"e":999,"f":10})",
         R"({"a":9,"b":101,"c":-10,"d":7,"e":null})"}},
+      {kNumbers,
+       {R"({"t":0,"p":0.26,"n":-2.5})", R"({"t":1.0,"p":0.49999999999999,"n":-999999999999999})",
+        R"({"t":0.12345678901234,"p":0.3,"n":-3,"x":-0.0009,"big":100000000000000,"e":1.5})",
+        R"({"t":0.5,"p":0.251,"n":-2.51,"x":null,"big":99999999999999.5,"e":2.5})",
+        R"({"t":1,"p":0.4,"n":-10.75,"x":0.001})"}},
       {kBounded,
        {R"({"code":"ab","tag":""})", "{\"code\":\"\xc3\xa9\xf0\x9f\x99\x82x\",\"tag\":\"z\"}",
         R"({"code":"\n\ud83d\ude42","tag":"\u00e9"})",
@@ -191,8 +209,23 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
       {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"e":)", '-'},     // no negative in range
       {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"e":100)", '0'},  // 1000 is excluded
       {kIntegers, R"({"a":1,"b":101,"c":-10,"d":7,"f":1)", ','},    // 1 < 4 (10 is fine)
-      {kBounded, R"({"code":"a)", '"'},                             // minLength 2
-      {kBounded, R"({"code":"abc)", 'd'},                           // maxLength 3
+      {kNumbers, R"({"t":1)", '0'},                                 // 10 > 1
+      {kNumbers, R"({"t":1.0)", '5'},                               // 1.05 > 1
+      {kNumbers, R"({"t":)", '-'},                                  // no negative in range
+      {kNumbers, R"({"t":0.5)", 'e'},                               // no exponent under bounds
+      {kNumbers, R"({"t":0.12345678901234)", '5'},                  // 15 digits at most
+      {kNumbers, R"({"t":0,"p":0.)", '5'},                          // 0.5... >= 0.5
+      {kNumbers, R"({"t":0,"p":0.2)", '4'},                         // 0.24... < 0.25
+      {kNumbers, R"({"t":0,"p":0.25)", ','},                        // exclusive
+      {kNumbers, R"({"t":0,"p":0.3,"n":-2.)", '4'},                 // -2.4 > -2.5
+      {kNumbers, R"({"t":0,"p":0.3,"n":)", '2'},                    // no positive
+      {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"x":0.00)", '2'},       // 0.002 > 0.001
+      {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"x":-0)", ','},         // no negative zero
+      {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"big":99999999999999.)", '4'},
+      {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"big":100000000000000)", '0'},  // a 16th digit
+      {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"e":)", '0'},                   // 0.5 is not > 1
+      {kBounded, R"({"code":"a)", '"'},                                     // minLength 2
+      {kBounded, R"({"code":"abc)", 'd'},                                   // maxLength 3
       {kBounded, R"({"code":"abc)", '\\'},  // ... an escape is a character too
       {kBounded, "{\"code\":\"\xc3\xa9\xc3\xa9\xc3\xa9", '\xc3'},  // characters, not bytes
       {kBounded, R"({"code":"\ud83d\ude42\n\t)", 'x'},             // a surrogate pair is one
@@ -208,7 +241,8 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
 // Random walks over the bytes the constraint takes (leaning toward ones that close things) never
 // reach a state that takes no byte, and every finished walk is an object the schema allows.
 TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
-  for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic, kBounded, kIntegers}) {
+  for (const char* schema_text :
+       {kPerson, kShapes, kKeys, kPydantic, kBounded, kIntegers, kNumbers}) {
     const auto schema = Compiled(schema_text);
     const Json schema_json = Json::parse(schema_text);
     std::mt19937 rng(5);
@@ -231,9 +265,10 @@ TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
 // The mask under a schema leaves exactly the tokens JsonPrefix takes byte by byte.
 TEST(JsonSchemaPrefixTest, MaskAgreesWithFeedingEveryTokenInEveryStateAWalkReaches) {
   const std::vector<std::string> pieces = testing::EveryByteAnd(
-      {"{\"",  "name", "\":", "\",", "age",  "tags", "kind", "cat",  "dog",  "\"c", "12",   "null",
-       "true", "[\"",  "\"]", "\"}", "x\":", "y\":", " ",    "\n  ", "code", "ab",  "abcd", "\\n"});
-  for (const char* schema_text : {kPerson, kShapes, kBounded, kIntegers}) {
+      {"{\"",  "name", "\":", "\",", "age", "tags", "kind", "cat", "dog",  "\"c",  "12",
+       "null", "true", "[\"", "\"]", "\"}", "x\":", "y\":", " ",   "\n  ", "code", "ab",
+       "abcd", "\\n",  "0.",  ".5",  "25",  "-2",   "99",   "1.0", "e5"});
+  for (const char* schema_text : {kPerson, kShapes, kBounded, kIntegers, kNumbers}) {
     const auto schema = Compiled(schema_text);
     testing::ExpectMaskAgreesWithFeeding(pieces, JsonPrefix(schema.get()), 60, 120, 3);
   }
