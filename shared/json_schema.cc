@@ -148,6 +148,10 @@ class JsonSchemaCompiler {
     if (!root.ok()) return root.status();
     int32_t id = *root;
     if (id == JsonSchema::kAnyValue) id = JsonSchema::kAnyObject;  // {} or true at the top
+    // Alternatives that are all objects (a union of models): the node that stands for them.
+    if (schema_->node(id).kind == JsonSchema::Kind::kAnyOf && FirstBytes(id) == Bytes("{")) {
+      id = schema_->Dispatch(id, '{');
+    }
     if (schema_->node(id).kind != JsonSchema::Kind::kObject) {
       return Fail("", "the top level must be an object (\"type\": \"object\")");
     }
@@ -466,7 +470,17 @@ class JsonSchemaCompiler {
     n.first = static_cast<int32_t>(schema_->dispatch_.size() / 256);
     n.count = static_cast<int32_t>(alternatives.size());
     std::vector<int32_t> table(256, -1);
+    // Objects among the alternatives: one union of them (a discriminator tells them apart) in the
+    // alternatives' place.
+    std::vector<int32_t> objects;
+    for (const int32_t alt : alternatives) {
+      if (schema_->node(alt).kind == Kind::kObject) objects.push_back(alt);
+    }
+    if (objects.size() > 1) {
+      SM_ASSIGN_OR_RETURN(table['{'], Union(objects, path));
+    }
     for (size_t i = 0; i < alternatives.size(); i++) {
+      if (objects.size() > 1 && schema_->node(alternatives[i]).kind == Kind::kObject) continue;
       const ByteSet first = FirstBytes(alternatives[i]);
       for (int c = 0; c < 256; c++) {
         if (!first.test(static_cast<size_t>(c))) continue;
@@ -481,6 +495,81 @@ class JsonSchemaCompiler {
       }
     }
     schema_->dispatch_.insert(schema_->dispatch_.end(), table.begin(), table.end());
+    return Add(n, path);
+  }
+
+  // The objects `objects` (two or more) as one node with variants: the first property, in the
+  // first object's order, that every object requires with literal values (const/enum) no other
+  // object shares is their discriminator; each object is copied with it first.
+  Result<int32_t> Union(const std::vector<int32_t>& objects, const std::string& path) {
+    // Copies, not references: nodes and properties are appended below.
+    const JsonSchema::Node first = schema_->node(objects[0]);
+    for (int32_t k = 0; k < first.count; k++) {
+      const std::string key = schema_->property(first.first + k).key;
+      std::map<std::string, int32_t> owner;  // literal text -> the object it picks
+      std::vector<int32_t> at;               // each object's index of the key
+      bool ok = true;
+      for (const int32_t id : objects) {
+        const JsonSchema::Node& o = schema_->node(id);
+        int32_t found = -1;
+        for (int32_t i = 0; i < o.count && found < 0; i++) {
+          if (schema_->property(o.first + i).key == key) found = i;
+        }
+        const JsonSchema::Property* p = found >= 0 ? &schema_->property(o.first + found) : nullptr;
+        if (p == nullptr || !p->required || schema_->node(p->node).kind != Kind::kLiterals) {
+          ok = false;
+          break;
+        }
+        const JsonSchema::Node& lits = schema_->node(p->node);
+        for (int32_t i = 0; i < lits.count && ok; i++) {
+          ok = owner.emplace(schema_->literal(lits.first + i), id).second;
+        }
+        at.push_back(found);
+      }
+      if (!ok) continue;
+      // The discriminator's values, sorted as a literal node keeps them, each with its object.
+      JsonSchema::Node values;
+      values.kind = Kind::kLiterals;
+      values.first = static_cast<int32_t>(schema_->literals_.size());
+      values.count = static_cast<int32_t>(owner.size());
+      std::map<int32_t, int32_t> copy;  // object -> its copy with the discriminator first
+      for (size_t i = 0; i < objects.size(); i++) {
+        SM_ASSIGN_OR_RETURN(copy[objects[i]], DiscriminatorFirst(objects[i], at[i], path));
+      }
+      JsonSchema::Node n;
+      n.kind = Kind::kObject;
+      n.variants = static_cast<int32_t>(schema_->variants_.size());
+      for (const auto& [text, id] : owner) {  // std::map: bytewise order, as literals are sorted
+        schema_->literals_.push_back(text);
+        schema_->variants_.push_back(copy[id]);
+      }
+      SM_ASSIGN_OR_RETURN(const int32_t values_id, Add(values, path));
+      n.first = static_cast<int32_t>(schema_->properties_.size());
+      n.count = 1;
+      schema_->properties_.push_back({key, values_id, true, 0});
+      return Add(n, path);
+    }
+    return Fail(path,
+                "alternatives that are objects need a discriminator: a property every one of them "
+                "requires, with const/enum values that tell them apart (as pydantic writes for a "
+                "union of models)");
+  }
+
+  // A copy of object `id` whose property `index` comes first (the others in their order).
+  Result<int32_t> DiscriminatorFirst(int32_t id, int32_t index, const std::string& path) {
+    JsonSchema::Node n = schema_->node(id);
+    std::vector<JsonSchema::Property> props;
+    props.push_back(schema_->property(n.first + index));
+    for (int32_t i = 0; i < n.count; i++) {
+      if (i != index) props.push_back(schema_->property(n.first + i));
+    }
+    int32_t next = static_cast<int32_t>(props.size());
+    for (size_t i = props.size(); i-- > 0;) {
+      if (props[i].required) next = static_cast<int32_t>(i);
+      props[i].next_required = next;
+    }
+    n.first = static_cast<int32_t>(schema_->properties_.size());
+    for (auto& p : props) schema_->properties_.push_back(std::move(p));
     return Add(n, path);
   }
 
@@ -564,6 +653,13 @@ class JsonSchemaCompiler {
     int d = 0;
     switch (n.kind) {
       case Kind::kObject:
+        if (n.variants >= 0) {  // the objects its discriminator picks
+          const JsonSchema::Node& values = schema_->node(schema_->property(n.first).node);
+          for (int32_t i = 0; i < values.count; i++) {
+            d = std::max(d, Depth(schema_->Variant(id, values.first + i)));
+          }
+          break;
+        }
         for (int32_t i = 0; i < n.count; i++)
           d = std::max(d, Depth(schema_->property(n.first + i).node));
         if (n.extra >= 0) d = std::max(d, Depth(n.extra));

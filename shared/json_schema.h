@@ -21,7 +21,11 @@
 //                   bound's decimal text; beside enum/const they drop the values outside
 //   enum, const     any JSON values, written compactly (as JSON.stringify would)
 //   anyOf, oneOf    alternatives that each start with a different character (an object and a
-//                   string, a string and null, ...); allOf with one member
+//                   string, a string and null, ...), except objects told apart by a
+//                   discriminator: a property every one of them requires, whose const/enum
+//                   values differ between them (pydantic's discriminated unions, OpenAPI's
+//                   `discriminator`); it is written first and its value picks the object;
+//                   allOf with one member
 //   $ref            local JSON pointers ("#/$defs/Name", "#/definitions/Name"); no cycles
 //   annotations     title, description, default, examples, format, $schema, $id, $comment,
 //                   deprecated, readOnly, writeOnly, $defs, definitions: read as documentation
@@ -63,6 +67,10 @@ class JsonSchema {
     int32_t first = 0;   // kObject: first property; kLiterals: first literal; kAnyOf: table
     int32_t count = 0;   // kObject: properties; kLiterals: literals
     int32_t extra = -1;  // kObject: the node of values under free keys (-1: no free keys)
+    // kObject standing for an anyOf of objects told apart by a discriminator: its one property is
+    // the discriminator (its node the literals of every alternative), and the literal written
+    // picks the object that goes on (Variant). -1: a plain object.
+    int32_t variants = -1;
     int32_t items = -1;  // kArray: the node of each item
     uint32_t min_items = 0;
     uint32_t max_items = UINT32_MAX;
@@ -109,6 +117,13 @@ class JsonSchema {
   const Node& node(int32_t id) const { return nodes_[static_cast<size_t>(id)]; }
   const Property& property(int32_t index) const { return properties_[static_cast<size_t>(index)]; }
   const std::string& literal(int32_t index) const { return literals_[static_cast<size_t>(index)]; }
+  // A node with variants: the object whose discriminator value is literal number `literal` (of
+  // its property's literals); that object lists the discriminator first.
+  int32_t Variant(int32_t id, int32_t literal) const {
+    const Node& n = node(id);
+    return variants_[static_cast<size_t>(n.variants + literal -
+                                         node(property(n.first).node).first)];
+  }
   // kAnyOf: the alternative a value starting with `byte` takes (-1: none).
   int32_t Dispatch(int32_t anyof, unsigned char byte) const {
     return dispatch_[static_cast<size_t>(node(anyof).first) * 256 + byte];
@@ -122,6 +137,7 @@ class JsonSchema {
   std::vector<Property> properties_;
   std::vector<std::string> literals_;
   std::vector<int32_t> dispatch_;  // 256 entries per kAnyOf node
+  std::vector<int32_t> variants_;  // per node with variants: an object per discriminator literal
   int32_t root_ = kAnyObject;
 };
 

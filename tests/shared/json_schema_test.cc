@@ -86,7 +86,7 @@ TEST(JsonSchemaTest, RefusesWhatItCannotEnforceSayingWhatAndWhere) {
        "at \"/properties/a~1b/type\": unknown type \"strin\""},
       {R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "object"},
                                                             {"type": "object"}]}}})",
-       "at \"/properties/x/anyOf\": alternatives that can start with the same character ('{')"},
+       "at \"/properties/x/anyOf\": alternatives that are objects need a discriminator"},
       {R"({"type": "object", "properties": {"x": {"type": ["integer", "number"]}}})",
        "alternatives that can start with the same character"},
       {R"({"type": "object", "properties": {"next": {"$ref": "#"}}})",
@@ -270,6 +270,71 @@ TEST(JsonSchemaTest, NumberBoundsCompileExactlyFromTheDecimalText) {
   EXPECT_TRUE(JsonSchema::Compile(R"({"type": "object", "properties": {"n": {"type": "number",
       "minimum": 0, "maximum": 1e-14}}})")
                   .ok());
+}
+
+// An anyOf of objects with a discriminator (what pydantic writes for a union of models, here
+// with the discriminator second in one model): one node whose single property is the
+// discriminator, each of its values picking a copy of its object that lists it first.
+TEST(JsonSchemaTest, ObjectsToldApartByADiscriminatorCompileToOneNodeWithVariants) {
+  const auto schema = JsonSchema::Compile(R"({
+    "$defs": {"Cat": {"properties": {"pet_type": {"const": "cat"}, "meows": {"type": "integer"}},
+                      "required": ["pet_type", "meows"], "type": "object"},
+              "Dog": {"properties": {"barks": {"type": "boolean"},
+                                     "pet_type": {"enum": ["dog", "puppy"]}},
+                      "required": ["pet_type"], "type": "object"}},
+    "type": "object",
+    "properties": {"pet": {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"},
+                                     {"type": "null"}],
+                           "discriminator": {"propertyName": "pet_type"}}},
+    "required": ["pet"]})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema& sc = **schema;
+  const int32_t pet = sc.property(sc.node(sc.root()).first).node;
+  ASSERT_EQ(sc.node(pet).kind, JsonSchema::Kind::kAnyOf);
+  EXPECT_EQ(sc.node(sc.Dispatch(pet, 'n')).kind, JsonSchema::Kind::kNull);
+  const int32_t u = sc.Dispatch(pet, '{');
+  const JsonSchema::Node& un = sc.node(u);
+  ASSERT_GE(un.variants, 0);
+  ASSERT_EQ(un.count, 1);
+  EXPECT_EQ(sc.property(un.first).key, "pet_type\"");
+  const JsonSchema::Node& values = sc.node(sc.property(un.first).node);
+  ASSERT_EQ(values.count, 3);
+  std::vector<std::string> picked;
+  for (int32_t i = 0; i < values.count; i++) {
+    const JsonSchema::Node& o = sc.node(sc.Variant(u, values.first + i));
+    EXPECT_EQ(sc.property(o.first).key, "pet_type\"") << "the discriminator first";
+    picked.push_back(sc.literal(values.first + i) + " " + sc.property(o.first + 1).key);
+  }
+  EXPECT_EQ(picked,
+            (std::vector<std::string>{"\"cat\" meows\"", "\"dog\" barks\"", "\"puppy\" barks\""}));
+  // At the top level too (objects and nothing else).
+  const auto top = JsonSchema::Compile(R"({"anyOf": [
+      {"type": "object", "properties": {"name": {"const": "a"}, "arguments": {"type": "object"}},
+       "required": ["name", "arguments"]},
+      {"type": "object", "properties": {"name": {"const": "b"}}, "required": ["name"]}]})");
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  EXPECT_GE((*top)->node((*top)->root()).variants, 0);
+  EXPECT_NE(Error(R"({"anyOf": [{"type": "object"}, {"type": "null"}]})")
+                .find("the top level must be an object"),
+            std::string::npos);
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"anyOf": [{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]},
+                          {"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]}]})",
+            "need a discriminator"},  // the same value
+           {R"({"anyOf": [{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]},
+                          {"type": "object", "properties": {"k": {"const": 2}}}]})",
+            "need a discriminator"},  // not required in one
+           {R"({"anyOf": [{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]},
+                          {"type": "object", "properties": {"k": {"type": "integer"}},
+                           "required": ["k"]}]})",
+            "need a discriminator"},  // not a literal in one
+           {R"({"anyOf": [{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]},
+                          {}]})",
+            "alternatives that can start with the same character ('{')"}}) {
+    EXPECT_NE(Error(R"({"type": "object", "properties": {"n": )" + bad + "}}").find(says),
+              std::string::npos)
+        << bad << "\n  got: " << Error(R"({"type": "object", "properties": {"n": )" + bad + "}}");
+  }
 }
 
 TEST(JsonSchemaTest, AnEmptySchemaIsAnyObjectAndAnnotationsAreReadAsDocumentation) {

@@ -48,11 +48,19 @@ bool Valid(const Json& v, const Json& s, const Json& root) {
   if (v.is_object()) {
     const Json props = s.value("properties", Json::object());
     size_t last = 0;  // the schema index of the previous key
+    const Json required = s.value("required", Json::array());
+    bool first = true;
     for (const auto& [key, value] : v.items()) {
+      // A union's discriminator (a required const/enum property) is written first wherever the
+      // schema lists it.
+      const bool discriminator = first && props.contains(key) &&
+                                 (props[key].contains("const") || props[key].contains("enum")) &&
+                                 std::find(required.begin(), required.end(), key) != required.end();
+      first = false;
       if (props.contains(key)) {
         const size_t index = static_cast<size_t>(std::distance(props.begin(), props.find(key)));
         if (index < last) return false;  // out of the schema's order
-        last = index;
+        if (!discriminator) last = index;
         if (!Valid(value, props[key], root)) return false;
       } else if (s.contains("additionalProperties")) {
         if (!Valid(value, s["additionalProperties"], root)) return false;

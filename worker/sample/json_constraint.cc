@@ -452,6 +452,9 @@ bool JsonPrefix::EndValue() {
     return true;
   }
   Frame& top = frames_[depth_ - 1];
+  // A union's discriminator value (the one value it holds) picks the object that goes on, after
+  // the discriminator (its first property).
+  if (TopNode().variants >= 0) top.node = static_cast<int16_t>(schema_->Variant(top.node, lit_lo_));
   if (TopNode().kind == Kind::kArray && top.count < UINT16_MAX) ++top.count;
   mode_ = Mode::kAfterValue;
   return true;

@@ -117,6 +117,38 @@ const char* const kNumbers = R"({
   "required": ["t", "p", "n"]
 })";
 
+// A union of objects told apart by a discriminator (second in Dog's order: written first), one
+// of them with an enum of two values, beside null; and in an array.
+const char* const kUnion = R"({
+  "$defs": {"Cat": {"type": "object", "properties": {"pet_type": {"const": "cat"},
+                                                     "meows": {"type": "integer"},
+                                                     "name": {"type": "string", "maxLength": 3}},
+                    "required": ["pet_type", "meows"], "additionalProperties": false},
+            "Dog": {"type": "object", "properties": {"barks": {"type": "boolean"},
+                                                     "pet_type": {"enum": ["dog", "puppy"]}},
+                    "required": ["pet_type", "barks"], "additionalProperties": false}},
+  "type": "object",
+  "properties": {"pet": {"anyOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"},
+                                   {"type": "null"}]},
+                 "more": {"type": "array", "maxItems": 2,
+                          "items": {"oneOf": [{"$ref": "#/$defs/Dog"}, {"$ref": "#/$defs/Cat"}]}}},
+  "required": ["pet"]
+})";
+
+// A union at the top: a call of one of two functions, as tool_choice "required" asks for it.
+const char* const kCall = R"({"anyOf": [
+  {"type": "object", "properties": {"name": {"const": "add"},
+                                    "arguments": {"type": "object",
+                                                  "properties": {"a": {"type": "integer"},
+                                                                 "b": {"type": "integer"}},
+                                                  "required": ["a", "b"]}},
+   "required": ["name", "arguments"], "additionalProperties": false},
+  {"type": "object", "properties": {"name": {"const": "neg"},
+                                    "arguments": {"type": "object",
+                                                  "properties": {"x": {"type": "number"}},
+                                                  "required": ["x"]}},
+   "required": ["name", "arguments"], "additionalProperties": false}]})";
+
 TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
       {kPerson,
@@ -143,6 +175,13 @@ TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
         R"({"t":0.12345678901234,"p":0.3,"n":-3,"x":-0.0009,"big":100000000000000,"e":1.5})",
         R"({"t":0.5,"p":0.251,"n":-2.51,"x":null,"big":99999999999999.5,"e":2.5})",
         R"({"t":1,"p":0.4,"n":-10.75,"x":0.001})"}},
+      {kUnion,
+       {R"({"pet":{"pet_type":"cat","meows":3}})",
+        R"({"pet":{"pet_type":"dog","barks":true},"more":[{"pet_type":"cat","meows":1,"name":"Tom"}]})",
+        R"({"pet": {"pet_type": "puppy", "barks": false}, "more": []})", R"({"pet":null})"}},
+      {kCall,
+       {R"({"name":"add","arguments":{"a":1,"b":2}})",
+        R"({"name": "neg", "arguments": {"x": -2.5}})"}},
       {kBounded,
        {R"({"code":"ab","tag":""})", "{\"code\":\"\xc3\xa9\xf0\x9f\x99\x82x\",\"tag\":\"z\"}",
         R"({"code":"\n\ud83d\ude42","tag":"\u00e9"})",
@@ -224,9 +263,19 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
       {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"big":99999999999999.)", '4'},
       {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"big":100000000000000)", '0'},  // a 16th digit
       {kNumbers, R"({"t":0,"p":0.3,"n":-2.5,"e":)", '0'},                   // 0.5 is not > 1
-      {kBounded, R"({"code":"a)", '"'},                                     // minLength 2
-      {kBounded, R"({"code":"abc)", 'd'},                                   // maxLength 3
-      {kBounded, R"({"code":"abc)", '\\'},  // ... an escape is a character too
+      {kUnion, R"({"pet":{")", 'm'},                              // the discriminator first
+      {kUnion, R"({"pet":{)", '}'},                               // ... and it is required
+      {kUnion, R"({"pet":{"pet_type":"c)", 'o'},                  // not a pet_type
+      {kUnion, R"({"pet":{"pet_type":"cat",")", 'b'},             // a cat does not bark
+      {kUnion, R"({"pet":{"pet_type":"cat")", '}'},               // ... and must meow
+      {kUnion, R"({"pet":{"pet_type":"puppy",")", 'm'},           // a dog does not meow
+      {kUnion, R"({"pet":{"pet_type":"dog","barks":true)", ','},  // nothing more in a Dog
+      {kUnion, R"({"pet":null,"more":[{"pet_type":"cat","meows":1,"name":"Tom)", 'x'},
+      {kCall, R"({"name":"neg","arguments":{")", 'a'},  // neg takes x
+      {kCall, R"({"name":"add")", '}'},                 // and its arguments
+      {kBounded, R"({"code":"a)", '"'},                 // minLength 2
+      {kBounded, R"({"code":"abc)", 'd'},               // maxLength 3
+      {kBounded, R"({"code":"abc)", '\\'},              // ... an escape is a character too
       {kBounded, "{\"code\":\"\xc3\xa9\xc3\xa9\xc3\xa9", '\xc3'},  // characters, not bytes
       {kBounded, R"({"code":"\ud83d\ude42\n\t)", 'x'},             // a surrogate pair is one
       {kBounded, R"({"code":"ab","tag":"x)", 'y'},  // maxLength with no type: a string
@@ -242,7 +291,7 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
 // reach a state that takes no byte, and every finished walk is an object the schema allows.
 TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
   for (const char* schema_text :
-       {kPerson, kShapes, kKeys, kPydantic, kBounded, kIntegers, kNumbers}) {
+       {kPerson, kShapes, kKeys, kPydantic, kBounded, kIntegers, kNumbers, kUnion, kCall}) {
     const auto schema = Compiled(schema_text);
     const Json schema_json = Json::parse(schema_text);
     std::mt19937 rng(5);
@@ -264,11 +313,13 @@ TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
 
 // The mask under a schema leaves exactly the tokens JsonPrefix takes byte by byte.
 TEST(JsonSchemaPrefixTest, MaskAgreesWithFeedingEveryTokenInEveryStateAWalkReaches) {
-  const std::vector<std::string> pieces = testing::EveryByteAnd(
-      {"{\"",  "name", "\":", "\",", "age", "tags", "kind", "cat", "dog",  "\"c",  "12",
-       "null", "true", "[\"", "\"]", "\"}", "x\":", "y\":", " ",   "\n  ", "code", "ab",
-       "abcd", "\\n",  "0.",  ".5",  "25",  "-2",   "99",   "1.0", "e5"});
-  for (const char* schema_text : {kPerson, kShapes, kBounded, kIntegers, kNumbers}) {
+  const std::vector<std::string> pieces =
+      testing::EveryByteAnd({"{\"", "name", "\":",  "\",",  "age",        "tags",  "kind",
+                             "cat", "dog",  "\"c",  "12",   "null",       "true",  "[\"",
+                             "\"]", "\"}",  "x\":", "y\":", " ",          "\n  ",  "code",
+                             "ab",  "abcd", "\\n",  "0.",   ".5",         "25",    "-2",
+                             "99",  "1.0",  "e5",   "pet",  "_type\":\"", "cat\"", "dog"});
+  for (const char* schema_text : {kPerson, kShapes, kBounded, kIntegers, kNumbers, kUnion}) {
     const auto schema = Compiled(schema_text);
     testing::ExpectMaskAgreesWithFeeding(pieces, JsonPrefix(schema.get()), 60, 120, 3);
   }
