@@ -29,7 +29,8 @@
 //   $ref            local JSON pointers ("#/$defs/Name", "#/definitions/Name"); no cycles
 //   annotations     title, description, default, examples, format, $schema, $id, $comment,
 //                   deprecated, readOnly, writeOnly, $defs, definitions: read as documentation
-// The top level must be an object. An empty schema ({} or true) is any JSON value.
+// The top level must be an object (or objects told apart by a discriminator). An empty schema ({}
+// or true) is any JSON value.
 #pragma once
 
 #include <cstdint>
