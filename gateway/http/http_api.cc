@@ -180,8 +180,9 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   shape.logprobs = r->logprobs;
   shape.top_logprobs = r->top_logprobs;
   if (r->echo) shape.echo_text = r->generate.prompt();
-  if (!r->tool_name.empty()) {
+  if (!r->tool_name.empty() || r->tool_from_output) {
     shape.tool_name = r->tool_name;
+    shape.tool_from_output = r->tool_from_output;
     shape.tool_call_id = "call_" + shape.id.substr(shape.id.find('-') + 1);
   }
   const auto deadline = r->timeout_s > 0

@@ -128,13 +128,14 @@ void OpenAiFormatter::SetFingerprint(Json& j) const {
   }
 }
 
-Json OpenAiFormatter::ToolCall(const std::string& arguments, bool header) const {
+Json OpenAiFormatter::ToolCall(const std::string& name, const std::string& arguments,
+                               bool header) const {
   Json call;
   if (header) {  // streams send index, id, type and name once, then only argument pieces
     call["index"] = 0;
     call["id"] = shape_.tool_call_id;
     call["type"] = "function";
-    call["function"] = {{"name", shape_.tool_name}, {"arguments", arguments}};
+    call["function"] = {{"name", name}, {"arguments", arguments}};
   } else {
     call["index"] = 0;
     call["function"] = {{"arguments", arguments}};
@@ -145,9 +146,11 @@ Json OpenAiFormatter::ToolCall(const std::string& arguments, bool header) const 
 std::string OpenAiFormatter::StreamStart() {
   if (shape_.endpoint == Endpoint::kChatCompletions) {
     Json delta{{"role", "assistant"}, {"content", ""}};
-    if (!shape_.tool_name.empty()) {
+    if (forced_call()) {
       delta["content"] = nullptr;
-      delta["tool_calls"] = ToolCall("", /*header=*/true);
+      delta["tool_calls"] = ToolCall(shape_.tool_name, "", /*header=*/true);
+    } else if (shape_.tool_from_output) {
+      delta["content"] = nullptr;  // the call's header follows once its name is written
     }
     Json choice{{"index", 0},
                 {"delta", std::move(delta)},
@@ -165,11 +168,26 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
   std::string out;
   const bool has_logprobs = shape_.logprobs && m.logprobs_size() > 0;
-  if (!m.text().empty() || has_logprobs) {
+  // A call among several tools: the arguments' bytes, under a header once the name is known.
+  Json call;
+  if (chat && shape_.tool_from_output) {
+    text_ += m.text();
+    const std::string arguments = call_.Feed(m.text());
+    if (call_.has_name() && !call_header_sent_) {
+      call = ToolCall(call_.name(), arguments, /*header=*/true);
+      call_header_sent_ = true;
+    } else if (!arguments.empty()) {
+      call = ToolCall("", arguments, /*header=*/false);
+    }
+  }
+  if (!call.is_null() || (!(chat && shape_.tool_from_output) && !m.text().empty()) ||
+      has_logprobs) {
     Json choice;
     choice["index"] = 0;
-    if (chat && !shape_.tool_name.empty()) {
-      choice["delta"] = {{"tool_calls", ToolCall(m.text(), /*header=*/false)}};
+    if (chat && shape_.tool_from_output) {
+      choice["delta"] = call.is_null() ? Json::object() : Json{{"tool_calls", std::move(call)}};
+    } else if (chat && forced_call()) {
+      choice["delta"] = {{"tool_calls", ToolCall("", m.text(), /*header=*/false)}};
     } else if (chat) {
       choice["delta"] = {{"content", m.text()}};
     } else {
@@ -181,6 +199,15 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   }
   Note(m);
   if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
+    if (chat && shape_.tool_from_output && !call_.has_name() && !text_.empty()) {
+      // No function was named (the output was cut short): the text as content, as the whole
+      // reply has it.
+      Json choice{{"index", 0},
+                  {"delta", {{"content", text_}}},
+                  {"logprobs", nullptr},
+                  {"finish_reason", nullptr}};
+      out += Event(Chunk(std::move(choice)));
+    }
     Json choice;
     choice["index"] = 0;
     if (chat) {
@@ -230,11 +257,15 @@ void OpenAiFormatter::Add(const GenerateResponse& m) {
 Json OpenAiFormatter::Choice() const {
   Json choice;
   choice["index"] = 0;
-  if (shape_.endpoint == Endpoint::kChatCompletions && !shape_.tool_name.empty()) {
-    Json call = ToolCall(text_, /*header=*/true);
+  ToolCallScanner scanner;
+  const std::string arguments = shape_.tool_from_output ? scanner.Feed(text_) : std::string();
+  const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
+  if (chat && (forced_call() || scanner.has_name())) {
+    Json call = forced_call() ? ToolCall(shape_.tool_name, text_, /*header=*/true)
+                              : ToolCall(scanner.name(), arguments, /*header=*/true);
     call[0].erase("index");  // a whole message's calls carry no index
     choice["message"] = {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", call}};
-  } else if (shape_.endpoint == Endpoint::kChatCompletions) {
+  } else if (chat) {
     choice["message"] = {{"role", "assistant"}, {"content", text_}};
   } else {
     choice["text"] = shape_.echo_text + text_;

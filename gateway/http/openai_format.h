@@ -13,6 +13,7 @@
 
 #include "gateway/http/http_error.h"
 #include "gateway/http/openai_request.h"
+#include "gateway/http/tool_call_scanner.h"
 #include "smallmind/v1/inference.pb.h"
 
 namespace smallmind::gateway::http {
@@ -33,6 +34,10 @@ struct ResponseShape {
   // tool_call_id) whose arguments are the text; content is null. "" = a text reply.
   std::string tool_name;
   std::string tool_call_id;
+  // Chat with a call among several tools: the text is {"name": ..., "arguments": {...}} and the
+  // reply that function's `tool_calls` entry (id tool_call_id); streams send the entry's header
+  // once the name has been written. Text that never names a function stays content.
+  bool tool_from_output = false;
 };
 
 // "stop" for STOP and EOS, "length" for LENGTH, "abort" for a server-side cancel (vLLM's word).
@@ -63,7 +68,9 @@ class OpenAiFormatter {
   nlohmann::ordered_json Usage() const;
   // The `tool_calls` array of a forced call: with its header (index, id, type, name) or, for a
   // stream's later chunks, the index and an arguments piece only.
-  nlohmann::ordered_json ToolCall(const std::string& arguments, bool header) const;
+  nlohmann::ordered_json ToolCall(const std::string& name, const std::string& arguments,
+                                  bool header) const;
+  bool forced_call() const { return !shape_.tool_name.empty(); }
   // The logprobs object of `message`'s tokens (completions or chat shape); advances offset_.
   nlohmann::ordered_json Logprobs(const smallmind::v1::GenerateResponse& message);
   void AppendLogprobs(const nlohmann::ordered_json& part);
@@ -75,12 +82,14 @@ class OpenAiFormatter {
 
   const ResponseShape shape_;
   const TokenPieces* const pieces_;
-  std::string text_;                 // non-streaming: everything so far
+  std::string text_;  // non-streaming, or a stream with tool_from_output: everything so far
   nlohmann::ordered_json logprobs_;  // non-streaming: merged logprobs (null = none)
   size_t offset_ = 0;                // completions' text_offset of the next token
   smallmind::v1::FinishReason finish_ = smallmind::v1::FINISH_REASON_UNSPECIFIED;
   smallmind::v1::Usage usage_;
   std::string fingerprint_;  // "fp_<model fingerprint>_<kernel isa>" from the receipt
+  ToolCallScanner call_;     // streaming with tool_from_output: the call so far
+  bool call_header_sent_ = false;
 };
 
 }  // namespace smallmind::gateway::http

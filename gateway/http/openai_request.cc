@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -331,11 +333,65 @@ bool ReadTool(Fields& f, const Json& tools, size_t i, std::string* name, std::st
   return true;
 }
 
+// `schema` with every local $ref ("#/...") pointing where it will be once the schema is placed at
+// the JSON pointer `at` of a larger document.
+void MoveRefs(Json& schema, const std::string& at) {
+  if (schema.is_object()) {
+    for (auto& [key, value] : schema.items()) {
+      if (key == "$ref" && value.is_string() &&
+          value.get_ref<const std::string&>().starts_with("#")) {
+        value = "#" + at + value.get_ref<const std::string&>().substr(1);
+      } else {
+        MoveRefs(value, at);
+      }
+    }
+  } else if (schema.is_array()) {
+    for (Json& e : schema) MoveRefs(e, at);
+  }
+}
+
+// tool_choice "required" among several tools: the output must be a call of one of them, {"name":
+// "f", "arguments": {...}}: one object schema per function, its name a const (the union's
+// discriminator) and its arguments the function's parameters.
+bool ReadAnyToolCall(Fields& f, OpenAiRequest& r) {
+  Json alternatives = Json::array();
+  std::vector<std::string> names;
+  for (size_t i = 0; i < r.tools.size(); ++i) {
+    std::string name, schema;
+    if (!ReadTool(f, r.tools, i, &name, &schema)) return false;
+    if (const auto compiled = shared::JsonSchema::Compile(schema); !compiled.ok()) {
+      return f.Fail("tools", fmt::format("`tools[{}].function.parameters`: {}", i,
+                                         compiled.status().message()));
+    }
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      return f.Fail("tools", fmt::format("`tools` has two functions named `{}`: a call could not "
+                                         "say which it is",
+                                         name.substr(0, 200)));
+    }
+    names.push_back(name);
+    Json parameters = Json::parse(schema);
+    MoveRefs(parameters, fmt::format("/anyOf/{}/properties/arguments", i));
+    alternatives.push_back(
+        Json{{"type", "object"},
+             {"properties", {{"name", {{"const", name}}}, {"arguments", std::move(parameters)}}},
+             {"required", Json::array({"name", "arguments"})},
+             {"additionalProperties", false}});
+  }
+  std::string schema = Json{{"anyOf", std::move(alternatives)}}.dump();
+  if (const auto compiled = shared::JsonSchema::Compile(schema); !compiled.ok()) {
+    return f.Fail("tools", fmt::format("`tools`: a call of one of them cannot be constrained: {}",
+                                       compiled.status().message()));
+  }
+  r.tool_from_output = true;
+  r.tool_schema = std::move(schema);
+  return true;
+}
+
 // tool_choice: "auto" and "none" leave the model free (the tools reach the template only); a
 // named function ({"type": "function", "function": {"name": "f"}}), or "required" with one tool,
 // forces a call of it: the output is its arguments, constrained to its `parameters` schema
-// (vLLM's named function calling), and the reply a `tool_calls` message. A call among several
-// tools would need the schema's anyOf of objects, which the constraint does not do.
+// (vLLM's named function calling), and the reply a `tool_calls` message. "required" among
+// several tools: the output is a call of one of them (ReadAnyToolCall).
 bool ReadToolChoice(Fields& f, const Json& choice, OpenAiRequest& r) {
   if (choice == "auto" || choice == "none") return true;
   std::string wanted;
@@ -354,13 +410,7 @@ bool ReadToolChoice(Fields& f, const Json& choice, OpenAiRequest& r) {
   if (n_tools == 0) {
     return f.Fail("tool_choice", "`tool_choice` forces a call, but `tools` names no function");
   }
-  if (wanted.empty() && n_tools > 1) {
-    return f.Fail("tool_choice",
-                  fmt::format("`tool_choice` \"required\" with {} tools is not supported: name "
-                              "the one to call ({{\"type\": \"function\", \"function\": "
-                              "{{\"name\": \"...\"}}}})",
-                              n_tools));
-  }
+  if (wanted.empty() && n_tools > 1) return ReadAnyToolCall(f, r);
   for (size_t i = 0; i < n_tools; ++i) {
     std::string name, schema;
     if (!ReadTool(f, r.tools, i, &name, &schema)) return false;
@@ -481,7 +531,7 @@ std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_v
   Fields f(*json, error);
   const bool ok = endpoint == Endpoint::kCompletions ? ReadCompletion(f, r) : ReadChat(f, r);
   if (!ok || !ReadCommon(f, r)) return std::nullopt;
-  if (!r.tool_name.empty()) {  // a forced call: its arguments are the output
+  if (!r.tool_name.empty() || r.tool_from_output) {  // a forced call: the output is the call
     if (r.generate.response_format() != smallmind::v1::RESPONSE_FORMAT_TEXT) {
       f.Fail("tool_choice",
              "`tool_choice` forces a call, whose arguments follow the tool's `parameters`: it "

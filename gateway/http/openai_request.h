@@ -46,6 +46,10 @@ struct OpenAiRequest {
   // name and its parameters' JSON Schema, which constrains the output (its arguments). "" = none.
   std::string tool_name;
   std::string tool_schema;
+  // tool_choice "required" among several tools: the output is {"name": "<one of them>",
+  // "arguments": {...}}, constrained by tool_schema (an anyOf of one such object per function,
+  // told apart by the name), and the reply a `tool_calls` message of the function it names.
+  bool tool_from_output = false;
   nlohmann::ordered_json chat_template_kwargs;  // object
   bool add_generation_prompt = true;            // vLLM's extension
 };

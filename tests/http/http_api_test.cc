@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 
 #include "tests/http/http_client.h"
@@ -292,6 +294,66 @@ TEST_F(HttpErrorsTest, AForcedToolCallAnswersWithArgumentsItsParametersAllow) {
   EXPECT_EQ(name, "get_weather");
   EXPECT_EQ(pieces, arguments);
   EXPECT_EQ(finish, choice["finish_reason"]);
+}
+
+// tool_choice "required" among two tools: the reply is a call of one of them, named by the
+// output, its arguments what that function's parameters allow; streamed, the header names the same
+// function and the argument pieces add up to the whole reply's.
+TEST_F(HttpErrorsTest, RequiredAmongSeveralToolsAnswersWithACallOfOneOfThem) {
+  const std::map<std::string, std::string> params = {
+      {"get_weather", R"({"type":"object","properties":{"city":{"type":"string","maxLength":6}},)"
+                      R"("required":["city"],"additionalProperties":false})"},
+      {"add", R"({"type":"object","properties":{"a":{"type":"integer","minimum":0,"maximum":9},)"
+              R"("b":{"type":"number","minimum":-1,"maximum":1}},"required":["a","b"],)"
+              R"("additionalProperties":false})"}};
+  std::set<std::string> called;
+  for (const int seed : {3, 4, 5, 6, 7, 8, 9, 10, 11, 12}) {
+    std::string body = R"({"messages":[{"role":"user","content":"?"}],"max_tokens":100,"seed":)" +
+                       std::to_string(seed) + R"(,"tool_choice":"required","tools":[)";
+    for (const auto& [name, p] : params) {
+      body +=
+          R"({"type":"function","function":{"name":")" + name + R"(","parameters":)" + p + "}},";
+    }
+    body.back() = ']';
+    const HttpReply whole = Post("/v1/chat/completions", body + "}");
+    ASSERT_EQ(whole.status, 200) << whole.error << whole.body;
+    const nlohmann::json choice = whole.json()["choices"][0];
+    const nlohmann::json message = choice["message"];
+    ASSERT_TRUE(message.contains("tool_calls")) << message;
+    EXPECT_TRUE(message["content"].is_null()) << message;
+    const nlohmann::json call = message["tool_calls"][0];
+    const std::string name = call["function"]["name"];
+    ASSERT_TRUE(params.contains(name)) << call;
+    called.insert(name);
+    const std::string arguments = call["function"]["arguments"];
+    ASSERT_FALSE(arguments.empty()) << message;
+    EXPECT_EQ(arguments[0], '{') << arguments;
+    if (choice["finish_reason"] == "stop") {
+      const auto parsed = nlohmann::ordered_json::parse(arguments);
+      EXPECT_TRUE(
+          smallmind::testing::SchemaAllows(parsed, nlohmann::ordered_json::parse(params.at(name))))
+          << arguments;
+    }
+
+    const HttpReply streamed = Post("/v1/chat/completions", body + R"(,"stream":true})");
+    ASSERT_EQ(streamed.status, 200) << streamed.error << streamed.body;
+    std::string pieces, streamed_name;
+    for (size_t at = 0; (at = streamed.body.find("data: ", at)) != std::string::npos;) {
+      const size_t end = streamed.body.find("\n\n", at);
+      const std::string data = streamed.body.substr(at + 6, end - at - 6);
+      at = end;
+      if (data == "[DONE]") break;
+      const nlohmann::json delta = nlohmann::json::parse(data)["choices"][0]["delta"];
+      EXPECT_FALSE(delta.contains("content") && delta["content"].is_string()) << data;
+      if (!delta.contains("tool_calls")) continue;
+      const nlohmann::json fn = delta["tool_calls"][0]["function"];
+      if (fn.contains("name")) streamed_name = fn["name"];
+      pieces += fn["arguments"].get<std::string>();
+    }
+    EXPECT_EQ(streamed_name, name);
+    EXPECT_EQ(pieces, arguments);
+  }
+  EXPECT_EQ(called.size(), 2u) << "the seeds call both functions: " << *called.begin();
 }
 
 TEST_F(HttpErrorsTest, UnknownRouteAndUnknownModelAre404WrongMethodIs405) {

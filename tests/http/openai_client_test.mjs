@@ -201,6 +201,39 @@ check("tool_choice naming a function: bounded arguments as tool_calls, streamed 
   assert.equal(args, call.function.arguments);
 });
 
+check("tool_choice required among two tools: a call of one, whole and streamed alike", async () => {
+  const tools = [
+    { type: "function", function: { name: "pick_animal", parameters: { type: "object",
+      properties: { animal: { enum: ["cat", "dog"] } }, required: ["animal"] } } },
+    { type: "function", function: { name: "pick_number", parameters: { type: "object",
+      properties: { n: { type: "number", minimum: 0, maximum: 1 } }, required: ["n"] } } }];
+  const req = { model, messages: [{ role: "user", content: "Once upon a time" }], tools,
+                tool_choice: "required", max_tokens: 60, temperature: 0 };
+  const r = await client.chat.completions.create(req);
+  const message = r.choices[0].message;
+  assert.equal(message.content, null);
+  const call = message.tool_calls[0];
+  assert.ok(["pick_animal", "pick_number"].includes(call.function.name), JSON.stringify(message));
+  if (r.choices[0].finish_reason === "stop") {
+    const args = JSON.parse(call.function.arguments);
+    if (call.function.name === "pick_animal") {
+      assert.ok(["cat", "dog"].includes(args.animal), call.function.arguments);
+    } else {
+      assert.ok(args.n >= 0 && args.n <= 1, call.function.arguments);
+    }
+  }
+  let args = "";
+  let name = null;
+  for await (const c of await client.chat.completions.create({ ...req, stream: true })) {
+    for (const t of c.choices[0]?.delta?.tool_calls ?? []) {
+      name = t.function?.name ?? name;
+      args += t.function?.arguments ?? "";
+    }
+  }
+  assert.equal(name, call.function.name);
+  assert.equal(args, call.function.arguments);
+});
+
 check("a bad field is a 400 APIError naming it", async () => {
   await assert.rejects(
     client.completions.create({ model, prompt: "x", top_p: 5 }),

@@ -91,6 +91,61 @@ TEST(OpenAiFormatterTest, AForcedCallIsAToolCallsMessageWholeOrStreamed) {
           R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n");
 }
 
+// A call among several tools: the text is {"name": ..., "arguments": {...}}; the reply is that
+// function's tool_calls entry with the arguments' text exactly; a stream sends the header when the
+// name has been written, then argument pieces, and nothing of the wrapper. Cut short before the
+// name, the text is content, whole or streamed.
+TEST(OpenAiFormatterTest, ACallAmongSeveralToolsNamesItsFunctionWholeOrStreamed) {
+  ResponseShape shape = Shape(Endpoint::kChatCompletions);
+  shape.tool_from_output = true;
+  shape.tool_call_id = "call_1";
+  const std::vector<std::string> pieces = {"{\"name\": \"ne", "g\", \"arguments\": {\"x\"",
+                                           ": -2.5}", "}"};
+  OpenAiFormatter whole(shape, nullptr);
+  for (size_t i = 0; i < pieces.size(); i++) {
+    whole.Add(Message(
+        pieces[i], {1},
+        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
+  }
+  const auto body = nlohmann::json::parse(whole.Body());
+  EXPECT_EQ(
+      body["choices"][0]["message"].dump(),
+      R"({"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"x\": -2.5}","name":"neg"},"id":"call_1","type":"function"}]})");
+
+  OpenAiFormatter stream(shape, nullptr);
+  std::string sse = stream.StreamStart();
+  for (size_t i = 0; i < pieces.size(); i++) {
+    sse += stream.StreamMessage(Message(
+        pieces[i], {1},
+        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
+  }
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  EXPECT_EQ(
+      sse,
+      "data: " + head +
+          R"([{"index":0,"delta":{"role":"assistant","content":null},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"neg","arguments":"{\"x\""}}]},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":": -2.5}"}}]},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n");
+
+  OpenAiFormatter cut_whole(shape, nullptr);
+  cut_whole.Add(Message("{\"name\": \"ne", {1}, smallmind::v1::LENGTH));
+  EXPECT_EQ(nlohmann::json::parse(cut_whole.Body())["choices"][0]["message"].dump(),
+            R"({"content":"{\"name\": \"ne","role":"assistant"})");
+  OpenAiFormatter cut(shape, nullptr);
+  cut.StreamStart();
+  EXPECT_EQ(
+      cut.StreamMessage(Message("{\"name\": \"ne", {1}, smallmind::v1::LENGTH)),
+      "data: " + head +
+          R"([{"index":0,"delta":{"content":"{\"name\": \"ne"},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})" + "\n\n");
+}
+
 TEST(OpenAiFormatterTest, CompletionStreamWithoutUsageHasNoUsageKey) {
   OpenAiFormatter f(Shape(Endpoint::kCompletions), nullptr);
   EXPECT_EQ(f.StreamStart(), "");

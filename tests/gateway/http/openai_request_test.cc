@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "shared/json_schema.h"
+
 namespace smallmind::gateway::http {
 namespace {
 
@@ -233,6 +235,35 @@ TEST(OpenAiRequestTest, ToolChoiceForcesACallConstrainedToTheToolsParameters) {
                    &error);
   ASSERT_TRUE(one) << error.message;
   EXPECT_EQ(one->tool_name, "now");
+  // "required" among several: a call of one of them, told apart by its name, each function's
+  // local $refs moved to where its parameters now are.
+  auto any = Parse(Endpoint::kChatCompletions, head + R"("tool_choice":"required"})", &error);
+  ASSERT_TRUE(any) << error.message;
+  EXPECT_EQ(any->tool_name, "");
+  EXPECT_TRUE(any->tool_from_output);
+  EXPECT_EQ(any->generate.response_format(), smallmind::v1::RESPONSE_FORMAT_JSON_SCHEMA);
+  EXPECT_EQ(
+      any->generate.json_schema(),
+      R"({"anyOf":[{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":)"
+      R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},)"
+      R"("required":["name","arguments"],"additionalProperties":false},)"
+      R"({"type":"object","properties":{"name":{"const":"now"},"arguments":{"type":"object",)"
+      R"("properties":{},"additionalProperties":false}},"required":["name","arguments"],)"
+      R"("additionalProperties":false}]})");
+  auto refs =
+      Parse(Endpoint::kChatCompletions,
+            R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"required",)"
+            R"("tools":[{"type":"function","function":{"name":"now"}},)"
+            R"({"type":"function","function":{"name":"pet","parameters":{"type":"object",)"
+            R"("$defs":{"K":{"enum":["cat","dog"]}},"properties":{"kind":{"$ref":"#/$defs/K"}},)"
+            R"("required":["kind"]}}}]})",
+            &error);
+  ASSERT_TRUE(refs) << error.message;
+  EXPECT_NE(
+      refs->generate.json_schema().find(R"({"$ref":"#/anyOf/1/properties/arguments/$defs/K"})"),
+      std::string::npos)
+      << refs->generate.json_schema();
+  EXPECT_TRUE(shared::JsonSchema::Compile(refs->generate.json_schema()).ok());
   for (const char* free : {R"("auto")", R"("none")"}) {
     auto r = Parse(Endpoint::kChatCompletions, head + R"("tool_choice":)" + free + "}", &error);
     ASSERT_TRUE(r) << error.message;
@@ -247,11 +278,12 @@ TEST(OpenAiRequestTest, ToolChoiceForcesACallConstrainedToTheToolsParameters) {
     std::string says;
   };
   const Case refused[] = {
-      {head + R"("tool_choice":"required"})", "tool_choice",
-       "`tool_choice` \"required\" with 2 tools is not supported"},
       {head + R"("tool_choice":{"type":"function","function":{"name":"fly"}}})", "tool_choice",
        "`tool_choice` names `fly`, which is not a function in `tools`"},
       {chat + R"("tool_choice":"required"})", "tool_choice", "`tools` names no function"},
+      {chat + R"("tools":[{"type":"function","function":{"name":"f"}},)"
+              R"({"type":"function","function":{"name":"f"}}],"tool_choice":"required"})",
+       "tools", "`tools` has two functions named `f`"},
       {head + R"("tool_choice":"always"})", "tool_choice", "`tool_choice` must be"},
       {head + R"("tool_choice":{"type":"function","function":{"name":"get_weather"}},)"
               R"("response_format":{"type":"json_object"}})",
