@@ -160,6 +160,19 @@ check("logit_bias: +100 on a token makes every token that one; 101 is a 400", as
     (e) => e.status === 400 && e.error?.param === "logit_bias" && /\[-100, 100\]/.test(e.message));
 });
 
+// The function name and the arguments of `req`'s call streamed, accumulated as client code does.
+async function streamedCall(req) {
+  let args = "";
+  let name = null;
+  for await (const c of await client.chat.completions.create({ ...req, stream: true })) {
+    for (const t of c.choices[0]?.delta?.tool_calls ?? []) {
+      name = t.function?.name ?? name;
+      args += t.function?.arguments ?? "";
+    }
+  }
+  return { name, args };
+}
+
 check("tool_choice naming a function: bounded arguments as tool_calls, streamed pieces add up", async () => {
   const tools = [{ type: "function", function: { name: "pick_animal", description: "Name an animal",
     parameters: { type: "object", properties: { animal: { enum: ["cat", "dog", "bird"] },
@@ -189,14 +202,7 @@ check("tool_choice naming a function: bounded arguments as tool_calls, streamed 
   } else {
     assert.match(call.function.arguments, /^\s*\{\s*"animal"/);
   }
-  let args = "";
-  let name = null;
-  for await (const c of await client.chat.completions.create({ ...req, stream: true })) {
-    for (const t of c.choices[0]?.delta?.tool_calls ?? []) {
-      name = t.function?.name ?? name;
-      args += t.function?.arguments ?? "";
-    }
-  }
+  const { name, args } = await streamedCall(req);
   assert.equal(name, "pick_animal");
   assert.equal(args, call.function.arguments);
 });
@@ -222,14 +228,7 @@ check("tool_choice required among two tools: a call of one, whole and streamed a
       assert.ok(args.n >= 0 && args.n <= 1, call.function.arguments);
     }
   }
-  let args = "";
-  let name = null;
-  for await (const c of await client.chat.completions.create({ ...req, stream: true })) {
-    for (const t of c.choices[0]?.delta?.tool_calls ?? []) {
-      name = t.function?.name ?? name;
-      args += t.function?.arguments ?? "";
-    }
-  }
+  const { name, args } = await streamedCall(req);
   assert.equal(name, call.function.name);
   assert.equal(args, call.function.arguments);
 });
