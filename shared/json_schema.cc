@@ -29,6 +29,8 @@ const std::set<std::string, std::less<>> kSupported = {"type",
                                                        "required",
                                                        "additionalProperties",
                                                        "items",
+                                                       "prefixItems",
+                                                       "additionalItems",
                                                        "minItems",
                                                        "maxItems",
                                                        "enum",
@@ -236,7 +238,8 @@ class JsonSchemaCompiler {
       return Typed(s, "object", path);
     }
     // Bounds without a type: values of the type they bound (a narrower set, all valid).
-    if (s.contains("items") || s.contains("minItems") || s.contains("maxItems")) {
+    if (s.contains("items") || s.contains("prefixItems") || s.contains("minItems") ||
+        s.contains("maxItems")) {
       return Typed(s, "array", path);
     }
     if (s.contains("minLength") || s.contains("maxLength")) return Typed(s, "string", path);
@@ -330,14 +333,39 @@ class JsonSchemaCompiler {
     JsonSchema::Node n;
     n.kind = Kind::kArray;
     n.items = JsonSchema::kAnyValue;
-    if (const auto i = s.find("items"); i != s.end()) {
-      if (i->is_boolean() && !i->get<bool>()) {
-        n.max_items = 0;
+    // The first items' own schemas (a tuple): prefixItems (2020-12), or an array `items` (drafts 4
+    // to 2019-09, additionalItems then being the rest's schema).
+    const auto prefix = s.find("prefixItems");
+    const auto items = s.find("items");
+    const bool tuple_items = items != s.end() && items->is_array();
+    if (prefix != s.end() && tuple_items) {
+      return Fail(path, "prefixItems beside an array `items` (two tuples): use prefixItems");
+    }
+    const char* tuple_key = prefix != s.end() ? "prefixItems" : "items";
+    std::vector<int32_t> tuple;
+    if (prefix != s.end() || tuple_items) {
+      const Json& list = prefix != s.end() ? *prefix : *items;
+      if (!list.is_array()) return Fail(Child(path, tuple_key), "must be an array of schemas");
+      for (size_t i = 0; i < list.size(); i++) {
+        SM_ASSIGN_OR_RETURN(int32_t item,
+                            Compile(list[i], Child(Child(path, tuple_key), std::to_string(i))));
+        tuple.push_back(item);
+      }
+    }
+    // The items after the tuple: `items`, or additionalItems beside an array `items`.
+    const char* rest_key = tuple_items ? "additionalItems" : "items";
+    if (const auto rest = s.find(rest_key); rest != s.end()) {
+      if (rest->is_boolean() && !rest->get<bool>()) {
+        n.max_items = static_cast<uint32_t>(tuple.size());
       } else {
-        SM_ASSIGN_OR_RETURN(n.items, Compile(*i, Child(path, "items")));
+        SM_ASSIGN_OR_RETURN(n.items, Compile(*rest, Child(path, rest_key)));
       }
     }
     SM_RETURN_IF_ERROR(Bounds(s, "minItems", "maxItems", path, &n.min_items, &n.max_items));
+    // After the items' schemas, whose arrays add their own tuples first.
+    n.first = static_cast<int32_t>(schema_->prefix_items_.size());
+    n.count = static_cast<int32_t>(tuple.size());
+    schema_->prefix_items_.insert(schema_->prefix_items_.end(), tuple.begin(), tuple.end());
     return Add(n, path);
   }
 
@@ -665,7 +693,12 @@ class JsonSchemaCompiler {
         if (n.extra >= 0) d = std::max(d, Depth(n.extra));
         d += 1;
         break;
-      case Kind::kArray: d = 1 + (n.max_items > 0 ? Depth(n.items) : 0); break;
+      case Kind::kArray:
+        d = n.max_items > static_cast<uint32_t>(n.count) ? Depth(n.items) : 0;
+        for (int32_t i = 0; i < n.count; i++)
+          d = std::max(d, Depth(schema_->prefix_item(n.first + i)));
+        d += 1;
+        break;
       case Kind::kLiterals:
         for (int32_t i = 0; i < n.count; i++) {
           d = std::max(d, JsonNesting(schema_->literal(n.first + i), JsonSchema::kMaxDepth));

@@ -13,7 +13,8 @@
 //                   no other keys are written (additionalProperties may be anything)
 //   additionalProperties  a schema for the values of an object with no `properties` (a map with
 //                   free keys); `false` with no properties: only {}
-//   items, minItems, maxItems
+//   items, minItems, maxItems, prefixItems (a tuple's items; or an array `items` with
+//                   additionalItems, as drafts 4 to 2019-09 write it)
 //   minLength, maxLength  in characters (code points; an escape is the character it stands for)
 //   minimum, maximum, exclusiveMinimum, exclusiveMaximum  on integers (an integer has at most 18
 //                   digits) and numbers (a bounded number is written without an exponent, with at
@@ -53,7 +54,7 @@ class JsonSchema {
   enum class Kind : uint8_t {
     kAny,       // any JSON value
     kObject,    // properties [first, first + count) of properties(); extra: free-key values
-    kArray,     // items, min_items, max_items
+    kArray,     // prefix items [first, first + count) (a tuple), then items; min/max_items
     kString,    // a string of min_length .. max_length characters (code points)
     kNumber,    // any number
     kInteger,   // a number without fraction or exponent
@@ -65,8 +66,9 @@ class JsonSchema {
 
   struct Node {
     Kind kind = Kind::kAny;
-    int32_t first = 0;   // kObject: first property; kLiterals: first literal; kAnyOf: table
-    int32_t count = 0;   // kObject: properties; kLiterals: literals
+    // kObject: first property; kLiterals: first literal; kAnyOf: table; kArray: first tuple item
+    int32_t first = 0;
+    int32_t count = 0;   // kObject: properties; kLiterals: literals; kArray: tuple items
     int32_t extra = -1;  // kObject: the node of values under free keys (-1: no free keys)
     // kObject standing for an anyOf of objects told apart by a discriminator: its one property is
     // the discriminator (its node the literals of every alternative), and the literal written
@@ -118,6 +120,8 @@ class JsonSchema {
   const Node& node(int32_t id) const { return nodes_[static_cast<size_t>(id)]; }
   const Property& property(int32_t index) const { return properties_[static_cast<size_t>(index)]; }
   const std::string& literal(int32_t index) const { return literals_[static_cast<size_t>(index)]; }
+  // kArray: the schema node of tuple item `index` (node.first + position).
+  int32_t prefix_item(int32_t index) const { return prefix_items_[static_cast<size_t>(index)]; }
   // A node with variants: the object whose discriminator value is literal number `literal` (of
   // its property's literals); that object lists the discriminator first.
   int32_t Variant(int32_t id, int32_t literal) const {
@@ -137,7 +141,8 @@ class JsonSchema {
   std::vector<Node> nodes_;
   std::vector<Property> properties_;
   std::vector<std::string> literals_;
-  std::vector<int32_t> dispatch_;  // 256 entries per kAnyOf node
+  std::vector<int32_t> dispatch_;      // 256 entries per kAnyOf node
+  std::vector<int32_t> prefix_items_;  // per array: the nodes of its tuple's items, in order
   std::vector<int32_t> variants_;  // per node with variants: an object per discriminator literal
   int32_t root_ = kAnyObject;
 };

@@ -337,6 +337,42 @@ TEST(JsonSchemaTest, ObjectsToldApartByADiscriminatorCompileToOneNodeWithVariant
   }
 }
 
+// Tuples: prefixItems (what pydantic writes for Tuple[int, str]) or an array `items` with
+// additionalItems (drafts 4 to 2019-09); `items` / additionalItems false closes the tuple.
+TEST(JsonSchemaTest, TuplesCompileTheirItemsInOrder) {
+  const auto schema = JsonSchema::Compile(R"({"type": "object", "properties": {
+      "p": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}],
+            "minItems": 2, "maxItems": 2},
+      "q": {"type": "array", "items": [{"type": "boolean"}], "additionalItems": {"type": "null"}},
+      "r": {"prefixItems": [{"type": "number"}], "items": false}}})");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const JsonSchema& sc = **schema;
+  const JsonSchema::Node& root = sc.node(sc.root());
+  auto node = [&](int i) { return sc.node(sc.property(root.first + i).node); };
+  ASSERT_EQ(node(0).kind, JsonSchema::Kind::kArray);
+  ASSERT_EQ(node(0).count, 2);
+  EXPECT_EQ(sc.node(sc.prefix_item(node(0).first)).kind, JsonSchema::Kind::kInteger);
+  EXPECT_EQ(sc.node(sc.prefix_item(node(0).first + 1)).kind, JsonSchema::Kind::kString);
+  EXPECT_EQ(node(0).max_items, 2u);
+  ASSERT_EQ(node(1).count, 1);
+  EXPECT_EQ(sc.node(sc.prefix_item(node(1).first)).kind, JsonSchema::Kind::kBoolean);
+  EXPECT_EQ(sc.node(node(1).items).kind, JsonSchema::Kind::kNull);
+  EXPECT_EQ(node(2).kind, JsonSchema::Kind::kArray);  // prefixItems without a type: an array
+  EXPECT_EQ(node(2).max_items, 1u);
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"prefixItems": {"type": "integer"}})",
+            "\"/properties/n/prefixItems\": must be an array"},
+           {R"({"prefixItems": [{}], "items": [{}]})", "prefixItems beside an array `items`"},
+           {R"({"prefixItems": [{}, {}], "items": false, "minItems": 3})",
+            "minItems 3 is above maxItems 2"},
+           {R"({"prefixItems": [{"type": "strin"}]})",
+            "at \"/properties/n/prefixItems/0/type\": unknown type"}}) {
+    EXPECT_NE(Error(R"({"type": "object", "properties": {"n": )" + bad + "}}").find(says),
+              std::string::npos)
+        << bad << "\n  got: " << Error(R"({"type": "object", "properties": {"n": )" + bad + "}}");
+  }
+}
+
 TEST(JsonSchemaTest, AnEmptySchemaIsAnyObjectAndAnnotationsAreReadAsDocumentation) {
   for (const char* text : {"{}", "true", R"({"title": "T", "description": "d", "$schema":
        "https://json-schema.org/draft/2020-12/schema", "type": "object", "examples": [{}],

@@ -88,9 +88,18 @@ bool Valid(const Json& v, const Json& s, const Json& root) {
   if (v.is_array()) {
     if (s.contains("minItems") && v.size() < s["minItems"].get<size_t>()) return false;
     if (s.contains("maxItems") && v.size() > s["maxItems"].get<size_t>()) return false;
-    if (s.contains("items")) {
-      for (const Json& item : v) {
-        if (!Valid(item, s["items"], root)) return false;
+    // A tuple's own schemas first (prefixItems, or an array `items` with additionalItems for the
+    // rest), then `items`.
+    const bool tuple_items = s.contains("items") && s["items"].is_array();
+    const Json tuple = s.contains("prefixItems") ? s["prefixItems"]
+                       : tuple_items             ? s["items"]
+                                                 : Json::array();
+    const char* rest = tuple_items ? "additionalItems" : "items";
+    for (size_t i = 0; i < v.size(); i++) {
+      if (i < tuple.size()) {
+        if (!Valid(v[i], tuple[i], root)) return false;
+      } else if (s.contains(rest) && !Valid(v[i], s[rest], root)) {
+        return false;
       }
     }
   }

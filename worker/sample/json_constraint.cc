@@ -87,8 +87,8 @@ bool JsonPrefix::Structural(unsigned char c) {
       return true;
     case Mode::kArrayFirst:
       if (c == ']') return CanClose() && Close();
-      return CanContinue() && StartValue(c, TopNode().items);
-    case Mode::kValue: return StartValue(c, TopIsObject() ? value_node_ : TopNode().items);
+      return CanContinue() && StartValue(c, NextItem());
+    case Mode::kValue: return StartValue(c, TopIsObject() ? value_node_ : NextItem());
     case Mode::kAfterValue:
       if (c == ',') {
         if (!CanContinue()) return false;
@@ -124,6 +124,12 @@ bool JsonPrefix::CanClose() const {
   // An object: no required property left (the next one's next required is past the end).
   const int next = Top().count;
   return next >= n.count || schema_->property(n.first + next).next_required >= n.count;
+}
+
+int32_t JsonPrefix::NextItem() const {
+  const shared::JsonSchema::Node& n = TopNode();
+  const int i = Top().count;
+  return i < n.count ? schema_->prefix_item(n.first + i) : n.items;
 }
 
 bool JsonPrefix::CanContinue() const {

@@ -118,6 +118,7 @@ class JsonPrefix {
   bool TopIsObject() const { return TopNode().kind == Kind::kObject; }
   bool CanClose() const;        // the open container may end here
   bool CanContinue() const;     // ... may take another member
+  int32_t NextItem() const;     // the schema node of the open array's next item
   bool Blank(unsigned char c);  // a whitespace byte outside strings
 
   const shared::JsonSchema* schema_;

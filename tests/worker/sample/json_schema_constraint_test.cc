@@ -149,6 +149,20 @@ const char* const kCall = R"({"anyOf": [
                                                   "required": ["x"]}},
    "required": ["name", "arguments"], "additionalProperties": false}]})";
 
+// Tuples: a closed pair (pydantic's Tuple[int, str]), an open one whose later items are null, and
+// the older array `items` form.
+const char* const kTuples = R"({
+  "type": "object",
+  "properties": {"pair": {"type": "array", "prefixItems": [{"type": "integer"},
+                                                           {"enum": ["a", "b"]}],
+                          "minItems": 2, "maxItems": 2},
+                 "open": {"type": "array", "prefixItems": [{"type": "boolean"}],
+                          "items": {"type": "null"}, "maxItems": 3},
+                 "old": {"type": "array", "items": [{"type": "string", "maxLength": 2}],
+                         "additionalItems": false}},
+  "required": ["pair"]
+})";
+
 TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
       {kPerson,
@@ -182,6 +196,9 @@ TEST(JsonSchemaPrefixTest, TakesObjectsTheSchemaAllowsAndCompletesAtTheirEnd) {
       {kCall,
        {R"({"name":"add","arguments":{"a":1,"b":2}})",
         R"({"name": "neg", "arguments": {"x": -2.5}})"}},
+      {kTuples,
+       {R"({"pair":[1,"a"]})", R"({"pair":[-7,"b"],"open":[],"old":[]})",
+        R"({"pair":[0,"a"],"open":[true,null,null],"old":["xy"]})"}},
       {kBounded,
        {R"({"code":"ab","tag":""})", "{\"code\":\"\xc3\xa9\xf0\x9f\x99\x82x\",\"tag\":\"z\"}",
         R"({"code":"\n\ud83d\ude42","tag":"\u00e9"})",
@@ -271,11 +288,19 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
       {kUnion, R"({"pet":{"pet_type":"puppy",")", 'm'},           // a dog does not meow
       {kUnion, R"({"pet":{"pet_type":"dog","barks":true)", ','},  // nothing more in a Dog
       {kUnion, R"({"pet":null,"more":[{"pet_type":"cat","meows":1,"name":"Tom)", 'x'},
-      {kCall, R"({"name":"neg","arguments":{")", 'a'},  // neg takes x
-      {kCall, R"({"name":"add")", '}'},                 // and its arguments
-      {kBounded, R"({"code":"a)", '"'},                 // minLength 2
-      {kBounded, R"({"code":"abc)", 'd'},               // maxLength 3
-      {kBounded, R"({"code":"abc)", '\\'},              // ... an escape is a character too
+      {kCall, R"({"name":"neg","arguments":{")", 'a'},              // neg takes x
+      {kCall, R"({"name":"add")", '}'},                             // and its arguments
+      {kTuples, R"({"pair":[)", '"'},                               // an integer first
+      {kTuples, R"({"pair":[1)", ']'},                              // two items
+      {kTuples, R"({"pair":[1,"a")", ','},                          // and no more
+      {kTuples, R"({"pair":[1,)", '2'},                             // the second is "a" or "b"
+      {kTuples, R"({"pair":[1,"a"],"open":[)", 'n'},                // a boolean first
+      {kTuples, R"({"pair":[1,"a"],"open":[true,)", 't'},           // then nulls
+      {kTuples, R"({"pair":[1,"a"],"open":[true,null,null)", ','},  // maxItems 3
+      {kTuples, R"({"pair":[1,"a"],"old":["x")", ','},              // additionalItems false
+      {kBounded, R"({"code":"a)", '"'},                             // minLength 2
+      {kBounded, R"({"code":"abc)", 'd'},                           // maxLength 3
+      {kBounded, R"({"code":"abc)", '\\'},  // ... an escape is a character too
       {kBounded, "{\"code\":\"\xc3\xa9\xc3\xa9\xc3\xa9", '\xc3'},  // characters, not bytes
       {kBounded, R"({"code":"\ud83d\ude42\n\t)", 'x'},             // a surrogate pair is one
       {kBounded, R"({"code":"ab","tag":"x)", 'y'},  // maxLength with no type: a string
@@ -290,8 +315,8 @@ TEST(JsonSchemaPrefixTest, RefusesTheFirstByteThatLeavesTheSchema) {
 // Random walks over the bytes the constraint takes (leaning toward ones that close things) never
 // reach a state that takes no byte, and every finished walk is an object the schema allows.
 TEST(JsonSchemaPrefixTest, EveryWalkCanFinishAndEveryFinishedObjectIsValid) {
-  for (const char* schema_text :
-       {kPerson, kShapes, kKeys, kPydantic, kBounded, kIntegers, kNumbers, kUnion, kCall}) {
+  for (const char* schema_text : {kPerson, kShapes, kKeys, kPydantic, kBounded, kIntegers, kNumbers,
+                                  kUnion, kCall, kTuples}) {
     const auto schema = Compiled(schema_text);
     const Json schema_json = Json::parse(schema_text);
     std::mt19937 rng(5);
@@ -319,7 +344,8 @@ TEST(JsonSchemaPrefixTest, MaskAgreesWithFeedingEveryTokenInEveryStateAWalkReach
                              "\"]", "\"}",  "x\":", "y\":", " ",          "\n  ",  "code",
                              "ab",  "abcd", "\\n",  "0.",   ".5",         "25",    "-2",
                              "99",  "1.0",  "e5",   "pet",  "_type\":\"", "cat\"", "dog"});
-  for (const char* schema_text : {kPerson, kShapes, kBounded, kIntegers, kNumbers, kUnion}) {
+  for (const char* schema_text :
+       {kPerson, kShapes, kBounded, kIntegers, kNumbers, kUnion, kTuples}) {
     const auto schema = Compiled(schema_text);
     testing::ExpectMaskAgreesWithFeeding(pieces, JsonPrefix(schema.get()), 60, 120, 3);
   }
