@@ -315,16 +315,22 @@ class JsonSchemaCompiler {
       return Fail(Child(path, "properties"), fmt::format("{} properties; at most {} per object",
                                                          props.size(), JsonSchema::kMaxProperties));
     }
+    // Free keys only where no property is listed: a schema's listed keys are what it asks for.
+    n.extra = props.empty() && !closed ? extra : -1;
+    return AddObject(n, std::move(props), path);
+  }
+
+  // Object node `n` with properties `props` in their order (each one's next_required set here),
+  // appended after the values' schemas, whose objects add their own properties first.
+  Result<int32_t> AddObject(JsonSchema::Node n, std::vector<JsonSchema::Property> props,
+                            const std::string& path) {
     int32_t next = static_cast<int32_t>(props.size());
     for (size_t i = props.size(); i-- > 0;) {
       if (props[i].required) next = static_cast<int32_t>(i);
       props[i].next_required = next;
     }
-    // After the values' schemas, whose objects add their own properties first.
     n.first = static_cast<int32_t>(schema_->properties_.size());
     n.count = static_cast<int32_t>(props.size());
-    // Free keys only where no property is listed: a schema's listed keys are what it asks for.
-    n.extra = props.empty() && !closed ? extra : -1;
     for (auto& p : props) schema_->properties_.push_back(std::move(p));
     return Add(n, path);
   }
@@ -583,22 +589,17 @@ class JsonSchemaCompiler {
                 "union of models)");
   }
 
-  // A copy of object `id` whose property `index` comes first (the others in their order).
+  // Object `id` with its property `index` first (the others in their order): itself when it is
+  // first already, else a copy.
   Result<int32_t> DiscriminatorFirst(int32_t id, int32_t index, const std::string& path) {
-    JsonSchema::Node n = schema_->node(id);
+    if (index == 0) return id;
+    const JsonSchema::Node n = schema_->node(id);
     std::vector<JsonSchema::Property> props;
     props.push_back(schema_->property(n.first + index));
     for (int32_t i = 0; i < n.count; i++) {
       if (i != index) props.push_back(schema_->property(n.first + i));
     }
-    int32_t next = static_cast<int32_t>(props.size());
-    for (size_t i = props.size(); i-- > 0;) {
-      if (props[i].required) next = static_cast<int32_t>(i);
-      props[i].next_required = next;
-    }
-    n.first = static_cast<int32_t>(schema_->properties_.size());
-    for (auto& p : props) schema_->properties_.push_back(std::move(p));
-    return Add(n, path);
+    return AddObject(n, std::move(props), path);
   }
 
   ByteSet FirstBytes(int32_t id) const {

@@ -310,9 +310,9 @@ bool ReadCompletion(Fields& f, OpenAiRequest& r) {
 }
 
 // Function `i` of `tools` ({"type": "function", "function": {"name", "parameters"}}): its name
-// and its parameters' JSON Schema text (none: an object without properties), or a 400 on
+// and its parameters' JSON Schema (none: an object without properties), or a 400 on
 // `tools` saying what is wrong.
-bool ReadTool(Fields& f, const Json& tools, size_t i, std::string* name, std::string* schema) {
+bool ReadTool(Fields& f, const Json& tools, size_t i, std::string* name, Json* parameters) {
   const Json& tool = tools[i];
   const auto fn = tool.is_object() ? tool.find("function") : tool.end();
   const auto type = tool.is_object() ? tool.find("type") : tool.end();
@@ -325,11 +325,10 @@ bool ReadTool(Fields& f, const Json& tools, size_t i, std::string* name, std::st
   }
   *name = (*fn)["name"].get<std::string>();
   const auto params = fn->find("parameters");
-  if (params == fn->end() || params->is_null()) {
-    *schema = R"({"type":"object","properties":{},"additionalProperties":false})";
-  } else {
-    *schema = params->dump();
-  }
+  *parameters = params == fn->end() || params->is_null() ? Json{{"type", "object"},
+                                                                {"properties", Json::object()},
+                                                                {"additionalProperties", false}}
+                                                         : *params;
   return true;
 }
 
@@ -357,9 +356,10 @@ bool ReadAnyToolCall(Fields& f, OpenAiRequest& r) {
   Json alternatives = Json::array();
   std::vector<std::string> names;
   for (size_t i = 0; i < r.tools.size(); ++i) {
-    std::string name, schema;
-    if (!ReadTool(f, r.tools, i, &name, &schema)) return false;
-    if (const auto compiled = shared::JsonSchema::Compile(schema); !compiled.ok()) {
+    std::string name;
+    Json parameters;
+    if (!ReadTool(f, r.tools, i, &name, &parameters)) return false;
+    if (const auto compiled = shared::JsonSchema::Compile(parameters.dump()); !compiled.ok()) {
       return f.Fail("tools", fmt::format("`tools[{}].function.parameters`: {}", i,
                                          compiled.status().message()));
     }
@@ -369,7 +369,6 @@ bool ReadAnyToolCall(Fields& f, OpenAiRequest& r) {
                                          name.substr(0, 200)));
     }
     names.push_back(name);
-    Json parameters = Json::parse(schema);
     MoveRefs(parameters, fmt::format("/anyOf/{}/properties/arguments", i));
     alternatives.push_back(
         Json{{"type", "object"},
@@ -412,9 +411,11 @@ bool ReadToolChoice(Fields& f, const Json& choice, OpenAiRequest& r) {
   }
   if (wanted.empty() && n_tools > 1) return ReadAnyToolCall(f, r);
   for (size_t i = 0; i < n_tools; ++i) {
-    std::string name, schema;
-    if (!ReadTool(f, r.tools, i, &name, &schema)) return false;
+    std::string name;
+    Json parameters;
+    if (!ReadTool(f, r.tools, i, &name, &parameters)) return false;
     if (!wanted.empty() && name != wanted) continue;
+    std::string schema = parameters.dump();
     if (const auto compiled = shared::JsonSchema::Compile(schema); !compiled.ok()) {
       return f.Fail("tools", fmt::format("`tools[{}].function.parameters`: {}", i,
                                          compiled.status().message()));
