@@ -72,6 +72,8 @@ Flags ParseFlags(int* argc, char** argv) {
       }
     } else if (a == "--recompute") {
       f.recompute = true;
+    } else if (a == "--op-profile") {
+      f.op_profile = true;
     } else if (a.starts_with("--kv-dtype=")) {
       const std::optional<kernels::KvType> type = kernels::KvTypeFromName(a.substr(11));
       if (!type) {

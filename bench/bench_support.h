@@ -24,6 +24,7 @@ struct Flags {
   std::vector<kernels::ExecMode> modes = {kernels::ExecMode::kDeterministic,
                                           kernels::ExecMode::kParallel};  // --paths=det,par
   bool recompute = false;                                                 // --recompute
+  bool op_profile = false;                                                // --op-profile
   kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype=f16|q8|f32 (the worker's default)
   kernels::Isa isa = kernels::Isa::kBest;  // --isa=best|avx2|avxvnni|avx512|ref (kernel set)
 };

@@ -9,11 +9,15 @@
 // matmul tiles (a few streams; a batch that one stream just left). tg64x8@d128 and tg64x1@d128
 // decode after a 128-token context (written before the timing), where served streams are: attention
 // then reads 128-192 positions per token; the @d512 rows after 512 (a long chat), where attention
-// is a larger share of a batched step.
+// is a larger share of a batched step. --op-profile times every op of the timed steps
+// (OpProfile) and adds, per step in microseconds: qkv_us, wo_us, ffn13_us (gate and up), ffn2_us
+// (down), cls_us (the classifier), q8_us (quantizing matmul inputs), attn_us, kv_us (storing K/V),
+// small_us (norms, RoPE, SwiGLU, adds, embedding) and gap_us (the step's time outside any op).
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
-//                [--threads=1,2] [--paths=det,par] [--recompute] [--kv-dtype=f16|q8|f32]
+//                [--threads=1,2] [--paths=det,par] [--recompute] [--op-profile]
+//                [--kv-dtype=f16|q8|f32]
 //                [--isa=best|avx2|avxvnni|avx512|ref] [benchmark flags]
 // With no model flag it runs builtin:tiny. Presets are generated once with the model generator
 // into $TMPDIR (or /tmp) and reused.
@@ -52,6 +56,55 @@ struct Setup {
   kernels::ExecMode mode;
   int threads;
   double bandwidth;  // bytes/s the same number of threads reads on this machine
+  bool op_profile;   // time every op of the timed steps (--op-profile)
+};
+
+// Times the ops of the engine's steps while it lives (when s.op_profile), then adds them to the
+// benchmark's counters as microseconds per step, grouped as decode_bench's header says.
+class ProfileScope {
+ public:
+  ProfileScope(benchmark::State& state, const Setup& s, Engine& e)
+      : state_(state),
+        engine_(e),
+        dim_(s.model->llama->config.dim),
+        vocab_(s.model->llama->config.vocab_size),
+        on_(s.op_profile) {
+    if (on_) engine_.set_op_profile(&profile_);
+  }
+  ~ProfileScope() {
+    if (!on_) return;
+    engine_.set_op_profile(nullptr);
+    const double steps = static_cast<double>(std::max<int64_t>(1, profile_.steps()));
+    std::map<std::string, double> us;
+    double ops = 0;
+    for (const OpProfile::Entry& e : profile_) {
+      ops += static_cast<double>(e.ns);
+      us[Group(e)] += static_cast<double>(e.ns) / 1e3 / steps;
+    }
+    us["gap_us"] = (static_cast<double>(profile_.step_ns()) - ops) / 1e3 / steps;
+    for (const auto& [name, v] : us) state_.counters[name] = v;
+  }
+
+ private:
+  std::string Group(const OpProfile::Entry& e) const {
+    switch (e.kind) {
+      case OpKind::kMatmul:
+        if (e.jobs == 3) return "qkv_us";
+        if (e.jobs == 2) return "ffn13_us";
+        if (e.rows == vocab_) return "cls_us";
+        return e.cols == dim_ ? "wo_us" : "ffn2_us";
+      case OpKind::kQuantize: return "q8_us";
+      case OpKind::kAttention: return "attn_us";
+      case OpKind::kStoreKv: return "kv_us";
+      default: return "small_us";
+    }
+  }
+
+  benchmark::State& state_;
+  Engine& engine_;
+  const int dim_, vocab_;
+  const bool on_;
+  OpProfile profile_;
 };
 
 // One engine per thread count, shared by the benchmarks of that count (building one packs the
@@ -126,6 +179,7 @@ void BM_Prefill(benchmark::State& state, Setup s, Engines* engines) {
   Engine& e = engines->For(s.threads);
   const std::vector<TokenId> prompt = Prompt(kPrompt, s.model->llama->config.vocab_size);
   const std::vector<int32_t> table = Table();
+  const ProfileScope profile(state, s, e);
   for (auto _ : state) Run(e, s.mode, prompt, 0, table);
   Counters(state, s, kPrompt, false);
 }
@@ -134,6 +188,7 @@ void BM_Decode(benchmark::State& state, Setup s, Engines* engines) {
   Engine& e = engines->For(s.threads);
   const std::vector<TokenId> tokens = Prompt(kGenerated, s.model->llama->config.vocab_size);
   const std::vector<int32_t> table = Table();
+  const ProfileScope profile(state, s, e);
   for (auto _ : state) {
     for (int pos = 0; pos < kGenerated; pos++) {
       Run(e, s.mode, std::span<const TokenId>(tokens).subspan(pos, 1), pos, table);
@@ -159,6 +214,7 @@ void BM_DecodeBatch(benchmark::State& state, Setup s, Engines* engines, int batc
   }
   StepPlan plan;
   plan.mode = s.mode;
+  const ProfileScope profile(state, s, e);
   for (auto _ : state) {
     for (int pos = depth; pos < depth + kGenerated; pos++) {
       plan.seqs.clear();
@@ -270,7 +326,7 @@ int main(int argc, char** argv) {
   for (int threads : flags.threads) {
     const double bandwidth = b::MeasureReadBandwidth(threads);
     for (ExecMode mode : flags.modes) {
-      const b::Setup s{model->get(), mode, threads, bandwidth};
+      const b::Setup s{model->get(), mode, threads, bandwidth, flags.op_profile};
       const std::string suffix = "/" + (*model)->name + "/" +
                                  (mode == ExecMode::kDeterministic ? "det" : "par") +
                                  "/threads:" + std::to_string(threads);

@@ -8,6 +8,8 @@
 #
 #   bench/many_streams.sh BIN_DIR MODEL ROUNDS ["WORKER FLAGS"]
 #   bench/many_streams.sh build/bin /work/bench/bench-110M-Q8_0.gguf 5 "--threads 2"
+#
+# The engine runs the kernel set the worker flags name (--isa), the best one the CPU has by default.
 set -euo pipefail
 
 if [[ $# -lt 3 ]]; then
@@ -16,6 +18,7 @@ if [[ $# -lt 3 ]]; then
 fi
 bin=$1 model=$2 rounds=$3 worker_flags=${4:-"--threads 2"}
 threads=$(sed -n 's/.*--threads \([0-9]*\).*/\1/p' <<<"$worker_flags")
+isa=$(sed -n 's/.*--isa[ =]\([a-z0-9]*\).*/\1/p' <<<"$worker_flags")
 here=$(cd "$(dirname "$0")" && pwd)
 
 served() {  # tok/s of C concurrent streams
@@ -31,7 +34,7 @@ all=""
 for r in $(seq "$rounds"); do
   # The engine alone in the same minute: pp128, and tg64x8 / tg64 (8 streams vs 1 without the
   # gateway, gRPC, the client or any prompt), which bounds what the served C8/C1 can reach.
-  engine=$("$bin/decode_bench" --model="$model" --threads="${threads:-2}" --paths=par \
+  engine=$("$bin/decode_bench" --model="$model" --threads="${threads:-2}" --isa="${isa:-best}" --paths=par \
     --benchmark_filter='^(pp128|tg64|tg64x8)/' --benchmark_min_time=1s 2>/dev/null |
     awk -F'|' '/^\| / && /par\// {split($4, t, " "); split($5, a, " "); v[t[1]] = a[1]}
                END { print v["pp128"], v["tg64"], v["tg64x8"] }')

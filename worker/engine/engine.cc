@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -138,6 +139,8 @@ void Engine::CheckPlan(const StepPlan& plan) const {
 }
 
 void Engine::Step(const StepPlan& plan) {
+  const auto start = profile_ != nullptr ? std::chrono::steady_clock::now()
+                                         : std::chrono::steady_clock::time_point();
   CheckPlan(plan);
   const bool deterministic = plan.mode == kernels::ExecMode::kDeterministic;
   OpLimits limits;
@@ -146,10 +149,16 @@ void Engine::Step(const StepPlan& plan) {
                                             : options_.num_threads;
   limits.min_rows_per_thread =
       plan.parallel_threshold > 0 ? plan.parallel_threshold : options_.parallel_threshold;
+  limits.profile = profile_;
   OpRunner ops(deterministic ? deterministic_ : parallel_, packed_, pool_.get(), limits, &act_);
   const LlamaForwardContext ctx{config_, weights_, *kv_};
   ForwardLlama(ctx, plan, ops, &act_);
   last_step_seqs_ = static_cast<int>(plan.seqs.size());
+  if (profile_ != nullptr) {
+    profile_->AddStep(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+  }
 }
 
 void Engine::ForEach(int n, const std::function<void(int)>& body) {

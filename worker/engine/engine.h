@@ -12,6 +12,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "worker/engine/activations.h"
+#include "worker/engine/op_profile.h"
 #include "worker/engine/packed_weights.h"
 #include "worker/engine/thread_pool.h"
 #include "worker/kv/kv_pool.h"
@@ -58,6 +59,10 @@ class Engine {
 
   const ModelConfig& config() const { return config_; }
   const EngineOptions& options() const { return options_; }
+  // Times every op of the Steps that follow, and each whole Step, into `profile` (null: stops);
+  // it must outlive its use. For benchmarks (decode_bench --op-profile); a step pays a clock read
+  // around each op.
+  void set_op_profile(OpProfile* profile) { profile_ = profile; }
   // True when both paths run the same kernels (as on AVX2 today), so K/V written by a parallel
   // step are bitwise what a deterministic step writes: the prefix cache may then share blocks
   // between the paths. Rows of every op are independent, so the partitions do not matter.
@@ -79,6 +84,7 @@ class Engine {
   std::unique_ptr<ThreadPool> pool_;
   bool paths_write_same_kv_ = false;
   int last_step_seqs_ = 0;  // plan.seqs.size() of the last Step
+  OpProfile* profile_ = nullptr;
 };
 
 }  // namespace smallmind::worker

@@ -24,8 +24,9 @@ int GatherTokens(const StepPlan& plan, Activations* a, int32_t* ids) {
 }
 
 // Copies the step's rotated keys and values of `layer` into each token's cache slot.
-void StoreKv(const StepPlan& plan, int layer, const Activations& a,
-             const kernels::KernelTable& table, KvPool& kv) {
+void StoreKv(const StepPlan& plan, int layer, const Activations& a, const OpRunner& ops,
+             KvPool& kv) {
+  const OpTimer timer(ops.profile(), OpKind::kStoreKv);
   const int kv_dim = kv.kv_dim();
   const int block_size = kv.block_size();
   int t = 0;
@@ -35,7 +36,7 @@ void StoreKv(const StepPlan& plan, int layer, const Activations& a,
       const int32_t block = seq.block_table[pos / block_size];
       const float* k = a.k.data() + static_cast<int64_t>(t) * kv_dim;  // [kv_dim]
       const float* v = a.v.data() + static_cast<int64_t>(t) * kv_dim;  // [kv_dim]
-      kv.StoreRow(block, layer, pos % block_size, k, v, table);
+      kv.StoreRow(block, layer, pos % block_size, k, v, ops.table());
     }
   }
 }
@@ -116,7 +117,7 @@ void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& 
     if (w.bv.present()) ops.AddBias(v, w.bv, n);
     ops.Rope(q, a->positions.data(), n, c.n_heads, c.head_dim(), c.rope_theta, rope);
     ops.Rope(k, a->positions.data(), n, c.n_kv_heads, c.head_dim(), c.rope_theta, rope);
-    StoreKv(plan, l, *a, ops.table(), m.kv);
+    StoreKv(plan, l, *a, ops, m.kv);
     Attend(m, plan, l, ops, a);  // xb = attention output
     MatmulSource attn_out = OpRunner::Source(xb, n, c.dim);
     ops.Matmul(w.wo, &attn_out, xb2);

@@ -40,6 +40,7 @@ Partition OpRunner::RowsPartition() const {
 
 void OpRunner::QuantizeInput(MatmulSource* in) {
   SM_DCHECK(in->n_tokens <= act_->max_tokens);
+  const OpTimer timer(limits_.profile, OpKind::kQuantize);
   uint8_t* xq = act_->xq.data();  // [n_tokens, Q8ActRowBytes(dim)]
   const kernels::QuantizeQ8Fn quantize = table_.quantize_q8;
   pool_->ParallelFor(in->n_tokens, Threads(in->n_tokens, in->dim), Partition::kStaticRows,
@@ -78,6 +79,8 @@ void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) 
     work += static_cast<int64_t>(out_dim) * j.w.cols;
   }
   const int n_tokens = in->n_tokens;
+  const OpTimer timer(limits_.profile, OpKind::kMatmul, n_jobs, static_cast<int>(work / in->dim),
+                      in->dim);
   const int rows = groups * kMatmulRowGroup;
   const int threads = Threads(rows, work * n_tokens / std::max(1, rows));
   pool_->ParallelFor(groups, threads, RowsPartition(), [&](RowRange g, int) {
@@ -95,6 +98,7 @@ void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) 
 
 void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim,
                        float eps) {
+  const OpTimer timer(limits_.profile, OpKind::kRmsNorm);
   const float* wt = weight.f32();
   pool_->ParallelFor(n, Threads(n, 2 * dim), Partition::kStaticRows,
                      [&](RowRange tokens, int) { table_.rmsnorm(x, wt, out, dim, eps, tokens); });
@@ -102,6 +106,7 @@ void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int
 
 void OpRunner::Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
                     float theta, kernels::RopeLayout layout) {
+  const OpTimer timer(limits_.profile, OpKind::kRope);
   const int rows = n * n_heads;
   pool_->ParallelFor(
       rows, Threads(rows, 4 * head_dim), Partition::kStaticRows,
@@ -109,16 +114,19 @@ void OpRunner::Rope(float* x, const int32_t* positions, int n, int n_heads, int 
 }
 
 void OpRunner::SwiGlu(float* gate, const float* up, int n, int hidden) {
+  const OpTimer timer(limits_.profile, OpKind::kSwiGlu);
   pool_->ParallelFor(n, Threads(n, 4 * hidden), Partition::kStaticRows,
                      [&](RowRange tokens, int) { table_.swiglu(gate, up, hidden, tokens); });
 }
 
 void OpRunner::Add(float* x, const float* delta, int n, int dim) {
+  const OpTimer timer(limits_.profile, OpKind::kAdd);
   pool_->ParallelFor(n, Threads(n, dim), Partition::kStaticRows,
                      [&](RowRange tokens, int) { table_.add(x, delta, dim, tokens); });
 }
 
 void OpRunner::AddBias(float* x, const TensorView& bias, int n) {
+  const OpTimer timer(limits_.profile, OpKind::kBias);
   const int dim = static_cast<int>(bias.cols);
   const float* b = bias.f32();
   pool_->ParallelFor(n, Threads(n, dim), Partition::kStaticRows,
@@ -126,6 +134,7 @@ void OpRunner::AddBias(float* x, const TensorView& bias, int n) {
 }
 
 void OpRunner::Embed(const TensorView& table, std::span<const int32_t> tokens, float* x) {
+  const OpTimer timer(limits_.profile, OpKind::kEmbed);
   const kernels::DequantRowFn dequant = table_.DequantRowFor(table.type);
   const int dim = static_cast<int>(table.cols);
   const size_t row_bytes =
@@ -141,6 +150,7 @@ void OpRunner::Embed(const TensorView& table, std::span<const int32_t> tokens, f
 }
 
 void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
+  const OpTimer timer(limits_.profile, OpKind::kAttention);
   // Items: each seq's tokens in runs of up to kAttentionTileTokens (at least one run per thread
   // for a chunk that has the tokens, so a lone prefill chunk still uses every thread).
   AttentionItem* items = act_->attention_items.data();

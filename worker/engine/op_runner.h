@@ -10,6 +10,7 @@
 #include "kernels/exec_mode.h"
 #include "kernels/kernels.h"
 #include "worker/engine/activations.h"
+#include "worker/engine/op_profile.h"
 #include "worker/engine/packed_weights.h"
 #include "worker/engine/thread_pool.h"
 #include "worker/model/weights.h"
@@ -18,8 +19,9 @@ namespace smallmind::worker {
 
 struct OpLimits {
   kernels::ExecMode mode = kernels::ExecMode::kParallel;
-  int max_threads = 1;          // threads any op may use (<= the pool's)
-  int min_rows_per_thread = 1;  // parallel_threshold: an op with fewer rows runs on one thread
+  int max_threads = 1;           // threads any op may use (<= the pool's)
+  int min_rows_per_thread = 1;   // parallel_threshold: an op with fewer rows runs on one thread
+  OpProfile* profile = nullptr;  // where each op's time is added (null: not timed)
 };
 
 // The input of one or more matmuls: float rows, quantized once (into the step's shared Q8 buffer)
@@ -40,6 +42,7 @@ class OpRunner {
            const OpLimits& limits, Activations* act);
 
   const kernels::KernelTable& table() const { return table_; }
+  OpProfile* profile() const { return limits_.profile; }
 
   static MatmulSource Source(const float* x, int n_tokens, int dim) {
     return MatmulSource{x, n_tokens, dim};
