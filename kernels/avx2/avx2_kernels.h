@@ -15,10 +15,13 @@ namespace smallmind::kernels::avx2 {
 KernelTable Avx2KernelTable(ExecMode mode);
 
 // `table` with the Q8_0, Q4_0, Q4_K and Q6_K matmuls set to these functions over Q8 activations
-// and the packed layouts of the pack functions below: this table's own, and the VNNI flavours'
-// (kernels/avx512/, kernels/avx_vnni/), whose kernels give these kernels' bits.
+// and the packed layouts of the pack functions below: this table's own.
 KernelTable WithPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
                               MatmulFn q6_k);
+// The same for the VNNI flavours (kernels/avx512/, kernels/avx_vnni/), whose kernels give these
+// kernels' bits: Q8_0 packed as Q8_0x8u (PackQ8_0x8u), the rest as above.
+KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
+                                  MatmulFn q6_k);
 
 // Float-activation matmuls of the float types (matmul_avx2.cc). Reduction order of y[t, r]: K in
 // chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators
@@ -39,6 +42,10 @@ void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
 void PackQ8_0x8(const void* src, void* dst, int rows, int cols);
 void PackQ4_0x8(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x8Bytes(int rows, int cols);
+// Q8_0 packed for the VNNI cores (vnni_cores_avx2.h): PackQ8_0x8's layout with each quant stored
+// as the unsigned q + 128 (Q8_0x8u).
+void PackQ8_0x8u(const void* src, void* dst, int rows, int cols);
+size_t PackedQ8_0x8uBytes(int rows, int cols);
 size_t PackedQ4_0x8Bytes(int rows, int cols);
 void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);

@@ -120,11 +120,25 @@ void PackQ4_0x8(const void* src, void* dst, int rows, int cols) {
 void PackQ8_0x8(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ8_0, Q8_0x8, 8>(src, dst, rows, cols);
 }
+void PackQ8_0x8u(const void* src, void* dst, int rows, int cols) {
+  static_assert(sizeof(Q8_0x8u) == sizeof(Q8_0x8));
+  PackQ8_0x8(src, dst, rows, cols);
+  auto* blocks = static_cast<Q8_0x8u*>(dst);
+  const size_t n = GroupsOf(rows) * static_cast<size_t>(cols / 32);
+  for (size_t i = 0; i < n; i++) {
+    for (auto& m : blocks[i].qs) {
+      for (uint8_t& q : m) q ^= 0x80;  // the int8 q as the uint8 q + 128
+    }
+  }
+}
 size_t PackedQ4_0x8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / 32) * sizeof(Q4_0x8);
 }
 size_t PackedQ8_0x8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / 32) * sizeof(Q8_0x8);
+}
+size_t PackedQ8_0x8uBytes(int rows, int cols) {
+  return GroupsOf(rows) * (cols / 32) * sizeof(Q8_0x8u);
 }
 
 void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
@@ -141,13 +155,15 @@ void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {
   for (int t = tokens.begin; t < tokens.end; t++) {
     const float* in = x + static_cast<int64_t>(t) * in_dim;  // [in_dim]
     auto* row = static_cast<uint8_t*>(xq) + row_bytes * t;
-    auto* qs = reinterpret_cast<int8_t*>(row);         // [in_dim]
-    auto* d = reinterpret_cast<float*>(row + in_dim);  // [in_dim / 32]
-    float* sums = d + in_dim / 32;                     // [in_dim / 32]
+    auto* qs = reinterpret_cast<int8_t*>(row);                     // [in_dim]
+    auto* d = reinterpret_cast<float*>(row + in_dim);              // [in_dim / 32]
+    float* sums = d + in_dim / 32;                                 // [in_dim / 32]
+    auto* qsums = reinterpret_cast<int32_t*>(sums + in_dim / 32);  // [in_dim / 32]
     for (int b = 0; b < in_dim / 32; b++) {
       int sum = 0;
       d[b] = QuantizeBlockQ8(in + 32 * b, qs + 32 * b, &sum);
       sums[b] = d[b] * static_cast<float>(sum);
+      qsums[b] = sum;
     }
   }
 }

@@ -9,11 +9,15 @@
 //   Q4_0x8 block (144 B): uint16 d[8] (row r's fp16 scale), uint8 qs[4][32] with
 //     qs[m][4r + i] = row r's qs[4m + i]: low nibbles = elements 4m + i, high = 16 + 4m + i.
 //   Q8_0x8 block (272 B): uint16 d[8], int8 qs[8][32] with qs[m][4r + i] = row r's qs[4m + i].
+//   Q8_0x8u block (272 B): Q8_0x8 with each quant stored as the uint8 q + 128, the unsigned side
+//     of the VNNI cores' u8 x s8 dot products (the activations stay signed; the core takes 128 *
+//     the activation block's quant sum back off, exactly).
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/avx2/avx2_util.h"
 #include "kernels/avx2/q8_rows_avx2.h"
@@ -29,7 +33,11 @@ struct Q8_0x8 {
   uint16_t d[kRowGroup];
   int8_t qs[8][32];
 };
-static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272);
+struct Q8_0x8u {
+  uint16_t d[kRowGroup];
+  uint8_t qs[8][32];
+};
+static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272 && sizeof(Q8_0x8u) == 272);
 
 // Decode prefetch distance in blocks per weight stream (prefetches past a matrix's end are
 // harmless hints). Measured on Zen 3: 8 blocks (1152 B) speed Q4_0 decode up ~10%; for Q8_0 the
@@ -51,8 +59,9 @@ inline void Accumulate(const Q4_0x8&, __m256 dw, const __m256i* isum, const XRow
     acc[t] = _mm256_fmadd_ps(dw8, _mm256_set1_ps(x[t].s[b]), acc[t]);
   }
 }
-template <int T>
-inline void Accumulate(const Q8_0x8&, __m256 dw, const __m256i* isum, const XRow* x, int b,
+template <int T, typename Q8Packed>
+requires std::is_same_v<Q8Packed, Q8_0x8> || std::is_same_v<Q8Packed, Q8_0x8u>
+inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XRow* x, int b,
                        __m256* acc) {
   for (int t = 0; t < T; t++) {
     const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));

@@ -20,7 +20,7 @@ using DpBusdFn = __m256i (*)(__m256i acc, __m256i u, __m256i s);
 
 // Q8_0 / Q4_0 (q8_0x8_avx2.h's Dots): block b of G packed groups against T activation rows,
 // isum[g][t] lane r = the exact dot product of group g's row r's 32 quants (Q4_0: the raw
-// nibbles, the unsigned side as they are; Q8_0: |w| with w's sign moved onto x) with token t's.
+// nibbles, the unsigned side as they are; Q8_0: see below) with token t's.
 template <DpBusdFn Dp>
 struct VnniDots {
   template <int G, int T>
@@ -45,24 +45,24 @@ struct VnniDots {
     }
   }
 
+  // Q8_0: each quant stored as q + 128 (Q8_0x8u) on the unsigned side, the activations as they
+  // are on the signed one, so one vpdpbusd does 32 multiply-adds with nothing per token; the sum
+  // then holds 128 * (the activation block's quant sum) too, which the accumulator starts without.
   template <int G, int T>
-  static void Run(const Q8_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
-    for (int g = 0; g < G; g++) {
-      for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
+  static void Run(const Q8_0x8u* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+    for (int t = 0; t < T; t++) {
+      const __m256i start = _mm256_set1_epi32(-128 * x[t].qsum[b]);
+      for (int g = 0; g < G; g++) isum[g][t] = start;
     }
 #pragma GCC unroll 8
     for (int m = 0; m < 8; m++) {
-      __m256i abs_w[G];  // the unsigned side: |w| <= 128
+      __m256i w[G];
       for (int g = 0; g < G; g++) {
-        abs_w[g] =
-            _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m])));
+        w[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
       }
       for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
         const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
-        for (int g = 0; g < G; g++) {
-          const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
-          isum[g][t] = Dp(isum[g][t], abs_w[g], _mm256_sign_epi8(xb, w));
-        }
+        for (int g = 0; g < G; g++) isum[g][t] = Dp(isum[g][t], w[g], xb);
       }
       Fence<G, T>(isum);
     }

@@ -15,7 +15,7 @@ namespace smallmind::kernels::avx512 {
 KernelTable Avx512KernelTable(ExecMode mode);
 
 // Matmuls over Q8 activations (matmul_avx512.cc) on the AVX2 kernels' packed layouts
-// (avx2::PackQ8_0x8 and siblings), EVEX vpdpbusd integer cores: bitwise avx2::MatmulQ8_0x8Q8Avx2,
+// (avx2::PackQ8_0x8u and siblings), EVEX vpdpbusd integer cores: bitwise avx2::MatmulQ8_0x8Q8Avx2,
 // MatmulQ4_0x8Q8Avx2, MatmulQ4_Kx8Q8Avx2 and MatmulQ6_Kx8Q8Avx2.
 void MatmulQ8_0x8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);

@@ -1,14 +1,15 @@
 // AvxVnniKernelTable(): the AVX2 table with the AVX-VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls, which
-// read the AVX2 packed layouts and give the AVX2 kernels' bits.
+// read the AVX2 packed layouts (Q8_0 offset to unsigned quants: Q8_0x8u) and give the AVX2
+// kernels' bits.
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 
 namespace smallmind::kernels::avx_vnni {
 
 KernelTable AvxVnniKernelTable(ExecMode mode) {
-  return avx2::WithPackedMatmuls(avx2::Avx2KernelTable(mode), &MatmulQ8_0x8Q8AvxVnni,
-                                 &MatmulQ4_0x8Q8AvxVnni, &MatmulQ4_Kx8Q8AvxVnni,
-                                 &MatmulQ6_Kx8Q8AvxVnni);
+  return avx2::WithVnniPackedMatmuls(avx2::Avx2KernelTable(mode), &MatmulQ8_0x8Q8AvxVnni,
+                                     &MatmulQ4_0x8Q8AvxVnni, &MatmulQ4_Kx8Q8AvxVnni,
+                                     &MatmulQ6_Kx8Q8AvxVnni);
 }
 
 }  // namespace smallmind::kernels::avx_vnni

@@ -123,17 +123,19 @@ float QuantizeBlockQ8Ref(const float* x, int8_t* q) {
 void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
   const size_t row_bytes = Q8ActRowBytes(in_dim);
   for (int t = tokens.begin; t < tokens.end; t++) {
-    const float* in = x + static_cast<int64_t>(t) * in_dim;  // [in_dim]
-    auto* row = static_cast<uint8_t*>(xq) + row_bytes * t;   // one Q8 row
-    auto* qs = reinterpret_cast<int8_t*>(row);               // [in_dim]
-    auto* d = reinterpret_cast<float*>(row + in_dim);        // [in_dim / 32]
-    float* sums = d + in_dim / kQ8ActBlock;                  // [in_dim / 32]
+    const float* in = x + static_cast<int64_t>(t) * in_dim;                 // [in_dim]
+    auto* row = static_cast<uint8_t*>(xq) + row_bytes * t;                  // one Q8 row
+    auto* qs = reinterpret_cast<int8_t*>(row);                              // [in_dim]
+    auto* d = reinterpret_cast<float*>(row + in_dim);                       // [in_dim / 32]
+    float* sums = d + in_dim / kQ8ActBlock;                                 // [in_dim / 32]
+    auto* qsums = reinterpret_cast<int32_t*>(sums + in_dim / kQ8ActBlock);  // [in_dim / 32]
     for (int b = 0; b < in_dim / kQ8ActBlock; b++) {
       int8_t* q = qs + kQ8ActBlock * b;
       d[b] = QuantizeBlockQ8Ref(in + kQ8ActBlock * b, q);
       int sum = 0;
       for (int j = 0; j < kQ8ActBlock; j++) sum += q[j];
       sums[b] = d[b] * static_cast<float>(sum);
+      qsums[b] = sum;
     }
   }
 }

@@ -148,7 +148,7 @@ TEST_F(Avx2MatmulTest, QuantizeQ8EqualsTheReferenceBitwise) {
     avx2::QuantizeQ8Avx2(x.data(), got.data(), in_dim, AllRows(n));
     QuantizeQ8ActRef(x.data(), want.data(), in_dim, AllRows(n));
     for (int t = 0; t < n; t++) {  // compare the meaningful bytes of each row (not the padding)
-      const size_t off = t * Q8ActRowBytes(in_dim), len = in_dim + 8 * (in_dim / 32);
+      const size_t off = t * Q8ActRowBytes(in_dim), len = Q8ActRowDataBytes(in_dim);
       EXPECT_TRUE(std::equal(got.begin() + off, got.begin() + off + len, want.begin() + off))
           << "in_dim " << in_dim << " token " << t;
     }

@@ -7,7 +7,9 @@
 // AVX2 ones are checked against the scalar reference elsewhere (avx2_matmul_test.cc,
 // avx2_q8_tiling_test.cc), so this makes the VNNI ones as good. Dispatch: the best set is
 // avx512 where the CPU has it, else avxvnni where it has that, and each table holds its kernels.
-// Each flavour is skipped on a CPU without it.
+// Each flavour is skipped on a CPU without it. The third, "emulated", runs the same integer cores
+// on a scalar vpdpbusd (vnni_emulated.h) wherever AVX2 runs, so the cores' logic is checked on
+// every machine.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,21 +20,36 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 #include "tests/kernels/random_weights.h"
+#include "tests/kernels/vnni_emulated.h"
 
 namespace smallmind::kernels {
 namespace {
 
+// A flavour of the VNNI cores: a real instruction set, or the scalar stand-in.
+struct Flavour {
+  Isa isa;  // the set whose table is tested (kAvx2 for the emulated one)
+  bool emulated;
+  std::string Name() const { return emulated ? "emulated" : IsaName(isa); }
+  KernelTable Table(ExecMode mode) const {
+    return emulated ? testing::EmulatedVnniKernelTable(mode) : SelectKernels(isa, mode);
+  }
+  friend void PrintTo(const Flavour& f, std::ostream* os) { *os << f.Name(); }
+};
+
 // The flavour under test (GetParam()).
-class VnniMatmulTest : public ::testing::TestWithParam<Isa> {
+class VnniMatmulTest : public ::testing::TestWithParam<Flavour> {
  protected:
   void SetUp() override {
-    if (!CpuSupports(GetParam())) GTEST_SKIP() << "this CPU does not run " << IsaName(GetParam());
+    if (!CpuSupports(GetParam().isa)) {
+      GTEST_SKIP() << "this CPU does not run " << IsaName(GetParam().isa);
+    }
   }
 };
 
@@ -69,28 +86,32 @@ void ExpectSameBits(const std::vector<float>& a, const std::vector<float>& b,
 }
 
 TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndTheTableHasTheVnniMatmuls) {
+  if (GetParam().emulated) GTEST_SKIP() << "no instruction set to dispatch to";
   EXPECT_EQ(BestIsa(), CpuSupports(Isa::kAvx512) ? Isa::kAvx512 : Isa::kAvxVnni);
-  const bool avx512 = GetParam() == Isa::kAvx512;
+  const bool avx512 = GetParam().isa == Isa::kAvx512;
   const MatmulFn want[] = {avx512 ? &avx512::MatmulQ8_0x8Q8Vnni : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ4_0x8Q8Vnni : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni};
   for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
-    const KernelTable t = SelectKernels(GetParam(), mode);
+    const KernelTable t = SelectKernels(GetParam().isa, mode);
     const KernelTable base = SelectKernels(Isa::kAvx2, mode);
     int i = 0;
     for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
       EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
-      EXPECT_EQ(t.MatmulFor(type)->pack, base.MatmulFor(type)->pack) << Name(type);
+      // Q8_0 offset to unsigned quants for vpdpbusd, the rest as the AVX2 kernels pack them.
+      EXPECT_EQ(t.MatmulFor(type)->pack,
+                type == DType::kQ8_0 ? &avx2::PackQ8_0x8u : base.MatmulFor(type)->pack)
+          << Name(type);
     }
   }
 }
 
 // Every batch size 1-20 at both ends of a 20-token batch, for each shape of `type`.
-void ExpectEveryBatchSizeGivesTheAvx2Bits(Isa isa, DType type,
+void ExpectEveryBatchSizeGivesTheAvx2Bits(const Flavour& flavour, DType type,
                                           std::initializer_list<std::pair<int, int>> shapes) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kParallel);
-  const KernelTable vnni = SelectKernels(isa, ExecMode::kParallel);
+  const KernelTable vnni = flavour.Table(ExecMode::kParallel);
   for (const auto& [in_dim, out_dim] : shapes) {
     const int max_tokens = 20;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, 11);
@@ -122,7 +143,7 @@ TEST_P(VnniMatmulTest, EveryBatchSizeAndShapeGivesTheAvx2Bits) {
 
 TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kDeterministic);
-  const KernelTable vnni = SelectKernels(GetParam(), ExecMode::kDeterministic);
+  const KernelTable vnni = GetParam().Table(ExecMode::kDeterministic);
   std::mt19937 rng(23);
   for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
     const bool k_quant = type == DType::kQ4_K || type == DType::kQ6_K;
@@ -146,7 +167,7 @@ TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
 
 TEST_P(VnniMatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kParallel);
-  const KernelTable vnni = SelectKernels(GetParam(), ExecMode::kParallel);
+  const KernelTable vnni = GetParam().Table(ExecMode::kParallel);
   const int in_dim = 256, out_dim = 24, n_tokens = 9;
   // Q8_0 rows of -128 and 127 quants (a file may hold -128; the reference quantizer never writes
   // it), alternating by row, element or block; Q4_0 rows of nibbles 0 and 15.
@@ -184,9 +205,12 @@ TEST_P(VnniMatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Flavours, VnniMatmulTest, ::testing::Values(Isa::kAvx512, Isa::kAvxVnni),
-                         [](const ::testing::TestParamInfo<Isa>& info) {
-                           return std::string(IsaName(info.param));
+INSTANTIATE_TEST_SUITE_P(Flavours, VnniMatmulTest,
+                         ::testing::Values(Flavour{Isa::kAvx512, false},
+                                           Flavour{Isa::kAvxVnni, false},
+                                           Flavour{Isa::kAvx2, true}),
+                         [](const ::testing::TestParamInfo<Flavour>& info) {
+                           return info.param.Name();
                          });
 
 }  // namespace
