@@ -143,6 +143,11 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                  "Jinja chat template file for /v1/chat/completions, instead of the model's")
       ->type_name("FILE")
       ->default_str("the model's, else ChatML");
+  app.add_option("--tool-call-syntax", c.http.tool_call_syntax,
+                 "how the model writes the tool calls it makes on its own (tool_choice auto), "
+                 "turned into tool_calls: auto reads it off the chat template")
+      ->check(CLI::IsMember({"auto", "none", "hermes", "llama3_json", "mistral"}))
+      ->default_str("auto");
   app.add_option("--chat-template-date", c.http.chat_template_date,
                  "the date strftime_now() gives chat templates")
       ->type_name("YYYY-MM-DD")

@@ -91,6 +91,9 @@ struct HttpOptions {
   int threads = 2;
   std::string chat_template_file;  // "" = the model's own template (ChatML when it has none)
   std::string chat_template_date;  // "YYYY-MM-DD" pins strftime_now; "" = today
+  // How the model writes the tool calls it makes on its own: "auto" (read off the chat
+  // template), "none", "hermes", "llama3_json" or "mistral" (gateway/http/tool_call_syntax.h).
+  std::string tool_call_syntax = "auto";
   size_t max_body_bytes = 8 * 1024 * 1024;
   bool enabled() const { return port >= 0; }
 };

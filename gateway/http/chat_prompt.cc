@@ -46,11 +46,13 @@ shared::Result<ChatPrompter> ChatPrompter::Create(
     source = std::string(ChatMlTemplate());
     where = "ChatML (the model has no chat template)";
   }
+  const ToolCallSyntax syntax = ToolCallSyntaxOfTemplate(source);
   shared::Result<ChatTemplate> tmpl = ChatTemplate::Parse(std::move(source));
   if (!tmpl.ok()) {
     return shared::InvalidArgument(fmt::format("{}: {}", where, tmpl.status().message()));
   }
   ChatPrompter p(std::move(tmpl).value(), std::move(where));
+  p.tool_call_syntax_ = syntax;
   p.bos_token_ = Trimmed(info.bos_token());
   p.eos_token_ = Trimmed(info.eos_token());
   p.add_bos_token_ = info.add_bos_token();

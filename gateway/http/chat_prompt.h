@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/chat/chat_template.h"
+#include "gateway/http/tool_call_syntax.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
 
@@ -48,6 +49,8 @@ class ChatPrompter {
 
   // Where the template came from, for the startup log line.
   const std::string& origin() const { return origin_; }
+  // The tool-call syntax the template teaches (ToolCallSyntaxOfTemplate).
+  ToolCallSyntax tool_call_syntax() const { return tool_call_syntax_; }
 
  private:
   ChatPrompter(ChatTemplate tmpl, std::string origin)
@@ -55,6 +58,7 @@ class ChatPrompter {
 
   ChatTemplate template_;
   std::string origin_;
+  ToolCallSyntax tool_call_syntax_ = ToolCallSyntax::kNone;
   std::string bos_token_;
   std::string eos_token_;
   bool add_bos_token_ = false;

@@ -180,9 +180,16 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   shape.logprobs = r->logprobs;
   shape.top_logprobs = r->top_logprobs;
   if (r->echo) shape.echo_text = r->generate.prompt();
+  const bool own_calls = chat && !r->tool_functions.empty() && !r->tool_choice_none &&
+                         options_.tool_call_syntax != ToolCallSyntax::kNone;
   if (!r->tool_name.empty() || r->tool_from_output) {
     shape.tool_name = r->tool_name;
     shape.tool_from_output = r->tool_from_output;
+  } else if (own_calls) {
+    shape.tool_syntax = options_.tool_call_syntax;
+    shape.tool_functions = r->tool_functions;
+  }
+  if (!r->tool_name.empty() || r->tool_from_output || own_calls) {
     shape.tool_call_id = "call_" + shape.id.substr(shape.id.find('-') + 1);
   }
   const auto deadline = r->timeout_s > 0

@@ -28,6 +28,9 @@ struct HttpApiOptions {
   std::function<shared::Status(std::optional<std::string_view>)> authenticate;
   // The Prometheus text of GET /metrics; null = the route answers 404.
   std::function<std::string()> metrics;
+  // How the model writes the tool calls it makes on its own (tool_choice "auto"); kNone leaves
+  // them text.
+  ToolCallSyntax tool_call_syntax = ToolCallSyntax::kNone;
 };
 
 class HttpApi {

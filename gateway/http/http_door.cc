@@ -58,6 +58,14 @@ shared::Status HttpDoor::Start(const DoorContext& context) {
                            "--chat-template " + options_.chat_template_file, pinned));
   spdlog::info("HTTP chat template: {}", prompter.origin());
   HttpApiOptions api_options;
+  api_options.tool_call_syntax =
+      options_.tool_call_syntax == "auto"
+          ? prompter.tool_call_syntax()
+          : ToolCallSyntaxFromName(options_.tool_call_syntax).value_or(ToolCallSyntax::kNone);
+  spdlog::info(
+      "HTTP tool calls the model makes on its own (tool_choice auto): {} ({})",
+      ToolCallSyntaxName(api_options.tool_call_syntax),
+      options_.tool_call_syntax == "auto" ? "read off the chat template" : "--tool-call-syntax");
   api_options.authenticate = context.authenticate;
   api_options.metrics = context.metrics;
   api_ = std::make_unique<HttpApi>(context.env, context.model_info, std::move(prompter),

@@ -38,7 +38,10 @@ const char* FinishReasonName(smallmind::v1::FinishReason reason) {
 }
 
 OpenAiFormatter::OpenAiFormatter(ResponseShape shape, const TokenPieces* pieces)
-    : shape_(std::move(shape)), pieces_(pieces), offset_(shape_.echo_text.size()) {}
+    : shape_(std::move(shape)),
+      pieces_(pieces),
+      offset_(shape_.echo_text.size()),
+      parser_(shape_.tool_syntax, shape_.tool_functions) {}
 
 std::string OpenAiFormatter::TokenText(uint32_t id) const {
   return pieces_ && id < pieces_->size() ? (*pieces_)[id] : std::string();
@@ -143,6 +146,36 @@ Json OpenAiFormatter::ToolCall(const std::string& name, const std::string& argum
   return Json::array({std::move(call)});
 }
 
+Json OpenAiFormatter::AutoCall(int index, const ParsedToolCall& call) const {
+  Json entry;
+  entry["index"] = index;
+  entry["id"] =
+      index == 0 ? shape_.tool_call_id : shape_.tool_call_id + "_" + std::to_string(index);
+  entry["type"] = "function";
+  entry["function"] = {{"name", call.name}, {"arguments", call.arguments}};
+  return entry;
+}
+
+std::string OpenAiFormatter::AutoCallEvents(ToolCallOutput released, const Json& logprobs) {
+  std::string out;
+  if (!released.content.empty() || !logprobs.is_null()) {
+    Json choice{
+        {"index", 0},
+        {"delta", released.content.empty() ? Json::object() : Json{{"content", released.content}}},
+        {"logprobs", logprobs},
+        {"finish_reason", nullptr}};
+    out += Event(Chunk(std::move(choice)));
+  }
+  for (const ParsedToolCall& call : released.calls) {
+    Json choice{{"index", 0},
+                {"delta", {{"tool_calls", Json::array({AutoCall(auto_calls_sent_++, call)})}}},
+                {"logprobs", nullptr},
+                {"finish_reason", nullptr}};
+    out += Event(Chunk(std::move(choice)));
+  }
+  return out;
+}
+
 std::string OpenAiFormatter::StreamStart() {
   if (shape_.endpoint == Endpoint::kChatCompletions) {
     Json delta{{"role", "assistant"}, {"content", ""}};
@@ -168,6 +201,17 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
   std::string out;
   const bool has_logprobs = shape_.logprobs && m.logprobs_size() > 0;
+  if (chat && auto_calls()) {
+    out += AutoCallEvents(parser_.Feed(m.text()), has_logprobs ? Logprobs(m) : Json());
+    Note(m);
+    if (m.finish_reason() == smallmind::v1::FINISH_REASON_UNSPECIFIED) return out;
+    out += AutoCallEvents(parser_.Finish(), Json());
+    Json choice{{"index", 0},
+                {"delta", Json::object()},
+                {"logprobs", nullptr},
+                {"finish_reason", auto_calls_sent_ > 0 ? "tool_calls" : FinishReasonName(finish_)}};
+    return out + Event(Chunk(std::move(choice)));
+  }
   // A call among several tools: the arguments' bytes, under a header once the name is known.
   Json call;
   if (chat && shape_.tool_from_output) {
@@ -260,7 +304,24 @@ Json OpenAiFormatter::Choice() const {
   ToolCallScanner scanner;
   const std::string arguments = shape_.tool_from_output ? scanner.Feed(text_) : std::string();
   const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
-  if (chat && (forced_call() || scanner.has_name())) {
+  ToolCallOutput own;  // auto calls: the reply's calls and the text around them
+  if (chat && auto_calls()) {
+    ToolCallParser parser(shape_.tool_syntax, shape_.tool_functions);
+    own = parser.Feed(text_);
+    ToolCallOutput rest = parser.Finish();
+    own.content += rest.content;
+    for (ParsedToolCall& call : rest.calls) own.calls.push_back(std::move(call));
+  }
+  if (chat && !own.calls.empty()) {
+    Json calls = Json::array();
+    for (size_t i = 0; i < own.calls.size(); ++i) {
+      calls.push_back(AutoCall(static_cast<int>(i), own.calls[i]));
+      calls.back().erase("index");  // a whole message's calls carry no index
+    }
+    choice["message"] = {{"role", "assistant"},
+                         {"content", own.content.empty() ? Json() : Json(own.content)},
+                         {"tool_calls", std::move(calls)}};
+  } else if (chat && (forced_call() || scanner.has_name())) {
     Json call = forced_call() ? ToolCall(shape_.tool_name, text_, /*header=*/true)
                               : ToolCall(scanner.name(), arguments, /*header=*/true);
     call[0].erase("index");  // a whole message's calls carry no index
@@ -280,7 +341,7 @@ Json OpenAiFormatter::Choice() const {
                           {"text_offset", Json::array()}};
   }
   choice["logprobs"] = std::move(logprobs);
-  choice["finish_reason"] = FinishReasonName(finish_);
+  choice["finish_reason"] = own.calls.empty() ? FinishReasonName(finish_) : "tool_calls";
   return choice;
 }
 

@@ -13,7 +13,9 @@
 
 #include "gateway/http/http_error.h"
 #include "gateway/http/openai_request.h"
+#include "gateway/http/tool_call_parser.h"
 #include "gateway/http/tool_call_scanner.h"
+#include "gateway/http/tool_call_syntax.h"
 #include "smallmind/v1/inference.pb.h"
 
 namespace smallmind::gateway::http {
@@ -38,6 +40,12 @@ struct ResponseShape {
   // reply that function's `tool_calls` entry (id tool_call_id); streams send the entry's header
   // once the name has been written. Text that never names a function stays content.
   bool tool_from_output = false;
+  // Chat with tools the model may call on its own (tool_choice "auto"): the syntax its template
+  // taught it and the functions offered. Calls written in that syntax become `tool_calls` (ids
+  // tool_call_id, then tool_call_id_1, _2, ...; finish_reason "tool_calls"), the rest stays
+  // content (ToolCallParser). kNone: a text reply.
+  ToolCallSyntax tool_syntax = ToolCallSyntax::kNone;
+  std::vector<std::string> tool_functions;
 };
 
 // "stop" for STOP and EOS, "length" for LENGTH, "abort" for a server-side cancel (vLLM's word).
@@ -70,7 +78,12 @@ class OpenAiFormatter {
   // stream's later chunks, the index and an arguments piece only.
   nlohmann::ordered_json ToolCall(const std::string& name, const std::string& arguments,
                                   bool header) const;
+  // Call `index` of a reply's own calls (tool_choice "auto"), whole.
+  nlohmann::ordered_json AutoCall(int index, const ParsedToolCall& call) const;
   bool forced_call() const { return !shape_.tool_name.empty(); }
+  bool auto_calls() const { return shape_.tool_syntax != ToolCallSyntax::kNone; }
+  // A stream's events for what the parser released: a content chunk, then one per call.
+  std::string AutoCallEvents(ToolCallOutput released, const nlohmann::ordered_json& logprobs);
   // The logprobs object of `message`'s tokens (completions or chat shape); advances offset_.
   nlohmann::ordered_json Logprobs(const smallmind::v1::GenerateResponse& message);
   void AppendLogprobs(const nlohmann::ordered_json& part);
@@ -90,6 +103,8 @@ class OpenAiFormatter {
   std::string fingerprint_;  // "fp_<model fingerprint>_<kernel isa>" from the receipt
   ToolCallScanner call_;     // streaming with tool_from_output: the call so far
   bool call_header_sent_ = false;
+  ToolCallParser parser_;  // streaming with auto calls
+  int auto_calls_sent_ = 0;
 };
 
 }  // namespace smallmind::gateway::http

@@ -392,6 +392,7 @@ bool ReadAnyToolCall(Fields& f, OpenAiRequest& r) {
 // (vLLM's named function calling), and the reply a `tool_calls` message. "required" among
 // several tools: the output is a call of one of them (ReadAnyToolCall).
 bool ReadToolChoice(Fields& f, const Json& choice, OpenAiRequest& r) {
+  r.tool_choice_none = choice == "none";
   if (choice == "auto" || choice == "none") return true;
   std::string wanted;
   if (choice.is_object() && choice.value("type", Json()) == "function" &&
@@ -454,6 +455,12 @@ bool ReadChat(Fields& f, OpenAiRequest& r) {
   if (const Json* tools = f.Find("tools"); tools && f.ok()) {
     if (!tools->is_array()) return f.WrongType("tools", "an array", *tools);
     r.tools = *tools;
+    for (size_t i = 0; i < tools->size(); ++i) {
+      std::string name;
+      Json parameters;
+      if (!ReadTool(f, *tools, i, &name, &parameters)) return false;
+      r.tool_functions.push_back(std::move(name));
+    }
   }
   if (const Json* choice = f.Find("tool_choice"); choice && f.ok()) {
     return ReadToolChoice(f, *choice, r);

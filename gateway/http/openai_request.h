@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,10 @@ struct OpenAiRequest {
   // "arguments": {...}}, constrained by tool_schema (an anyOf of one such object per function,
   // told apart by the name), and the reply a `tool_calls` message of the function it names.
   bool tool_from_output = false;
+  // The names of the functions in `tools`, which the model may call on its own unless
+  // tool_choice is "none" (tool_choice_none) or forces a call.
+  std::vector<std::string> tool_functions;
+  bool tool_choice_none = false;
   nlohmann::ordered_json chat_template_kwargs;  // object
   bool add_generation_prompt = true;            // vLLM's extension
 };

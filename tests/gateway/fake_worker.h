@@ -20,6 +20,7 @@ namespace smallmind::gateway::testing {
 inline constexpr uint32_t kFakeVocab = 1000;
 inline constexpr uint32_t kFakeContext = 512;
 inline constexpr char kInvalidMessage[] = "prompt has 9000 tokens; the context holds 512";
+inline constexpr size_t kSayPiece = 3;  // bytes per message of the "say:" script
 
 // The request as the real worker reads it: max_new_tokens 0 (which the gateway passes on) is the
 // default, resolved by the worker that knows the prompt's length.
@@ -104,7 +105,9 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
  private:
   // One Submit stream playing its script: "block" streams nothing until cancelled, "block-after-1"
   // sends one message then waits for the cancel, "invalid" fails with INVALID_ARGUMENT,
-  // "fail-after-2" sends two messages then fails with INTERNAL; any other prompt streams
+  // "fail-after-2" sends two messages then fails with INTERNAL; a prompt holding "say:" streams
+  // the text after it (up to "<|im_end|>", where a ChatML chat prompt ends the user's message) in
+  // pieces of kSayPiece bytes, one token each, the last with STOP; any other prompt streams
   // max_new_tokens one-token messages (ids 1, 2, ...), the last with LENGTH.
   class Stream final : public grpc::ServerWriteReactor<smallmind::v1::SubmitResponse> {
    public:
@@ -116,9 +119,15 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
       } else if (prompt == "invalid") {
         Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, kInvalidMessage));
       } else if (prompt != "block") {
-        total_ = prompt == "fail-after-2"    ? 2
-                 : prompt == "block-after-1" ? 1
-                                             : request_.stopping().max_new_tokens();
+        if (const size_t say = prompt.find("say:"); say != std::string::npos) {
+          const size_t end = prompt.find("<|im_end|>", say);
+          say_ = prompt.substr(say + 4, end == std::string::npos ? end : end - say - 4);
+          total_ = static_cast<uint32_t>((say_.size() + kSayPiece - 1) / kSayPiece);
+        } else {
+          total_ = prompt == "fail-after-2"    ? 2
+                   : prompt == "block-after-1" ? 1
+                                               : request_.stopping().max_new_tokens();
+        }
         WriteNext();
       }
     }
@@ -153,12 +162,13 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
       auto* r = message_.mutable_response();
       r->Clear();
       r->set_request_id(request_.request_id());
+      r->add_token_ids(sent_ + 1);
+      r->set_text(say_.empty() ? "t" + std::to_string(sent_ + 1) + " "
+                               : say_.substr(size_t{sent_} * kSayPiece, kSayPiece));
       ++sent_;
-      r->add_token_ids(sent_);
-      r->set_text("t" + std::to_string(sent_) + " ");
       if (sent_ == total_ && request_.prompt() != "fail-after-2" &&
           request_.prompt() != "block-after-1") {
-        r->set_finish_reason(smallmind::v1::LENGTH);
+        r->set_finish_reason(say_.empty() ? smallmind::v1::LENGTH : smallmind::v1::STOP);
         r->mutable_usage()->set_prompt_tokens(3);
         r->mutable_usage()->set_completion_tokens(sent_);
       }
@@ -167,6 +177,7 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
     FakeWorker* const owner_;
     const smallmind::v1::GenerateRequest request_;
     smallmind::v1::SubmitResponse message_;
+    std::string say_;  // the "say:" script's text
     uint32_t total_ = 0;
     uint32_t sent_ = 0;
     std::mutex mu_;           // "block-after-1": OnCancel and OnWriteDone may run concurrently

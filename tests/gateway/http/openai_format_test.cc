@@ -146,6 +146,62 @@ TEST(OpenAiFormatterTest, ACallAmongSeveralToolsNamesItsFunctionWholeOrStreamed)
           R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})" + "\n\n");
 }
 
+// Calls the model made on its own (tool_choice "auto", Hermes syntax): the text around them is
+// content, each call a tool_calls entry with its own id, finish_reason "tool_calls"; streamed,
+// the text goes out as it comes and each call whole once its closing tag has arrived.
+TEST(OpenAiFormatterTest, CallsTheModelMadeOnItsOwnWholeOrStreamed) {
+  ResponseShape shape = Shape(Endpoint::kChatCompletions);
+  shape.tool_syntax = ToolCallSyntax::kHermes;
+  shape.tool_functions = {"add", "neg"};
+  shape.tool_call_id = "call_1";
+  const std::vector<std::string> pieces = {
+      "Two calls.", "\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}",
+      "\n</tool_call>\n<tool_call>{\"name\": \"neg\", \"arguments\": {\"x\": 2}}</tool_", "call>"};
+  OpenAiFormatter whole(shape, nullptr);
+  for (size_t i = 0; i < pieces.size(); i++) {
+    whole.Add(Message(
+        pieces[i], {1},
+        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
+  }
+  const auto body = nlohmann::json::parse(whole.Body());
+  EXPECT_EQ(
+      body["choices"][0]["message"].dump(),
+      R"({"content":"Two calls.","role":"assistant","tool_calls":[{"function":{"arguments":"{\"a\":1}","name":"add"},"id":"call_1","type":"function"},{"function":{"arguments":"{\"x\":2}","name":"neg"},"id":"call_1_1","type":"function"}]})");
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls");
+
+  OpenAiFormatter stream(shape, nullptr);
+  std::string sse = stream.StreamStart();
+  for (size_t i = 0; i < pieces.size(); i++) {
+    sse += stream.StreamMessage(Message(
+        pieces[i], {1},
+        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
+  }
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  EXPECT_EQ(
+      sse,
+      "data: " + head +
+          R"([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"content":"Two calls."},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}]},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1_1","type":"function","function":{"name":"neg","arguments":"{\"x\":2}"}}]},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]})" + "\n\n");
+
+  // No call of an offered function: all of it is content, finish_reason the worker's.
+  OpenAiFormatter text(shape, nullptr);
+  text.Add(Message("<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>", {1},
+                   smallmind::v1::EOS));
+  const auto text_body = nlohmann::json::parse(text.Body());
+  EXPECT_EQ(text_body["choices"][0]["message"]["content"],
+            "<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>");
+  EXPECT_FALSE(text_body["choices"][0]["message"].contains("tool_calls"));
+  EXPECT_EQ(text_body["choices"][0]["finish_reason"], "stop");
+}
+
 TEST(OpenAiFormatterTest, CompletionStreamWithoutUsageHasNoUsageKey) {
   OpenAiFormatter f(Shape(Endpoint::kCompletions), nullptr);
   EXPECT_EQ(f.StreamStart(), "");

@@ -1,0 +1,204 @@
+// Tool calls the model makes on its own (tool_choice "auto") through the HTTP door: an
+// in-process Gateway with the HttpDoor and --tool-call-syntax, attached to a fake worker whose
+// "say:" script writes back the user's text (tests/gateway/fake_worker.h), so the reply is
+// exactly what a model of that family would write. Whole and streamed replies; tool_choice
+// "none", an unknown function and "auto" over a template that teaches no syntax leave the text as
+// it was; malformed tools are a 400.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/gateway.h"
+#include "gateway/http/http_door.h"
+#include "tests/gateway/fake_worker.h"
+#include "tests/http/http_client.h"
+#include "tests/testing/scoped_temp_dir.h"
+
+namespace smallmind::gateway::http {
+namespace {
+
+using gateway::testing::FakeWorker;
+using nlohmann::json;
+using smallmind::testing::HttpCall;
+using smallmind::testing::HttpReply;
+
+const json kTools = json::parse(R"([
+  {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+    "properties": {"city": {"type": "string"}}}}},
+  {"type": "function", "function": {"name": "add"}}])");
+
+class HttpToolCallsTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& syntax) {
+    worker_ = std::make_unique<FakeWorker>(0, tmp_.File("w0.sock"));
+    ASSERT_TRUE(worker_->started());
+    GatewayConfig config;
+    config.worker_endpoints = {worker_->target()};
+    config.listen_host = "127.0.0.1";
+    config.port = 0;
+    config.drain_timeout = std::chrono::milliseconds(200);
+    config.http.port = 0;
+    config.http.tool_call_syntax = syntax;
+    gateway_ = std::make_unique<Gateway>(config);
+    auto door = std::make_unique<HttpDoor>(config.http);
+    door_ = door.get();
+    gateway_->AddDoor(std::move(door));
+    const shared::Status status = gateway_->Start();
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+  void TearDown() override {
+    if (gateway_) gateway_->Shutdown();
+    if (worker_) worker_->Shutdown();
+  }
+
+  // A chat request whose reply (from the fake worker) is `reply`.
+  HttpReply Chat(const std::string& reply, bool stream, const json& extra = json::object()) {
+    json body{{"messages", {{{"role", "user"}, {"content", "say:" + reply}}}},
+              {"tools", kTools},
+              {"stream", stream}};
+    body.update(extra);
+    return HttpCall(door_->address(), "POST", "/v1/chat/completions", body.dump());
+  }
+
+  smallmind::testing::ScopedTempDir tmp_;
+  std::unique_ptr<FakeWorker> worker_;
+  std::unique_ptr<Gateway> gateway_;
+  HttpDoor* door_ = nullptr;  // owned by gateway_
+};
+
+// The data of each event of an SSE body, [DONE] left out.
+std::vector<json> Events(const std::string& body) {
+  std::vector<json> events;
+  for (size_t at = body.find("data: "); at != std::string::npos; at = body.find("data: ", at + 1)) {
+    const size_t end = body.find("\n\n", at);
+    const std::string data = body.substr(at + 6, end - at - 6);
+    if (data != "[DONE]") events.push_back(json::parse(data));
+  }
+  return events;
+}
+
+const std::string kHermesReply =
+    "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+    "</tool_call>\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n"
+    "</tool_call>";
+
+TEST_F(HttpToolCallsTest, HermesCallsComeBackAsToolCallsWhole) {
+  Start("hermes");
+  const HttpReply reply = Chat(kHermesReply, /*stream=*/false);
+  ASSERT_TRUE(reply.ok) << reply.error;
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const json choice = reply.json()["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_EQ(choice["message"]["content"], "Checking.");
+  const json calls = choice["message"]["tool_calls"];
+  ASSERT_EQ(calls.size(), 2u) << reply.body;
+  EXPECT_EQ(calls[0]["type"], "function");
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(json::parse(calls[0]["function"]["arguments"].get<std::string>()),
+            json::parse(R"({"city": "Paris"})"));
+  EXPECT_EQ(calls[1]["function"]["name"], "add");
+  EXPECT_EQ(calls[1]["function"]["arguments"], R"({"a":2,"b":3})");
+  EXPECT_TRUE(calls[0]["id"].get<std::string>().starts_with("call_"));
+  EXPECT_NE(calls[0]["id"], calls[1]["id"]);
+}
+
+TEST_F(HttpToolCallsTest, HermesCallsStreamedAddUpToTheWholeReply) {
+  Start("hermes");
+  const HttpReply whole = Chat(kHermesReply, /*stream=*/false);
+  const HttpReply streamed = Chat(kHermesReply, /*stream=*/true);
+  ASSERT_TRUE(streamed.ok) << streamed.error;
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::string content;
+  json calls = json::array();
+  std::string finish;
+  for (const json& e : Events(streamed.body)) {
+    const json& choice = e["choices"][0];
+    const json& delta = choice["delta"];
+    if (delta.contains("content") && delta["content"].is_string()) {
+      content += delta["content"].get<std::string>();
+    }
+    if (delta.contains("tool_calls")) {
+      for (const json& c : delta["tool_calls"]) {
+        ASSERT_EQ(c["index"], calls.size()) << "each call whole, in order";
+        calls.push_back(c);
+      }
+    }
+    if (choice["finish_reason"].is_string()) finish = choice["finish_reason"];
+  }
+  const json want = whole.json()["choices"][0];
+  EXPECT_EQ(content, want["message"]["content"]);
+  ASSERT_EQ(calls.size(), want["message"]["tool_calls"].size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i]["function"], want["message"]["tool_calls"][i]["function"]);
+    EXPECT_EQ(calls[i]["type"], "function");
+  }
+  EXPECT_EQ(finish, "tool_calls");
+}
+
+TEST_F(HttpToolCallsTest, Llama3AndMistralRepliesOfCalls) {
+  Start("llama3_json");
+  HttpReply reply = Chat(R"({"name": "add", "parameters": {"a": 1}})", /*stream=*/false);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  json message = reply.json()["choices"][0]["message"];
+  EXPECT_TRUE(message["content"].is_null()) << reply.body;
+  ASSERT_EQ(message["tool_calls"].size(), 1u) << reply.body;
+  EXPECT_EQ(message["tool_calls"][0]["function"]["arguments"], R"({"a":1})");
+  TearDown();
+  gateway_.reset();
+  worker_.reset();
+
+  Start("mistral");
+  reply = Chat(R"([{"name": "get_weather", "arguments": {"city": "Rome"}, "id": "abcdefghi"}])",
+               /*stream=*/true);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  int calls = 0;
+  for (const json& e : Events(reply.body)) {
+    const json& delta = e["choices"][0]["delta"];
+    if (delta.contains("tool_calls")) {
+      ++calls;
+      EXPECT_EQ(delta["tool_calls"][0]["function"]["name"], "get_weather");
+    }
+  }
+  EXPECT_EQ(calls, 1) << reply.body;
+}
+
+TEST_F(HttpToolCallsTest, WhatIsNoCallOfAnOfferedFunctionStaysText) {
+  Start("hermes");
+  const std::string unknown =
+      "<tool_call>{\"name\": \"rm_rf\", \"arguments\": {\"path\": \"/\"}}</tool_call>";
+  for (const auto& [reply, extra] : {
+           std::pair{kHermesReply, json{{"tool_choice", "none"}}},  // the caller said none
+           std::pair{unknown, json::object()},                      // a function not offered
+       }) {
+    const HttpReply r = Chat(reply, /*stream=*/false, extra);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    EXPECT_EQ(choice["message"]["content"], reply);
+    EXPECT_FALSE(choice["message"].contains("tool_calls")) << r.body;
+    EXPECT_EQ(choice["finish_reason"], "stop");
+  }
+}
+
+TEST_F(HttpToolCallsTest, AutoOverATemplateWithoutToolSyntaxLeavesText) {
+  Start("auto");  // the fake model has no template: ChatML, which teaches no call syntax
+  const HttpReply r = Chat(kHermesReply, /*stream=*/false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["choices"][0]["message"]["content"], kHermesReply);
+}
+
+TEST_F(HttpToolCallsTest, MalformedToolsAreRefused) {
+  Start("hermes");
+  json body{{"messages", {{{"role", "user"}, {"content", "say:hi"}}}},
+            {"tools", {{{"type", "function"}, {"function", {{"parameters", json::object()}}}}}}};
+  const HttpReply r = HttpCall(door_->address(), "POST", "/v1/chat/completions", body.dump());
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("tools[0]"), std::string::npos) << r.body;
+}
+
+}  // namespace
+}  // namespace smallmind::gateway::http
