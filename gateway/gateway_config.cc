@@ -148,6 +148,11 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                  "turned into tool_calls: auto reads it off the chat template")
       ->check(CLI::IsMember({"auto", "none", "hermes", "llama3_json", "mistral"}))
       ->default_str("auto");
+  app.add_option("--reasoning-format", c.http.reasoning_format,
+                 "a reasoning model's <think> section: split off into reasoning_content (think), "
+                 "left in content (none), or think when the chat template writes such sections")
+      ->check(CLI::IsMember({"auto", "none", "think"}))
+      ->default_str("auto");
   app.add_option("--chat-template-date", c.http.chat_template_date,
                  "the date strftime_now() gives chat templates")
       ->type_name("YYYY-MM-DD")

@@ -94,6 +94,9 @@ struct HttpOptions {
   // How the model writes the tool calls it makes on its own: "auto" (read off the chat
   // template), "none", "hermes", "llama3_json" or "mistral" (gateway/http/tool_call_syntax.h).
   std::string tool_call_syntax = "auto";
+  // Reasoning models' <think> sections: "auto" (split off into reasoning_content when the chat
+  // template writes them), "think" (always), "none" (left in content).
+  std::string reasoning_format = "auto";
   size_t max_body_bytes = 8 * 1024 * 1024;
   bool enabled() const { return port >= 0; }
 };

@@ -1,5 +1,7 @@
 #include "gateway/http/chat_prompt.h"
 
+#include "gateway/http/reasoning_parser.h"
+
 #include <cctype>
 #include <utility>
 
@@ -47,12 +49,14 @@ shared::Result<ChatPrompter> ChatPrompter::Create(
     where = "ChatML (the model has no chat template)";
   }
   const ToolCallSyntax syntax = ToolCallSyntaxOfTemplate(source);
+  const bool thinking = TemplateTeachesThinking(source);
   shared::Result<ChatTemplate> tmpl = ChatTemplate::Parse(std::move(source));
   if (!tmpl.ok()) {
     return shared::InvalidArgument(fmt::format("{}: {}", where, tmpl.status().message()));
   }
   ChatPrompter p(std::move(tmpl).value(), std::move(where));
   p.tool_call_syntax_ = syntax;
+  p.teaches_thinking_ = thinking;
   p.bos_token_ = Trimmed(info.bos_token());
   p.eos_token_ = Trimmed(info.eos_token());
   p.add_bos_token_ = info.add_bos_token();

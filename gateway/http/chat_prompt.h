@@ -51,6 +51,8 @@ class ChatPrompter {
   const std::string& origin() const { return origin_; }
   // The tool-call syntax the template teaches (ToolCallSyntaxOfTemplate).
   ToolCallSyntax tool_call_syntax() const { return tool_call_syntax_; }
+  // True when the template writes <think> sections (TemplateTeachesThinking).
+  bool teaches_thinking() const { return teaches_thinking_; }
 
  private:
   ChatPrompter(ChatTemplate tmpl, std::string origin)
@@ -59,6 +61,7 @@ class ChatPrompter {
   ChatTemplate template_;
   std::string origin_;
   ToolCallSyntax tool_call_syntax_ = ToolCallSyntax::kNone;
+  bool teaches_thinking_ = false;
   std::string bos_token_;
   std::string eos_token_;
   bool add_bos_token_ = false;

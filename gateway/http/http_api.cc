@@ -7,6 +7,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "gateway/http/http_error.h"
+#include "gateway/http/reasoning_parser.h"
 #include "gateway/http/relayed_completion.h"
 
 namespace smallmind::gateway::http {
@@ -188,6 +189,10 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   } else if (own_calls) {
     shape.tool_syntax = options_.tool_call_syntax;
     shape.tool_functions = r->tool_functions;
+  }
+  if (chat && options_.reasoning && r->tool_name.empty() && !r->tool_from_output) {
+    shape.reasoning = true;
+    shape.reasoning_open = PromptOpensThinking(r->generate.prompt());
   }
   if (!r->tool_name.empty() || r->tool_from_output || own_calls) {
     shape.tool_call_id = "call_" + shape.id.substr(shape.id.find('-') + 1);

@@ -31,6 +31,8 @@ struct HttpApiOptions {
   // How the model writes the tool calls it makes on its own (tool_choice "auto"); kNone leaves
   // them text.
   ToolCallSyntax tool_call_syntax = ToolCallSyntax::kNone;
+  // The model thinks in <think> sections first: split them off into `reasoning_content`.
+  bool reasoning = false;
 };
 
 class HttpApi {

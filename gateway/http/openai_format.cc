@@ -41,6 +41,7 @@ OpenAiFormatter::OpenAiFormatter(ResponseShape shape, const TokenPieces* pieces)
     : shape_(std::move(shape)),
       pieces_(pieces),
       offset_(shape_.echo_text.size()),
+      reasoning_(shape_.reasoning_open),
       parser_(shape_.tool_syntax, shape_.tool_functions) {}
 
 std::string OpenAiFormatter::TokenText(uint32_t id) const {
@@ -201,8 +202,26 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
   std::string out;
   const bool has_logprobs = shape_.logprobs && m.logprobs_size() > 0;
+  // A reasoning model's thinking goes out in chunks of its own; the rest is the reply's text.
+  std::string text = m.text();
+  if (chat && shape_.reasoning) {
+    ReasoningOutput split = reasoning_.Feed(text);
+    if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
+      ReasoningOutput rest = reasoning_.Finish();
+      split.reasoning += rest.reasoning;
+      split.content += rest.content;
+    }
+    if (!split.reasoning.empty()) {
+      Json choice{{"index", 0},
+                  {"delta", {{"reasoning_content", std::move(split.reasoning)}}},
+                  {"logprobs", nullptr},
+                  {"finish_reason", nullptr}};
+      out += Event(Chunk(std::move(choice)));
+    }
+    text = std::move(split.content);
+  }
   if (chat && auto_calls()) {
-    out += AutoCallEvents(parser_.Feed(m.text()), has_logprobs ? Logprobs(m) : Json());
+    out += AutoCallEvents(parser_.Feed(text), has_logprobs ? Logprobs(m) : Json());
     Note(m);
     if (m.finish_reason() == smallmind::v1::FINISH_REASON_UNSPECIFIED) return out;
     out += AutoCallEvents(parser_.Finish(), Json());
@@ -224,8 +243,7 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
       call = ToolCall("", arguments, /*header=*/false);
     }
   }
-  if (!call.is_null() || (!(chat && shape_.tool_from_output) && !m.text().empty()) ||
-      has_logprobs) {
+  if (!call.is_null() || (!(chat && shape_.tool_from_output) && !text.empty()) || has_logprobs) {
     Json choice;
     choice["index"] = 0;
     if (chat && shape_.tool_from_output) {
@@ -233,9 +251,9 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
     } else if (chat && forced_call()) {
       choice["delta"] = {{"tool_calls", ToolCall("", m.text(), /*header=*/false)}};
     } else if (chat) {
-      choice["delta"] = {{"content", m.text()}};
+      choice["delta"] = {{"content", text}};
     } else {
-      choice["text"] = m.text();
+      choice["text"] = text;
     }
     choice["logprobs"] = has_logprobs ? Logprobs(m) : Json();
     choice["finish_reason"] = nullptr;
@@ -304,10 +322,20 @@ Json OpenAiFormatter::Choice() const {
   ToolCallScanner scanner;
   const std::string arguments = shape_.tool_from_output ? scanner.Feed(text_) : std::string();
   const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
+  // A reasoning model's thinking, and the reply's text after it.
+  ReasoningOutput split{std::string(), text_};
+  if (chat && shape_.reasoning) {
+    ReasoningParser reasoning(shape_.reasoning_open);
+    split = reasoning.Feed(text_);
+    ReasoningOutput rest = reasoning.Finish();
+    split.reasoning += rest.reasoning;
+    split.content += rest.content;
+  }
+  const std::string& text = split.content;
   ToolCallOutput own;  // auto calls: the reply's calls and the text around them
   if (chat && auto_calls()) {
     ToolCallParser parser(shape_.tool_syntax, shape_.tool_functions);
-    own = parser.Feed(text_);
+    own = parser.Feed(text);
     ToolCallOutput rest = parser.Finish();
     own.content += rest.content;
     for (ParsedToolCall& call : rest.calls) own.calls.push_back(std::move(call));
@@ -327,9 +355,13 @@ Json OpenAiFormatter::Choice() const {
     call[0].erase("index");  // a whole message's calls carry no index
     choice["message"] = {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", call}};
   } else if (chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", text_}};
+    choice["message"] = {{"role", "assistant"}, {"content", text}};
   } else {
     choice["text"] = shape_.echo_text + text_;
+  }
+  if (chat && shape_.reasoning) {
+    choice["message"]["reasoning_content"] =
+        split.reasoning.empty() ? Json() : Json(std::move(split.reasoning));
   }
   Json logprobs = logprobs_;
   if (shape_.logprobs && logprobs.is_null()) {  // asked for, no token had any

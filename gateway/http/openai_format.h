@@ -13,6 +13,7 @@
 
 #include "gateway/http/http_error.h"
 #include "gateway/http/openai_request.h"
+#include "gateway/http/reasoning_parser.h"
 #include "gateway/http/tool_call_parser.h"
 #include "gateway/http/tool_call_scanner.h"
 #include "gateway/http/tool_call_syntax.h"
@@ -46,6 +47,11 @@ struct ResponseShape {
   // content (ToolCallParser). kNone: a text reply.
   ToolCallSyntax tool_syntax = ToolCallSyntax::kNone;
   std::vector<std::string> tool_functions;
+  // Chat with a reasoning model (its template writes <think> sections): the thinking at the
+  // reply's start becomes `reasoning_content` (null when none), streamed as deltas of that field
+  // before the answer's (ReasoningParser); reasoning_open: the prompt itself opened the section.
+  bool reasoning = false;
+  bool reasoning_open = false;
 };
 
 // "stop" for STOP and EOS, "length" for LENGTH, "abort" for a server-side cancel (vLLM's word).
@@ -103,7 +109,8 @@ class OpenAiFormatter {
   std::string fingerprint_;  // "fp_<model fingerprint>_<kernel isa>" from the receipt
   ToolCallScanner call_;     // streaming with tool_from_output: the call so far
   bool call_header_sent_ = false;
-  ToolCallParser parser_;  // streaming with auto calls
+  ReasoningParser reasoning_;  // streaming with reasoning
+  ToolCallParser parser_;      // streaming with auto calls
   int auto_calls_sent_ = 0;
 };
 

@@ -1,4 +1,5 @@
-// Tool calls the model makes on its own (tool_choice "auto") through the HTTP door: an
+// Tool calls the model makes on its own (tool_choice "auto"), and a reasoning model's thinking
+// (reasoning_content), through the HTTP door: an
 // in-process Gateway with the HttpDoor and --tool-call-syntax, attached to a fake worker whose
 // "say:" script writes back the user's text (tests/gateway/fake_worker.h), so the reply is
 // exactly what a model of that family would write. Whole and streamed replies; tool_choice
@@ -33,7 +34,7 @@ const json kTools = json::parse(R"([
 
 class HttpToolCallsTest : public ::testing::Test {
  protected:
-  void Start(const std::string& syntax) {
+  void Start(const std::string& syntax, const std::string& reasoning = "auto") {
     worker_ = std::make_unique<FakeWorker>(0, tmp_.File("w0.sock"));
     ASSERT_TRUE(worker_->started());
     GatewayConfig config;
@@ -43,6 +44,7 @@ class HttpToolCallsTest : public ::testing::Test {
     config.drain_timeout = std::chrono::milliseconds(200);
     config.http.port = 0;
     config.http.tool_call_syntax = syntax;
+    config.http.reasoning_format = reasoning;
     gateway_ = std::make_unique<Gateway>(config);
     auto door = std::make_unique<HttpDoor>(config.http);
     door_ = door.get();
@@ -188,6 +190,37 @@ TEST_F(HttpToolCallsTest, AutoOverATemplateWithoutToolSyntaxLeavesText) {
   const HttpReply r = Chat(kHermesReply, /*stream=*/false);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json()["choices"][0]["message"]["content"], kHermesReply);
+}
+
+// A reasoning model (--reasoning-format think): its <think> section is reasoning_content, the
+// rest content, whole or streamed; with "auto" over ChatML (no <think> in it) all is content.
+TEST_F(HttpToolCallsTest, ThinkingBecomesReasoningContent) {
+  const std::string reply = "<think>\nCities first.\n</think>\n\n" + kHermesReply;
+  Start("hermes", "think");
+  const HttpReply whole = Chat(reply, /*stream=*/false);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json message = whole.json()["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "Cities first.");
+  EXPECT_EQ(message["content"], "Checking.");
+  EXPECT_EQ(message["tool_calls"].size(), 2u);
+  const HttpReply streamed = Chat(reply, /*stream=*/true);
+  std::string reasoning, content;
+  for (const json& e : Events(streamed.body)) {
+    const json& delta = e["choices"][0]["delta"];
+    if (delta.contains("reasoning_content")) reasoning += delta["reasoning_content"];
+    if (delta.contains("content") && delta["content"].is_string()) content += delta["content"];
+  }
+  EXPECT_EQ(reasoning, "Cities first.");
+  EXPECT_EQ(content, "Checking.");
+  TearDown();
+  gateway_.reset();
+  worker_.reset();
+
+  Start("none", "auto");
+  const HttpReply plain = Chat(reply, /*stream=*/false);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(plain.json()["choices"][0]["message"]["content"], reply);
+  EXPECT_FALSE(plain.json()["choices"][0]["message"].contains("reasoning_content"));
 }
 
 TEST_F(HttpToolCallsTest, MalformedToolsAreRefused) {

@@ -202,6 +202,57 @@ TEST(OpenAiFormatterTest, CallsTheModelMadeOnItsOwnWholeOrStreamed) {
   EXPECT_EQ(text_body["choices"][0]["finish_reason"], "stop");
 }
 
+// A reasoning model's reply: the <think> section becomes reasoning_content (streamed as deltas
+// of that field first), the rest content; calls after the thinking are still calls.
+TEST(OpenAiFormatterTest, ThinkingBecomesReasoningContentWholeOrStreamed) {
+  ResponseShape shape = Shape(Endpoint::kChatCompletions);
+  shape.reasoning = true;
+  const std::vector<std::string> pieces = {"<think>\nTwo", " and two.\n</th", "ink>\n\nFour."};
+  OpenAiFormatter whole(shape, nullptr);
+  OpenAiFormatter stream(shape, nullptr);
+  std::string sse = stream.StreamStart();
+  for (size_t i = 0; i < pieces.size(); i++) {
+    const auto finish =
+        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED;
+    whole.Add(Message(pieces[i], {1}, finish));
+    sse += stream.StreamMessage(Message(pieces[i], {1}, finish));
+  }
+  EXPECT_EQ(nlohmann::json::parse(whole.Body())["choices"][0]["message"].dump(),
+            R"({"content":"Four.","reasoning_content":"Two and two.","role":"assistant"})");
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  EXPECT_EQ(
+      sse,
+      "data: " + head +
+          R"([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"reasoning_content":"Two"},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"reasoning_content":" and two."},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{"content":"Four."},"logprobs":null,"finish_reason":null}]})" +
+          "\n\ndata: " + head +
+          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n");
+
+  // No thinking: reasoning_content null. Thinking, then a Hermes call.
+  OpenAiFormatter plain(shape, nullptr);
+  plain.Add(Message("Four.", {1}, smallmind::v1::EOS));
+  EXPECT_EQ(nlohmann::json::parse(plain.Body())["choices"][0]["message"].dump(),
+            R"({"content":"Four.","reasoning_content":null,"role":"assistant"})");
+  shape.tool_syntax = ToolCallSyntax::kHermes;
+  shape.tool_functions = {"add"};
+  shape.tool_call_id = "call_1";
+  OpenAiFormatter call(shape, nullptr);
+  call.Add(Message(
+      "<think>I should add.</think>\n<tool_call>{\"name\": \"add\", \"arguments\": {}}</tool_call>",
+      {1}, smallmind::v1::EOS));
+  const auto body = nlohmann::json::parse(call.Body())["choices"][0];
+  EXPECT_EQ(body["message"]["reasoning_content"], "I should add.");
+  EXPECT_TRUE(body["message"]["content"].is_null());
+  EXPECT_EQ(body["message"]["tool_calls"][0]["function"]["name"], "add");
+  EXPECT_EQ(body["finish_reason"], "tool_calls");
+}
+
 TEST(OpenAiFormatterTest, CompletionStreamWithoutUsageHasNoUsageKey) {
   OpenAiFormatter f(Shape(Endpoint::kCompletions), nullptr);
   EXPECT_EQ(f.StreamStart(), "");
