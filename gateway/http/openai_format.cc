@@ -207,9 +207,7 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   if (chat && shape_.reasoning) {
     ReasoningOutput split = reasoning_.Feed(text);
     if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
-      ReasoningOutput rest = reasoning_.Finish();
-      split.reasoning += rest.reasoning;
-      split.content += rest.content;
+      split.Append(reasoning_.Finish());
     }
     if (!split.reasoning.empty()) {
       Json choice{{"index", 0},
@@ -327,18 +325,14 @@ Json OpenAiFormatter::Choice() const {
   if (chat && shape_.reasoning) {
     ReasoningParser reasoning(shape_.reasoning_open);
     split = reasoning.Feed(text_);
-    ReasoningOutput rest = reasoning.Finish();
-    split.reasoning += rest.reasoning;
-    split.content += rest.content;
+    split.Append(reasoning.Finish());
   }
   const std::string& text = split.content;
   ToolCallOutput own;  // auto calls: the reply's calls and the text around them
   if (chat && auto_calls()) {
     ToolCallParser parser(shape_.tool_syntax, shape_.tool_functions);
     own = parser.Feed(text);
-    ToolCallOutput rest = parser.Finish();
-    own.content += rest.content;
-    for (ParsedToolCall& call : rest.calls) own.calls.push_back(std::move(call));
+    own.Append(parser.Finish());
   }
   if (chat && !own.calls.empty()) {
     Json calls = Json::array();

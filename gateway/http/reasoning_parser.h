@@ -21,6 +21,11 @@ bool PromptOpensThinking(std::string_view prompt);
 struct ReasoningOutput {
   std::string reasoning;
   std::string content;
+  // This output followed by `next`'s.
+  void Append(const ReasoningOutput& next) {
+    reasoning += next.reasoning;
+    content += next.content;
+  }
 };
 
 class ReasoningParser {

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gateway/http/tool_call_syntax.h"
@@ -25,6 +26,11 @@ struct ParsedToolCall {
 struct ToolCallOutput {
   std::string content;
   std::vector<ParsedToolCall> calls;
+  // This output followed by `next`'s.
+  void Append(ToolCallOutput next) {
+    content += next.content;
+    for (ParsedToolCall& call : next.calls) calls.push_back(std::move(call));
+  }
 };
 
 class ToolCallParser {

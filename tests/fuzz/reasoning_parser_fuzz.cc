@@ -18,14 +18,8 @@ using smallmind::gateway::http::ReasoningParser;
 ReasoningOutput Run(bool open, std::initializer_list<std::string> pieces) {
   ReasoningParser p(open);
   ReasoningOutput all;
-  for (const std::string& piece : pieces) {
-    ReasoningOutput o = p.Feed(piece);
-    all.reasoning += o.reasoning;
-    all.content += o.content;
-  }
-  ReasoningOutput o = p.Finish();
-  all.reasoning += o.reasoning;
-  all.content += o.content;
+  for (const std::string& piece : pieces) all.Append(p.Feed(piece));
+  all.Append(p.Finish());
   return all;
 }
 

@@ -21,21 +21,13 @@ using smallmind::gateway::http::ToolCallSyntax;
 
 const std::vector<std::string> kFunctions = {"f", "get_weather"};
 
-struct Result {
-  std::string content;
-  std::vector<ParsedToolCall> calls;
-};
-
-void Append(Result* r, ToolCallOutput out) {
-  r->content += out.content;
-  for (ParsedToolCall& c : out.calls) r->calls.push_back(std::move(c));
-}
+using Result = ToolCallOutput;
 
 Result Run(ToolCallSyntax syntax, const std::vector<std::string>& pieces) {
   ToolCallParser p(syntax, kFunctions);
   Result r;
-  for (const std::string& piece : pieces) Append(&r, p.Feed(piece));
-  Append(&r, p.Finish());
+  for (const std::string& piece : pieces) r.Append(p.Feed(piece));
+  r.Append(p.Finish());
   return r;
 }
 

@@ -66,11 +66,7 @@ class AdmissionTest : public ::testing::Test {
   void SetUp() override {
     worker_ = std::make_unique<FakeWorker>(0, tmp_.File("w0.sock"));
     ASSERT_TRUE(worker_->started());
-    GatewayConfig config;
-    config.worker_endpoints = {worker_->target()};
-    config.listen_host = "127.0.0.1";
-    config.port = 0;
-    config.drain_timeout = std::chrono::milliseconds(200);
+    GatewayConfig config = gateway::testing::OneWorkerConfig(*worker_);
     config.admission.max_in_flight_per_worker = 1;
     config.admission.max_queue = 2;
     gateway_ = std::make_unique<Gateway>(config);

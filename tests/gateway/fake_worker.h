@@ -12,6 +12,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "gateway/gateway_config.h"
 #include "shared/request_limits.h"
 #include "smallmind/v1/worker.grpc.pb.h"
 
@@ -211,5 +212,16 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
   int cancels_ = 0;                           // guarded by mu_
   smallmind::v1::SubmitRequest last_submit_;  // guarded by mu_
 };
+
+// An in-process gateway's config attached to `worker` alone: 127.0.0.1, any free port, a 200 ms
+// drain.
+inline GatewayConfig OneWorkerConfig(const FakeWorker& worker) {
+  GatewayConfig config;
+  config.worker_endpoints = {worker.target()};
+  config.listen_host = "127.0.0.1";
+  config.port = 0;
+  config.drain_timeout = std::chrono::milliseconds(200);
+  return config;
+}
 
 }  // namespace smallmind::gateway::testing

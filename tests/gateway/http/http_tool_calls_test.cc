@@ -37,11 +37,7 @@ class HttpToolCallsTest : public ::testing::Test {
   void Start(const std::string& syntax, const std::string& reasoning = "auto") {
     worker_ = std::make_unique<FakeWorker>(0, tmp_.File("w0.sock"));
     ASSERT_TRUE(worker_->started());
-    GatewayConfig config;
-    config.worker_endpoints = {worker_->target()};
-    config.listen_host = "127.0.0.1";
-    config.port = 0;
-    config.drain_timeout = std::chrono::milliseconds(200);
+    GatewayConfig config = gateway::testing::OneWorkerConfig(*worker_);
     config.http.port = 0;
     config.http.tool_call_syntax = syntax;
     config.http.reasoning_format = reasoning;

@@ -34,6 +34,17 @@ GenerateResponse Message(
   return m;
 }
 
+// Each piece as one worker message of one token, the last finishing with EOS.
+std::vector<GenerateResponse> Messages(const std::vector<std::string>& pieces) {
+  std::vector<GenerateResponse> messages;
+  for (size_t i = 0; i < pieces.size(); i++) {
+    messages.push_back(Message(
+        pieces[i], {1},
+        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
+  }
+  return messages;
+}
+
 TEST(OpenAiFormatterTest, ChatStreamIsRoleDeltaThenContentThenFinishThenUsageThenDone) {
   OpenAiFormatter f(Shape(Endpoint::kChatCompletions, /*usage=*/true), nullptr);
   std::string sse = f.StreamStart();
@@ -102,11 +113,7 @@ TEST(OpenAiFormatterTest, ACallAmongSeveralToolsNamesItsFunctionWholeOrStreamed)
   const std::vector<std::string> pieces = {"{\"name\": \"ne", "g\", \"arguments\": {\"x\"",
                                            ": -2.5}", "}"};
   OpenAiFormatter whole(shape, nullptr);
-  for (size_t i = 0; i < pieces.size(); i++) {
-    whole.Add(Message(
-        pieces[i], {1},
-        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
-  }
+  for (const GenerateResponse& m : Messages(pieces)) whole.Add(m);
   const auto body = nlohmann::json::parse(whole.Body());
   EXPECT_EQ(
       body["choices"][0]["message"].dump(),
@@ -114,11 +121,7 @@ TEST(OpenAiFormatterTest, ACallAmongSeveralToolsNamesItsFunctionWholeOrStreamed)
 
   OpenAiFormatter stream(shape, nullptr);
   std::string sse = stream.StreamStart();
-  for (size_t i = 0; i < pieces.size(); i++) {
-    sse += stream.StreamMessage(Message(
-        pieces[i], {1},
-        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
-  }
+  for (const GenerateResponse& m : Messages(pieces)) sse += stream.StreamMessage(m);
   const std::string head =
       R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
   EXPECT_EQ(
@@ -158,11 +161,7 @@ TEST(OpenAiFormatterTest, CallsTheModelMadeOnItsOwnWholeOrStreamed) {
       "Two calls.", "\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}",
       "\n</tool_call>\n<tool_call>{\"name\": \"neg\", \"arguments\": {\"x\": 2}}</tool_", "call>"};
   OpenAiFormatter whole(shape, nullptr);
-  for (size_t i = 0; i < pieces.size(); i++) {
-    whole.Add(Message(
-        pieces[i], {1},
-        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
-  }
+  for (const GenerateResponse& m : Messages(pieces)) whole.Add(m);
   const auto body = nlohmann::json::parse(whole.Body());
   EXPECT_EQ(
       body["choices"][0]["message"].dump(),
@@ -171,11 +170,7 @@ TEST(OpenAiFormatterTest, CallsTheModelMadeOnItsOwnWholeOrStreamed) {
 
   OpenAiFormatter stream(shape, nullptr);
   std::string sse = stream.StreamStart();
-  for (size_t i = 0; i < pieces.size(); i++) {
-    sse += stream.StreamMessage(Message(
-        pieces[i], {1},
-        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED));
-  }
+  for (const GenerateResponse& m : Messages(pieces)) sse += stream.StreamMessage(m);
   const std::string head =
       R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
   EXPECT_EQ(
@@ -211,11 +206,9 @@ TEST(OpenAiFormatterTest, ThinkingBecomesReasoningContentWholeOrStreamed) {
   OpenAiFormatter whole(shape, nullptr);
   OpenAiFormatter stream(shape, nullptr);
   std::string sse = stream.StreamStart();
-  for (size_t i = 0; i < pieces.size(); i++) {
-    const auto finish =
-        i + 1 == pieces.size() ? smallmind::v1::EOS : smallmind::v1::FINISH_REASON_UNSPECIFIED;
-    whole.Add(Message(pieces[i], {1}, finish));
-    sse += stream.StreamMessage(Message(pieces[i], {1}, finish));
+  for (const GenerateResponse& m : Messages(pieces)) {
+    whole.Add(m);
+    sse += stream.StreamMessage(m);
   }
   EXPECT_EQ(nlohmann::json::parse(whole.Body())["choices"][0]["message"].dump(),
             R"({"content":"Four.","reasoning_content":"Two and two.","role":"assistant"})");

@@ -19,9 +19,7 @@ namespace {
 ReasoningOutput Whole(const std::string& reply, bool open = false) {
   ReasoningParser p(open);
   ReasoningOutput out = p.Feed(reply);
-  ReasoningOutput rest = p.Finish();
-  out.reasoning += rest.reasoning;
-  out.content += rest.content;
+  out.Append(p.Finish());
   return out;
 }
 
@@ -31,24 +29,18 @@ void ExpectPiecesGiveTheSame(const std::string& reply, bool open = false) {
     ReasoningParser p(open);
     ReasoningOutput out;
     for (const std::string& piece : {reply.substr(0, cut), reply.substr(cut)}) {
-      ReasoningOutput o = p.Feed(piece);
-      out.reasoning += o.reasoning;
-      out.content += o.content;
+      out.Append(p.Feed(piece));
     }
-    ReasoningOutput rest = p.Finish();
-    ASSERT_EQ(out.reasoning + rest.reasoning, whole.reasoning) << "cut " << cut << ": " << reply;
-    ASSERT_EQ(out.content + rest.content, whole.content) << "cut " << cut << ": " << reply;
+    out.Append(p.Finish());
+    ASSERT_EQ(out.reasoning, whole.reasoning) << "cut " << cut << ": " << reply;
+    ASSERT_EQ(out.content, whole.content) << "cut " << cut << ": " << reply;
   }
   ReasoningParser p(open);
-  std::string reasoning, content;
-  for (char c : reply) {
-    ReasoningOutput o = p.Feed(std::string(1, c));
-    reasoning += o.reasoning;
-    content += o.content;
-  }
-  ReasoningOutput rest = p.Finish();
-  EXPECT_EQ(reasoning + rest.reasoning, whole.reasoning) << reply;
-  EXPECT_EQ(content + rest.content, whole.content) << reply;
+  ReasoningOutput out;
+  for (char c : reply) out.Append(p.Feed(std::string(1, c)));
+  out.Append(p.Finish());
+  EXPECT_EQ(out.reasoning, whole.reasoning) << reply;
+  EXPECT_EQ(out.content, whole.content) << reply;
 }
 
 TEST(ReasoningParserTest, ThinkingThenAnswer) {

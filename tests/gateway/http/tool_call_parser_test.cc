@@ -14,21 +14,13 @@ namespace {
 
 const std::vector<std::string> kFunctions = {"get_weather", "add"};
 
-struct Result {
-  std::string content;
-  std::vector<ParsedToolCall> calls;
-};
-
-void Append(Result* r, ToolCallOutput out) {
-  r->content += out.content;
-  for (ParsedToolCall& c : out.calls) r->calls.push_back(std::move(c));
-}
+using Result = ToolCallOutput;
 
 Result Whole(ToolCallSyntax syntax, const std::string& reply) {
   ToolCallParser p(syntax, kFunctions);
   Result r;
-  Append(&r, p.Feed(reply));
-  Append(&r, p.Finish());
+  r.Append(p.Feed(reply));
+  r.Append(p.Finish());
   return r;
 }
 
@@ -38,16 +30,16 @@ void ExpectPiecesGiveTheSame(ToolCallSyntax syntax, const std::string& reply) {
   for (size_t cut = 0; cut <= reply.size(); ++cut) {
     ToolCallParser p(syntax, kFunctions);
     Result r;
-    Append(&r, p.Feed(reply.substr(0, cut)));
-    Append(&r, p.Feed(reply.substr(cut)));
-    Append(&r, p.Finish());
+    r.Append(p.Feed(reply.substr(0, cut)));
+    r.Append(p.Feed(reply.substr(cut)));
+    r.Append(p.Finish());
     ASSERT_EQ(r.content, whole.content) << "cut at " << cut << " of " << reply;
     ASSERT_EQ(r.calls.size(), whole.calls.size()) << "cut at " << cut << " of " << reply;
   }
   ToolCallParser p(syntax, kFunctions);
   Result r;
-  for (char c : reply) Append(&r, p.Feed(std::string(1, c)));
-  Append(&r, p.Finish());
+  for (char c : reply) r.Append(p.Feed(std::string(1, c)));
+  r.Append(p.Finish());
   EXPECT_EQ(r.content, whole.content) << reply;
   ASSERT_EQ(r.calls.size(), whole.calls.size()) << reply;
   for (size_t i = 0; i < r.calls.size(); ++i) {
