@@ -9,6 +9,10 @@ namespace {
 
 using smallmind::v1::GenerateResponse;
 
+// A chat chunk of Shape(kChatCompletions) up to its choices.
+const std::string kChatChunkHead =
+    R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+
 ResponseShape Shape(Endpoint e, bool usage = false) {
   ResponseShape s;
   s.endpoint = e;
@@ -45,14 +49,28 @@ std::vector<GenerateResponse> Messages(const std::vector<std::string>& pieces) {
   return messages;
 }
 
+// The whole body of a reply of `pieces` (Messages()), parsed.
+nlohmann::json WholeOf(const ResponseShape& shape, const std::vector<std::string>& pieces) {
+  OpenAiFormatter whole(shape, nullptr);
+  for (const GenerateResponse& m : Messages(pieces)) whole.Add(m);
+  return nlohmann::json::parse(whole.Body());
+}
+
+// The events a stream of `pieces` (Messages()) sends, from its start to its finish chunk.
+std::string StreamOf(const ResponseShape& shape, const std::vector<std::string>& pieces) {
+  OpenAiFormatter stream(shape, nullptr);
+  std::string sse = stream.StreamStart();
+  for (const GenerateResponse& m : Messages(pieces)) sse += stream.StreamMessage(m);
+  return sse;
+}
+
 TEST(OpenAiFormatterTest, ChatStreamIsRoleDeltaThenContentThenFinishThenUsageThenDone) {
   OpenAiFormatter f(Shape(Endpoint::kChatCompletions, /*usage=*/true), nullptr);
   std::string sse = f.StreamStart();
   sse += f.StreamMessage(Message("Hi", {5}));
   sse += f.StreamMessage(Message(" there", {6, 7}, smallmind::v1::EOS));
   sse += f.StreamEnd();
-  const std::string head =
-      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  const std::string& head = kChatChunkHead;
   const std::string expected =
       "data: " + head +
       R"([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null})" +
@@ -88,8 +106,7 @@ TEST(OpenAiFormatterTest, AForcedCallIsAToolCallsMessageWholeOrStreamed) {
   std::string sse = stream.StreamStart();
   sse += stream.StreamMessage(Message("{\"city\":", {1}));
   sse += stream.StreamMessage(Message("\"Oslo\"}", {2}, smallmind::v1::EOS));
-  const std::string head =
-      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  const std::string& head = kChatChunkHead;
   EXPECT_EQ(
       sse,
       "data: " + head +
@@ -112,18 +129,13 @@ TEST(OpenAiFormatterTest, ACallAmongSeveralToolsNamesItsFunctionWholeOrStreamed)
   shape.tool_call_id = "call_1";
   const std::vector<std::string> pieces = {"{\"name\": \"ne", "g\", \"arguments\": {\"x\"",
                                            ": -2.5}", "}"};
-  OpenAiFormatter whole(shape, nullptr);
-  for (const GenerateResponse& m : Messages(pieces)) whole.Add(m);
-  const auto body = nlohmann::json::parse(whole.Body());
+  const nlohmann::json body = WholeOf(shape, pieces);
   EXPECT_EQ(
       body["choices"][0]["message"].dump(),
       R"({"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"x\": -2.5}","name":"neg"},"id":"call_1","type":"function"}]})");
 
-  OpenAiFormatter stream(shape, nullptr);
-  std::string sse = stream.StreamStart();
-  for (const GenerateResponse& m : Messages(pieces)) sse += stream.StreamMessage(m);
-  const std::string head =
-      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  const std::string sse = StreamOf(shape, pieces);
+  const std::string& head = kChatChunkHead;
   EXPECT_EQ(
       sse,
       "data: " + head +
@@ -160,19 +172,14 @@ TEST(OpenAiFormatterTest, CallsTheModelMadeOnItsOwnWholeOrStreamed) {
   const std::vector<std::string> pieces = {
       "Two calls.", "\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}",
       "\n</tool_call>\n<tool_call>{\"name\": \"neg\", \"arguments\": {\"x\": 2}}</tool_", "call>"};
-  OpenAiFormatter whole(shape, nullptr);
-  for (const GenerateResponse& m : Messages(pieces)) whole.Add(m);
-  const auto body = nlohmann::json::parse(whole.Body());
+  const nlohmann::json body = WholeOf(shape, pieces);
   EXPECT_EQ(
       body["choices"][0]["message"].dump(),
       R"({"content":"Two calls.","role":"assistant","tool_calls":[{"function":{"arguments":"{\"a\":1}","name":"add"},"id":"call_1","type":"function"},{"function":{"arguments":"{\"x\":2}","name":"neg"},"id":"call_1_1","type":"function"}]})");
   EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls");
 
-  OpenAiFormatter stream(shape, nullptr);
-  std::string sse = stream.StreamStart();
-  for (const GenerateResponse& m : Messages(pieces)) sse += stream.StreamMessage(m);
-  const std::string head =
-      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  const std::string sse = StreamOf(shape, pieces);
+  const std::string& head = kChatChunkHead;
   EXPECT_EQ(
       sse,
       "data: " + head +
@@ -203,17 +210,10 @@ TEST(OpenAiFormatterTest, ThinkingBecomesReasoningContentWholeOrStreamed) {
   ResponseShape shape = Shape(Endpoint::kChatCompletions);
   shape.reasoning = true;
   const std::vector<std::string> pieces = {"<think>\nTwo", " and two.\n</th", "ink>\n\nFour."};
-  OpenAiFormatter whole(shape, nullptr);
-  OpenAiFormatter stream(shape, nullptr);
-  std::string sse = stream.StreamStart();
-  for (const GenerateResponse& m : Messages(pieces)) {
-    whole.Add(m);
-    sse += stream.StreamMessage(m);
-  }
-  EXPECT_EQ(nlohmann::json::parse(whole.Body())["choices"][0]["message"].dump(),
+  EXPECT_EQ(WholeOf(shape, pieces)["choices"][0]["message"].dump(),
             R"({"content":"Four.","reasoning_content":"Two and two.","role":"assistant"})");
-  const std::string head =
-      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
+  const std::string sse = StreamOf(shape, pieces);
+  const std::string& head = kChatChunkHead;
   EXPECT_EQ(
       sse,
       "data: " + head +
