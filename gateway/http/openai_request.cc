@@ -310,8 +310,8 @@ bool ReadCompletion(Fields& f, OpenAiRequest& r) {
 }
 
 // Function `i` of `tools` ({"type": "function", "function": {"name", "parameters"}}): its name
-// and its parameters' JSON Schema (none: an object without properties), or a 400 on
-// `tools` saying what is wrong.
+// and, unless `parameters` is null, its parameters' JSON Schema (none: an object without
+// properties), or a 400 on `tools` saying what is wrong.
 bool ReadTool(Fields& f, const Json& tools, size_t i, std::string* name, Json* parameters) {
   const Json& tool = tools[i];
   const auto fn = tool.is_object() ? tool.find("function") : tool.end();
@@ -324,6 +324,7 @@ bool ReadTool(Fields& f, const Json& tools, size_t i, std::string* name, Json* p
                               i));
   }
   *name = (*fn)["name"].get<std::string>();
+  if (parameters == nullptr) return true;
   const auto params = fn->find("parameters");
   *parameters = params == fn->end() || params->is_null() ? Json{{"type", "object"},
                                                                 {"properties", Json::object()},
@@ -457,8 +458,7 @@ bool ReadChat(Fields& f, OpenAiRequest& r) {
     r.tools = *tools;
     for (size_t i = 0; i < tools->size(); ++i) {
       std::string name;
-      Json parameters;
-      if (!ReadTool(f, *tools, i, &name, &parameters)) return false;
+      if (!ReadTool(f, *tools, i, &name, /*parameters=*/nullptr)) return false;
       r.tool_functions.push_back(std::move(name));
     }
   }

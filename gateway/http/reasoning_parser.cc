@@ -1,6 +1,6 @@
 #include "gateway/http/reasoning_parser.h"
 
-#include <algorithm>
+#include "gateway/http/held_text.h"
 
 namespace smallmind::gateway::http {
 namespace {
@@ -8,20 +8,10 @@ namespace {
 constexpr std::string_view kOpen = "<think>";
 constexpr std::string_view kClose = "</think>";
 
-bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 size_t FirstNonBlank(std::string_view s) {
   size_t i = 0;
   while (i < s.size() && IsBlank(s[i])) ++i;
   return i;
-}
-
-// The length of the longest end of `text` that `tag` starts with (shorter than the tag).
-size_t TagPrefixAtEnd(std::string_view text, std::string_view tag) {
-  for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n) {
-    if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -63,8 +53,8 @@ ReasoningOutput ReasoningParser::Feed(std::string_view piece) {
         const size_t close = held_.find(kClose);
         const size_t end =
             close == std::string::npos ? held_.size() - TagPrefixAtEnd(held_, kClose) : close;
-        size_t release = end;  // trailing blanks wait: before the tag they are dropped
-        while (release > 0 && IsBlank(held_[release - 1])) --release;
+        // Trailing blanks wait: before the tag they are dropped.
+        const size_t release = BeforeTrailingBlanks(held_, end);
         out.reasoning.append(held_, 0, release);
         if (release > 0) reasoning_started_ = true;
         if (close == std::string::npos) {

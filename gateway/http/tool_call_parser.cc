@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gateway/http/held_text.h"
+
 namespace smallmind::gateway::http {
 namespace {
 
@@ -14,8 +16,6 @@ constexpr std::string_view kOpen = "<tool_call>";
 constexpr std::string_view kClose = "</tool_call>";
 constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
 
-bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 bool AllBlank(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return IsBlank(c); });
 }
@@ -24,15 +24,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
   return s;
-}
-
-// The length of the longest end of `text` that `tag` starts with (shorter than the tag): text
-// that may be the first bytes of the tag, to hold back until the next piece decides.
-size_t TagPrefixAtEnd(std::string_view text, std::string_view tag) {
-  for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n) {
-    if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
-  }
-  return 0;
 }
 
 // `text` cut at each ';' outside strings, objects and arrays (Llama 3's separator of calls).
@@ -129,8 +120,7 @@ void ToolCallParser::FeedHermes(std::string_view piece, ToolCallOutput* out) {
       // Trailing blanks are held too: before a call they are dropped, before text released.
       const size_t end =
           open == std::string::npos ? held_.size() - TagPrefixAtEnd(held_, kOpen) : open;
-      size_t release = end;
-      while (release > 0 && IsBlank(held_[release - 1])) --release;
+      const size_t release = BeforeTrailingBlanks(held_, end);
       out->content.append(held_, 0, release);
       held_.erase(0, release);
       if (open == std::string::npos) return;
