@@ -26,7 +26,7 @@ struct Flags {
   bool recompute = false;                                                 // --recompute
   bool op_profile = false;                                                // --op-profile
   kernels::KvType kv_type = kernels::KvType::kF16;  // --kv-dtype=f16|q8|f32 (the worker's default)
-  kernels::Isa isa = kernels::Isa::kBest;  // --isa=best|avx2|avxvnni|avx512|ref (kernel set)
+  kernels::Isa isa = kernels::Isa::kBest;  // --isa=best|avx2|avxvnni|avx512|amx|ref (kernel set)
 };
 
 // Removes the flags above from argv (leaving Google Benchmark's); aborts on a malformed one.

@@ -18,7 +18,7 @@
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
 //                [--threads=1,2] [--paths=det,par] [--recompute] [--op-profile]
 //                [--kv-dtype=f16|q8|f32]
-//                [--isa=best|avx2|avxvnni|avx512|ref] [benchmark flags]
+//                [--isa=best|avx2|avxvnni|avx512|amx|ref] [benchmark flags]
 // With no model flag it runs builtin:tiny. Presets are generated once with the model generator
 // into $TMPDIR (or /tmp) and reused.
 #include <benchmark/benchmark.h>

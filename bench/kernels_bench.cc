@@ -86,7 +86,7 @@ void RegisterMatmuls() {
       {"110M.w2", 768, 2048}, {"110M.cls", 32000, 768}};  // the classifier: 22% of the model's work
   // Every SIMD set this CPU runs (the VNNI ones beside AVX2, side by side).
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512}) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx}) {
     if (CpuSupports(isa)) isas.push_back(isa);
   }
   if (isas.empty()) isas.push_back(Isa::kRef);

@@ -46,6 +46,10 @@ size_t PackedQ8_0x8Bytes(int rows, int cols);
 // as the unsigned q + 128 (Q8_0x8u).
 void PackQ8_0x8u(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x8uBytes(int rows, int cols);
+// Q8_0 packed for the AMX kernel (kernels/amx/amx_q8_0.h): 16 rows a group, quants as the
+// unsigned q + 128 (Q8_0x16u, layout in q8_0x8_avx2.h).
+void PackQ8_0x16u(const void* src, void* dst, int rows, int cols);
+size_t PackedQ8_0x16uBytes(int rows, int cols);
 size_t PackedQ4_0x8Bytes(int rows, int cols);
 void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);

@@ -131,6 +131,27 @@ void PackQ8_0x8u(const void* src, void* dst, int rows, int cols) {
     }
   }
 }
+void PackQ8_0x16u(const void* src, void* dst, int rows, int cols) {
+  const int n_blocks = cols / 32, groups = (rows + 15) / 16;
+  const auto* in = static_cast<const BlockQ8_0*>(src);
+  auto* out = static_cast<Q8_0x16u*>(dst);
+  std::memset(dst, 0x80, groups * static_cast<size_t>(n_blocks) * sizeof(Q8_0x16u));  // q = 0
+  for (int i = 0; i < groups * n_blocks; i++) std::memset(out[i].d, 0, sizeof(out[i].d));
+  for (int r = 0; r < rows; r++) {
+    const int g = r / 16, lane = r % 16;
+    for (int b = 0; b < n_blocks; b++) {
+      const BlockQ8_0& s = in[static_cast<int64_t>(r) * n_blocks + b];
+      Q8_0x16u& p = out[static_cast<int64_t>(g) * n_blocks + b];
+      p.d[lane] = s.d;
+      for (int k = 0; k < 32; k++) {
+        p.qs[k / 4][4 * lane + k % 4] = static_cast<uint8_t>(s.qs[k]) ^ 0x80;  // q + 128
+      }
+    }
+  }
+}
+size_t PackedQ8_0x16uBytes(int rows, int cols) {
+  return static_cast<size_t>((rows + 15) / 16) * (cols / 32) * sizeof(Q8_0x16u);
+}
 size_t PackedQ4_0x8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / 32) * sizeof(Q4_0x8);
 }

@@ -12,6 +12,9 @@
 //   Q8_0x8u block (272 B): Q8_0x8 with each quant stored as the uint8 q + 128, the unsigned side
 //     of the VNNI cores' u8 x s8 dot products (the activations stay signed; the core takes 128 *
 //     the activation block's quant sum back off, exactly).
+//   Q8_0x16u block (544 B), groups of 16 rows (the AMX kernel's): uint16 d[16], uint8 qs[8][64]
+//     with qs[m][4r + i] = row r's qs[4m + i] + 128: an AMX B tile of 16 columns as it lies, and
+//     its two 32-byte halves each a Q8_0x8u row m of rows 0-7 and 8-15.
 #pragma once
 
 #include <immintrin.h>
@@ -37,7 +40,12 @@ struct Q8_0x8u {
   uint16_t d[kRowGroup];
   uint8_t qs[8][32];
 };
-static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272 && sizeof(Q8_0x8u) == 272);
+struct Q8_0x16u {
+  uint16_t d[2 * kRowGroup];
+  uint8_t qs[8][64];
+};
+static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272 && sizeof(Q8_0x8u) == 272 &&
+              sizeof(Q8_0x16u) == 544);
 
 // Decode prefetch distance in blocks per weight stream (prefetches past a matrix's end are
 // harmless hints). Measured on Zen 3: 8 blocks (1152 B) speed Q4_0 decode up ~10%; for Q8_0 the
@@ -59,14 +67,18 @@ inline void Accumulate(const Q4_0x8&, __m256 dw, const __m256i* isum, const XRow
     acc[t] = _mm256_fmadd_ps(dw8, _mm256_set1_ps(x[t].s[b]), acc[t]);
   }
 }
-template <int T, typename Q8Packed>
-requires std::is_same_v<Q8Packed, Q8_0x8> || std::is_same_v<Q8Packed, Q8_0x8u>
-inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XRow* x, int b,
-                       __m256* acc) {
+template <int T>
+inline void AccumulateQ8(__m256 dw, const __m256i* isum, const XRow* x, int b, __m256* acc) {
   for (int t = 0; t < T; t++) {
     const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));
     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
   }
+}
+template <int T, typename Q8Packed>
+requires std::is_same_v<Q8Packed, Q8_0x8> || std::is_same_v<Q8Packed, Q8_0x8u>
+inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XRow* x, int b,
+                       __m256* acc) {
+  AccumulateQ8<T>(dw, isum, x, b, acc);
 }
 
 // The kernel of the shared row-group driver (q8_rows_avx2.h): per block, the G * T integer block

@@ -24,6 +24,7 @@ std::vector<Isa> SimdIsas() {
   if (CpuSupports(Isa::kAvx2)) isas.push_back(Isa::kAvx2);
   if (CpuSupports(Isa::kAvxVnni)) isas.push_back(Isa::kAvxVnni);
   if (CpuSupports(Isa::kAvx512)) isas.push_back(Isa::kAvx512);
+  if (CpuSupports(Isa::kAmx)) isas.push_back(Isa::kAmx);
   return isas;
 }
 

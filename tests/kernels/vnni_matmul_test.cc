@@ -1,15 +1,16 @@
 // The VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls of both flavours (avx512: AVX-512 VNNI, avxvnni:
-// AVX-VNNI) against the AVX2 ones they replace: the same
+// AVX-VNNI), and the amx table (its AMX Q8_0 matmul, the avx512 ones beside it), against the AVX2
+// ones they replace: the same
 // packed weights and Q8 activations give the same bits for every batch size, place in the batch,
 // row range and shape (odd block counts, out_dim ending groups and chunks early), and at the
 // extremes of the quants (w = -128 and 127 against x = +-127, where the AVX2 core's int16 steps
 // come closest to saturating; the K-quants' random quant bytes and scales cover their ranges). The
 // AVX2 ones are checked against the scalar reference elsewhere (avx2_matmul_test.cc,
-// avx2_q8_tiling_test.cc), so this makes the VNNI ones as good. Dispatch: the best set is
-// avx512 where the CPU has it, else avxvnni where it has that, and each table holds its kernels.
-// Each flavour is skipped on a CPU without it. The third, "emulated", runs the same integer cores
-// on a scalar vpdpbusd (vnni_emulated.h) wherever AVX2 runs, so the cores' logic is checked on
-// every machine.
+// avx2_q8_tiling_test.cc), so this makes the VNNI and AMX ones as good. Dispatch: the best set
+// is avx512 where the CPU has it, else avxvnni (amx only by name), and each table holds its
+// kernels. Each flavour is skipped on a CPU without it. Two more, "emulated" and "amx_emulated",
+// run the same integer cores on a scalar vpdpbusd (vnni_emulated.h) and the AMX kernel on scalar
+// tiles (amx_emulated.h) wherever AVX2 runs, so their logic is checked on every machine.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,25 +21,28 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/amx/amx_kernels.h"
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
+#include "tests/kernels/amx_emulated.h"
 #include "tests/kernels/random_weights.h"
 #include "tests/kernels/vnni_emulated.h"
 
 namespace smallmind::kernels {
 namespace {
 
-// A flavour of the VNNI cores: a real instruction set, or the scalar stand-in.
+// A flavour of the VNNI cores or the AMX kernel: a real instruction set, or a scalar stand-in.
 struct Flavour {
-  Isa isa;  // the set whose table is tested (kAvx2 for the emulated one)
-  bool emulated;
-  std::string Name() const { return emulated ? "emulated" : IsaName(isa); }
+  Isa isa;  // the set whose table is tested (kAvx2 for the emulated ones: what they need)
+  KernelTable (*emulated)(ExecMode) = nullptr;  // the stand-in's table
+  const char* emulated_name = "";
+  std::string Name() const { return emulated ? emulated_name : IsaName(isa); }
   KernelTable Table(ExecMode mode) const {
-    return emulated ? testing::EmulatedVnniKernelTable(mode) : SelectKernels(isa, mode);
+    return emulated ? emulated(mode) : SelectKernels(isa, mode);
   }
   friend void PrintTo(const Flavour& f, std::ostream* os) { *os << f.Name(); }
 };
@@ -85,11 +89,14 @@ void ExpectSameBits(const std::vector<float>& a, const std::vector<float>& b,
   }
 }
 
-TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndTheTableHasTheVnniMatmuls) {
+TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls) {
   if (GetParam().emulated) GTEST_SKIP() << "no instruction set to dispatch to";
+  // amx only by name (dispatch.cc says why).
   EXPECT_EQ(BestIsa(), CpuSupports(Isa::kAvx512) ? Isa::kAvx512 : Isa::kAvxVnni);
-  const bool avx512 = GetParam().isa == Isa::kAvx512;
-  const MatmulFn want[] = {avx512 ? &avx512::MatmulQ8_0x8Q8Vnni : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
+  const bool avx512 = GetParam().isa == Isa::kAvx512 || GetParam().isa == Isa::kAmx;
+  const MatmulFn want[] = {GetParam().isa == Isa::kAmx ? &amx::MatmulQ8_0x16Q8Amx
+                           : avx512                    ? &avx512::MatmulQ8_0x8Q8Vnni
+                                                       : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ4_0x8Q8Vnni : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni};
@@ -99,9 +106,12 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndTheTableHasTheVnniMatmu
     int i = 0;
     for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
       EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
-      // Q8_0 offset to unsigned quants for vpdpbusd, the rest as the AVX2 kernels pack them.
+      // Q8_0 offset to unsigned quants for vpdpbusd (and 16 rows a group for TDPBSUD), the rest
+      // as the AVX2 kernels pack them.
+      const PackFn q8_0_pack =
+          GetParam().isa == Isa::kAmx ? &avx2::PackQ8_0x16u : &avx2::PackQ8_0x8u;
       EXPECT_EQ(t.MatmulFor(type)->pack,
-                type == DType::kQ8_0 ? &avx2::PackQ8_0x8u : base.MatmulFor(type)->pack)
+                type == DType::kQ8_0 ? q8_0_pack : base.MatmulFor(type)->pack)
           << Name(type);
     }
   }
@@ -205,13 +215,33 @@ TEST_P(VnniMatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Flavours, VnniMatmulTest,
-                         ::testing::Values(Flavour{Isa::kAvx512, false},
-                                           Flavour{Isa::kAvxVnni, false},
-                                           Flavour{Isa::kAvx2, true}),
-                         [](const ::testing::TestParamInfo<Flavour>& info) {
-                           return info.param.Name();
-                         });
+// Q8_0 batches past one AMX tile of 16 tokens (prefill chunks, 16+ streams): whole tiles and a
+// ragged last one, every row range start in a chunk of groups.
+TEST_P(VnniMatmulTest, LongQ8_0BatchesGiveTheAvx2Bits) {
+  const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kParallel);
+  const KernelTable vnni = GetParam().Table(ExecMode::kParallel);
+  const int max_tokens = 130;
+  for (const auto& [in_dim, out_dim] : {std::pair{768, 72}, {96, 40}}) {
+    const std::vector<uint8_t> w = testing::RandomWeights(DType::kQ8_0, out_dim, in_dim, 31);
+    const std::vector<uint8_t> xq =
+        Quantize(avx2, testing::RandomFloats(size_t(max_tokens) * in_dim, 32), max_tokens, in_dim);
+    for (int n : {17, 31, 32, 33, 64, 128, 130}) {
+      for (RowRange rows : {AllRows(out_dim), RowRange{8, out_dim - 3}, RowRange{5, 20}}) {
+        ExpectSameBits(Matmul(vnni, DType::kQ8_0, w, xq, 0, n, in_dim, out_dim, rows),
+                       Matmul(avx2, DType::kQ8_0, w, xq, 0, n, in_dim, out_dim, rows),
+                       "in " + std::to_string(in_dim) + " n " + std::to_string(n) + " rows " +
+                           std::to_string(rows.begin) + ".." + std::to_string(rows.end));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Flavours, VnniMatmulTest,
+    ::testing::Values(Flavour{Isa::kAmx}, Flavour{Isa::kAvx512}, Flavour{Isa::kAvxVnni},
+                      Flavour{Isa::kAvx2, &testing::EmulatedVnniKernelTable, "emulated"},
+                      Flavour{Isa::kAvx2, &testing::EmulatedAmxKernelTable, "amx_emulated"}),
+    [](const ::testing::TestParamInfo<Flavour>& info) { return info.param.Name(); });
 
 }  // namespace
 }  // namespace smallmind::kernels

@@ -48,8 +48,8 @@ TEST(WorkerConfigTest, IsaDefaultsToTheBestAndTakesTheSetsThisCpuRuns) {
   auto def = Parse({"--model", "builtin:tiny"});
   ASSERT_TRUE(def.ok()) << def.status().ToString();
   EXPECT_EQ(def->isa, kernels::Isa::kBest);
-  for (kernels::Isa isa :
-       {kernels::Isa::kRef, kernels::Isa::kAvx2, kernels::Isa::kAvxVnni, kernels::Isa::kAvx512}) {
+  for (kernels::Isa isa : {kernels::Isa::kRef, kernels::Isa::kAvx2, kernels::Isa::kAvxVnni,
+                           kernels::Isa::kAvx512, kernels::Isa::kAmx}) {
     const std::string name = kernels::IsaName(isa);
     auto parsed = Parse({"--model", "builtin:tiny", "--isa", name});
     if (kernels::CpuSupports(isa)) {

@@ -1,0 +1,17 @@
+// AmxKernelTable(): the AVX-512 table with the AMX Q8_0 matmul, on Q8_0 packed 16 rows a group
+// (Q8_0x16u). It gives the VNNI and AVX2 kernels' bits (amx_q8_0.h says why), so the
+// deterministic path's results do not change with the table.
+#include "kernels/amx/amx_kernels.h"
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/avx512_kernels.h"
+
+namespace smallmind::kernels::amx {
+
+KernelTable AmxKernelTable(ExecMode mode) {
+  KernelTable t = avx512::Avx512KernelTable(mode);
+  t.matmul[WeightSlot(DType::kQ8_0)] = MatmulOp{&MatmulQ8_0x16Q8Amx, MatmulInput::kQ8,
+                                                &avx2::PackQ8_0x16u, &avx2::PackedQ8_0x16uBytes};
+  return t;
+}
+
+}  // namespace smallmind::kernels::amx
