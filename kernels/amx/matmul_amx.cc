@@ -16,8 +16,21 @@ namespace {
 inline __m256i DpBusd(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
 
 // GCC's tile intrinsics paste the tile number into their assembly text, so each takes a literal:
-// the tiles amx_q8_0.h uses (0 .. 5) are spelled out.
-#define SMALLMIND_AMX_TILE_CASES(op) op(0) op(1) op(2) op(3) op(4) op(5)
+// SMALLMIND_AMX_ON_TILE(k, OP) runs OP(n) for the literal n == k of the tiles amx_q8_0.h uses.
+#define SMALLMIND_AMX_ON_TILE(k, OP)   \
+  static_assert(0 <= (k) && (k) <= 5); \
+  if constexpr ((k) == 0)              \
+    OP(0);                             \
+  else if constexpr ((k) == 1)         \
+    OP(1);                             \
+  else if constexpr ((k) == 2)         \
+    OP(2);                             \
+  else if constexpr ((k) == 3)         \
+    OP(3);                             \
+  else if constexpr ((k) == 4)         \
+    OP(4);                             \
+  else                                 \
+    OP(5)
 
 struct Tiles {
   static void Configure(const AmxTileConfig& cfg) {
@@ -29,27 +42,19 @@ struct Tiles {
   static void Release() { _tile_release(); }
   template <int k>
   static void Load(const void* p, size_t stride) {
-    static_assert(0 <= k && k <= 5);
-#define SMALLMIND_AMX_LOAD(n) \
-  if constexpr (k == n) _tile_loadd(n, p, stride);
-    SMALLMIND_AMX_TILE_CASES(SMALLMIND_AMX_LOAD)
+#define SMALLMIND_AMX_LOAD(n) _tile_loadd(n, p, stride)
+    SMALLMIND_AMX_ON_TILE(k, SMALLMIND_AMX_LOAD);
 #undef SMALLMIND_AMX_LOAD
   }
   template <int k>
   static void Store(void* p, size_t stride) {
-    static_assert(0 <= k && k <= 5);
-#define SMALLMIND_AMX_STORE(n) \
-  if constexpr (k == n) _tile_stored(n, p, stride);
-    SMALLMIND_AMX_TILE_CASES(SMALLMIND_AMX_STORE)
+#define SMALLMIND_AMX_STORE(n) _tile_stored(n, p, stride)
+    SMALLMIND_AMX_ON_TILE(k, SMALLMIND_AMX_STORE);
 #undef SMALLMIND_AMX_STORE
   }
   template <int k>
   static void Zero() {
-    static_assert(0 <= k && k <= 5);
-#define SMALLMIND_AMX_ZERO(n) \
-  if constexpr (k == n) _tile_zero(n);
-    SMALLMIND_AMX_TILE_CASES(SMALLMIND_AMX_ZERO)
-#undef SMALLMIND_AMX_ZERO
+    SMALLMIND_AMX_ON_TILE(k, _tile_zero);
   }
   // The two products amx_q8_0.h issues: C 4 + p += A p . B 2 + p, p = 0, 1.
   template <int c, int a, int b>
@@ -63,7 +68,7 @@ struct Tiles {
   }
 };
 
-#undef SMALLMIND_AMX_TILE_CASES
+#undef SMALLMIND_AMX_ON_TILE
 
 }  // namespace
 

@@ -12,26 +12,11 @@
 
 #include "kernels/amx/amx_q8_0.h"
 #include "kernels/avx2/avx2_kernels.h"
+#include "tests/kernels/emulated_dpbusd.h"
 #include "tests/kernels/vnni_emulated.h"
 
 namespace smallmind::kernels::amx_emulated {
 namespace {
-
-// vpdpbusd, as vnni_emulated.cc has it.
-__m256i DpBusd(__m256i acc, __m256i u, __m256i s) {
-  alignas(32) uint8_t ub[32];
-  alignas(32) int8_t sb[32];
-  alignas(32) int32_t lanes[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ub), u);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(sb), s);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-  for (int l = 0; l < 8; l++) {
-    uint32_t sum = static_cast<uint32_t>(lanes[l]);
-    for (int i = 0; i < 4; i++) sum += static_cast<uint32_t>(ub[4 * l + i] * sb[4 * l + i]);
-    lanes[l] = static_cast<int32_t>(sum);
-  }
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
-}
 
 // The tile registers of this thread and the shape LDTILECFG gave them. An instruction on a tile
 // the configuration does not allow (more than 16 rows or 64 bytes, unconfigured, mismatched
@@ -103,7 +88,7 @@ struct Tiles {
 
 void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  AmxQ8_0<Tiles, &DpBusd>::Matmul(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  AmxQ8_0<Tiles, &EmulatedDpBusd>::Matmul(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace

@@ -12,42 +12,26 @@
 #include "kernels/avx2/kquant_x8_avx2.h"
 #include "kernels/avx2/q8_0x8_avx2.h"
 #include "kernels/avx2/vnni_cores_avx2.h"
+#include "tests/kernels/emulated_dpbusd.h"
 
 namespace smallmind::kernels::vnni_emulated {
 namespace {
 
-// vpdpbusd: each int32 lane of acc plus the 4 products of its unsigned bytes of u and signed
-// bytes of s (wrapping, as the instruction does; the cores never come near it).
-__m256i DpBusd(__m256i acc, __m256i u, __m256i s) {
-  alignas(32) uint8_t ub[32];
-  alignas(32) int8_t sb[32];
-  alignas(32) int32_t lanes[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ub), u);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(sb), s);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-  for (int l = 0; l < 8; l++) {
-    uint32_t sum = static_cast<uint32_t>(lanes[l]);
-    for (int i = 0; i < 4; i++) sum += static_cast<uint32_t>(ub[4 * l + i] * sb[4 * l + i]);
-    lanes[l] = static_cast<int32_t>(sum);
-  }
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
-}
-
 void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulQ8Packed<Q8_0x8u, VnniDots<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q8_0x8u, VnniDots<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ4_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulQ8Packed<Q4_0x8, VnniDots<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q4_0x8, VnniDots<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ4_K(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulKQuantPacked<Q4_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulKQuantPacked<Q4_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ6_K(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulKQuantPacked<Q6_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulKQuantPacked<Q6_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace
