@@ -217,24 +217,9 @@ struct AmxQ8_0 {
       for (int b = 0; b < n_blocks; b++) {
         const Q8_0x16u* blk[G];
         for (int k = 0; k < G; k++) blk[k] = packed + static_cast<int64_t>(g + k) * n_blocks + b;
-        __m256i isum[2 * G][T];
-        for (int t = 0; t < T; t++) {
-          const __m256i start = _mm256_set1_epi32(-128 * x[t].qsum[b]);
-          for (auto& half : isum) half[t] = start;
-        }
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) {
-          __m256i w[2 * G];
-          for (int k = 0; k < 2 * G; k++) {
-            w[k] = _mm256_loadu_si256(
-                reinterpret_cast<const __m256i*>(blk[k / 2]->qs[m] + 32 * (k % 2)));
-          }
-          for (int t = 0; t < T; t++) {
-            const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
-            for (int k = 0; k < 2 * G; k++) isum[k][t] = Dp(isum[k][t], w[k], xb);
-          }
-          Fence<2 * G, T>(isum);
-        }
+        __m256i isum[2 * G][T];  // [half k of group k / 2][token]
+        VnniDots<Dp>::template RunUnsigned<2 * G, T>(
+            [&](int k, int m) { return blk[k / 2]->qs[m] + 32 * (k % 2); }, x, b, isum);
         for (int k = 0; k < 2 * G; k++) {
           AccumulateQ8<T>(LoadHalves(blk[k / 2]->d + 8 * (k % 2)), isum[k], x, b, acc[k]);
         }

@@ -93,21 +93,36 @@ struct MaddubsDots {
   }
 };
 
-size_t GroupsOf(int rows) { return static_cast<size_t>((rows + kRowGroup - 1) / kRowGroup); }
+template <int kRows = kRowGroup>
+size_t GroupsOf(int rows) {
+  return static_cast<size_t>((rows + kRows - 1) / kRows);
+}
 
-template <typename Source, typename Packed, int kSteps>
+// Groups of kRows rows: block b of group g holds each row's scale and its quants 4 at a time.
+template <typename Source, typename Packed, int kSteps, int kRows = kRowGroup>
 void Pack(const void* src, void* dst, int rows, int cols) {
   const int n_blocks = cols / 32;
   const auto* in = static_cast<const Source*>(src);
   auto* out = static_cast<Packed*>(dst);
-  std::memset(dst, 0, GroupsOf(rows) * n_blocks * sizeof(Packed));  // padding rows: zeros
+  std::memset(dst, 0, GroupsOf<kRows>(rows) * n_blocks * sizeof(Packed));  // padding rows: zeros
   for (int r = 0; r < rows; r++) {
-    const int g = r / kRowGroup, lane = r % kRowGroup;
+    const int g = r / kRows, lane = r % kRows;
     for (int b = 0; b < n_blocks; b++) {
       const Source& s = in[static_cast<int64_t>(r) * n_blocks + b];
       Packed& p = out[static_cast<int64_t>(g) * n_blocks + b];
       p.d[lane] = s.d;
       for (int m = 0; m < kSteps; m++) std::memcpy(&p.qs[m][4 * lane], &s.qs[4 * m], 4);
+    }
+  }
+}
+
+// Every packed Q8_0 quant q (padding rows' zeros too) as the uint8 q + 128.
+template <typename Packed>
+void OffsetQuants(void* dst, size_t n_blocks) {
+  auto* blocks = static_cast<Packed*>(dst);
+  for (size_t i = 0; i < n_blocks; i++) {
+    for (auto& m : blocks[i].qs) {
+      for (uint8_t& q : m) q ^= 0x80;
     }
   }
 }
@@ -121,36 +136,16 @@ void PackQ8_0x8(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ8_0, Q8_0x8, 8>(src, dst, rows, cols);
 }
 void PackQ8_0x8u(const void* src, void* dst, int rows, int cols) {
-  static_assert(sizeof(Q8_0x8u) == sizeof(Q8_0x8));
-  PackQ8_0x8(src, dst, rows, cols);
-  auto* blocks = static_cast<Q8_0x8u*>(dst);
-  const size_t n = GroupsOf(rows) * static_cast<size_t>(cols / 32);
-  for (size_t i = 0; i < n; i++) {
-    for (auto& m : blocks[i].qs) {
-      for (uint8_t& q : m) q ^= 0x80;  // the int8 q as the uint8 q + 128
-    }
-  }
+  Pack<BlockQ8_0, Q8_0x8u, 8>(src, dst, rows, cols);
+  OffsetQuants<Q8_0x8u>(dst, GroupsOf(rows) * static_cast<size_t>(cols / 32));
 }
 void PackQ8_0x16u(const void* src, void* dst, int rows, int cols) {
-  const int n_blocks = cols / 32, groups = (rows + 15) / 16;
-  const auto* in = static_cast<const BlockQ8_0*>(src);
-  auto* out = static_cast<Q8_0x16u*>(dst);
-  std::memset(dst, 0x80, groups * static_cast<size_t>(n_blocks) * sizeof(Q8_0x16u));  // q = 0
-  for (int i = 0; i < groups * n_blocks; i++) std::memset(out[i].d, 0, sizeof(out[i].d));
-  for (int r = 0; r < rows; r++) {
-    const int g = r / 16, lane = r % 16;
-    for (int b = 0; b < n_blocks; b++) {
-      const BlockQ8_0& s = in[static_cast<int64_t>(r) * n_blocks + b];
-      Q8_0x16u& p = out[static_cast<int64_t>(g) * n_blocks + b];
-      p.d[lane] = s.d;
-      for (int k = 0; k < 32; k++) {
-        p.qs[k / 4][4 * lane + k % 4] = static_cast<uint8_t>(s.qs[k]) ^ 0x80;  // q + 128
-      }
-    }
-  }
+  constexpr int kRows = 2 * kRowGroup;
+  Pack<BlockQ8_0, Q8_0x16u, 8, kRows>(src, dst, rows, cols);
+  OffsetQuants<Q8_0x16u>(dst, GroupsOf<kRows>(rows) * static_cast<size_t>(cols / 32));
 }
 size_t PackedQ8_0x16uBytes(int rows, int cols) {
-  return static_cast<size_t>((rows + 15) / 16) * (cols / 32) * sizeof(Q8_0x16u);
+  return GroupsOf<2 * kRowGroup>(rows) * (cols / 32) * sizeof(Q8_0x16u);
 }
 size_t PackedQ4_0x8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / 32) * sizeof(Q4_0x8);

@@ -13,6 +13,7 @@
 #include "gateway/gateway.h"
 #include "gateway/http/http_door.h"
 #include "tests/gateway/fake_worker.h"
+#include "tests/gateway/http/http_gateway.h"
 #include "tests/http/http_client.h"
 #include "tests/testing/scoped_temp_dir.h"
 
@@ -55,11 +56,7 @@ class HttpAdmissionTest : public ::testing::Test {
     // Nothing is measured yet, so this is the hint: 2.5 s, which Retry-After rounds up to 3.
     config.admission.retry_after_unmeasured = std::chrono::milliseconds(2500);
     config.http.port = 0;
-    gateway_ = std::make_unique<Gateway>(config);
-    auto door = std::make_unique<HttpDoor>(config.http);
-    door_ = door.get();
-    gateway_->AddDoor(std::move(door));
-    const shared::Status status = gateway_->Start();
+    const shared::Status status = gateway::testing::StartWithHttpDoor(config, &gateway_, &door_);
     ASSERT_TRUE(status.ok()) << status.ToString();
     base_ = door_->address();
   }

@@ -16,6 +16,7 @@
 #include "gateway/gateway.h"
 #include "gateway/http/http_door.h"
 #include "tests/gateway/fake_worker.h"
+#include "tests/gateway/http/http_gateway.h"
 #include "tests/http/http_client.h"
 #include "tests/testing/scoped_temp_dir.h"
 
@@ -41,11 +42,7 @@ class HttpToolCallsTest : public ::testing::Test {
     config.http.port = 0;
     config.http.tool_call_syntax = syntax;
     config.http.reasoning_format = reasoning;
-    gateway_ = std::make_unique<Gateway>(config);
-    auto door = std::make_unique<HttpDoor>(config.http);
-    door_ = door.get();
-    gateway_->AddDoor(std::move(door));
-    const shared::Status status = gateway_->Start();
+    const shared::Status status = gateway::testing::StartWithHttpDoor(config, &gateway_, &door_);
     ASSERT_TRUE(status.ok()) << status.ToString();
   }
   void TearDown() override {

@@ -13,6 +13,14 @@ using smallmind::v1::GenerateResponse;
 const std::string kChatChunkHead =
     R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":null,"choices":)";
 
+// One event of a chat stream of Shape(kChatCompletions) with one choice: its delta (JSON),
+// finish_reason (JSON: null or a string) and what follows the choices (e.g. ,"usage":null).
+std::string ChatEvent(const std::string& delta, const std::string& finish = "null",
+                      const std::string& after_choices = "") {
+  return "data: " + kChatChunkHead + R"([{"index":0,"delta":)" + delta +
+         R"(,"logprobs":null,"finish_reason":)" + finish + "}]" + after_choices + "}\n\n";
+}
+
 ResponseShape Shape(Endpoint e, bool usage = false) {
   ResponseShape s;
   s.endpoint = e;
@@ -70,19 +78,13 @@ TEST(OpenAiFormatterTest, ChatStreamIsRoleDeltaThenContentThenFinishThenUsageThe
   sse += f.StreamMessage(Message("Hi", {5}));
   sse += f.StreamMessage(Message(" there", {6, 7}, smallmind::v1::EOS));
   sse += f.StreamEnd();
-  const std::string& head = kChatChunkHead;
   const std::string expected =
-      "data: " + head +
-      R"([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null})" +
-      "\n\ndata: " + head +
-      R"([{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],"usage":null})" +
-      "\n\ndata: " + head +
-      R"([{"index":0,"delta":{"content":" there"},"logprobs":null,"finish_reason":null}],"usage":null})" +
-      "\n\ndata: " + head +
-      R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null})" +
-      "\n\ndata: " + head +
+      ChatEvent(R"({"role":"assistant","content":""})", "null", R"(,"usage":null)") +
+      ChatEvent(R"({"content":"Hi"})", "null", R"(,"usage":null)") +
+      ChatEvent(R"({"content":" there"})", "null", R"(,"usage":null)") +
+      ChatEvent("{}", R"("stop")", R"(,"usage":null)") + "data: " + kChatChunkHead +
       R"([],"usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":2}}})" +
-      "\n\ndata: [DONE]\n\n";
+      "\n\n" + "data: [DONE]\n\n";
   EXPECT_EQ(sse, expected);
 }
 
@@ -106,17 +108,13 @@ TEST(OpenAiFormatterTest, AForcedCallIsAToolCallsMessageWholeOrStreamed) {
   std::string sse = stream.StreamStart();
   sse += stream.StreamMessage(Message("{\"city\":", {1}));
   sse += stream.StreamMessage(Message("\"Oslo\"}", {2}, smallmind::v1::EOS));
-  const std::string& head = kChatChunkHead;
   EXPECT_EQ(
       sse,
-      "data: " + head +
-          R"([{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n");
+      ChatEvent(
+          R"({"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]})") +
+          ChatEvent(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]})") +
+          ChatEvent(R"({"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]})") +
+          ChatEvent("{}", R"("stop")"));
 }
 
 // A call among several tools: the text is {"name": ..., "arguments": {...}}; the reply is that
@@ -135,17 +133,13 @@ TEST(OpenAiFormatterTest, ACallAmongSeveralToolsNamesItsFunctionWholeOrStreamed)
       R"({"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"x\": -2.5}","name":"neg"},"id":"call_1","type":"function"}]})");
 
   const std::string sse = StreamOf(shape, pieces);
-  const std::string& head = kChatChunkHead;
   EXPECT_EQ(
       sse,
-      "data: " + head +
-          R"([{"index":0,"delta":{"role":"assistant","content":null},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"neg","arguments":"{\"x\""}}]},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":": -2.5}"}}]},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n");
+      ChatEvent(R"({"role":"assistant","content":null})") +
+          ChatEvent(
+              R"({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"neg","arguments":"{\"x\""}}]})") +
+          ChatEvent(R"({"tool_calls":[{"index":0,"function":{"arguments":": -2.5}"}}]})") +
+          ChatEvent("{}", R"("stop")"));
 
   OpenAiFormatter cut_whole(shape, nullptr);
   cut_whole.Add(Message("{\"name\": \"ne", {1}, smallmind::v1::LENGTH));
@@ -153,12 +147,8 @@ TEST(OpenAiFormatterTest, ACallAmongSeveralToolsNamesItsFunctionWholeOrStreamed)
             R"({"content":"{\"name\": \"ne","role":"assistant"})");
   OpenAiFormatter cut(shape, nullptr);
   cut.StreamStart();
-  EXPECT_EQ(
-      cut.StreamMessage(Message("{\"name\": \"ne", {1}, smallmind::v1::LENGTH)),
-      "data: " + head +
-          R"([{"index":0,"delta":{"content":"{\"name\": \"ne"},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})" + "\n\n");
+  EXPECT_EQ(cut.StreamMessage(Message("{\"name\": \"ne", {1}, smallmind::v1::LENGTH)),
+            ChatEvent(R"({"content":"{\"name\": \"ne"})") + ChatEvent("{}", R"("length")"));
 }
 
 // Calls the model made on its own (tool_choice "auto", Hermes syntax): the text around them is
@@ -179,19 +169,14 @@ TEST(OpenAiFormatterTest, CallsTheModelMadeOnItsOwnWholeOrStreamed) {
   EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls");
 
   const std::string sse = StreamOf(shape, pieces);
-  const std::string& head = kChatChunkHead;
   EXPECT_EQ(
       sse,
-      "data: " + head +
-          R"([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"content":"Two calls."},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}]},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1_1","type":"function","function":{"name":"neg","arguments":"{\"x\":2}"}}]},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]})" + "\n\n");
+      ChatEvent(R"({"role":"assistant","content":""})") + ChatEvent(R"({"content":"Two calls."})") +
+          ChatEvent(
+              R"({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}]})") +
+          ChatEvent(
+              R"({"tool_calls":[{"index":1,"id":"call_1_1","type":"function","function":{"name":"neg","arguments":"{\"x\":2}"}}]})") +
+          ChatEvent("{}", R"("tool_calls")"));
 
   // No call of an offered function: all of it is content, finish_reason the worker's.
   OpenAiFormatter text(shape, nullptr);
@@ -213,19 +198,10 @@ TEST(OpenAiFormatterTest, ThinkingBecomesReasoningContentWholeOrStreamed) {
   EXPECT_EQ(WholeOf(shape, pieces)["choices"][0]["message"].dump(),
             R"({"content":"Four.","reasoning_content":"Two and two.","role":"assistant"})");
   const std::string sse = StreamOf(shape, pieces);
-  const std::string& head = kChatChunkHead;
-  EXPECT_EQ(
-      sse,
-      "data: " + head +
-          R"([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"reasoning_content":"Two"},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"reasoning_content":" and two."},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{"content":"Four."},"logprobs":null,"finish_reason":null}]})" +
-          "\n\ndata: " + head +
-          R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n");
+  EXPECT_EQ(sse, ChatEvent(R"({"role":"assistant","content":""})") +
+                     ChatEvent(R"({"reasoning_content":"Two"})") +
+                     ChatEvent(R"({"reasoning_content":" and two."})") +
+                     ChatEvent(R"({"content":"Four."})") + ChatEvent("{}", R"("stop")"));
 
   // No thinking: reasoning_content null. Thinking, then a Hermes call.
   OpenAiFormatter plain(shape, nullptr);
