@@ -9,8 +9,7 @@ namespace smallmind::kernels::amx {
 
 KernelTable AmxKernelTable(ExecMode mode) {
   KernelTable t = avx512::Avx512KernelTable(mode);
-  t.matmul[WeightSlot(DType::kQ8_0)] = MatmulOp{&MatmulQ8_0x16Q8Amx, MatmulInput::kQ8,
-                                                &avx2::PackQ8_0x16u, &avx2::PackedQ8_0x16uBytes};
+  t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Amx);
   return t;
 }
 

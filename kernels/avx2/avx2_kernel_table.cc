@@ -42,12 +42,18 @@ KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, Matmu
   return t;
 }
 
-KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
+KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulFn q4_0, MatmulFn q4_k,
                                   MatmulFn q6_k) {
-  t = WithPackedMatmuls(t, q8_0, q4_0, q4_k, q6_k);
-  t.matmul[WeightSlot(DType::kQ8_0)] =
-      MatmulOp{q8_0, MatmulInput::kQ8, &PackQ8_0x8u, &PackedQ8_0x8uBytes};
+  t = WithPackedMatmuls(t, q8_0.fn, q4_0, q4_k, q6_k);
+  t.matmul[WeightSlot(DType::kQ8_0)] = q8_0;
   return t;
+}
+
+MatmulOp Q8_0x8uOp(MatmulFn fn) {
+  return MatmulOp{fn, MatmulInput::kQ8, &PackQ8_0x8u, &PackedQ8_0x8uBytes};
+}
+MatmulOp Q8_0x16uOp(MatmulFn fn) {
+  return MatmulOp{fn, MatmulInput::kQ8, &PackQ8_0x16u, &PackedQ8_0x16uBytes};
 }
 
 }  // namespace smallmind::kernels::avx2

@@ -19,9 +19,14 @@ KernelTable Avx2KernelTable(ExecMode mode);
 KernelTable WithPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
                               MatmulFn q6_k);
 // The same for the VNNI flavours (kernels/avx512/, kernels/avx_vnni/), whose kernels give these
-// kernels' bits: Q8_0 packed as Q8_0x8u (PackQ8_0x8u), the rest as above.
-KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
+// kernels' bits: Q8_0 the op given (its quants offset to unsigned: one of the two below), the rest
+// packed as above.
+KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulFn q4_0, MatmulFn q4_k,
                                   MatmulFn q6_k);
+// A Q8_0 matmul over Q8 activations on Q8_0 packed 8 rows a group with unsigned quants
+// (PackQ8_0x8u: the 256-bit VNNI cores') or 16 (PackQ8_0x16u: the 512-bit and AMX kernels').
+MatmulOp Q8_0x8uOp(MatmulFn fn);
+MatmulOp Q8_0x16uOp(MatmulFn fn);
 
 // Float-activation matmuls of the float types (matmul_avx2.cc). Reduction order of y[t, r]: K in
 // chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators

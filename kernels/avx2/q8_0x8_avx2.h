@@ -12,9 +12,10 @@
 //   Q8_0x8u block (272 B): Q8_0x8 with each quant stored as the uint8 q + 128, the unsigned side
 //     of the VNNI cores' u8 x s8 dot products (the activations stay signed; the core takes 128 *
 //     the activation block's quant sum back off, exactly).
-//   Q8_0x16u block (544 B), groups of 16 rows (the AMX kernel's): uint16 d[16], uint8 qs[8][64]
-//     with qs[m][4r + i] = row r's qs[4m + i] + 128: an AMX B tile of 16 columns as it lies, and
-//     its two 32-byte halves each a Q8_0x8u row m of rows 0-7 and 8-15.
+//   Q8_0x16u block (544 B), groups of 16 rows (the 512-bit and AMX kernels'): uint16 d[16],
+//     uint8 qs[8][64] with qs[m][4r + i] = row r's qs[4m + i] + 128: one 512-bit register of 16
+//     rows' 4-quant pairs, an AMX B tile of 16 columns as it lies, and its two 32-byte halves each
+//     a Q8_0x8u row m of rows 0-7 and 8-15.
 #pragma once
 
 #include <immintrin.h>

@@ -1,6 +1,8 @@
 // Shared pieces of the AVX2 matmuls over Q8 activation rows with weights packed 8 rows per group
-// (matmul_q8_avx2.cc: Q8_0 / Q4_0, matmul_kquant_q8_avx2.cc: Q4_K / Q6_K); included only by
-// *_avx2.cc files (AVX2 intrinsics). Pure inline functions and templates; thread-safe.
+// (matmul_q8_avx2.cc: Q8_0 / Q4_0, matmul_kquant_q8_avx2.cc: Q4_K / Q6_K; the VNNI files reuse
+// them, and the 512-bit Q8_0 kernel, kernels/avx512/q8_0x16_zmm.h, drives 16-row groups with
+// them); included only by files built with AVX2 (or more). Pure inline functions and templates;
+// thread-safe.
 //
 // The driver walks the row groups of a RowRange in tiles of G groups x T tokens and stores only
 // the lanes inside the range. A kernel's tile computes every (group, token) lane with the op
@@ -50,37 +52,55 @@ inline __m256 LoadHalves(const uint16_t* h) {
 }
 
 // An empty asm that claims to modify each v[g][t]: GCC can no longer hoist the multiplies of
-// later steps ahead of the adds of earlier ones (which runs out of registers and spills).
+// later steps ahead of the adds of earlier ones (which runs out of registers and spills). "v":
+// any vector register the file's flags allow (with AVX-512, all 32).
 template <int G, int T, typename V>
 inline void Fence(V (*v)[T]) {
   for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) asm("" : "+x"(v[g][t]));
+    for (int t = 0; t < T; t++) asm("" : "+v"(v[g][t]));
   }
 }
 
-// Stores acc (group g's 8 rows for tokens [t0, t0 + T)), only the rows inside `rows`.
-template <int T>
-void StoreGroup(const __m256* acc, int g, RowRange rows, int t0, int out_dim, float* y) {
-  const int r0 = g * kRowGroup;
-  const int lo = std::max(rows.begin, r0), hi = std::min(rows.end, r0 + kRowGroup);
+// Rows per group of a kernel whose accumulators are V registers: one float lane each.
+template <typename V>
+constexpr int kGroupRowsOf = static_cast<int>(sizeof(V) / sizeof(float));
+
+// Stores acc (group g's rows, one lane each, for tokens [t0, t0 + T)), only the rows inside
+// `rows`. V: __m256 (8 rows) or, in files built with AVX-512, __m512 (16).
+template <int T, typename V>
+void StoreGroup(const V* acc, int g, RowRange rows, int t0, int out_dim, float* y) {
+  constexpr int kRows = kGroupRowsOf<V>;
+  const int r0 = g * kRows;
+  const int lo = std::max(rows.begin, r0), hi = std::min(rows.end, r0 + kRows);
   for (int t = 0; t < T; t++) {
-    float* out = y + static_cast<int64_t>(t0 + t) * out_dim + r0;  // [kRowGroup] of token t0 + t
-    if (lo == r0 && hi == r0 + kRowGroup) {
-      _mm256_storeu_ps(out, acc[t]);
+    float* out = y + static_cast<int64_t>(t0 + t) * out_dim + r0;  // [kRows] of token t0 + t
+    if (lo == r0 && hi == r0 + kRows) {
+      std::memcpy(out, &acc[t], sizeof(V));  // one unaligned vector store
     } else {
-      alignas(32) float lanes[kRowGroup];
-      _mm256_store_ps(lanes, acc[t]);
+      alignas(64) float lanes[kRows];
+      std::memcpy(lanes, &acc[t], sizeof(V));
       for (int r = lo; r < hi; r++) out[r - r0] = lanes[r - r0];
     }
   }
 }
 
 // Kernel (a struct) provides:
-//   using Packed = ...;                       one packed block of a group (8 rows)
+//   using Packed = ...;                       one packed block of a group
+//   using Acc = ...;                          (optional) its float accumulator register: __m256
+//                                             by default (8 rows a group), __m512 (16 rows)
 //   static constexpr int kBlockElems = ...;   activation elements per packed block
 //   template <int G, int T> static void Tile(const Packed* const* grp, int n_blocks,
-//                                            const XRow* x, __m256 (*acc)[T]);
+//                                            const XRow* x, Acc (*acc)[T]);
 // Tile adds every block of groups grp[0 .. G) times tokens x[0 .. T) into the zeroed acc[g][t].
+template <class Kernel>
+struct KernelAcc {
+  using type = __m256;
+};
+template <class Kernel>
+requires requires { typename Kernel::Acc; }
+struct KernelAcc<Kernel> {
+  using type = typename Kernel::Acc;
+};
 
 // Groups [g, g + G) (rows inside `rows`) for tokens [t0, t0 + T).
 template <class Kernel, int G, int T>
@@ -88,9 +108,10 @@ void GroupTile(const typename Kernel::Packed* packed, int n_blocks, const XRow* 
                RowRange rows, int t0, int out_dim, float* y) {
   const typename Kernel::Packed* grp[G];
   for (int i = 0; i < G; i++) grp[i] = packed + static_cast<int64_t>(g + i) * n_blocks;
-  __m256 acc[G][T];
+  using Acc = typename KernelAcc<Kernel>::type;
+  Acc acc[G][T];
   for (int i = 0; i < G; i++) {
-    for (int t = 0; t < T; t++) acc[i][t] = _mm256_setzero_ps();
+    for (int t = 0; t < T; t++) acc[i][t] = Acc{};
   }
   Kernel::template Tile<G, T>(grp, n_blocks, x, acc);
   for (int i = 0; i < G; i++) StoreGroup<T>(acc[i], g + i, rows, t0, out_dim, y);
@@ -127,7 +148,8 @@ void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int 
                 kChunk % kTailGroups == 0 && (kRaggedGroups == 0 || kChunk % kRaggedGroups == 0));
   const int n_blocks = in_dim / Kernel::kBlockElems;
   const auto* packed = static_cast<const typename Kernel::Packed*>(w);
-  const int g_begin = rows.begin / kRowGroup, g_end = (rows.end + kRowGroup - 1) / kRowGroup;
+  constexpr int kRows = sizeof(typename KernelAcc<Kernel>::type) / sizeof(float);
+  const int g_begin = rows.begin / kRows, g_end = (rows.end + kRows - 1) / kRows;
   if (n_tokens == 1) {
     GroupRun<Kernel, kTailGroups, 1>(packed, n_blocks, xq, in_dim, g_begin, g_end, 0, rows, out_dim,
                                      y);

@@ -1,15 +1,17 @@
-// Avx512KernelTable(): the AVX2 table with the VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls. They read
-// the AVX2 kernels' packed layouts (Q8_0 with its quants offset to unsigned: Q8_0x8u, same size)
-// and give their bits, so the deterministic path's results do not change with the table
-// (avx2_kernel_table.cc says why the packed integer kernels are deterministic).
+// Avx512KernelTable(): the AVX2 table with the VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls. Q4_0, Q4_K
+// and Q6_K read the AVX2 kernels' packed layouts on 256-bit registers; Q8_0 runs on 512-bit ones,
+// packed 16 rows a group with its quants offset to unsigned (Q8_0x16u, the AMX kernel's layout).
+// All give the AVX2 kernels' bits, so the deterministic path's results do not change with the
+// table (avx2_kernel_table.cc says why the packed integer kernels are deterministic).
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
 
 namespace smallmind::kernels::avx512 {
 
 KernelTable Avx512KernelTable(ExecMode mode) {
-  return avx2::WithVnniPackedMatmuls(avx2::Avx2KernelTable(mode), &MatmulQ8_0x8Q8Vnni,
-                                     &MatmulQ4_0x8Q8Vnni, &MatmulQ4_Kx8Q8Vnni, &MatmulQ6_Kx8Q8Vnni);
+  return avx2::WithVnniPackedMatmuls(avx2::Avx2KernelTable(mode),
+                                     avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Avx512), &MatmulQ4_0x8Q8Vnni,
+                                     &MatmulQ4_Kx8Q8Vnni, &MatmulQ6_Kx8Q8Vnni);
 }
 
 }  // namespace smallmind::kernels::avx512

@@ -1,10 +1,10 @@
-// AVX-512 VNNI matmuls over Q8 activations: Q8_0, Q4_0, Q4_K and Q6_K weights packed 8 rows per
-// group as the AVX2 kernels pack them, their walks, tiles and float steps
+// AVX-512 VNNI matmuls over Q8 activations: Q4_0, Q4_K and Q6_K weights packed 8 rows per group
+// as the AVX2 kernels pack them, their walks, tiles and float steps
 // (kernels/avx2/q8_0x8_avx2.h, kquant_x8_avx2.h) on the VNNI integer cores
-// (kernels/avx2/vnni_cores_avx2.h) with the EVEX vpdpbusd: one instruction per 32 multiply-adds
-// where the AVX2 core takes a maddubs, an int16 add and (Q8_0) a sign and a madd. The 256-bit form
-// keeps the AVX2 tiles, their register budget and the clock a 512-bit loop costs on some Intel
-// parts. Same integers, so the same bits as the AVX2 kernels, on both paths.
+// (kernels/avx2/vnni_cores_avx2.h) with the EVEX vpdpbusd on 256-bit registers: one instruction
+// per 32 multiply-adds where the AVX2 core takes a maddubs and an int16 add. Same integers, so the
+// same bits as the AVX2 kernels, on both paths. Q8_0 runs on 512-bit registers
+// (matmul_q8_0x16_avx512.cc); these could follow it (16-row layouts of their own).
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt): the shared headers compile here
 // into namespace avx512 (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
@@ -24,10 +24,6 @@ inline __m256i DpBusd(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_
 
 }  // namespace
 
-void MatmulQ8_0x8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
-                        int out_dim, RowRange rows) {
-  MatmulQ8Packed<Q8_0x8u, VnniDots<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
-}
 void MatmulQ4_0x8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulQ8Packed<Q4_0x8, VnniDots<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);

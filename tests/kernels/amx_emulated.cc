@@ -99,8 +99,7 @@ namespace smallmind::kernels::testing {
 KernelTable EmulatedAmxKernelTable(ExecMode mode) {
   // The real table is the AVX-512 one with AMX's Q8_0: here the emulated VNNI one with this.
   KernelTable t = EmulatedVnniKernelTable(mode);
-  t.matmul[WeightSlot(DType::kQ8_0)] = MatmulOp{&amx_emulated::MatmulQ8_0, MatmulInput::kQ8,
-                                                &avx2::PackQ8_0x16u, &avx2::PackedQ8_0x16uBytes};
+  t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&amx_emulated::MatmulQ8_0);
   return t;
 }
 

@@ -8,9 +8,10 @@
 // AVX2 ones are checked against the scalar reference elsewhere (avx2_matmul_test.cc,
 // avx2_q8_tiling_test.cc), so this makes the VNNI and AMX ones as good. Dispatch: the best set
 // is avx512 where the CPU has it, else avxvnni (amx only by name), and each table holds its
-// kernels. Each flavour is skipped on a CPU without it. Two more, "emulated" and "amx_emulated",
-// run the same integer cores on a scalar vpdpbusd (vnni_emulated.h) and the AMX kernel on scalar
-// tiles (amx_emulated.h) wherever AVX2 runs, so their logic is checked on every machine.
+// kernels. Each flavour is skipped on a CPU without it. Three more, "emulated", "amx_emulated" and
+// "zmm_emulated", run the same integer cores on a scalar vpdpbusd (vnni_emulated.h), the AMX
+// kernel on scalar tiles (amx_emulated.h) and the avx512 table's 512-bit Q8_0 kernel on 256-bit
+// halves (zmm_emulated.h) wherever AVX2 runs, so their logic is checked on every machine.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,6 +32,7 @@
 #include "tests/kernels/amx_emulated.h"
 #include "tests/kernels/random_weights.h"
 #include "tests/kernels/vnni_emulated.h"
+#include "tests/kernels/zmm_emulated.h"
 
 namespace smallmind::kernels {
 namespace {
@@ -95,7 +97,7 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
   EXPECT_EQ(BestIsa(), CpuSupports(Isa::kAvx512) ? Isa::kAvx512 : Isa::kAvxVnni);
   const bool avx512 = GetParam().isa == Isa::kAvx512 || GetParam().isa == Isa::kAmx;
   const MatmulFn want[] = {GetParam().isa == Isa::kAmx ? &amx::MatmulQ8_0x16Q8Amx
-                           : avx512                    ? &avx512::MatmulQ8_0x8Q8Vnni
+                           : avx512                    ? &avx512::MatmulQ8_0x16Q8Avx512
                                                        : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ4_0x8Q8Vnni : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
                            avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
@@ -106,10 +108,9 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
     int i = 0;
     for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
       EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
-      // Q8_0 offset to unsigned quants for vpdpbusd (and 16 rows a group for TDPBSUD), the rest
-      // as the AVX2 kernels pack them.
-      const PackFn q8_0_pack =
-          GetParam().isa == Isa::kAmx ? &avx2::PackQ8_0x16u : &avx2::PackQ8_0x8u;
+      // Q8_0 offset to unsigned quants for vpdpbusd (and 16 rows a group for TDPBSUD and the
+      // 512-bit vpdpbusd), the rest as the AVX2 kernels pack them.
+      const PackFn q8_0_pack = avx512 ? &avx2::PackQ8_0x16u : &avx2::PackQ8_0x8u;
       EXPECT_EQ(t.MatmulFor(type)->pack,
                 type == DType::kQ8_0 ? q8_0_pack : base.MatmulFor(type)->pack)
           << Name(type);
@@ -240,7 +241,8 @@ INSTANTIATE_TEST_SUITE_P(
     Flavours, VnniMatmulTest,
     ::testing::Values(Flavour{Isa::kAmx}, Flavour{Isa::kAvx512}, Flavour{Isa::kAvxVnni},
                       Flavour{Isa::kAvx2, &testing::EmulatedVnniKernelTable, "emulated"},
-                      Flavour{Isa::kAvx2, &testing::EmulatedAmxKernelTable, "amx_emulated"}),
+                      Flavour{Isa::kAvx2, &testing::EmulatedAmxKernelTable, "amx_emulated"},
+                      Flavour{Isa::kAvx2, &testing::EmulatedZmmKernelTable, "zmm_emulated"}),
     [](const ::testing::TestParamInfo<Flavour>& info) { return info.param.Name(); });
 
 }  // namespace

@@ -1,0 +1,66 @@
+// Built with -mavx2 -mfma -mf16c (tests/CMakeLists.txt): the shared kernel headers compile here
+// into namespace zmm_emulated (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+#define SMALLMIND_X86_NS zmm_emulated
+
+#include "tests/kernels/zmm_emulated.h"
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/q8_0x16_zmm.h"
+#include "tests/kernels/emulated_dpbusd.h"
+#include "tests/kernels/vnni_emulated.h"
+
+namespace smallmind::kernels::zmm_emulated {
+namespace {
+
+// A 512-bit register as two 256-bit halves: lanes 0-7 in lo, 8-15 in hi (bytes 0-31 and 32-63).
+struct PairI {
+  __m256i lo, hi;
+};
+struct PairF {
+  __m256 lo, hi;
+};
+
+struct Halves256 {
+  using I = PairI;
+  using F = PairF;
+  static I Load(const uint8_t* p) {
+    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32))};
+  }
+  static I Set1(int32_t v) { return {_mm256_set1_epi32(v), _mm256_set1_epi32(v)}; }
+  static F Set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
+  static I DpBusd(I acc, I u, I s) {
+    return {EmulatedDpBusd(acc.lo, u.lo, s.lo), EmulatedDpBusd(acc.hi, u.hi, s.hi)};
+  }
+  static F Halves(const uint16_t* h) { return {LoadHalves(h), LoadHalves(h + 8)}; }
+  static F Float(I v) { return {_mm256_cvtepi32_ps(v.lo), _mm256_cvtepi32_ps(v.hi)}; }
+  static F Mul(F a, F b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+  static F Fma(F a, F b, F c) {
+    return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
+  }
+  static void Fence(I&) {}
+};
+static_assert(sizeof(Halves256::I) == 64 && sizeof(Halves256::F) == 64);
+
+void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                RowRange rows) {
+  MatmulQ8_0x16<Halves256>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+}  // namespace
+}  // namespace smallmind::kernels::zmm_emulated
+
+namespace smallmind::kernels::testing {
+
+KernelTable EmulatedZmmKernelTable(ExecMode mode) {
+  // The real table is the AVX-512 one, its Q8_0 this kernel: here the emulated VNNI one with this.
+  KernelTable t = EmulatedVnniKernelTable(mode);
+  t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&zmm_emulated::MatmulQ8_0);
+  return t;
+}
+
+}  // namespace smallmind::kernels::testing
