@@ -33,8 +33,7 @@ KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, Matmu
                               MatmulFn q6_k) {
   t.matmul[WeightSlot(DType::kQ8_0)] =
       MatmulOp{q8_0, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
-  t.matmul[WeightSlot(DType::kQ4_0)] =
-      MatmulOp{q4_0, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
+  t.matmul[WeightSlot(DType::kQ4_0)] = Q4_0x8Op(q4_0);
   t.matmul[WeightSlot(DType::kQ4_K)] =
       MatmulOp{q4_k, MatmulInput::kQ8, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
   t.matmul[WeightSlot(DType::kQ6_K)] =
@@ -42,10 +41,11 @@ KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, Matmu
   return t;
 }
 
-KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulFn q4_0, MatmulFn q4_k,
+KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulOp q4_0, MatmulFn q4_k,
                                   MatmulFn q6_k) {
-  t = WithPackedMatmuls(t, q8_0.fn, q4_0, q4_k, q6_k);
+  t = WithPackedMatmuls(t, q8_0.fn, q4_0.fn, q4_k, q6_k);
   t.matmul[WeightSlot(DType::kQ8_0)] = q8_0;
+  t.matmul[WeightSlot(DType::kQ4_0)] = q4_0;
   return t;
 }
 
@@ -54,6 +54,12 @@ MatmulOp Q8_0x8uOp(MatmulFn fn) {
 }
 MatmulOp Q8_0x16uOp(MatmulFn fn) {
   return MatmulOp{fn, MatmulInput::kQ8, &PackQ8_0x16u, &PackedQ8_0x16uBytes};
+}
+MatmulOp Q4_0x8Op(MatmulFn fn) {
+  return MatmulOp{fn, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
+}
+MatmulOp Q4_0x16Op(MatmulFn fn) {
+  return MatmulOp{fn, MatmulInput::kQ8, &PackQ4_0x16, &PackedQ4_0x16Bytes};
 }
 
 }  // namespace smallmind::kernels::avx2

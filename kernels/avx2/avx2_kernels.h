@@ -19,14 +19,18 @@ KernelTable Avx2KernelTable(ExecMode mode);
 KernelTable WithPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
                               MatmulFn q6_k);
 // The same for the VNNI flavours (kernels/avx512/, kernels/avx_vnni/), whose kernels give these
-// kernels' bits: Q8_0 the op given (its quants offset to unsigned: one of the two below), the rest
-// packed as above.
-KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulFn q4_0, MatmulFn q4_k,
+// kernels' bits: Q8_0 and Q4_0 the ops given (made by the functions below), Q4_K and Q6_K packed
+// as above.
+KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulOp q4_0, MatmulFn q4_k,
                                   MatmulFn q6_k);
 // A Q8_0 matmul over Q8 activations on Q8_0 packed 8 rows a group with unsigned quants
-// (PackQ8_0x8u: the 256-bit VNNI cores') or 16 (PackQ8_0x16u: the 512-bit and AMX kernels').
+// (PackQ8_0x8u: the 256-bit VNNI cores') or 16 (PackQ8_0x16u: the 512-bit and AMX kernels'); a
+// Q4_0 one on Q4_0 packed 8 rows a group (PackQ4_0x8: the 256-bit cores') or 16 (PackQ4_0x16:
+// the 512-bit kernel's).
 MatmulOp Q8_0x8uOp(MatmulFn fn);
 MatmulOp Q8_0x16uOp(MatmulFn fn);
+MatmulOp Q4_0x8Op(MatmulFn fn);
+MatmulOp Q4_0x16Op(MatmulFn fn);
 
 // Float-activation matmuls of the float types (matmul_avx2.cc). Reduction order of y[t, r]: K in
 // chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators
@@ -51,10 +55,13 @@ size_t PackedQ8_0x8Bytes(int rows, int cols);
 // as the unsigned q + 128 (Q8_0x8u).
 void PackQ8_0x8u(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x8uBytes(int rows, int cols);
-// Q8_0 packed for the AMX kernel (kernels/amx/amx_q8_0.h): 16 rows a group, quants as the
-// unsigned q + 128 (Q8_0x16u, layout in q8_0x8_avx2.h).
+// Q8_0 packed for the 512-bit and AMX kernels (kernels/avx512/x16_zmm.h,
+// kernels/amx/amx_q8_0.h): 16 rows a group, quants as the unsigned q + 128 (Q8_0x16u, layout in
+// q8_0x8_avx2.h); Q4_0 for the 512-bit one: 16 rows a group (Q4_0x16).
 void PackQ8_0x16u(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x16uBytes(int rows, int cols);
+void PackQ4_0x16(const void* src, void* dst, int rows, int cols);
+size_t PackedQ4_0x16Bytes(int rows, int cols);
 size_t PackedQ4_0x8Bytes(int rows, int cols);
 void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);

@@ -144,6 +144,12 @@ void PackQ8_0x16u(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ8_0, Q8_0x16u, 8, kRows>(src, dst, rows, cols);
   OffsetQuants<Q8_0x16u>(dst, GroupsOf<kRows>(rows) * static_cast<size_t>(cols / 32));
 }
+void PackQ4_0x16(const void* src, void* dst, int rows, int cols) {
+  Pack<BlockQ4_0, Q4_0x16, 4, 2 * kRowGroup>(src, dst, rows, cols);
+}
+size_t PackedQ4_0x16Bytes(int rows, int cols) {
+  return GroupsOf<2 * kRowGroup>(rows) * (cols / 32) * sizeof(Q4_0x16);
+}
 size_t PackedQ8_0x16uBytes(int rows, int cols) {
   return GroupsOf<2 * kRowGroup>(rows) * (cols / 32) * sizeof(Q8_0x16u);
 }

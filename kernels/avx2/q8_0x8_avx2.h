@@ -16,6 +16,8 @@
 //     uint8 qs[8][64] with qs[m][4r + i] = row r's qs[4m + i] + 128: one 512-bit register of 16
 //     rows' 4-quant pairs, an AMX B tile of 16 columns as it lies, and its two 32-byte halves each
 //     a Q8_0x8u row m of rows 0-7 and 8-15.
+//   Q4_0x16 block (288 B), groups of 16 rows (the 512-bit kernels'): uint16 d[16], uint8
+//     qs[4][64] with qs[m][4r + i] = row r's qs[4m + i]: Q4_0x8's bytes for 16 rows.
 #pragma once
 
 #include <immintrin.h>
@@ -45,8 +47,12 @@ struct Q8_0x16u {
   uint16_t d[2 * kRowGroup];
   uint8_t qs[8][64];
 };
+struct Q4_0x16 {
+  uint16_t d[2 * kRowGroup];
+  uint8_t qs[4][64];
+};
 static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272 && sizeof(Q8_0x8u) == 272 &&
-              sizeof(Q8_0x16u) == 544);
+              sizeof(Q8_0x16u) == 544 && sizeof(Q4_0x16) == 288);
 
 // Decode prefetch distance in blocks per weight stream (prefetches past a matrix's end are
 // harmless hints). Measured on Zen 3: 8 blocks (1152 B) speed Q4_0 decode up ~10%; for Q8_0 the
@@ -55,6 +61,8 @@ template <typename Packed>
 constexpr int kPrefetchBlocks = 0;
 template <>
 constexpr int kPrefetchBlocks<Q4_0x8> = 8;
+template <>
+constexpr int kPrefetchBlocks<Q4_0x16> = 4;  // the same 1152 B
 
 // acc[t] += isum[t] * (dw * dx) (Q4_0 then + (-8 * dw) * s): per lane exactly the float
 // operations of the T = 1 path, so a lane's result does not depend on the tile it ran in.

@@ -15,18 +15,19 @@ namespace smallmind::kernels::avx512 {
 KernelTable Avx512KernelTable(ExecMode mode);
 
 // Matmuls over Q8 activations (matmul_avx512.cc) on the AVX2 kernels' packed layouts
-// (avx2::PackQ4_0x8 and siblings), EVEX vpdpbusd integer cores on 256-bit registers: bitwise
-// avx2::MatmulQ4_0x8Q8Avx2, MatmulQ4_Kx8Q8Avx2 and MatmulQ6_Kx8Q8Avx2.
-void MatmulQ4_0x8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
-                        int out_dim, RowRange rows);
+// (avx2::PackQ4_Kx8, PackQ6_Kx8), EVEX vpdpbusd integer cores on 256-bit registers: bitwise
+// avx2::MatmulQ4_Kx8Q8Avx2 and MatmulQ6_Kx8Q8Avx2.
 void MatmulQ4_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 
-// The table's Q8_0 matmul (matmul_q8_0x16_avx512.cc): Q8_0 packed 16 rows a group
-// (avx2::PackQ8_0x16u), 512-bit vpdpbusd; bitwise avx2::MatmulQ8_0x8Q8Avx2.
+// The table's Q8_0 and Q4_0 matmuls (matmul_x16_avx512.cc, x16_zmm.h): packed 16 rows a group
+// (avx2::PackQ8_0x16u, PackQ4_0x16), 512-bit vpdpbusd; bitwise avx2::MatmulQ8_0x8Q8Avx2 and
+// MatmulQ4_0x8Q8Avx2.
 void MatmulQ8_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                           int out_dim, RowRange rows);
+void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
 
 }  // namespace smallmind::kernels::avx512

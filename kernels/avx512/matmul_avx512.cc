@@ -1,10 +1,10 @@
-// AVX-512 VNNI matmuls over Q8 activations: Q4_0, Q4_K and Q6_K weights packed 8 rows per group
-// as the AVX2 kernels pack them, their walks, tiles and float steps
-// (kernels/avx2/q8_0x8_avx2.h, kquant_x8_avx2.h) on the VNNI integer cores
-// (kernels/avx2/vnni_cores_avx2.h) with the EVEX vpdpbusd on 256-bit registers: one instruction
-// per 32 multiply-adds where the AVX2 core takes a maddubs and an int16 add. Same integers, so the
-// same bits as the AVX2 kernels, on both paths. Q8_0 runs on 512-bit registers
-// (matmul_q8_0x16_avx512.cc); these could follow it (16-row layouts of their own).
+// AVX-512 VNNI matmuls over Q8 activations: Q4_K and Q6_K weights packed 8 rows per group as the
+// AVX2 kernels pack them, their walks, tiles and float steps (kernels/avx2/kquant_x8_avx2.h) on
+// the VNNI integer cores (kernels/avx2/vnni_cores_avx2.h) with the EVEX vpdpbusd on 256-bit
+// registers: one instruction per 32 multiply-adds where the AVX2 core takes a maddubs and an
+// int16 add. Same integers, so the same bits as the AVX2 kernels, on both paths. Q8_0 and Q4_0
+// run on 512-bit registers (matmul_x16_avx512.cc); the K-quants could follow them (16-row
+// layouts of their own).
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt): the shared headers compile here
 // into namespace avx512 (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
@@ -13,7 +13,6 @@
 #include <immintrin.h>
 
 #include "kernels/avx2/kquant_x8_avx2.h"
-#include "kernels/avx2/q8_0x8_avx2.h"
 #include "kernels/avx2/vnni_cores_avx2.h"
 #include "kernels/avx512/avx512_kernels.h"
 
@@ -24,10 +23,6 @@ inline __m256i DpBusd(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_
 
 }  // namespace
 
-void MatmulQ4_0x8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
-                        int out_dim, RowRange rows) {
-  MatmulQ8Packed<Q4_0x8, VnniDots<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
-}
 void MatmulQ4_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q4_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);

@@ -42,7 +42,8 @@ namespace smallmind::kernels::testing {
 KernelTable EmulatedVnniKernelTable(ExecMode mode) {
   namespace e = vnni_emulated;
   return avx2::WithVnniPackedMatmuls(avx2::Avx2KernelTable(mode), avx2::Q8_0x8uOp(&e::MatmulQ8_0),
-                                     &e::MatmulQ4_0, &e::MatmulQ4_K, &e::MatmulQ6_K);
+                                     avx2::Q4_0x8Op(&e::MatmulQ4_0), &e::MatmulQ4_K,
+                                     &e::MatmulQ6_K);
 }
 
 }  // namespace smallmind::kernels::testing

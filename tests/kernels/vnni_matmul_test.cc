@@ -96,24 +96,25 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
   // amx only by name (dispatch.cc says why).
   EXPECT_EQ(BestIsa(), CpuSupports(Isa::kAvx512) ? Isa::kAvx512 : Isa::kAvxVnni);
   const bool avx512 = GetParam().isa == Isa::kAvx512 || GetParam().isa == Isa::kAmx;
-  const MatmulFn want[] = {GetParam().isa == Isa::kAmx ? &amx::MatmulQ8_0x16Q8Amx
-                           : avx512                    ? &avx512::MatmulQ8_0x16Q8Avx512
-                                                       : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
-                           avx512 ? &avx512::MatmulQ4_0x8Q8Vnni : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
-                           avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
-                           avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni};
+  const MatmulFn want[] = {
+      GetParam().isa == Isa::kAmx ? &amx::MatmulQ8_0x16Q8Amx
+      : avx512                    ? &avx512::MatmulQ8_0x16Q8Avx512
+                                  : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
+      avx512 ? &avx512::MatmulQ4_0x16Q8Avx512 : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
+      avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
+      avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni};
   for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
     const KernelTable t = SelectKernels(GetParam().isa, mode);
     const KernelTable base = SelectKernels(Isa::kAvx2, mode);
     int i = 0;
     for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
       EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
-      // Q8_0 offset to unsigned quants for vpdpbusd (and 16 rows a group for TDPBSUD and the
-      // 512-bit vpdpbusd), the rest as the AVX2 kernels pack them.
-      const PackFn q8_0_pack = avx512 ? &avx2::PackQ8_0x16u : &avx2::PackQ8_0x8u;
-      EXPECT_EQ(t.MatmulFor(type)->pack,
-                type == DType::kQ8_0 ? q8_0_pack : base.MatmulFor(type)->pack)
-          << Name(type);
+      // Q8_0 offset to unsigned quants for vpdpbusd; Q8_0 (also for TDPBSUD) and Q4_0 16 rows a
+      // group for the 512-bit vpdpbusd; the rest as the AVX2 kernels pack them.
+      const PackFn pack = type == DType::kQ8_0 ? (avx512 ? &avx2::PackQ8_0x16u : &avx2::PackQ8_0x8u)
+                          : type == DType::kQ4_0 && avx512 ? &avx2::PackQ4_0x16
+                                                           : base.MatmulFor(type)->pack;
+      EXPECT_EQ(t.MatmulFor(type)->pack, pack) << Name(type);
     }
   }
 }

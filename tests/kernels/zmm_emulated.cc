@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx512/q8_0x16_zmm.h"
+#include "kernels/avx512/x16_zmm.h"
 #include "tests/kernels/emulated_dpbusd.h"
 #include "tests/kernels/vnni_emulated.h"
 
@@ -33,6 +33,15 @@ struct Halves256 {
   }
   static I Set1(int32_t v) { return {_mm256_set1_epi32(v), _mm256_set1_epi32(v)}; }
   static F Set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
+  static I LowNibbles(I v) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    return {_mm256_and_si256(v.lo, low4), _mm256_and_si256(v.hi, low4)};
+  }
+  static I HighNibbles(I v) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    return {_mm256_and_si256(_mm256_srli_epi16(v.lo, 4), low4),
+            _mm256_and_si256(_mm256_srli_epi16(v.hi, 4), low4)};
+  }
   static I DpBusd(I acc, I u, I s) {
     return {EmulatedDpBusd(acc.lo, u.lo, s.lo), EmulatedDpBusd(acc.hi, u.hi, s.hi)};
   }
@@ -48,7 +57,11 @@ static_assert(sizeof(Halves256::I) == 64 && sizeof(Halves256::F) == 64);
 
 void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulQ8_0x16<Halves256>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulX16<Q8_0x16u, Halves256>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulQ4_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                RowRange rows) {
+  MatmulX16<Q4_0x16, Halves256>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace
@@ -57,9 +70,11 @@ void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_di
 namespace smallmind::kernels::testing {
 
 KernelTable EmulatedZmmKernelTable(ExecMode mode) {
-  // The real table is the AVX-512 one, its Q8_0 this kernel: here the emulated VNNI one with this.
+  // The real table is the AVX-512 one, its Q8_0 and Q4_0 these kernels: here the emulated VNNI
+  // one with these.
   KernelTable t = EmulatedVnniKernelTable(mode);
   t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&zmm_emulated::MatmulQ8_0);
+  t.matmul[WeightSlot(DType::kQ4_0)] = avx2::Q4_0x16Op(&zmm_emulated::MatmulQ4_0);
   return t;
 }
 

@@ -1,9 +1,9 @@
-// A KernelTable of the 16-lane Q8_0 matmul (kernels/avx512/q8_0x16_zmm.h) on a stand-in for the
-// 512-bit registers (two 256-bit halves, a scalar vpdpbusd), built with AVX2 alone: on a CPU
-// without AVX-512, vnni_matmul_test.cc checks the kernel's own logic (16-row groups, the quant-sum
-// start, the float steps per lane, the tiles on the shared driver) against the AVX2 kernels bit
-// for bit; the real instructions are checked where the CPU has them. Call only where
-// CpuSupports(Isa::kAvx2).
+// A KernelTable of the 16-lane Q8_0 and Q4_0 matmuls (kernels/avx512/x16_zmm.h) on a stand-in for
+// the 512-bit registers (two 256-bit halves, a scalar vpdpbusd), built with AVX2 alone: on a CPU
+// without AVX-512, vnni_matmul_test.cc checks the kernels' own logic (16-row groups, the
+// quant-sum start, the nibbles, the float steps per lane, the tiles on the shared driver) against
+// the AVX2 kernels bit for bit; the real instructions are checked where the CPU has them. Call only
+// where CpuSupports(Isa::kAvx2).
 #pragma once
 
 #include "kernels/exec_mode.h"

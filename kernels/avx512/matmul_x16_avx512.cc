@@ -1,4 +1,5 @@
-// MatmulQ8_0x16Q8Avx512: the 16-lane Q8_0 matmul (q8_0x16_zmm.h) on AVX-512 registers.
+// MatmulQ8_0x16Q8Avx512 and MatmulQ4_0x16Q8Avx512: the 16-lane matmuls (x16_zmm.h) on AVX-512
+// registers.
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt): the shared headers compile here
 // into namespace avx512 (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
@@ -9,7 +10,7 @@
 #include <cstdint>
 
 #include "kernels/avx512/avx512_kernels.h"
-#include "kernels/avx512/q8_0x16_zmm.h"
+#include "kernels/avx512/x16_zmm.h"
 
 // GCC 12's 512-bit conversion intrinsics (_mm512_cvtph_ps, _mm512_cvtepi32_ps) pass an
 // _mm512_undefined_* source that its flow analysis then calls maybe-uninitialized.
@@ -24,6 +25,10 @@ struct Zmm {
   static I Load(const uint8_t* p) { return _mm512_loadu_si512(p); }
   static I Set1(int32_t v) { return _mm512_set1_epi32(v); }
   static F Set1(float v) { return _mm512_set1_ps(v); }
+  static I LowNibbles(I v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0f)); }
+  static I HighNibbles(I v) {
+    return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
+  }
   static I DpBusd(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
   static F Halves(const uint16_t* h) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h)));
@@ -38,7 +43,11 @@ struct Zmm {
 
 void MatmulQ8_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
-  MatmulQ8_0x16<Zmm>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulX16<Q8_0x16u, Zmm>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                           int out_dim, RowRange rows) {
+  MatmulX16<Q4_0x16, Zmm>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx512

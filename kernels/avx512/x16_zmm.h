@@ -1,0 +1,144 @@
+// The Q8_0 and Q4_0 matmuls over Q8 activations on 16-lane registers, less the registers: weights
+// packed 16 rows a group (Q8_0x16u, Q4_0x16: q8_0x8_avx2.h), so one 64-byte row of a block holds
+// 4 consecutive quants (Q4_0: 4 bytes of nibble pairs) of each of 16 rows and one vpdpbusd
+// against 4 activation quants broadcast to every lane advances all 16 rows: 64 multiply-adds an
+// instruction, twice the 256-bit VNNI cores'. V is the 16-lane ops: AVX-512
+// (matmul_x16_avx512.cc) or a stand-in of two 256-bit halves (tests/kernels/zmm_emulated.cc), so
+// the logic here is checked on every machine and the instructions where the CPU has them.
+//
+// Each lane ends a block holding its row's exact integer block dot product as the 256-bit VNNI
+// cores compute it (vnni_cores_avx2.h: Q8_0's sum starts at -128 x the token's block quant sum,
+// its quants stored q + 128; Q4_0's is over the raw nibbles), and the float steps after it are
+// the 256-bit kernels' (q8_0x8_avx2.h Accumulate: scale = dw * dx, acc = fma(float(isum), scale,
+// acc), Q4_0 then acc = fma(-8 dw, s, acc); blocks in order), lane for lane: the same bits as
+// the AVX2, AVX-VNNI and AMX kernels, for every tile and batch, on both paths.
+//
+// Tiles as the 8-row kernels' with groups twice as tall: 1 group x 8 tokens (8 int32 sums and 8
+// float accumulators of AVX-512's 32 registers), 2 x 4 for 4-7 tokens left, 2 x 2-3 for the last
+// 2-3, kX16TailGroups groups x 1 token for single-stream decode; the driver is the 8-row
+// kernels' (q8_rows_avx2.h MatmulRowGroups) on 16-row groups, as the engine's row split already
+// is (worker/engine/op_runner.cc kMatmulRowGroup). Measured on Zen 5 (session 20, kernels_bench
+// Q8_0, one core, min of 3 interleaved runs): 1 x 8 beat 2 x 4 and 1 x 12 at 8 and 16 tokens (w1
+// 8 tokens 64 vs 86 and 88 us); a single-token tail of 4 groups and of 1 alike, 2 slower.
+//
+// Included only by files built with AVX2 (or more) enabled; pure inline templates; thread-safe.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/avx2/avx2_util.h"
+#include "kernels/avx2/q8_0x8_avx2.h"
+#include "kernels/avx2/q8_rows_avx2.h"
+#include "kernels/partition.h"
+
+namespace smallmind::kernels::SMALLMIND_X86_NS {
+
+// V provides (I: 16 int32 lanes, F: 16 float lanes, each 64 bytes, lane i at bytes 4i):
+//   static I Load(const uint8_t* p);              64 bytes
+//   static I Set1(int32_t v);  static F Set1(float v);
+//   static I LowNibbles(I v);  static I HighNibbles(I v);   each byte's low / high 4 bits
+//   static I DpBusd(I acc, I u, I s);             vpdpbusd: unsigned u x signed s
+//   static F Halves(const uint16_t* h);           16 fp16 values as floats
+//   static F Float(I v);  static F Mul(F a, F b);  static F Fma(F a, F b, F c);  a * b + c, fused
+//   static void Fence(I& v);                      the compiler may not move work across it
+template <typename PackedT, class V>
+requires std::is_same_v<PackedT, Q8_0x16u> || std::is_same_v<PackedT, Q4_0x16>
+struct X16Kernel {
+  using Packed = PackedT;
+  using Acc = typename V::F;
+  using I = typename V::I;
+  using F = typename V::F;
+  static constexpr int kBlockElems = 32;
+  static constexpr bool kQ4 = std::is_same_v<Packed, Q4_0x16>;
+
+  // 4 activation quants in every lane.
+  static I Quads(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return V::Set1(v);
+  }
+
+  // isum[g][t] lane r = group g's row r's block b times token t's (see the top of the file).
+  template <int G, int T>
+  static void Dots(const Packed* const* grp, const XRow* x, int b, I (*isum)[T]) {
+    for (int t = 0; t < T; t++) {
+      const I start = V::Set1(kQ4 ? 0 : -128 * x[t].qsum[b]);
+      for (int g = 0; g < G; g++) isum[g][t] = start;
+    }
+    if constexpr (kQ4) {
+#pragma GCC unroll 4
+      for (int m = 0; m < 4; m++) {
+        for (int g = 0; g < G; g++) {  // one group's nibbles at a time: 2 registers, not 2 G
+          const I w = V::Load(grp[g][b].qs[m]);
+          const I lo = V::LowNibbles(w), hi = V::HighNibbles(w);
+          for (int t = 0; t < T; t++) {
+            const int8_t* q = x[t].qs + 32 * b + 4 * m;
+            isum[g][t] = V::DpBusd(isum[g][t], lo, Quads(q));
+            isum[g][t] = V::DpBusd(isum[g][t], hi, Quads(q + 16));
+          }
+        }
+        Fence<G, T>(isum);
+      }
+    } else {
+#pragma GCC unroll 8
+      for (int m = 0; m < 8; m++) {
+        I w[G];
+        for (int g = 0; g < G; g++) w[g] = V::Load(grp[g][b].qs[m]);
+        for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
+          const I xb = Quads(x[t].qs + 32 * b + 4 * m);
+          for (int g = 0; g < G; g++) isum[g][t] = V::DpBusd(isum[g][t], w[g], xb);
+        }
+        Fence<G, T>(isum);
+      }
+    }
+  }
+
+  template <int G, int T>
+  static void Fence(I (*isum)[T]) {
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) V::Fence(isum[g][t]);
+    }
+  }
+
+  template <int G, int T>
+  static void Tile(const Packed* const* grp, int n_blocks, const XRow* x, Acc (*acc)[T]) {
+    for (int b = 0; b < n_blocks; b++) {
+      if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
+        for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
+      }
+      if (T > 1) {  // block b of the next G groups (see Q8Kernel::Tile)
+        for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+      }
+      I isum[G][T];
+      Dots<G, T>(grp, x, b, isum);
+      for (int g = 0; g < G; g++) {
+        const F dw = V::Halves(grp[g][b].d);
+        for (int t = 0; t < T; t++) {
+          const F scale = V::Mul(dw, V::Set1(x[t].d[b]));
+          acc[g][t] = V::Fma(V::Float(isum[g][t]), scale, acc[g][t]);
+        }
+        if constexpr (kQ4) {
+          const F dw8 = V::Mul(dw, V::Set1(-8.0f));
+          for (int t = 0; t < T; t++) acc[g][t] = V::Fma(dw8, V::Set1(x[t].s[b]), acc[g][t]);
+        }
+      }
+    }
+  }
+};
+
+// Single-stream decode: this many 16-row weight streams in flight.
+constexpr int kX16TailGroups = 4;
+
+// y[t, r] = x[t] . w[r] for r in `rows`, w packed as Packed (Q8_0x16u or Q4_0x16), 16-lane ops V.
+template <typename Packed, class V>
+void MatmulX16(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+               RowRange rows) {
+  MatmulRowGroups<X16Kernel<Packed, V>, 1, kQ8TileTokens, kX16TailGroups, 2, kQ8MidTokens,
+                  kQ8RaggedGroups>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+}  // namespace smallmind::kernels::SMALLMIND_X86_NS
