@@ -74,7 +74,9 @@ bool CpuSupports(Isa isa) {
 
 // kAmx is chosen only by name: on the one AMX machine measured (session 19) its Q8_0 matmul was
 // 10-15% faster than the AVX-512 VNNI one at 16 and 128 tokens but 5-11% slower at 8, and
-// batched decode (8-16 streams) did not get faster.
+// batched decode (8-16 streams) did not get faster. That was the 256-bit VNNI form; the 512-bit
+// one that replaced it in the avx512 set (kernels/avx512/x16_zmm.h, session 20: 1.7-1.8x the
+// 256-bit one at 8-128 tokens on Zen 5) has not been timed beside AMX yet.
 Isa BestIsa() {
   if (CpuSupports(Isa::kAvx512)) return Isa::kAvx512;
   if (CpuSupports(Isa::kAvxVnni)) return Isa::kAvxVnni;

@@ -54,8 +54,8 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option_function<std::string>(
          "--isa", [&c](const std::string& v) { c.isa = *kernels::IsaFromName(v); },
          "kernel set: best (the best this CPU runs: avx512 = AVX-512 VNNI, else avxvnni = "
-         "AVX-VNNI, else avx2), amx (AVX-512 with AMX-INT8 Q8_0 matmuls: faster prefill, not "
-         "faster decode; by name only), avx512, avxvnni, avx2 or ref (the scalar reference "
+         "AVX-VNNI, else avx2), amx (AVX-512 with AMX-INT8 Q8_0 matmuls; by name only: not "
+         "measured faster), avx512, avxvnni, avx2 or ref (the scalar reference "
          "kernels, slow); amx, avx512 and avxvnni give avx2's bits")
       ->transform(CLI::IsMember(IsaChoices(), CLI::ignore_case))
       ->type_name("ISA")

@@ -134,12 +134,20 @@ constexpr int kQ8MidTokens = 4;
 // 4 streams: measured 1.3-1.5x faster decode than 1 on Zen 3 (more DRAM reads in flight).
 constexpr int kQ8TailGroups = 4;
 
+// y[t, r] = x[t] . w[r] for r in `rows` by a Q8_0 / Q4_0 kernel on the tiles above (the 512-bit
+// kernels', kernels/avx512/x16_zmm.h, with groups of 16 rows).
+template <class Kernel>
+void MatmulQ8Tiles(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows) {
+  MatmulRowGroups<Kernel, 1, kQ8TileTokens, kQ8TailGroups, 2, kQ8MidTokens, kQ8RaggedGroups>(
+      w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
 // y[t, r] = x[t] . w[r] for r in `rows`, w packed as `Packed`, integer core `Dots`.
 template <typename Packed, class Dots>
 void MatmulQ8Packed(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows) {
-  MatmulRowGroups<Q8Kernel<Packed, Dots>, 1, kQ8TileTokens, kQ8TailGroups, 2, kQ8MidTokens,
-                  kQ8RaggedGroups>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Tiles<Q8Kernel<Packed, Dots>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::SMALLMIND_X86_NS

@@ -13,13 +13,14 @@
 // acc), Q4_0 then acc = fma(-8 dw, s, acc); blocks in order), lane for lane: the same bits as
 // the AVX2, AVX-VNNI and AMX kernels, for every tile and batch, on both paths.
 //
-// Tiles as the 8-row kernels' with groups twice as tall: 1 group x 8 tokens (8 int32 sums and 8
-// float accumulators of AVX-512's 32 registers), 2 x 4 for 4-7 tokens left, 2 x 2-3 for the last
-// 2-3, kX16TailGroups groups x 1 token for single-stream decode; the driver is the 8-row
-// kernels' (q8_rows_avx2.h MatmulRowGroups) on 16-row groups, as the engine's row split already
-// is (worker/engine/op_runner.cc kMatmulRowGroup). Measured on Zen 5 (session 20, kernels_bench
-// Q8_0, one core, min of 3 interleaved runs): 1 x 8 beat 2 x 4 and 1 x 12 at 8 and 16 tokens (w1
-// 8 tokens 64 vs 86 and 88 us); a single-token tail of 4 groups and of 1 alike, 2 slower.
+// Tiles as the 8-row kernels' with groups twice as tall (q8_0x8_avx2.h MatmulQ8Tiles): 1 group x
+// 8 tokens (8 int32 sums and 8 float accumulators of AVX-512's 32 registers), 2 x 4 for 4-7
+// tokens left, 2 x 2-3 for the last 2-3, 4 groups x 1 token for single-stream decode; the driver
+// is the 8-row kernels' (q8_rows_avx2.h MatmulRowGroups) on 16-row groups, as the engine's row
+// split already is (worker/engine/op_runner.cc kMatmulRowGroup). Measured on Zen 5 (session 20,
+// kernels_bench Q8_0, one core, min of 3 interleaved runs): 1 x 8 beat 2 x 4 and 1 x 12 at 8 and
+// 16 tokens (w1 8 tokens 64 vs 86 and 88 us); a single-token tail of 4 groups and of 1 alike, 2
+// slower.
 //
 // Included only by files built with AVX2 (or more) enabled; pure inline templates; thread-safe.
 #pragma once
@@ -130,15 +131,11 @@ struct X16Kernel {
   }
 };
 
-// Single-stream decode: this many 16-row weight streams in flight.
-constexpr int kX16TailGroups = 4;
-
 // y[t, r] = x[t] . w[r] for r in `rows`, w packed as Packed (Q8_0x16u or Q4_0x16), 16-lane ops V.
 template <typename Packed, class V>
 void MatmulX16(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                RowRange rows) {
-  MatmulRowGroups<X16Kernel<Packed, V>, 1, kQ8TileTokens, kX16TailGroups, 2, kQ8MidTokens,
-                  kQ8RaggedGroups>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Tiles<X16Kernel<Packed, V>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::SMALLMIND_X86_NS
