@@ -1,17 +1,17 @@
-// The VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls of both flavours (avx512: AVX-512 VNNI, avxvnni:
-// AVX-VNNI), and the amx table (its AMX Q8_0 matmul, the avx512 ones beside it), against the AVX2
-// ones they replace: the same
-// packed weights and Q8 activations give the same bits for every batch size, place in the batch,
-// row range and shape (odd block counts, out_dim ending groups and chunks early), and at the
-// extremes of the quants (w = -128 and 127 against x = +-127, where the AVX2 core's int16 steps
-// come closest to saturating; the K-quants' random quant bytes and scales cover their ranges). The
-// AVX2 ones are checked against the scalar reference elsewhere (avx2_matmul_test.cc,
-// avx2_q8_tiling_test.cc), so this makes the VNNI and AMX ones as good. Dispatch: the best set
-// is avx512 where the CPU has it, else avxvnni (amx only by name), and each table holds its
-// kernels. Each flavour is skipped on a CPU without it. Three more, "emulated", "amx_emulated" and
-// "zmm_emulated", run the same integer cores on a scalar vpdpbusd (vnni_emulated.h), the AMX
-// kernel on scalar tiles (amx_emulated.h) and the avx512 table's 512-bit Q8_0 kernel on 256-bit
-// halves (zmm_emulated.h) wherever AVX2 runs, so their logic is checked on every machine.
+// The VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls of both flavours (avx512: AVX-512 VNNI, its Q8_0 and
+// Q4_0 on 512-bit registers; avxvnni: AVX-VNNI), and the amx table (its AMX Q8_0 matmul, the avx512
+// ones beside it), against the AVX2 ones they replace: the same packed weights and Q8 activations
+// give the same bits for every batch size, place in the batch, row range and shape (odd block
+// counts, out_dim ending groups and chunks early), and at the extremes of the quants (w = -128 and
+// 127 against x = +-127, where the AVX2 core's int16 steps come closest to saturating; the
+// K-quants' random quant bytes and scales cover their ranges). The AVX2 ones are checked against
+// the scalar reference elsewhere (avx2_matmul_test.cc, avx2_q8_tiling_test.cc), so this makes the
+// VNNI and AMX ones as good. Dispatch: the best set is avx512 where the CPU has it, else avxvnni
+// (amx only by name), and each table holds its kernels. Each flavour is skipped on a CPU without
+// it. Three more, "emulated", "amx_emulated" and "zmm_emulated", run the same integer cores on a
+// scalar vpdpbusd (vnni_emulated.h), the AMX kernel on scalar tiles (amx_emulated.h) and the avx512
+// table's 512-bit Q8_0 and Q4_0 kernels on 256-bit halves (zmm_emulated.h) wherever AVX2 runs, so
+// their logic is checked on every machine.
 #include <gtest/gtest.h>
 
 #include <cmath>
