@@ -15,8 +15,8 @@ namespace smallmind::kernels::amx {
 KernelTable AmxKernelTable(ExecMode mode);
 
 // Q8_0 weights (avx2::PackQ8_0x16u) over Q8 activations (matmul_amx.cc, kernels/amx/amx_q8_0.h):
-// 4 or more tokens by TDPBSUD tiles of up to 16 tokens, 1-3 by a VNNI loop; bitwise
-// avx2::MatmulQ8_0x8Q8Avx2.
+// 4 or more tokens by TDPBSUD tiles of up to 16 tokens, 1-3 by avx512::MatmulQ8_0x16Q8Avx512;
+// bitwise avx2::MatmulQ8_0x8Q8Avx2.
 void MatmulQ8_0x16Q8Amx(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 

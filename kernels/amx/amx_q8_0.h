@@ -11,7 +11,8 @@
 // block quant sum (Q8 activation rows carry it), that is the exact integer block dot product the
 // VNNI and AVX2 cores compute, and the float steps after it are theirs (q8_0x8_avx2.h
 // AccumulateQ8, blocks in order), so the AMX kernel gives their bits, for every batch size and
-// tile, on both paths. 1-3 tokens (memory-bound decode) run a VNNI loop on the same layout.
+// tile, on both paths. 1-3 tokens (memory-bound decode) run the avx512 set's 512-bit kernel on the
+// same layout (kernels/avx512/x16_zmm.h), as the avx512 set does.
 //
 // Measured on the lent Xeon (Emerald Rapids, 2.55 GHz, session 19; a microbenchmark): TDPBSUD of
 // 16 x 8 x 32 took 16 cycles, 16 x 16 x 32 22, a tile store of 16 rows 27, and one block's
@@ -39,7 +40,7 @@
 #include "kernels/avx2/avx2_util.h"
 #include "kernels/avx2/q8_0x8_avx2.h"
 #include "kernels/avx2/q8_rows_avx2.h"
-#include "kernels/avx2/vnni_cores_avx2.h"
+#include "kernels/kernels.h"
 #include "kernels/partition.h"
 #include "kernels/q8_act.h"
 
@@ -60,7 +61,7 @@ constexpr int kAmxGroupRows = 16;  // rows per Q8_0x16u group
 // L1/L2 while every token tile of the chunk reads them: prefill's 128 tokens are 8 tiles).
 constexpr int kAmxTileTokens = 16;
 constexpr int kAmxChunkGroups = 4;
-// Fewer tokens than this run the VNNI loop (no tile amortizes its cost over so few).
+// Fewer tokens than this run Small (no tile amortizes its cost over so few).
 constexpr int kAmxMinTokens = 4;
 
 // Tiles provides (k, c, a, b: tile numbers, compile-time):
@@ -70,8 +71,8 @@ constexpr int kAmxMinTokens = 4;
 //   template <int k> static void Zero();
 //   template <int c, int a, int b> static void DpBsud();  C[m][n] += sum over k of
 //       int8 A[m][4k + i] * uint8 B[k][4n + i], i < 4
-// Dp: the VNNI flavour's vpdpbusd, for 1-3 tokens.
-template <class Tiles, DpBusdFn Dp>
+// Small: the Q8_0 matmul on the same layout (Q8_0x16u) for fewer than kAmxMinTokens tokens.
+template <class Tiles, MatmulFn Small>
 struct AmxQ8_0 {
   // Blocks go two at a time on two sets of tiles (A p, B 2 + p, C 4 + p), so one block's loads
   // and product need not wait for the other's store.
@@ -201,53 +202,14 @@ struct AmxQ8_0 {
   static constexpr std::array<GroupsFn, kAmxTileTokens> kGroups =
       MakeGroups(std::make_index_sequence<kAmxTileTokens>());
 
-  // 1-3 tokens: G groups at a time (each half of a group a VNNI core's 8 rows), blocks in order,
-  // the VNNI core's integers and float steps.
-  template <int G, int T>
-  static void VnniGroups(const Q8_0x16u* packed, int n_blocks, const void* xq, int in_dim,
-                         int g_begin, int g_end, RowRange rows, int out_dim, float* y) {
-    XRow x[T];
-    for (int i = 0; i < T; i++) x[i] = MakeXRow(xq, in_dim, i);
-    int g = g_begin;
-    for (; g + G <= g_end; g += G) {
-      __m256 acc[2 * G][T];
-      for (auto& half : acc) {
-        for (__m256& v : half) v = _mm256_setzero_ps();
-      }
-      for (int b = 0; b < n_blocks; b++) {
-        const Q8_0x16u* blk[G];
-        for (int k = 0; k < G; k++) blk[k] = packed + static_cast<int64_t>(g + k) * n_blocks + b;
-        __m256i isum[2 * G][T];  // [half k of group k / 2][token]
-        VnniDots<Dp>::template RunUnsigned<2 * G, T>(
-            [&](int k, int m) { return blk[k / 2]->qs[m] + 32 * (k % 2); }, x, b, isum);
-        for (int k = 0; k < 2 * G; k++) {
-          AccumulateQ8<T>(LoadHalves(blk[k / 2]->d + 8 * (k % 2)), isum[k], x, b, acc[k]);
-        }
-      }
-      for (int k = 0; k < 2 * G; k++) StoreGroup<T>(acc[k], 2 * g + k, rows, 0, out_dim, y);
-    }
-    if constexpr (G > 1) {
-      if (g < g_end) VnniGroups<1, T>(packed, n_blocks, xq, in_dim, g, g_end, rows, out_dim, y);
-    }
-  }
-
   // y[t, r] = x[t] . w[r] for r in `rows`.
   static void Matmul(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                      RowRange rows) {
+    if (n_tokens < kAmxMinTokens) return Small(w, xq, y, n_tokens, in_dim, out_dim, rows);
     const int n_blocks = in_dim / 32;
     const auto* packed = static_cast<const Q8_0x16u*>(w);
     const int g_begin = rows.begin / kAmxGroupRows;
     const int g_end = (rows.end + kAmxGroupRows - 1) / kAmxGroupRows;
-    static_assert(kAmxMinTokens == 4);
-    switch (n_tokens) {
-      case 1:
-        return VnniGroups<2, 1>(packed, n_blocks, xq, in_dim, g_begin, g_end, rows, out_dim, y);
-      case 2:
-        return VnniGroups<1, 2>(packed, n_blocks, xq, in_dim, g_begin, g_end, rows, out_dim, y);
-      case 3:
-        return VnniGroups<1, 3>(packed, n_blocks, xq, in_dim, g_begin, g_end, rows, out_dim, y);
-      default: break;
-    }
     int configured = 0;  // the T the tiles hold now
     for (int c = g_begin; c < g_end; c += kAmxChunkGroups) {
       const int c_end = std::min(c + kAmxChunkGroups, g_end);

@@ -9,11 +9,10 @@
 
 #include "kernels/amx/amx_kernels.h"
 #include "kernels/amx/amx_q8_0.h"
+#include "kernels/avx512/avx512_kernels.h"
 
 namespace smallmind::kernels::amx {
 namespace {
-
-inline __m256i DpBusd(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
 
 // GCC's tile intrinsics paste the tile number into their assembly text, so each takes a literal:
 // SMALLMIND_AMX_ON_TILE(k, OP) runs OP(n) for the literal n == k of the tiles amx_q8_0.h uses.
@@ -74,7 +73,7 @@ struct Tiles {
 
 void MatmulQ8_0x16Q8Amx(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  AmxQ8_0<Tiles, &DpBusd>::Matmul(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  AmxQ8_0<Tiles, &avx512::MatmulQ8_0x16Q8Avx512>::Matmul(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::amx

@@ -50,14 +50,6 @@ struct VnniDots {
   // then holds 128 * (the activation block's quant sum) too, which the accumulator starts without.
   template <int G, int T>
   static void Run(const Q8_0x8u* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
-    RunUnsigned<G, T>([&](int g, int m) { return grp[g][b].qs[m]; }, x, b, isum);
-  }
-
-  // Run(Q8_0x8u)'s core for G sets of 8 rows whose step m (32 bytes: quants 4m .. 4m + 3 of each
-  // row, each q + 128) lies at rows(g, m): any layout that stores a Q8_0x8u row m somewhere (the
-  // AMX kernel's 16-row groups hold two).
-  template <int G, int T, class Rows>
-  static void RunUnsigned(const Rows& rows, const XRow* x, int b, __m256i (*isum)[T]) {
     for (int t = 0; t < T; t++) {
       const __m256i start = _mm256_set1_epi32(-128 * x[t].qsum[b]);
       for (int g = 0; g < G; g++) isum[g][t] = start;
@@ -66,7 +58,7 @@ struct VnniDots {
     for (int m = 0; m < 8; m++) {
       __m256i w[G];
       for (int g = 0; g < G; g++) {
-        w[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows(g, m)));
+        w[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
       }
       for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
         const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);

@@ -12,8 +12,7 @@
 
 #include "kernels/amx/amx_q8_0.h"
 #include "kernels/avx2/avx2_kernels.h"
-#include "tests/kernels/emulated_dpbusd.h"
-#include "tests/kernels/vnni_emulated.h"
+#include "tests/kernels/zmm_emulated.h"
 
 namespace smallmind::kernels::amx_emulated {
 namespace {
@@ -88,7 +87,8 @@ struct Tiles {
 
 void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  AmxQ8_0<Tiles, &EmulatedDpBusd>::Matmul(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  AmxQ8_0<Tiles, &testing::EmulatedMatmulQ8_0x16>::Matmul(w, xq, y, n_tokens, in_dim, out_dim,
+                                                          rows);
 }
 
 }  // namespace
@@ -97,8 +97,8 @@ void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_di
 namespace smallmind::kernels::testing {
 
 KernelTable EmulatedAmxKernelTable(ExecMode mode) {
-  // The real table is the AVX-512 one with AMX's Q8_0: here the emulated VNNI one with this.
-  KernelTable t = EmulatedVnniKernelTable(mode);
+  // The real table is the AVX-512 one with AMX's Q8_0: here the emulated AVX-512 one with this.
+  KernelTable t = EmulatedZmmKernelTable(mode);
   t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&amx_emulated::MatmulQ8_0);
   return t;
 }

@@ -1,5 +1,5 @@
 // A scalar stand-in for vpdpbusd on 256-bit registers, for the emulated kernel tables
-// (vnni_emulated.cc, amx_emulated.cc), which build it with AVX2 alone into their own namespaces
+// (vnni_emulated.cc, zmm_emulated.cc), which build it with AVX2 alone into their own namespaces
 // (SMALLMIND_X86_NS, defined before this is included).
 #pragma once
 

@@ -12,5 +12,8 @@
 namespace smallmind::kernels::testing {
 
 KernelTable EmulatedZmmKernelTable(ExecMode mode);
+// Its Q8_0 matmul (the AMX stand-in's for 1-3 tokens, as the real AMX kernel runs the real one).
+void EmulatedMatmulQ8_0x16(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                           int out_dim, RowRange rows);
 
 }  // namespace smallmind::kernels::testing
