@@ -34,8 +34,9 @@ class ShmSegment {
   // OK when `name` can name a segment: 1-200 characters of [A-Za-z0-9._-], not starting with '.'.
   static Status CheckName(const std::string& name);
 
-  // Gives the segment its memory now (fallocate), so that a /dev/shm too small for it is an error
-  // here rather than a SIGBUS at the first write.
+  // Gives the segment its memory now and maps every page into this process (keeping the bytes),
+  // so that a /dev/shm too small for it is an error here rather than a SIGBUS at the first write,
+  // and no page fault is left for the decode steps. Huge pages where the tmpfs allows them.
   Status Reserve();
 
   void* data() const { return data_; }
