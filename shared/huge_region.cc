@@ -108,7 +108,10 @@ size_t HugePageBytes(const void* p, size_t bytes) {
       continue;
     }
     unsigned long long kb = 0;
-    if (end > lo && begin < hi && std::sscanf(line.c_str(), "AnonHugePages: %llu kB", &kb) == 1) {
+    // Private memory's huge pages, or shared memory's (a tmpfs mapping: ShmemPmdMapped).
+    if (end > lo && begin < hi &&
+        (std::sscanf(line.c_str(), "AnonHugePages: %llu kB", &kb) == 1 ||
+         std::sscanf(line.c_str(), "ShmemPmdMapped: %llu kB", &kb) == 1)) {
       // A mapping's huge pages lie anywhere in it: count at most its overlap with the range.
       const size_t overlap = std::min<uintptr_t>(end, hi) - std::max<uintptr_t>(begin, lo);
       total += std::min<size_t>(static_cast<size_t>(kb) * 1024, overlap);

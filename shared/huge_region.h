@@ -47,8 +47,9 @@ class HugeRegion {
 // HugeRegion gets huge pages under "always" and "madvise".
 std::string TransparentHugePages();
 
-// Bytes of [p, p + bytes) the kernel backs with huge pages now (AnonHugePages of the mappings that
-// overlap the range, from /proc/self/smaps, counted only inside the range); 0 when unknown.
+// Bytes of [p, p + bytes) the kernel backs with huge pages now (AnonHugePages, or ShmemPmdMapped
+// for shared memory, of the mappings that overlap the range, from /proc/self/smaps, counted only
+// inside the range); 0 when unknown.
 size_t HugePageBytes(const void* p, size_t bytes);
 
 }  // namespace smallmind::shared

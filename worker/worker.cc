@@ -8,6 +8,7 @@
 
 #include "kernels/dispatch.h"
 #include "shared/cpu_topology.h"
+#include "shared/huge_region.h"
 #include "worker/engine/kv_producer.h"
 #include "worker/engine/numa_binding.h"
 #include "worker/model/model_fingerprint.h"
@@ -71,11 +72,20 @@ shared::Status Worker::PlanKv() {
   SM_RETURN_IF_ERROR(kv_segment_->Reserve());
   kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs, config_.kv.dtype,
                                       kv_segment_->data());
-  spdlog::info("KV pool: {} blocks x {} tokens, {} ({:.1f} MiB) in {}", blocks, bs,
-               kernels::KvTypeName(config_.kv.dtype), kv_pool_->bytes() / 1048576.0,
-               kv_segment_->in_shared_memory()
-                   ? fmt::format("shared memory {}", shared::ShmSegment::PathOf(spec.name))
-                   : std::string("process memory (--kv-segment none)"));
+  // Decode reads the whole cache every step: on 4 KiB pages that is a TLB miss a page (README,
+  // Kernels). /dev/shm gives huge pages only when mounted with huge=advise or more.
+  const size_t huge = shared::HugePageBytes(kv_segment_->data().data(), kv_segment_->data().size());
+  spdlog::info(
+      "KV pool: {} blocks x {} tokens, {} ({:.1f} MiB) in {}, {:.1f} MiB of it on huge "
+      "pages{}",
+      blocks, bs, kernels::KvTypeName(config_.kv.dtype), kv_pool_->bytes() / 1048576.0,
+      kv_segment_->in_shared_memory()
+          ? fmt::format("shared memory {}", shared::ShmSegment::PathOf(spec.name))
+          : std::string("process memory (--kv-segment none)"),
+      huge / 1048576.0,
+      huge == 0 && kv_segment_->in_shared_memory()
+          ? " (a /dev/shm mounted with huge=advise gives them; see README, Kernels)"
+          : "");
   return shared::Status::Ok();
 }
 
