@@ -3,8 +3,6 @@
 #include <immintrin.h>
 #include <spdlog/spdlog.h>
 
-#include <bit>
-
 #include "shared/check.h"
 #include "shared/cpu_topology.h"
 
@@ -21,25 +19,14 @@ constexpr uint32_t kThreadMask = (1u << kThreadBits) - 1;
 constexpr uint32_t kInitialEpoch = 1u << kThreadBits;          // generation 1, no threads (unused)
 constexpr uint32_t kGenMask = (1u << (32 - kThreadBits)) - 1;  // a generation's bits
 
-// The claim word: generation << 40 | (parts - 1) << 32 | the claimed-part bits.
-constexpr uint64_t kPartBits = 0xffffffffu;
-uint64_t ClaimWord(uint32_t gen, int n_parts) {
-  return static_cast<uint64_t>(gen) << 40 | static_cast<uint64_t>(n_parts - 1) << 32;
+// A thread's range word: generation << 32 | first unclaimed part << 16 | end of its run.
+uint64_t RangeWord(uint32_t gen, int lo, int hi) {
+  return static_cast<uint64_t>(gen) << 32 | static_cast<uint64_t>(lo) << 16 |
+         static_cast<uint64_t>(hi);
 }
-uint32_t ClaimGeneration(uint64_t word) { return static_cast<uint32_t>(word >> 40); }
-int ClaimParts(uint64_t word) { return static_cast<int>((word >> 32) & 31) + 1; }
-
-// Thread `thread`'s own run of consecutive parts, [thread * parts / threads, (thread + 1) * parts
-// / threads), as bits. A thread that walks consecutive parts walks consecutive rows: the weight
-// streams of a matmul (the tiles' prefetch of the next rows, the hardware prefetchers) run on
-// from one part into the next instead of starting cold at every part. Measured on Zen 3
-// (bench-110M Q8_0, 2 threads, the two claim orders alternated every 2 steps in one process, 6
-// runs): a step of 8 streams took 0.937x the time (0.90-0.97) against 1.00 for the same order
-// alternated with itself, one stream 0.87-0.97x.
-uint64_t OwnParts(int parts, int thread, int threads) {
-  const int begin = thread * parts / threads, end = (thread + 1) * parts / threads;
-  return ((uint64_t{1} << end) - 1) & ~((uint64_t{1} << begin) - 1);
-}
+uint32_t RangeGeneration(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
+int RangeLo(uint64_t word) { return static_cast<int>((word >> 16) & 0xffff); }
+int RangeHi(uint64_t word) { return static_cast<int>(word & 0xffff); }
 
 // Spins (only when `spin`) then sleeps until `word` no longer equals `old`; returns the new value.
 template <typename T>
@@ -119,10 +106,18 @@ void ThreadPool::Run(int n_items, int n_parts, int n_threads, PartFn fn, const v
   job_parts_ = n_parts;
   done_.store(0, std::memory_order_relaxed);
   const uint32_t gen = ((epoch_.load(std::memory_order_relaxed) >> kThreadBits) + 1) & kGenMask;
-  // The claim word first (release: the job fields above go with it), then the wake-up word. Bits
-  // of parts that do not exist start claimed.
-  const uint64_t absent = n_parts == 32 ? 0 : ~((uint64_t{1} << n_parts) - 1) & kPartBits;
-  claims_.store(ClaimWord(gen, n_parts) | absent, std::memory_order_release);
+  // Thread t's own run of consecutive parts, [t * parts / threads, (t + 1) * parts / threads). A
+  // thread that walks consecutive parts walks consecutive rows: the weight streams of a matmul
+  // (the tiles' prefetch of the next rows, the hardware prefetchers) run on from one part into the
+  // next instead of starting cold at every part. Measured on Zen 3 (bench-110M Q8_0, 2 threads,
+  // the two claim orders alternated every 2 steps in one process, 6 runs): a step of 8 streams
+  // took 0.937x the time (0.90-0.97) against 1.00 for the same order alternated with itself, one
+  // stream 0.87-0.97x.
+  for (int t = 0; t < n_threads; t++) {
+    ranges_[t].word.store(RangeWord(gen, t * n_parts / n_threads, (t + 1) * n_parts / n_threads),
+                          std::memory_order_relaxed);
+  }
+  // The ranges and the job fields go with the wake-up word (release).
   epoch_.store((gen << kThreadBits) | static_cast<uint32_t>(n_threads), std::memory_order_release);
   epoch_.notify_all();
   Help(gen, 0, n_threads);
@@ -132,33 +127,45 @@ void ThreadPool::Run(int n_items, int n_parts, int n_threads, PartFn fn, const v
   }
 }
 
+void ThreadPool::RunPart(int part, int thread) const {
+  job_fn_(job_ctx_, kernels::StaticRows(job_items_, job_parts_, part), thread);
+}
+
 void ThreadPool::Help(uint32_t gen, int thread, int n_threads) {
-  // This thread's run of parts: the job's part count is fixed for its generation, so it is worked
-  // out once (two divisions), not at every claim.
-  uint64_t own_run = 0;
-  while (true) {
-    uint64_t word = claims_.load(std::memory_order_acquire);
-    int part = -1;
-    while (true) {
-      if (ClaimGeneration(word) != gen) return;  // a newer job: this one is done
-      const uint64_t free = ~word & kPartBits;
-      if (free == 0) return;
-      if (own_run == 0) own_run = OwnParts(ClaimParts(word), thread, n_threads);
-      // The lowest free part of this thread's own run, else the highest free one: another
-      // thread's run is taken from its far end, away from where that thread is working.
-      const uint64_t own = free & own_run;
-      part = own != 0 ? std::countr_zero(own) : 63 - std::countl_zero(free);
-      if (claims_.compare_exchange_weak(word, word | (uint64_t{1} << part),
-                                        std::memory_order_acq_rel, std::memory_order_acquire)) {
-        break;
-      }
+  int ran = 0;
+  // Its own run upward, from its own cache line; a claim holds the job open (Run waits for every
+  // part), so the job's fields are stable while the part runs.
+  std::atomic<uint64_t>& own = ranges_[thread].word;
+  uint64_t word = own.load(std::memory_order_acquire);
+  while (RangeGeneration(word) == gen && RangeLo(word) < RangeHi(word)) {
+    const int lo = RangeLo(word);
+    if (own.compare_exchange_weak(word, RangeWord(gen, lo + 1, RangeHi(word)),
+                                  std::memory_order_acq_rel, std::memory_order_acquire)) {
+      RunPart(lo, thread);
+      ran++;
+      word = own.load(std::memory_order_acquire);
     }
-    // The claim holds the job open (Run waits for every part), so its fields are stable until
-    // this part is counted done.
-    const int parts = job_parts_;
-    job_fn_(job_ctx_, kernels::StaticRows(job_items_, parts, part), thread);
-    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == parts) done_.notify_one();
   }
+  // Then what is left of the others' runs from their far ends, the highest part first.
+  for (int victim = n_threads - 1; victim >= 0;) {
+    std::atomic<uint64_t>& range = ranges_[victim].word;
+    word = range.load(std::memory_order_acquire);
+    if (victim == thread || RangeGeneration(word) != gen || RangeLo(word) >= RangeHi(word)) {
+      victim--;
+      continue;
+    }
+    const int hi = RangeHi(word) - 1;
+    if (range.compare_exchange_weak(word, RangeWord(gen, RangeLo(word), hi),
+                                    std::memory_order_acq_rel, std::memory_order_acquire)) {
+      RunPart(hi, thread);
+      ran++;
+    }
+  }
+  // Counted once. The job's part count is read before: the count that completes the job lets the
+  // caller return and publish the next one.
+  if (ran == 0) return;
+  const int parts = job_parts_;
+  if (done_.fetch_add(ran, std::memory_order_acq_rel) + ran == parts) done_.notify_one();
 }
 
 void ThreadPool::WorkerMain(int index) {
