@@ -3,12 +3,15 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "shared/check.h"
 
@@ -49,15 +52,12 @@ HugeRegion::HugeRegion(size_t bytes) {
 
 Status HugeRegion::Prefault() {
   if (size_ == 0) return Status::Ok();
-  // One call where the kernel has it (Linux 5.14+); otherwise one write per 4 KiB page.
-  if (madvise(data_, RoundUp(size_, kHugePage), MADV_POPULATE_WRITE) == 0) return Status::Ok();
-  if (errno == ENOMEM || errno == EFAULT) {
+  const int err = PopulateWrite(data_, RoundUp(size_, kHugePage));
+  if (err == ENOMEM || err == EFAULT) {
     return ResourceExhausted("cannot fault in " + std::to_string(size_ / 1048576.0) +
                              " MiB: not enough memory");
   }
-  for (size_t i = 0; i < size_; i += 4096) {
-    reinterpret_cast<volatile std::byte*>(data_)[i] = std::byte{0};
-  }
+  if (err != 0) TouchPages(data_, size_);
   return Status::Ok();
 }
 
@@ -82,6 +82,33 @@ void HugeRegion::Release() {
   map_bytes_ = 0;
   data_ = nullptr;
   size_ = 0;
+}
+
+int PopulateWrite(void* p, size_t bytes) {
+  constexpr size_t kPiece = size_t{64} << 20;
+  const size_t pieces = (bytes + kPiece - 1) / kPiece;
+  const size_t threads =
+      std::min<size_t>({pieces, 8, std::max(1u, std::thread::hardware_concurrency())});
+  std::atomic<size_t> next{0};
+  std::atomic<int> failed{0};
+  auto work = [&] {
+    for (size_t i = next++; i < pieces && failed.load(std::memory_order_relaxed) == 0; i = next++) {
+      auto* begin = static_cast<std::byte*>(p) + i * kPiece;
+      if (madvise(begin, std::min(kPiece, bytes - i * kPiece), MADV_POPULATE_WRITE) != 0) {
+        failed.store(errno, std::memory_order_relaxed);
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; t++) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  return failed.load();
+}
+
+void TouchPages(void* p, size_t bytes) {
+  auto* b = static_cast<volatile std::byte*>(p);
+  for (size_t i = 0; i < bytes; i += 4096) b[i] = b[i];
 }
 
 std::string TransparentHugePages() {

@@ -42,6 +42,16 @@ class HugeRegion {
   size_t size_ = 0;
 };
 
+// Maps every page of [p, p + bytes) into this process, writable, now, keeping its contents:
+// madvise(MADV_POPULATE_WRITE) (Linux 5.14+) in 64 MiB pieces on up to 8 threads (mapping a
+// 4 KiB page costs a page fault's work: 2.3 GiB of /dev/shm took 2.4-2.5 s on one thread of a
+// 2-core AMD EPYC Zen 5 VM, 1.3-2.3 s on two). 0, or the errno of a piece that failed (EINVAL:
+// an older kernel; ENOMEM or EFAULT: no memory for a page).
+int PopulateWrite(void* p, size_t bytes);
+// The same by one write a 4 KiB page (each page's first byte written back), for kernels without
+// MADV_POPULATE_WRITE: a page there that cannot be had is a SIGBUS or the OOM killer.
+void TouchPages(void* p, size_t bytes);
+
 // The kernel's transparent huge page mode for anonymous memory ("always", "madvise" or "never",
 // from /sys/kernel/mm/transparent_hugepage/enabled), or "unavailable" (no THP support): a
 // HugeRegion gets huge pages under "always" and "madvise".

@@ -7,16 +7,14 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <thread>
-#include <vector>
 
 #include <fmt/format.h>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
+
+#include "shared/huge_region.h"
 
 namespace smallmind::shared {
 
@@ -143,36 +141,6 @@ bool ShmSegment::Exists(const std::string& name) {
   return CheckName(name).ok() && ::stat(PathOf(name).c_str(), &st) == 0;
 }
 
-namespace {
-
-// madvise(MADV_POPULATE_WRITE) over [data, data + size) (Linux 5.14+), in 64 MiB pieces shared by
-// up to 8 threads: mapping a 4 KiB page costs a page fault's work. Measured on a 2-core AMD EPYC
-// Zen 5 VM (nested paging), a worker's start with a 2.3 GiB segment: 2.4-2.5 s more than with
-// fallocate alone on one thread, 1.3-2.3 s on two. False when any piece fails.
-bool PopulateWrite(void* data, size_t size) {
-  constexpr size_t kPiece = size_t{64} << 20;
-  const size_t pieces = (size + kPiece - 1) / kPiece;
-  const size_t threads =
-      std::min<size_t>({pieces, 8, std::max(1u, std::thread::hardware_concurrency())});
-  std::atomic<size_t> next{0};
-  std::atomic<bool> ok{true};
-  auto work = [&] {
-    for (size_t i = next++; i < pieces && ok.load(std::memory_order_relaxed); i = next++) {
-      auto* begin = static_cast<std::byte*>(data) + i * kPiece;
-      if (::madvise(begin, std::min(kPiece, size - i * kPiece), MADV_POPULATE_WRITE) != 0) {
-        ok.store(false, std::memory_order_relaxed);
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; t++) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
-  return ok.load();
-}
-
-}  // namespace
-
 Status ShmSegment::Reserve() {
   if (size_ == 0) return Status::Ok();
   // Every page allocated and mapped into this process now, contents kept (a re-attached segment
@@ -184,13 +152,12 @@ Status ShmSegment::Reserve() {
   // this mapping (not fallocate) are huge where the tmpfs gives them: /dev/shm mounted with
   // huge=advise (or more), or /sys/kernel/mm/transparent_hugepage/shmem_enabled "force".
   ::madvise(data_, size_, MADV_HUGEPAGE);
-  if (PopulateWrite(data_, size_)) return Status::Ok();
+  if (PopulateWrite(data_, size_) == 0) return Status::Ok();
   // An older kernel, or no room: fallocate gives the pages (or says why not), then one touch a
   // page maps them.
   const int fd = NativeFd(handle_->shm);
   if (::fallocate(fd, 0, 0, static_cast<off_t>(size_)) == 0) {
-    auto* bytes = static_cast<volatile std::byte*>(data_);
-    for (size_t i = 0; i < size_; i += 4096) bytes[i] = bytes[i];
+    TouchPages(data_, size_);
     return Status::Ok();
   }
   const int err = errno;
