@@ -96,13 +96,15 @@ struct AttentionArgs {
 // y[t, r] = dot(w[r, :], x[t, :]) for t < n_tokens and r in rows. w: [out_dim, in_dim] row-major of
 // the weight type of the op, or the op's packed layout when it has a PackFn; y: [n_tokens,
 // out_dim]. x: [n_tokens, in_dim] floats, or for an op whose input is MatmulInput::kQ8, n_tokens
-// rows of Q8ActRowBytes(in_dim) bytes (kernels/q8_act.h).
+// rows of Q8ActRowBytes(in_dim) bytes (kernels/q8_act.h), or for kQ8Octets those rows' octets
+// (Q8ActOctetsBytes(n_tokens, in_dim) bytes) when n_tokens > 1.
 using MatmulFn = void (*)(const void* w, const void* x, float* y, int n_tokens, int in_dim,
                           int out_dim, RowRange rows);
 // What a MatmulFn reads as x.
 enum class MatmulInput {
-  kF32,  // float rows
-  kQ8,   // rows quantized by KernelTable::quantize_q8 (8-bit, one scale per 32 elements)
+  kF32,       // float rows
+  kQ8,        // rows quantized by KernelTable::quantize_q8 (8-bit, one scale per 32 elements)
+  kQ8Octets,  // kQ8 rows for one token; for n_tokens > 1 those rows as octets (PackQ8ActOctets)
 };
 // Repacks a [rows, cols] matrix of the op's weight type into the layout its fn reads: dst holds
 // packed_bytes(rows, cols) bytes (64-byte aligned).
@@ -138,6 +140,11 @@ using AddFn = void (*)(float* x, const float* delta, int dim, RowRange tokens);
 using AddBiasFn = void (*)(float* x, const float* bias, int dim, RowRange tokens);
 // Rows are the flat (token, query head) pairs r = t * n_heads + h of args.
 using AttentionFn = void (*)(const AttentionArgs& args, RowRange rows);
+// Quantizes the tokens of octets [first, last) of float rows x: [n_tokens, in_dim] straight into
+// octets (Q8ActOctetsBytes(n_tokens, in_dim) bytes): the bytes PackQ8ActOctets (kernels/q8_act.h)
+// makes of QuantizeQ8Fn's rows, for the matmuls whose input is MatmulInput::kQ8Octets.
+using QuantizeQ8OctetsFn = void (*)(const float* x, void* octets, int in_dim, int n_tokens,
+                                    int first, int last);
 // out[i] = x[i] as IEEE half, round-to-nearest-even, for i < n (K/V rows into a kF16 cache).
 using F32ToF16Fn = void (*)(const float* x, uint16_t* out, int64_t n);
 // Blocks of 32 of x[0, n) (n % 32 == 0) as kQ8 quants qs[n] and scales d[n / 32] (K/V rows into
@@ -158,9 +165,10 @@ constexpr int WeightSlot(DType t) {
 }
 
 struct KernelTable {
-  MatmulOp matmul[kNumWeightTypes];                // by WeightSlot
-  DequantRowFn dequant_row[kNumWeightTypes] = {};  // by WeightSlot (embedding lookup)
-  QuantizeQ8Fn quantize_q8 = nullptr;              // set when some matmul reads MatmulInput::kQ8
+  MatmulOp matmul[kNumWeightTypes];                 // by WeightSlot
+  DequantRowFn dequant_row[kNumWeightTypes] = {};   // by WeightSlot (embedding lookup)
+  QuantizeQ8Fn quantize_q8 = nullptr;               // set when some matmul reads MatmulInput::kQ8
+  QuantizeQ8OctetsFn quantize_q8_octets = nullptr;  // ... reads MatmulInput::kQ8Octets
   RmsNormFn rmsnorm = nullptr;
   RopeFn rope = nullptr;
   SoftmaxFn softmax = nullptr;

@@ -33,4 +33,44 @@ inline const int32_t* Q8ActQuantSums(const void* row, int n) {
   return reinterpret_cast<const int32_t*>(Q8ActSums(row, n) + n / 32);
 }
 
+// Q8 activation octets: the Q8 rows of n > 1 tokens regrouped 8 tokens at a time, for the matmuls
+// whose input is MatmulInput::kQ8Octets (the 512-bit Q8_0 / Q4_0 tiles, kernels/avx512/
+// x16_zmm.h). A tile of up to 8 tokens then reads every token's quants, scales and sums from one
+// pointer each at fixed offsets; from rows it needs four pointers a token, more than x86-64's 16
+// general registers hold for 8 tokens (GCC spilled them and the loop counters: the 1 x 8 tile ran
+// at ~55% of what its vpdpbusd chain allows). Octet o holds tokens 8o .. 8o + 7; with nb = n_dim /
+// 32 blocks, the O = ceil(n / 8) octets follow each other, each in this order:
+//   int32_t q[nb][8][8]  quants 4k .. 4k + 3 of block b of token 8o + j at [b][k][j]
+//   float   d[nb][8]     the row's d[b] of token 8o + j at [b][j]
+//   float   s[nb][8]     the row's s[b]
+//   int32_t c[nb][8]     -128 * the row's qsum[b]: the VNNI cores' start (see the row above)
+// Lanes past the last token hold zeros. Every value is the row's: a kernel reading octets
+// computes the bits it computes from rows.
+inline constexpr int kQ8ActOctet = 8;  // tokens per octet
+constexpr size_t Q8ActOctetsBytes(int n_tokens, int n_dim) {
+  return static_cast<size_t>((n_tokens + kQ8ActOctet - 1) / kQ8ActOctet) * (n_dim / 32) *
+         (kQ8ActOctet * (32 + 3 * 4));
+}
+// Token t's lane of block 0 of its octet; the lane of token t + i (same octet) of block b is
+// i + b * 8 further (q: b * 64 + k * 8 + i).
+struct Q8ActOctetLane {
+  const int32_t* q;
+  const float* d;
+  const float* s;
+  const int32_t* c;
+};
+inline Q8ActOctetLane Q8ActOctetLaneOf(const void* octets, int n_dim, int t) {
+  const size_t nb = static_cast<size_t>(n_dim / 32);
+  const size_t o = static_cast<size_t>(t / kQ8ActOctet), j = static_cast<size_t>(t % kQ8ActOctet);
+  const auto* base = static_cast<const uint8_t*>(octets) + o * nb * kQ8ActOctet * (32 + 12);
+  const auto* q = reinterpret_cast<const int32_t*>(base);
+  const auto* d = reinterpret_cast<const float*>(q + nb * 64);
+  const float* s = d + nb * kQ8ActOctet;
+  const auto* c = reinterpret_cast<const int32_t*>(s + nb * kQ8ActOctet);
+  return Q8ActOctetLane{q + j, d + j, s + j, c + j};
+}
+// Writes octets [first, last) of the n_tokens Q8 rows xq (Q8ActRowBytes(n_dim) bytes each) into
+// `octets` (Q8ActOctetsBytes(n_tokens, n_dim) bytes). Thread-safe for disjoint octet ranges.
+void PackQ8ActOctets(const void* xq, void* octets, int n_dim, int n_tokens, int first, int last);
+
 }  // namespace smallmind::kernels

@@ -9,7 +9,7 @@ namespace smallmind::kernels::amx {
 
 KernelTable AmxKernelTable(ExecMode mode) {
   KernelTable t = avx512::Avx512KernelTable(mode);
-  t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Amx);
+  t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Amx, MatmulInput::kQ8);
   return t;
 }
 

@@ -73,7 +73,8 @@ struct Tiles {
 
 void MatmulQ8_0x16Q8Amx(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  AmxQ8_0<Tiles, &avx512::MatmulQ8_0x16Q8Avx512>::Matmul(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  AmxQ8_0<Tiles, &avx512::MatmulQ8_0x16Q8RowsAvx512>::Matmul(w, xq, y, n_tokens, in_dim, out_dim,
+                                                             rows);
 }
 
 }  // namespace smallmind::kernels::amx

@@ -17,6 +17,7 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
   t.quantize_q8 = &QuantizeQ8Avx2;
+  t.quantize_q8_octets = &QuantizeQ8OctetsAvx2;  // for the 512-bit tables built on this one
   t.rmsnorm = &RmsNormAvx2;
   t.rope = &RopeAvx2;
   t.softmax = &SoftmaxAvx2;
@@ -52,14 +53,14 @@ KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulOp q4_0, M
 MatmulOp Q8_0x8uOp(MatmulFn fn) {
   return MatmulOp{fn, MatmulInput::kQ8, &PackQ8_0x8u, &PackedQ8_0x8uBytes};
 }
-MatmulOp Q8_0x16uOp(MatmulFn fn) {
-  return MatmulOp{fn, MatmulInput::kQ8, &PackQ8_0x16u, &PackedQ8_0x16uBytes};
+MatmulOp Q8_0x16uOp(MatmulFn fn, MatmulInput input) {
+  return MatmulOp{fn, input, &PackQ8_0x16u, &PackedQ8_0x16uBytes};
 }
 MatmulOp Q4_0x8Op(MatmulFn fn) {
   return MatmulOp{fn, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
 }
-MatmulOp Q4_0x16Op(MatmulFn fn) {
-  return MatmulOp{fn, MatmulInput::kQ8, &PackQ4_0x16, &PackedQ4_0x16Bytes};
+MatmulOp Q4_0x16Op(MatmulFn fn, MatmulInput input) {
+  return MatmulOp{fn, input, &PackQ4_0x16, &PackedQ4_0x16Bytes};
 }
 
 }  // namespace smallmind::kernels::avx2

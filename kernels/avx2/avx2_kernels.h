@@ -26,11 +26,11 @@ KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulOp q4_
 // A Q8_0 matmul over Q8 activations on Q8_0 packed 8 rows a group with unsigned quants
 // (PackQ8_0x8u: the 256-bit VNNI cores') or 16 (PackQ8_0x16u: the 512-bit and AMX kernels'); a
 // Q4_0 one on Q4_0 packed 8 rows a group (PackQ4_0x8: the 256-bit cores') or 16 (PackQ4_0x16:
-// the 512-bit kernel's).
+// the 512-bit kernel's). The 16-row ones read `input`: kQ8 rows or kQ8Octets.
 MatmulOp Q8_0x8uOp(MatmulFn fn);
-MatmulOp Q8_0x16uOp(MatmulFn fn);
+MatmulOp Q8_0x16uOp(MatmulFn fn, MatmulInput input);
 MatmulOp Q4_0x8Op(MatmulFn fn);
-MatmulOp Q4_0x16Op(MatmulFn fn);
+MatmulOp Q4_0x16Op(MatmulFn fn, MatmulInput input);
 
 // Float-activation matmuls of the float types (matmul_avx2.cc). Reduction order of y[t, r]: K in
 // chunks of 256 left to right, y = s0 + s1 + ... in that order; chunk sum s = 8 lane accumulators
@@ -48,6 +48,10 @@ void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in
 // block dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
 // quantization is bitwise QuantizeQ8ActRef.
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
+// QuantizeQ8Avx2's rows as octets (q8_octets_avx2.cc): the bytes of PackQ8ActOctets of them
+// (kernels/q8_act.h).
+void QuantizeQ8OctetsAvx2(const float* x, void* octets, int in_dim, int n_tokens, int first,
+                          int last);
 void PackQ8_0x8(const void* src, void* dst, int rows, int cols);
 void PackQ4_0x8(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x8Bytes(int rows, int cols);

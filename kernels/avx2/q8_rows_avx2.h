@@ -102,10 +102,25 @@ struct KernelAcc<Kernel> {
   using type = typename Kernel::Acc;
 };
 
+// What a kernel's tile reads of one token: an XRow by default; a kernel that declares `using X`
+// and `static X MakeX(const void* xq, int in_dim, int t)` reads its own input layout.
+template <class Kernel>
+struct KernelX {
+  using type = XRow;
+  static XRow Make(const void* xq, int in_dim, int t) { return MakeXRow(xq, in_dim, t); }
+};
+template <class Kernel>
+requires requires { typename Kernel::X; }
+struct KernelX<Kernel> {
+  using type = typename Kernel::X;
+  static type Make(const void* xq, int in_dim, int t) { return Kernel::MakeX(xq, in_dim, t); }
+};
+
 // Groups [g, g + G) (rows inside `rows`) for tokens [t0, t0 + T).
 template <class Kernel, int G, int T>
-void GroupTile(const typename Kernel::Packed* packed, int n_blocks, const XRow* x, int g,
-               RowRange rows, int t0, int out_dim, float* y) {
+void GroupTile(const typename Kernel::Packed* packed, int n_blocks,
+               const typename KernelX<Kernel>::type* x, int g, RowRange rows, int t0, int out_dim,
+               float* y) {
   const typename Kernel::Packed* grp[G];
   for (int i = 0; i < G; i++) grp[i] = packed + static_cast<int64_t>(g + i) * n_blocks;
   using Acc = typename KernelAcc<Kernel>::type;
@@ -121,8 +136,8 @@ void GroupTile(const typename Kernel::Packed* packed, int n_blocks, const XRow* 
 template <class Kernel, int G, int T>
 void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* xq, int in_dim,
               int g_begin, int g_end, int t, RowRange rows, int out_dim, float* y) {
-  XRow x[T];
-  for (int i = 0; i < T; i++) x[i] = MakeXRow(xq, in_dim, t + i);
+  typename KernelX<Kernel>::type x[T];
+  for (int i = 0; i < T; i++) x[i] = KernelX<Kernel>::Make(xq, in_dim, t + i);
   int g = g_begin;
   for (; g + G <= g_end; g += G) {
     GroupTile<Kernel, G, T>(packed, n_blocks, x, g, rows, t, out_dim, y);

@@ -11,8 +11,9 @@ namespace smallmind::kernels::avx512 {
 
 KernelTable Avx512KernelTable(ExecMode mode) {
   return avx2::WithVnniPackedMatmuls(
-      avx2::Avx2KernelTable(mode), avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Avx512),
-      avx2::Q4_0x16Op(&MatmulQ4_0x16Q8Avx512), &MatmulQ4_Kx8Q8Vnni, &MatmulQ6_Kx8Q8Vnni);
+      avx2::Avx2KernelTable(mode), avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Avx512, MatmulInput::kQ8Octets),
+      avx2::Q4_0x16Op(&MatmulQ4_0x16Q8Avx512, MatmulInput::kQ8Octets), &MatmulQ4_Kx8Q8Vnni,
+      &MatmulQ6_Kx8Q8Vnni);
 }
 
 }  // namespace smallmind::kernels::avx512

@@ -24,9 +24,13 @@ void MatmulQ6_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, i
 
 // The table's Q8_0 and Q4_0 matmuls (matmul_x16_avx512.cc, x16_zmm.h): packed 16 rows a group
 // (avx2::PackQ8_0x16u, PackQ4_0x16), 512-bit vpdpbusd; bitwise avx2::MatmulQ8_0x8Q8Avx2 and
-// MatmulQ4_0x8Q8Avx2.
+// MatmulQ4_0x8Q8Avx2. Input MatmulInput::kQ8Octets: the Q8 rows of more than one token as octets
+// (kernels/q8_act.h).
 void MatmulQ8_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
+// The same over Q8 rows (MatmulInput::kQ8) for any n_tokens: the AMX kernel's 1-3 tokens.
+void MatmulQ8_0x16Q8RowsAvx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                               int out_dim, RowRange rows);
 void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
 

@@ -43,11 +43,15 @@ struct Zmm {
 
 void MatmulQ8_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
-  MatmulX16<Q8_0x16u, Zmm>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulX16<Q8_0x16u, Zmm, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulQ8_0x16Q8RowsAvx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                               int out_dim, RowRange rows) {
+  MatmulX16<Q8_0x16u, Zmm, false>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
-  MatmulX16<Q4_0x16, Zmm>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulX16<Q4_0x16, Zmm, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx512

@@ -35,6 +35,7 @@
 #include "kernels/avx2/q8_0x8_avx2.h"
 #include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/partition.h"
+#include "kernels/q8_act.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS {
 
@@ -46,15 +47,44 @@ namespace smallmind::kernels::SMALLMIND_X86_NS {
 //   static F Halves(const uint16_t* h);           16 fp16 values as floats
 //   static F Float(I v);  static F Mul(F a, F b);  static F Fma(F a, F b, F c);  a * b + c, fused
 //   static void Fence(I& v);                      the compiler may not move work across it
-template <typename PackedT, class V>
+// A tile's activations from Q8 rows (an XRow a token) ...
+struct RowsX {
+  const XRow* x;
+  const int8_t* Quad(int b, int k, int t) const { return x[t].qs + 32 * b + 4 * k; }
+  int32_t Start(int b, int t) const { return -128 * x[t].qsum[b]; }
+  float D(int b, int t) const { return x[t].d[b]; }
+  float S(int b, int t) const { return x[t].s[b]; }
+};
+// ... or from octets (q8_act.h): token t of the tile is lane t after the first token's.
+struct OctetX {
+  Q8ActOctetLane x0;
+  const int8_t* Quad(int b, int k, int t) const {
+    return reinterpret_cast<const int8_t*>(x0.q + (b * 8 + k) * kQ8ActOctet + t);
+  }
+  int32_t Start(int b, int t) const { return x0.c[b * kQ8ActOctet + t]; }
+  float D(int b, int t) const { return x0.d[b * kQ8ActOctet + t]; }
+  float S(int b, int t) const { return x0.s[b * kQ8ActOctet + t]; }
+};
+
+// kOctets: the input of n_tokens > 1 is octets (MatmulInput::kQ8Octets), else Q8 rows.
+template <typename PackedT, class V, bool kOctets = false>
 requires std::is_same_v<PackedT, Q8_0x16u> || std::is_same_v<PackedT, Q4_0x16>
 struct X16Kernel {
   using Packed = PackedT;
   using Acc = typename V::F;
   using I = typename V::I;
   using F = typename V::F;
+  using X = std::conditional_t<kOctets, Q8ActOctetLane, XRow>;
   static constexpr int kBlockElems = 32;
   static constexpr bool kQ4 = std::is_same_v<Packed, Q4_0x16>;
+
+  static X MakeX(const void* xq, int in_dim, int t) {
+    if constexpr (kOctets) {
+      return Q8ActOctetLaneOf(xq, in_dim, t);
+    } else {
+      return MakeXRow(xq, in_dim, t);
+    }
+  }
 
   // 4 activation quants in every lane.
   static I Quads(const int8_t* p) {
@@ -64,10 +94,10 @@ struct X16Kernel {
   }
 
   // isum[g][t] lane r = group g's row r's block b times token t's (see the top of the file).
-  template <int G, int T>
-  static void Dots(const Packed* const* grp, const XRow* x, int b, I (*isum)[T]) {
+  template <int G, int T, class XA>
+  static void Dots(const Packed* const* grp, const XA& x, int b, I (*isum)[T]) {
     for (int t = 0; t < T; t++) {
-      const I start = V::Set1(kQ4 ? 0 : -128 * x[t].qsum[b]);
+      const I start = V::Set1(kQ4 ? 0 : x.Start(b, t));
       for (int g = 0; g < G; g++) isum[g][t] = start;
     }
     if constexpr (kQ4) {
@@ -77,9 +107,8 @@ struct X16Kernel {
           const I w = V::Load(grp[g][b].qs[m]);
           const I lo = V::LowNibbles(w), hi = V::HighNibbles(w);
           for (int t = 0; t < T; t++) {
-            const int8_t* q = x[t].qs + 32 * b + 4 * m;
-            isum[g][t] = V::DpBusd(isum[g][t], lo, Quads(q));
-            isum[g][t] = V::DpBusd(isum[g][t], hi, Quads(q + 16));
+            isum[g][t] = V::DpBusd(isum[g][t], lo, Quads(x.Quad(b, m, t)));
+            isum[g][t] = V::DpBusd(isum[g][t], hi, Quads(x.Quad(b, m + 4, t)));
           }
         }
         Fence<G, T>(isum);
@@ -90,7 +119,7 @@ struct X16Kernel {
         I w[G];
         for (int g = 0; g < G; g++) w[g] = V::Load(grp[g][b].qs[m]);
         for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
-          const I xb = Quads(x[t].qs + 32 * b + 4 * m);
+          const I xb = Quads(x.Quad(b, m, t));
           for (int g = 0; g < G; g++) isum[g][t] = V::DpBusd(isum[g][t], w[g], xb);
         }
         Fence<G, T>(isum);
@@ -106,7 +135,23 @@ struct X16Kernel {
   }
 
   template <int G, int T>
-  static void Tile(const Packed* const* grp, int n_blocks, const XRow* x, Acc (*acc)[T]) {
+  static void Tile(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc)[T]) {
+    if constexpr (kOctets) {
+      TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, acc);
+    } else {
+      TileOf<G, T>(grp, n_blocks, RowsX{x}, acc);
+    }
+  }
+
+  template <int G, int T, class XA>
+  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, Acc (*acc_out)[T]) {
+    // Accumulators whose address never escapes the loop: with the caller's array GCC stored
+    // every accumulator (and every block's int sums) to the stack once a block.
+    Acc acc[G][T];
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) acc[g][t] = acc_out[g][t];
+    }
+    I isum[G][T];
     for (int b = 0; b < n_blocks; b++) {
       if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
@@ -114,28 +159,35 @@ struct X16Kernel {
       if (T > 1) {  // block b of the next G groups (see Q8Kernel::Tile)
         for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
       }
-      I isum[G][T];
       Dots<G, T>(grp, x, b, isum);
       for (int g = 0; g < G; g++) {
         const F dw = V::Halves(grp[g][b].d);
         for (int t = 0; t < T; t++) {
-          const F scale = V::Mul(dw, V::Set1(x[t].d[b]));
+          const F scale = V::Mul(dw, V::Set1(x.D(b, t)));
           acc[g][t] = V::Fma(V::Float(isum[g][t]), scale, acc[g][t]);
         }
         if constexpr (kQ4) {
           const F dw8 = V::Mul(dw, V::Set1(-8.0f));
-          for (int t = 0; t < T; t++) acc[g][t] = V::Fma(dw8, V::Set1(x[t].s[b]), acc[g][t]);
+          for (int t = 0; t < T; t++) acc[g][t] = V::Fma(dw8, V::Set1(x.S(b, t)), acc[g][t]);
         }
       }
+    }
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) acc_out[g][t] = acc[g][t];
     }
   }
 };
 
 // y[t, r] = x[t] . w[r] for r in `rows`, w packed as Packed (Q8_0x16u or Q4_0x16), 16-lane ops V.
-template <typename Packed, class V>
+// xq: Q8 rows, or with kOctetsInput (MatmulInput::kQ8Octets) for n_tokens > 1 their octets.
+template <typename Packed, class V, bool kOctetsInput>
 void MatmulX16(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                RowRange rows) {
-  MatmulQ8Tiles<X16Kernel<Packed, V>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  if (kOctetsInput && n_tokens > 1) {
+    MatmulQ8Tiles<X16Kernel<Packed, V, true>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  } else {
+    MatmulQ8Tiles<X16Kernel<Packed, V, false>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  }
 }
 
 }  // namespace smallmind::kernels::SMALLMIND_X86_NS

@@ -99,7 +99,8 @@ namespace smallmind::kernels::testing {
 KernelTable EmulatedAmxKernelTable(ExecMode mode) {
   // The real table is the AVX-512 one with AMX's Q8_0: here the emulated AVX-512 one with this.
   KernelTable t = EmulatedZmmKernelTable(mode);
-  t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&amx_emulated::MatmulQ8_0);
+  t.matmul[WeightSlot(DType::kQ8_0)] =
+      avx2::Q8_0x16uOp(&amx_emulated::MatmulQ8_0, MatmulInput::kQ8);
   return t;
 }
 

@@ -66,9 +66,10 @@ void RunOp(const KernelTable& table, const MatmulOp& op, const std::vector<uint8
   const std::vector<uint8_t> packed = testing::Pack(op, w, out_dim, in_dim);
   std::vector<uint8_t> xq;
   const void* input = x;
-  if (op.input == MatmulInput::kQ8) {
-    xq.resize(n_tokens * Q8ActRowBytes(in_dim));
-    table.quantize_q8(x, xq.data(), in_dim, AllRows(n_tokens));
+  if (op.input != MatmulInput::kF32) {
+    std::vector<uint8_t> rows_q8(n_tokens * Q8ActRowBytes(in_dim));
+    table.quantize_q8(x, rows_q8.data(), in_dim, AllRows(n_tokens));
+    xq = testing::Q8InputFor(op, rows_q8.data(), n_tokens, in_dim);
     input = xq.data();
   }
   op.fn(packed.data(), input, y, n_tokens, in_dim, out_dim, rows);

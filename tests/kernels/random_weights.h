@@ -10,6 +10,7 @@
 
 #include "kernels/dtype.h"
 #include "kernels/kernels.h"
+#include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/dequant_ref.h"
 
@@ -72,6 +73,19 @@ inline std::vector<float> DequantizeAll(DType type, const std::vector<uint8_t>& 
   std::vector<float> out(static_cast<size_t>(rows) * cols);
   DequantizeRef(type, w.data(), out.data(), static_cast<int64_t>(rows) * cols);
   return out;
+}
+
+// What `op` reads as x for n_tokens Q8 rows xq (Q8ActRowBytes(in_dim) each): the rows, or for a
+// kQ8Octets op and more than one token their octets.
+inline std::vector<uint8_t> Q8InputFor(const MatmulOp& op, const uint8_t* xq, int n_tokens,
+                                       int in_dim) {
+  if (op.input != MatmulInput::kQ8Octets || n_tokens == 1) {
+    return std::vector<uint8_t>(xq, xq + static_cast<size_t>(n_tokens) * Q8ActRowBytes(in_dim));
+  }
+  std::vector<uint8_t> octets(Q8ActOctetsBytes(n_tokens, in_dim));
+  PackQ8ActOctets(xq, octets.data(), in_dim, n_tokens, 0,
+                  (n_tokens + kQ8ActOctet - 1) / kQ8ActOctet);
+  return octets;
 }
 
 // The weights as `op` reads them: packed when it has a PackFn, else as given.

@@ -68,7 +68,9 @@ std::vector<float> Matmul(const KernelTable& table, DType type, const std::vecto
   const MatmulOp& op = *table.MatmulFor(type);
   const std::vector<uint8_t> packed = testing::Pack(op, w, out_dim, in_dim);
   std::vector<float> y(static_cast<size_t>(n) * out_dim, NAN);
-  op.fn(packed.data(), xq.data() + t0 * Q8ActRowBytes(in_dim), y.data(), n, in_dim, out_dim, rows);
+  const std::vector<uint8_t> x =
+      testing::Q8InputFor(op, xq.data() + t0 * Q8ActRowBytes(in_dim), n, in_dim);
+  op.fn(packed.data(), x.data(), y.data(), n, in_dim, out_dim, rows);
   return y;
 }
 

@@ -55,9 +55,13 @@ struct Halves256 {
 };
 static_assert(sizeof(Halves256::I) == 64 && sizeof(Halves256::F) == 64);
 
+void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                RowRange rows) {
+  MatmulX16<Q8_0x16u, Halves256, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
 void MatmulQ4_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulX16<Q4_0x16, Halves256>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulX16<Q4_0x16, Halves256, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace
@@ -67,16 +71,18 @@ namespace smallmind::kernels::testing {
 
 void EmulatedMatmulQ8_0x16(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
-  zmm_emulated::MatmulX16<zmm_emulated::Q8_0x16u, zmm_emulated::Halves256>(w, xq, y, n_tokens,
-                                                                           in_dim, out_dim, rows);
+  zmm_emulated::MatmulX16<zmm_emulated::Q8_0x16u, zmm_emulated::Halves256, false>(
+      w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 KernelTable EmulatedZmmKernelTable(ExecMode mode) {
   // The real table is the AVX-512 one, its Q8_0 and Q4_0 these kernels: here the emulated VNNI
   // one with these.
   KernelTable t = EmulatedVnniKernelTable(mode);
-  t.matmul[WeightSlot(DType::kQ8_0)] = avx2::Q8_0x16uOp(&EmulatedMatmulQ8_0x16);
-  t.matmul[WeightSlot(DType::kQ4_0)] = avx2::Q4_0x16Op(&zmm_emulated::MatmulQ4_0);
+  t.matmul[WeightSlot(DType::kQ8_0)] =
+      avx2::Q8_0x16uOp(&zmm_emulated::MatmulQ8_0, MatmulInput::kQ8Octets);
+  t.matmul[WeightSlot(DType::kQ4_0)] =
+      avx2::Q4_0x16Op(&zmm_emulated::MatmulQ4_0, MatmulInput::kQ8Octets);
   return t;
 }
 

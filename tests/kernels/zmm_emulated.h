@@ -12,7 +12,8 @@
 namespace smallmind::kernels::testing {
 
 KernelTable EmulatedZmmKernelTable(ExecMode mode);
-// Its Q8_0 matmul (the AMX stand-in's for 1-3 tokens, as the real AMX kernel runs the real one).
+// Its Q8_0 matmul over Q8 rows (the AMX stand-in's for 1-3 tokens, as the real AMX kernel runs
+// avx512::MatmulQ8_0x16Q8RowsAvx512).
 void EmulatedMatmulQ8_0x16(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
 

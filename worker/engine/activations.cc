@@ -21,6 +21,7 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
   hb.resize(n * c.hidden_dim);
   hb2.resize(n * c.hidden_dim);
   xq.resize(n * kernels::Q8ActRowBytes(std::max(c.dim, c.hidden_dim)));
+  xq_octets.resize(kernels::Q8ActOctetsBytes(max_tokens, std::max(c.dim, c.hidden_dim)));
   // Room for a tile of a prefill chunk (up to kAttentionTileTokens tokens, every head), so the
   // kernel reads the cache once for all its tokens, but not past ~768 KiB: the tile's scores are
   // written, normalized and read again, and beyond L2 that traffic costs more than the cache

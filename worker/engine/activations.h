@@ -23,15 +23,16 @@ struct Activations {
   int max_tokens;
   int max_seqs;
   int max_threads;
-  std::vector<float> x;     // [max_tokens, dim] residual stream
-  std::vector<float> xb;    // [max_tokens, dim] normed input / attention output
-  std::vector<float> xb2;   // [max_tokens, dim] output of wo and of w2
-  std::vector<float> q;     // [max_tokens, dim] queries
-  std::vector<float> k;     // [max_tokens, kv_dim] keys of this step's tokens
-  std::vector<float> v;     // [max_tokens, kv_dim] values of this step's tokens
-  std::vector<float> hb;    // [max_tokens, hidden_dim] gate, then silu(gate) * up
-  std::vector<float> hb2;   // [max_tokens, hidden_dim] up
-  std::vector<uint8_t> xq;  // [max_tokens, Q8ActRowBytes(max(dim, hidden_dim))] Q8 input
+  std::vector<float> x;            // [max_tokens, dim] residual stream
+  std::vector<float> xb;           // [max_tokens, dim] normed input / attention output
+  std::vector<float> xb2;          // [max_tokens, dim] output of wo and of w2
+  std::vector<float> q;            // [max_tokens, dim] queries
+  std::vector<float> k;            // [max_tokens, kv_dim] keys of this step's tokens
+  std::vector<float> v;            // [max_tokens, kv_dim] values of this step's tokens
+  std::vector<float> hb;           // [max_tokens, hidden_dim] gate, then silu(gate) * up
+  std::vector<float> hb2;          // [max_tokens, hidden_dim] up
+  std::vector<uint8_t> xq;         // [max_tokens, Q8ActRowBytes(max(dim, hidden_dim))] Q8 input
+  std::vector<uint8_t> xq_octets;  // Q8 input as octets (Q8ActOctetsBytes), for kQ8Octets ops
   // [max_threads, scores_per_thread] attention scores scratch: per thread, rows of up to
   // context_length floats for a prefill tile (activations.cc says how many)
   std::vector<float> scores;

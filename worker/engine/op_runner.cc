@@ -48,6 +48,19 @@ void OpRunner::QuantizeInput(MatmulSource* in) {
   in->q8_version = ++q8_version_;
 }
 
+void OpRunner::QuantizeOctets(MatmulSource* in) {
+  SM_DCHECK(in->n_tokens <= act_->max_tokens);
+  const OpTimer timer(limits_.profile, OpKind::kQuantize);
+  uint8_t* octets = act_->xq_octets.data();
+  const kernels::QuantizeQ8OctetsFn quantize = table_.quantize_q8_octets;
+  constexpr int kOctet = kernels::kQ8ActOctet;
+  const int n_octets = (in->n_tokens + kOctet - 1) / kOctet;
+  pool_->ParallelFor(
+      n_octets, Threads(n_octets, int64_t{kOctet} * in->dim), Partition::kStaticRows,
+      [&](RowRange o, int) { quantize(in->x, octets, in->dim, in->n_tokens, o.begin, o.end); });
+  in->octets_version = ++octets_version_;
+}
+
 void OpRunner::Matmul(const TensorView& w, MatmulSource* in, float* y) { Matmuls({{w, y}}, in); }
 
 void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) {
@@ -68,7 +81,10 @@ void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) 
   for (const MatmulJob& j : jobs) {
     const kernels::MatmulOp* op = table_.MatmulFor(j.w.type);
     const void* x = in->x;
-    if (op->input == kernels::MatmulInput::kQ8) {
+    if (op->input == kernels::MatmulInput::kQ8Octets && in->n_tokens > 1) {
+      if (in->octets_version != octets_version_ || in->octets_version < 0) QuantizeOctets(in);
+      x = act_->xq_octets.data();
+    } else if (op->input != kernels::MatmulInput::kF32) {  // kQ8, or kQ8Octets of one token
       if (in->q8_version != q8_version_ || in->q8_version < 0) QuantizeInput(in);
       x = act_->xq.data();
     }

@@ -24,14 +24,15 @@ struct OpLimits {
   OpProfile* profile = nullptr;  // where each op's time is added (null: not timed)
 };
 
-// The input of one or more matmuls: float rows, quantized once (into the step's shared Q8 buffer)
-// the first time a kernel that reads Q8 rows needs them. Valid while x is unchanged and no other
-// input has been quantized since.
+// The input of one or more matmuls: float rows, quantized once (into the step's shared Q8 buffer,
+// or its octets buffer) the first time a kernel that reads Q8 rows (or octets) needs them. Valid
+// while x is unchanged and no other input has been quantized since.
 struct MatmulSource {
   const float* x;  // [n_tokens, dim]
   int n_tokens;
   int dim;
-  int64_t q8_version = -1;  // OpRunner's quantization count when x was last quantized
+  int64_t q8_version = -1;      // OpRunner's quantization count when x was last quantized
+  int64_t octets_version = -1;  // ... count of quantizations into octets when x was last
 };
 
 class OpRunner {
@@ -75,7 +76,10 @@ class OpRunner {
  private:
   // Threads for an op of n_rows rows of `work_per_row` multiply-adds (or element ops) each.
   int Threads(int n_rows, int64_t work_per_row) const;
+  // Quantizes in into act_->xq as Q8 rows (kQ8 matmuls) ...
   void QuantizeInput(MatmulSource* in);
+  // ... or into act_->xq_octets as octets (kernels/q8_act.h: kQ8Octets matmuls of > 1 token).
+  void QuantizeOctets(MatmulSource* in);
   // How the row-parallel ops (matmul row groups, attention items) split: fixed on the
   // deterministic path (STYLE §14); dynamic parts on the parallel path, where causal rows are
   // uneven and a thread the OS preempts (the gRPC threads share these cores) then holds up one
@@ -88,7 +92,8 @@ class OpRunner {
   ThreadPool* pool_;
   const OpLimits limits_;
   Activations* act_;
-  int64_t q8_version_ = 0;  // quantizations into act_->xq so far
+  int64_t q8_version_ = 0;      // quantizations into act_->xq so far
+  int64_t octets_version_ = 0;  // ... into act_->xq_octets
 };
 
 }  // namespace smallmind::worker
