@@ -143,7 +143,7 @@ struct AmxQ8_0 {
               _mm256_load_si256(reinterpret_cast<const __m256i*>(&c[b - b0][t][8 * h])),
               _mm256_set1_epi32(-128 * x[t].qsum[b]));
         }
-        AccumulateQ8<T>(LoadHalves(grp[b].d + 8 * h), isum, x, b, a);
+        AccumulateQ8<T>(LoadHalves(grp[b].d + 8 * h), isum, RowsX{x}, b, a);
       }
       for (int t = 0; t < T; t++) acc[h][t] = a[t];
     }

@@ -17,7 +17,7 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
   t.quantize_q8 = &QuantizeQ8Avx2;
-  t.quantize_q8_octets = &QuantizeQ8OctetsAvx2;  // for the 512-bit tables built on this one
+  t.quantize_q8_octets = &QuantizeQ8OctetsAvx2;
   t.rmsnorm = &RmsNormAvx2;
   t.rope = &RopeAvx2;
   t.softmax = &SoftmaxAvx2;
@@ -34,7 +34,7 @@ KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, Matmu
                               MatmulFn q6_k) {
   t.matmul[WeightSlot(DType::kQ8_0)] =
       MatmulOp{q8_0, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
-  t.matmul[WeightSlot(DType::kQ4_0)] = Q4_0x8Op(q4_0);
+  t.matmul[WeightSlot(DType::kQ4_0)] = Q4_0x8Op(q4_0, MatmulInput::kQ8);
   t.matmul[WeightSlot(DType::kQ4_K)] =
       MatmulOp{q4_k, MatmulInput::kQ8, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
   t.matmul[WeightSlot(DType::kQ6_K)] =
@@ -51,13 +51,13 @@ KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulOp q4_0, M
 }
 
 MatmulOp Q8_0x8uOp(MatmulFn fn) {
-  return MatmulOp{fn, MatmulInput::kQ8, &PackQ8_0x8u, &PackedQ8_0x8uBytes};
+  return MatmulOp{fn, MatmulInput::kQ8Octets, &PackQ8_0x8u, &PackedQ8_0x8uBytes};
 }
 MatmulOp Q8_0x16uOp(MatmulFn fn, MatmulInput input) {
   return MatmulOp{fn, input, &PackQ8_0x16u, &PackedQ8_0x16uBytes};
 }
-MatmulOp Q4_0x8Op(MatmulFn fn) {
-  return MatmulOp{fn, MatmulInput::kQ8, &PackQ4_0x8, &PackedQ4_0x8Bytes};
+MatmulOp Q4_0x8Op(MatmulFn fn, MatmulInput input) {
+  return MatmulOp{fn, input, &PackQ4_0x8, &PackedQ4_0x8Bytes};
 }
 MatmulOp Q4_0x16Op(MatmulFn fn, MatmulInput input) {
   return MatmulOp{fn, input, &PackQ4_0x16, &PackedQ4_0x16Bytes};

@@ -26,10 +26,11 @@ KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulOp q4_
 // A Q8_0 matmul over Q8 activations on Q8_0 packed 8 rows a group with unsigned quants
 // (PackQ8_0x8u: the 256-bit VNNI cores') or 16 (PackQ8_0x16u: the 512-bit and AMX kernels'); a
 // Q4_0 one on Q4_0 packed 8 rows a group (PackQ4_0x8: the 256-bit cores') or 16 (PackQ4_0x16:
-// the 512-bit kernel's). The 16-row ones read `input`: kQ8 rows or kQ8Octets.
+// the 512-bit kernel's). Q8_0x8uOp's kernels read kQ8Octets; the others `input`: the kQ8 rows or
+// kQ8Octets.
 MatmulOp Q8_0x8uOp(MatmulFn fn);
 MatmulOp Q8_0x16uOp(MatmulFn fn, MatmulInput input);
-MatmulOp Q4_0x8Op(MatmulFn fn);
+MatmulOp Q4_0x8Op(MatmulFn fn, MatmulInput input);
 MatmulOp Q4_0x16Op(MatmulFn fn, MatmulInput input);
 
 // Float-activation matmuls of the float types (matmul_avx2.cc). Reduction order of y[t, r]: K in

@@ -38,8 +38,8 @@ namespace {
 // a second layout), and int16 vpmaddwd on this layout (a vphaddd + vpermq per block: 13-39%
 // slower); prefetchnta for batched weights changed nothing.
 struct MaddubsDots {
-  template <int G, int T>
-  static void Run(const Q4_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+  template <int G, int T, class XA>
+  static void Run(const Q4_0x8* const* grp, const XA& x, int b, __m256i (*isum)[T]) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m256i acc16[G][T];  // int16 pairs; 8 maddubs of nibbles (<= 15) x quants (|q| <= 127) fit
     for (int g = 0; g < G; g++) {
@@ -52,9 +52,9 @@ struct MaddubsDots {
         const __m256i lo = _mm256_and_si256(w, low4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low4);
         for (int t = 0; t < T; t++) {  // broadcasts are loads: repeating them per group is cheap
-          const int8_t* q = x[t].qs + 32 * b + 4 * m;
-          acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(lo, Broadcast4(q)));
-          acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(hi, Broadcast4(q + 16)));
+          const __m256i xl = Broadcast4(x.Quad(b, m, t)), xh = Broadcast4(x.Quad(b, m + 4, t));
+          acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(lo, xl));
+          acc16[g][t] = _mm256_add_epi16(acc16[g][t], _mm256_maddubs_epi16(hi, xh));
         }
       }
       Fence<G, T>(acc16);
@@ -65,8 +65,8 @@ struct MaddubsDots {
     }
   }
 
-  template <int G, int T>
-  static void Run(const Q8_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+  template <int G, int T, class XA>
+  static void Run(const Q8_0x8* const* grp, const XA& x, int b, __m256i (*isum)[T]) {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int g = 0; g < G; g++) {
       for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
@@ -79,7 +79,7 @@ struct MaddubsDots {
             _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m])));
       }
       for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
-        const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
+        const __m256i xb = Broadcast4(x.Quad(b, m, t));
         for (int g = 0; g < G; g++) {
           // w as a memory operand of the sign: no register, one fused load per use.
           const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
@@ -165,11 +165,11 @@ size_t PackedQ8_0x8uBytes(int rows, int cols) {
 
 void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  MatmulQ8Packed<Q4_0x8, MaddubsDots>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q4_0x8, MaddubsDots, false>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  MatmulQ8Packed<Q8_0x8, MaddubsDots>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q8_0x8, MaddubsDots, false>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {

@@ -66,26 +66,26 @@ constexpr int kPrefetchBlocks<Q4_0x16> = 4;  // the same 1152 B
 
 // acc[t] += isum[t] * (dw * dx) (Q4_0 then + (-8 * dw) * s): per lane exactly the float
 // operations of the T = 1 path, so a lane's result does not depend on the tile it ran in.
-template <int T>
-inline void Accumulate(const Q4_0x8&, __m256 dw, const __m256i* isum, const XRow* x, int b,
+template <int T, class XA>
+inline void Accumulate(const Q4_0x8&, __m256 dw, const __m256i* isum, const XA& x, int b,
                        __m256* acc) {
   const __m256 dw8 = _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
   for (int t = 0; t < T; t++) {
-    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));
+    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.D(b, t)));
     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
-    acc[t] = _mm256_fmadd_ps(dw8, _mm256_set1_ps(x[t].s[b]), acc[t]);
+    acc[t] = _mm256_fmadd_ps(dw8, _mm256_set1_ps(x.S(b, t)), acc[t]);
   }
 }
-template <int T>
-inline void AccumulateQ8(__m256 dw, const __m256i* isum, const XRow* x, int b, __m256* acc) {
+template <int T, class XA>
+inline void AccumulateQ8(__m256 dw, const __m256i* isum, const XA& x, int b, __m256* acc) {
   for (int t = 0; t < T; t++) {
-    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b]));
+    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.D(b, t)));
     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
   }
 }
-template <int T, typename Q8Packed>
+template <int T, typename Q8Packed, class XA>
 requires std::is_same_v<Q8Packed, Q8_0x8> || std::is_same_v<Q8Packed, Q8_0x8u>
-inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XRow* x, int b,
+inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XA& x, int b,
                        __m256* acc) {
   AccumulateQ8<T>(dw, isum, x, b, acc);
 }
@@ -93,14 +93,39 @@ inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XR
 // The kernel of the shared row-group driver (q8_rows_avx2.h): per block, the G * T integer block
 // dot products from Dots (Dots::Run<G, T>(grp, x, b, isum): isum[g][t] lane r = the exact dot
 // product of group g's row r's block b, Q4_0 as raw nibbles, with token t's), then each lane's
-// float steps.
-template <typename PackedT, class Dots>
+// float steps. kOctets: the tokens come as octets (MatmulInput::kQ8Octets), else as Q8 rows.
+template <typename PackedT, class Dots, bool kOctets = false>
 struct Q8Kernel {
   using Packed = PackedT;
+  using X = std::conditional_t<kOctets, Q8ActOctetLane, XRow>;
   static constexpr int kBlockElems = 32;
 
+  static X MakeX(const void* xq, int in_dim, int t) {
+    if constexpr (kOctets) {
+      return Q8ActOctetLaneOf(xq, in_dim, t);
+    } else {
+      return MakeXRow(xq, in_dim, t);
+    }
+  }
+
   template <int G, int T>
-  static void Tile(const Packed* const* grp, int n_blocks, const XRow* x, __m256 (*acc)[T]) {
+  static void Tile(const Packed* const* grp, int n_blocks, const X* x, __m256 (*acc)[T]) {
+    if constexpr (kOctets) {
+      __m256 local[G][T];  // accumulators whose address never escapes: see X16Kernel::Tile
+      for (int g = 0; g < G; g++) {
+        for (int t = 0; t < T; t++) local[g][t] = acc[g][t];
+      }
+      TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local);
+      for (int g = 0; g < G; g++) {
+        for (int t = 0; t < T; t++) acc[g][t] = local[g][t];
+      }
+    } else {
+      TileOf<G, T>(grp, n_blocks, RowsX{x}, acc);
+    }
+  }
+
+  template <int G, int T, class XA>
+  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, __m256 (*acc)[T]) {
     for (int b = 0; b < n_blocks; b++) {
       if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
@@ -143,11 +168,17 @@ void MatmulQ8Tiles(const void* w, const void* xq, float* y, int n_tokens, int in
       w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
-// y[t, r] = x[t] . w[r] for r in `rows`, w packed as `Packed`, integer core `Dots`.
-template <typename Packed, class Dots>
+// y[t, r] = x[t] . w[r] for r in `rows`, w packed as `Packed`, integer core `Dots`; xq: Q8 rows,
+// or with kOctetsInput (MatmulInput::kQ8Octets) for more than one token their octets
+// (kernels/q8_act.h).
+template <typename Packed, class Dots, bool kOctetsInput>
 void MatmulQ8Packed(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows) {
-  MatmulQ8Tiles<Q8Kernel<Packed, Dots>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  if (!kOctetsInput || n_tokens == 1) {
+    MatmulQ8Tiles<Q8Kernel<Packed, Dots>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  } else {
+    MatmulQ8Tiles<Q8Kernel<Packed, Dots, true>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  }
 }
 
 }  // namespace smallmind::kernels::SMALLMIND_X86_NS

@@ -51,6 +51,25 @@ inline __m256 LoadHalves(const uint16_t* h) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
+// A tile's activations from Q8 rows (an XRow a token) ...
+struct RowsX {
+  const XRow* x;
+  const int8_t* Quad(int b, int k, int t) const { return x[t].qs + 32 * b + 4 * k; }
+  int32_t Start(int b, int t) const { return -128 * x[t].qsum[b]; }
+  float D(int b, int t) const { return x[t].d[b]; }
+  float S(int b, int t) const { return x[t].s[b]; }
+};
+// ... or from octets (q8_act.h): token t of the tile is lane t after the first token's.
+struct OctetX {
+  Q8ActOctetLane x0;
+  const int8_t* Quad(int b, int k, int t) const {
+    return reinterpret_cast<const int8_t*>(x0.q + (b * 8 + k) * kQ8ActOctet + t);
+  }
+  int32_t Start(int b, int t) const { return x0.c[b * kQ8ActOctet + t]; }
+  float D(int b, int t) const { return x0.d[b * kQ8ActOctet + t]; }
+  float S(int b, int t) const { return x0.s[b * kQ8ActOctet + t]; }
+};
+
 // An empty asm that claims to modify each v[g][t]: GCC can no longer hoist the multiplies of
 // later steps ahead of the adds of earlier ones (which runs out of registers and spills). "v":
 // any vector register the file's flags allow (with AVX-512, all 32).

@@ -18,13 +18,14 @@ namespace smallmind::kernels::SMALLMIND_X86_NS {
 
 using DpBusdFn = __m256i (*)(__m256i acc, __m256i u, __m256i s);
 
-// Q8_0 / Q4_0 (q8_0x8_avx2.h's Dots): block b of G packed groups against T activation rows,
+// Q8_0 / Q4_0 (q8_0x8_avx2.h's Dots): block b of G packed groups against T tokens (XA: RowsX or
+// OctetX, q8_rows_avx2.h),
 // isum[g][t] lane r = the exact dot product of group g's row r's 32 quants (Q4_0: the raw
 // nibbles, the unsigned side as they are; Q8_0: see below) with token t's.
 template <DpBusdFn Dp>
 struct VnniDots {
-  template <int G, int T>
-  static void Run(const Q4_0x8* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+  template <int G, int T, class XA>
+  static void Run(const Q4_0x8* const* grp, const XA& x, int b, __m256i (*isum)[T]) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int g = 0; g < G; g++) {
       for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
@@ -36,9 +37,8 @@ struct VnniDots {
         const __m256i lo = _mm256_and_si256(w, low4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low4);
         for (int t = 0; t < T; t++) {
-          const int8_t* q = x[t].qs + 32 * b + 4 * m;
-          isum[g][t] = Dp(isum[g][t], lo, Broadcast4(q));
-          isum[g][t] = Dp(isum[g][t], hi, Broadcast4(q + 16));
+          isum[g][t] = Dp(isum[g][t], lo, Broadcast4(x.Quad(b, m, t)));
+          isum[g][t] = Dp(isum[g][t], hi, Broadcast4(x.Quad(b, m + 4, t)));
         }
       }
       Fence<G, T>(isum);
@@ -48,10 +48,10 @@ struct VnniDots {
   // Q8_0: each quant stored as q + 128 (Q8_0x8u) on the unsigned side, the activations as they
   // are on the signed one, so one vpdpbusd does 32 multiply-adds with nothing per token; the sum
   // then holds 128 * (the activation block's quant sum) too, which the accumulator starts without.
-  template <int G, int T>
-  static void Run(const Q8_0x8u* const* grp, const XRow* x, int b, __m256i (*isum)[T]) {
+  template <int G, int T, class XA>
+  static void Run(const Q8_0x8u* const* grp, const XA& x, int b, __m256i (*isum)[T]) {
     for (int t = 0; t < T; t++) {
-      const __m256i start = _mm256_set1_epi32(-128 * x[t].qsum[b]);
+      const __m256i start = _mm256_set1_epi32(x.Start(b, t));
       for (int g = 0; g < G; g++) isum[g][t] = start;
     }
 #pragma GCC unroll 8
@@ -61,7 +61,7 @@ struct VnniDots {
         w[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
       }
       for (int t = 0; t < T; t++) {  // each broadcast serves the G groups
-        const __m256i xb = Broadcast4(x[t].qs + 32 * b + 4 * m);
+        const __m256i xb = Broadcast4(x.Quad(b, m, t));
         for (int g = 0; g < G; g++) isum[g][t] = Dp(isum[g][t], w[g], xb);
       }
       Fence<G, T>(isum);

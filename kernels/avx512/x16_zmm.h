@@ -47,25 +47,6 @@ namespace smallmind::kernels::SMALLMIND_X86_NS {
 //   static F Halves(const uint16_t* h);           16 fp16 values as floats
 //   static F Float(I v);  static F Mul(F a, F b);  static F Fma(F a, F b, F c);  a * b + c, fused
 //   static void Fence(I& v);                      the compiler may not move work across it
-// A tile's activations from Q8 rows (an XRow a token) ...
-struct RowsX {
-  const XRow* x;
-  const int8_t* Quad(int b, int k, int t) const { return x[t].qs + 32 * b + 4 * k; }
-  int32_t Start(int b, int t) const { return -128 * x[t].qsum[b]; }
-  float D(int b, int t) const { return x[t].d[b]; }
-  float S(int b, int t) const { return x[t].s[b]; }
-};
-// ... or from octets (q8_act.h): token t of the tile is lane t after the first token's.
-struct OctetX {
-  Q8ActOctetLane x0;
-  const int8_t* Quad(int b, int k, int t) const {
-    return reinterpret_cast<const int8_t*>(x0.q + (b * 8 + k) * kQ8ActOctet + t);
-  }
-  int32_t Start(int b, int t) const { return x0.c[b * kQ8ActOctet + t]; }
-  float D(int b, int t) const { return x0.d[b * kQ8ActOctet + t]; }
-  float S(int b, int t) const { return x0.s[b * kQ8ActOctet + t]; }
-};
-
 // kOctets: the input of n_tokens > 1 is octets (MatmulInput::kQ8Octets), else Q8 rows.
 template <typename PackedT, class V, bool kOctets = false>
 requires std::is_same_v<PackedT, Q8_0x16u> || std::is_same_v<PackedT, Q4_0x16>
@@ -137,21 +118,23 @@ struct X16Kernel {
   template <int G, int T>
   static void Tile(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc)[T]) {
     if constexpr (kOctets) {
-      TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, acc);
+      // Accumulators whose address never escapes the loop: on the caller's array (StoreGroup
+      // takes its address) GCC stored every accumulator to the stack once a block.
+      Acc local[G][T];
+      for (int g = 0; g < G; g++) {
+        for (int t = 0; t < T; t++) local[g][t] = acc[g][t];
+      }
+      TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local);
+      for (int g = 0; g < G; g++) {
+        for (int t = 0; t < T; t++) acc[g][t] = local[g][t];
+      }
     } else {
       TileOf<G, T>(grp, n_blocks, RowsX{x}, acc);
     }
   }
 
   template <int G, int T, class XA>
-  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, Acc (*acc_out)[T]) {
-    // Accumulators whose address never escapes the loop: with the caller's array GCC stored
-    // every accumulator (and every block's int sums) to the stack once a block.
-    Acc acc[G][T];
-    for (int g = 0; g < G; g++) {
-      for (int t = 0; t < T; t++) acc[g][t] = acc_out[g][t];
-    }
-    I isum[G][T];
+  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, Acc (*acc)[T]) {
     for (int b = 0; b < n_blocks; b++) {
       if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
@@ -159,6 +142,7 @@ struct X16Kernel {
       if (T > 1) {  // block b of the next G groups (see Q8Kernel::Tile)
         for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
       }
+      I isum[G][T];
       Dots<G, T>(grp, x, b, isum);
       for (int g = 0; g < G; g++) {
         const F dw = V::Halves(grp[g][b].d);
@@ -171,9 +155,6 @@ struct X16Kernel {
           for (int t = 0; t < T; t++) acc[g][t] = V::Fma(dw8, V::Set1(x.S(b, t)), acc[g][t]);
         }
       }
-    }
-    for (int g = 0; g < G; g++) {
-      for (int t = 0; t < T; t++) acc_out[g][t] = acc[g][t];
     }
   }
 };

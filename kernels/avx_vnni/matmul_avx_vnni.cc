@@ -25,11 +25,11 @@ inline __m256i DpBusd(__m256i acc, __m256i u, __m256i s) {
 
 void MatmulQ8_0x8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
-  MatmulQ8Packed<Q8_0x8u, VnniDots<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q8_0x8u, VnniDots<&DpBusd>, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ4_0x8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
-  MatmulQ8Packed<Q4_0x8, VnniDots<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q4_0x8, VnniDots<&DpBusd>, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ4_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {

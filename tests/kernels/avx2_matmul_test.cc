@@ -178,9 +178,11 @@ TEST_F(Avx2MatmulTest, Q8MatmulsMatchTheScalarQ8ReferenceAndTheFloatReference) {
       std::vector<float> got(size_t(n_tokens) * out_dim), want(got.size()), exact(got.size());
       // Two row ranges that split a packed group of 8 rows.
       const int split = out_dim / 2;
-      par.MatmulFor(type)->fn(packed.data(), xq.data(), got.data(), n_tokens, in_dim, out_dim,
+      const std::vector<uint8_t> input =
+          testing::Q8InputFor(*par.MatmulFor(type), xq.data(), n_tokens, in_dim);
+      par.MatmulFor(type)->fn(packed.data(), input.data(), got.data(), n_tokens, in_dim, out_dim,
                               RowRange{0, split});
-      par.MatmulFor(type)->fn(packed.data(), xq.data(), got.data(), n_tokens, in_dim, out_dim,
+      par.MatmulFor(type)->fn(packed.data(), input.data(), got.data(), n_tokens, in_dim, out_dim,
                               RowRange{split, out_dim});
       q8_ref(w.data(), xq.data(), want.data(), n_tokens, in_dim, out_dim, AllRows(out_dim));
       MatmulF32Ref(wf.data(), x.data(), exact.data(), n_tokens, in_dim, out_dim, AllRows(out_dim));

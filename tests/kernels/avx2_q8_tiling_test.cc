@@ -48,8 +48,9 @@ Problem Make(const KernelTable& table, DType type, int n_tokens, int in_dim, int
 // y for tokens [t0, t0 + n) of p, over `rows` only (the rest stays NaN).
 std::vector<float> RunTokens(const Problem& p, int t0, int n, RowRange rows) {
   std::vector<float> y(size_t(n) * p.out_dim, NAN);
-  p.op->fn(p.packed.data(), p.xq.data() + t0 * Q8ActRowBytes(p.in_dim), y.data(), n, p.in_dim,
-           p.out_dim, rows);
+  const std::vector<uint8_t> x =
+      testing::Q8InputFor(*p.op, p.xq.data() + t0 * Q8ActRowBytes(p.in_dim), n, p.in_dim);
+  p.op->fn(p.packed.data(), x.data(), y.data(), n, p.in_dim, p.out_dim, rows);
   return y;
 }
 

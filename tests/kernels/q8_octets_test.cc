@@ -43,13 +43,14 @@ TEST(Q8OctetsTest, EveryValueSitsWhereTheLayoutSaysAndPaddingIsZero) {
       for (int t = 0; t < n_octets * 8; t++) {
         const int o = t / 8, j = t % 8;
         // The layout spelled out: per octet q[nb][8][8], then d, s and c, each [nb][8].
-        const auto* q = reinterpret_cast<const int32_t*>(octets.data()) + size_t(o) * nb * 88;  // 64 + 3 * 8 words a block
+        const auto* q = reinterpret_cast<const int32_t*>(octets.data()) +
+                        size_t(o) * nb * 88;  // 64 + 3 * 8 words a block
         const auto* d = reinterpret_cast<const float*>(q + nb * 64);
         const float* s = d + nb * 8;
         const auto* c = reinterpret_cast<const int32_t*>(s + nb * 8);
         const Q8ActOctetLane lane = Q8ActOctetLaneOf(octets.data(), in_dim, t);
-        const std::string what = "in " + std::to_string(in_dim) + " n " +
-                                 std::to_string(n_tokens) + " t" + std::to_string(t);
+        const std::string what = "in " + std::to_string(in_dim) + " n " + std::to_string(n_tokens) +
+                                 " t" + std::to_string(t);
         for (int b = 0; b < nb; b++) {
           const size_t i = size_t(b) * 8 + j;
           ASSERT_EQ(lane.d + b * 8, d + i) << what;

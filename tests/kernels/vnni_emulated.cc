@@ -19,11 +19,13 @@ namespace {
 
 void MatmulQ8_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulQ8Packed<Q8_0x8u, VnniDots<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q8_0x8u, VnniDots<&EmulatedDpBusd>, true>(w, xq, y, n_tokens, in_dim, out_dim,
+                                                           rows);
 }
 void MatmulQ4_0(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
-  MatmulQ8Packed<Q4_0x8, VnniDots<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+  MatmulQ8Packed<Q4_0x8, VnniDots<&EmulatedDpBusd>, true>(w, xq, y, n_tokens, in_dim, out_dim,
+                                                          rows);
 }
 void MatmulQ4_K(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
@@ -42,8 +44,8 @@ namespace smallmind::kernels::testing {
 KernelTable EmulatedVnniKernelTable(ExecMode mode) {
   namespace e = vnni_emulated;
   return avx2::WithVnniPackedMatmuls(avx2::Avx2KernelTable(mode), avx2::Q8_0x8uOp(&e::MatmulQ8_0),
-                                     avx2::Q4_0x8Op(&e::MatmulQ4_0), &e::MatmulQ4_K,
-                                     &e::MatmulQ6_K);
+                                     avx2::Q4_0x8Op(&e::MatmulQ4_0, MatmulInput::kQ8Octets),
+                                     &e::MatmulQ4_K, &e::MatmulQ6_K);
 }
 
 }  // namespace smallmind::kernels::testing
