@@ -144,6 +144,10 @@ struct Q8Kernel {
   }
 };
 
+// (The Q8Kernel reads tokens as Q8 rows or, kOctets, as octets: the VNNI cores do for more than
+// one token, kernels/avx512/x16_zmm.h says why; the AVX2 maddubs core keeps rows, which measured
+// the same: its 1 x 8 tile is short of the 16 vector registers, not of pointers.)
+//
 // Tiles of 1 group x 8 tokens (batched decode of 8 streams and prefill: each weight register
 // serves 8 tokens, and a group's weights are read once for all of them), then 2 groups x 4 tokens
 // for 4-7 tokens left, then the last 2-3 tokens as one 2-group tile, a last single token over

@@ -20,7 +20,13 @@
 // split already is (worker/engine/op_runner.cc kMatmulRowGroup). Measured on Zen 5 (session 20,
 // kernels_bench Q8_0, one core, min of 3 interleaved runs): 1 x 8 beat 2 x 4 and 1 x 12 at 8 and
 // 16 tokens (w1 8 tokens 64 vs 86 and 88 us); a single-token tail of 4 groups and of 1 alike, 2
-// slower.
+// slower. (2 x 4 again in session 22, with octets: 76-78 vs 55-62 us.)
+//
+// More than one token comes as octets (MatmulInput::kQ8Octets, kernels/q8_act.h): the 1 x 8 tile
+// then reads every token's quads, scales and VNNI starts from one pointer each at fixed offsets
+// (OctetX); from rows (RowsX, one token) 8 tokens took 32 pointers and GCC spilled them. Session
+// 22, Zen 5, kernels_bench one core, w1 8 tokens from cache 57-60 -> 49-55 us, 128 tokens 851-932
+// -> 774-799.
 //
 // Included only by files built with AVX2 (or more) enabled; pure inline templates; thread-safe.
 #pragma once
@@ -103,7 +109,10 @@ struct X16Kernel {
           const I xb = Quads(x.Quad(b, m, t));
           for (int g = 0; g < G; g++) isum[g][t] = V::DpBusd(isum[g][t], w[g], xb);
         }
-        Fence<G, T>(isum);
+        // No Fence here: with 32 registers nothing spills without it, and with it GCC kept the
+        // sums in memory too, storing every one of them once a block (session 22, Zen 5, one
+        // core: w1 8 tokens from cache 52.7-58.3 -> 50.0-50.8 us, 128 tokens 813-845 ->
+        // 769-777). Q4_0's two nibble registers a group keep it.
       }
     }
   }
