@@ -123,7 +123,12 @@ shared::Result<std::unique_ptr<BenchModel>> LoadBenchModel(const Flags& f) {
 }
 
 std::vector<int> PinnableCpus(int threads) {
-  std::vector<int> cpus = shared::AllowedCpus();
+  // The CPUs of the process as it started: once an engine has run, its pool has pinned this
+  // (the calling) thread to its first CPU, and asking again would see that one CPU only; the
+  // next engine's pool would then run unpinned on it, every thread inheriting the one CPU (a
+  // 2-thread kv_cache_bench after a 1-thread one measured one core's prefill).
+  static const std::vector<int> allowed = shared::AllowedCpus();
+  std::vector<int> cpus = allowed;
   if (static_cast<int>(cpus.size()) < threads) return {};
   cpus.resize(static_cast<size_t>(threads));
   return cpus;
