@@ -9,7 +9,8 @@
 // matmul tiles (a few streams; a batch that one stream just left). tg64x8@d128 and tg64x1@d128
 // decode after a 128-token context (written before the timing), where served streams are: attention
 // then reads 128-192 positions per token; the @d512 rows after 512 (a long chat), where attention
-// is a larger share of a batched step. --op-profile times every op of the timed steps
+// is a larger share of a batched step; pp16@d512 prefills 16 tokens after 512 (the step of a
+// prefix-cache hit). --op-profile times every op of the timed steps
 // (OpProfile) and adds, per step in microseconds: qkv_us, wo_us, ffn13_us (gate and up), ffn2_us
 // (down), cls_us (the classifier), q8_us (quantizing matmul inputs), attn_us, kv_us (storing K/V),
 // small_us (norms, RoPE, SwiGLU, adds, embedding) and gap_us (the step's time outside any op).
@@ -184,6 +185,25 @@ void BM_Prefill(benchmark::State& state, Setup s, Engines* engines) {
   Counters(state, s, kPrompt, false);
 }
 
+// What a prefix-cache hit computes (kv_cache_bench's ttft): the 16 prompt tokens after a cached
+// 512-token prefix, in one step; the prefix is written once, before the timing.
+void BM_PrefixHit(benchmark::State& state, Setup s, Engines* engines) {
+  Engine& e = engines->For(s.threads);
+  constexpr int kHitTokens = 16;
+  const std::vector<TokenId> prompt =
+      Prompt(kLongDepth + kHitTokens, s.model->llama->config.vocab_size);
+  const std::vector<int32_t> table = Table();
+  for (int c = 0; c < kLongDepth; c += kPrompt) {
+    Run(e, s.mode, std::span<const TokenId>(prompt).subspan(c, kPrompt), c, table);
+  }
+  const ProfileScope profile(state, s, e);
+  for (auto _ : state) {
+    Run(e, s.mode, std::span<const TokenId>(prompt).subspan(kLongDepth, kHitTokens), kLongDepth,
+        table);
+  }
+  Counters(state, s, kHitTokens, false);
+}
+
 void BM_Decode(benchmark::State& state, Setup s, Engines* engines) {
   Engine& e = engines->For(s.threads);
   const std::vector<TokenId> tokens = Prompt(kGenerated, s.model->llama->config.vocab_size);
@@ -336,6 +356,11 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("tg64" + suffix).c_str(), b::BM_Decode, s, &engines)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+      if (b::kLongDepth + 16 <= (*model)->llama->config.context_length) {
+        benchmark::RegisterBenchmark(("pp16@d512" + suffix).c_str(), b::BM_PrefixHit, s, &engines)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
       for (auto [name, batch, depth] : {std::tuple{"tg64x3", 3, 0},
                                         {"tg64x7", 7, 0},
                                         {"tg64x8", 8, 0},
