@@ -8,11 +8,7 @@ namespace smallmind::kernels {
 void PackQ8ActOctets(const void* xq, void* octets, int n_dim, int n_tokens, int first, int last) {
   const int nb = n_dim / 32;
   for (int o = first; o < last; o++) {
-    const Q8ActOctetLane lane = Q8ActOctetLaneOf(octets, n_dim, o * kQ8ActOctet);
-    auto* q = const_cast<int32_t*>(lane.q);
-    auto* d = const_cast<float*>(lane.d);
-    auto* s = const_cast<float*>(lane.s);
-    auto* c = const_cast<int32_t*>(lane.c);
+    const auto [q, d, s, c] = Q8ActOctetOutOf(octets, n_dim, o);
     for (int j = 0; j < kQ8ActOctet; j++) {
       const int t = o * kQ8ActOctet + j;
       if (t >= n_tokens) {

@@ -69,6 +69,18 @@ inline Q8ActOctetLane Q8ActOctetLaneOf(const void* octets, int n_dim, int t) {
   const auto* c = reinterpret_cast<const int32_t*>(s + nb * kQ8ActOctet);
   return Q8ActOctetLane{q + j, d + j, s + j, c + j};
 }
+// Octet o's arrays to write (the layout above), for the packers.
+struct Q8ActOctetOut {
+  int32_t* q;
+  float* d;
+  float* s;
+  int32_t* c;
+};
+inline Q8ActOctetOut Q8ActOctetOutOf(void* octets, int n_dim, int o) {
+  const Q8ActOctetLane lane = Q8ActOctetLaneOf(octets, n_dim, o * kQ8ActOctet);
+  return Q8ActOctetOut{const_cast<int32_t*>(lane.q), const_cast<float*>(lane.d),
+                       const_cast<float*>(lane.s), const_cast<int32_t*>(lane.c)};
+}
 // Writes octets [first, last) of the n_tokens Q8 rows xq (Q8ActRowBytes(n_dim) bytes each) into
 // `octets` (Q8ActOctetsBytes(n_tokens, n_dim) bytes). Thread-safe for disjoint octet ranges.
 void PackQ8ActOctets(const void* xq, void* octets, int n_dim, int n_tokens, int first, int last);

@@ -111,14 +111,8 @@ struct Q8Kernel {
   template <int G, int T>
   static void Tile(const Packed* const* grp, int n_blocks, const X* x, __m256 (*acc)[T]) {
     if constexpr (kOctets) {
-      __m256 local[G][T];  // accumulators whose address never escapes: see X16Kernel::Tile
-      for (int g = 0; g < G; g++) {
-        for (int t = 0; t < T; t++) local[g][t] = acc[g][t];
-      }
-      TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local);
-      for (int g = 0; g < G; g++) {
-        for (int t = 0; t < T; t++) acc[g][t] = local[g][t];
-      }
+      WithLocalAccumulators<G, T>(
+          acc, [=](__m256(*local)[T]) { TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local); });
     } else {
       TileOf<G, T>(grp, n_blocks, RowsX{x}, acc);
     }

@@ -42,11 +42,7 @@ void QuantizeQ8OctetsAvx2(const float* x, void* octets, int in_dim, int n_tokens
                           int last) {
   const int nb = in_dim / 32;
   for (int o = first; o < last; o++) {
-    const Q8ActOctetLane lane = Q8ActOctetLaneOf(octets, in_dim, o * kQ8ActOctet);
-    auto* q = const_cast<int32_t*>(lane.q);
-    auto* d = const_cast<float*>(lane.d);
-    auto* s = const_cast<float*>(lane.s);
-    auto* c = const_cast<int32_t*>(lane.c);
+    const auto [q, d, s, c] = Q8ActOctetOutOf(octets, in_dim, o);
     const int n = std::min(kQ8ActOctet, n_tokens - o * kQ8ActOctet);
     const float* in = x + static_cast<int64_t>(o) * kQ8ActOctet * in_dim;  // token 8o's row
     for (int b = 0; b < nb; b++) {

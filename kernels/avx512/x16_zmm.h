@@ -127,16 +127,8 @@ struct X16Kernel {
   template <int G, int T>
   static void Tile(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc)[T]) {
     if constexpr (kOctets) {
-      // Accumulators whose address never escapes the loop: on the caller's array (StoreGroup
-      // takes its address) GCC stored every accumulator to the stack once a block.
-      Acc local[G][T];
-      for (int g = 0; g < G; g++) {
-        for (int t = 0; t < T; t++) local[g][t] = acc[g][t];
-      }
-      TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local);
-      for (int g = 0; g < G; g++) {
-        for (int t = 0; t < T; t++) acc[g][t] = local[g][t];
-      }
+      WithLocalAccumulators<G, T>(
+          acc, [=](Acc(*local)[T]) { TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local); });
     } else {
       TileOf<G, T>(grp, n_blocks, RowsX{x}, acc);
     }
