@@ -104,7 +104,7 @@ using MatmulFn = void (*)(const void* w, const void* x, float* y, int n_tokens, 
 enum class MatmulInput {
   kF32,       // float rows
   kQ8,        // rows quantized by KernelTable::quantize_q8 (8-bit, one scale per 32 elements)
-  kQ8Octets,  // kQ8 rows for one token; for n_tokens > 1 those rows as octets (PackQ8ActOctets)
+  kQ8Octets,  // kQ8 rows for one token; for n_tokens > 1 those rows as octets (PackQ8ActOctetsRef)
 };
 // Repacks a [rows, cols] matrix of the op's weight type into the layout its fn reads: dst holds
 // packed_bytes(rows, cols) bytes (64-byte aligned).
@@ -141,8 +141,9 @@ using AddBiasFn = void (*)(float* x, const float* bias, int dim, RowRange tokens
 // Rows are the flat (token, query head) pairs r = t * n_heads + h of args.
 using AttentionFn = void (*)(const AttentionArgs& args, RowRange rows);
 // Quantizes the tokens of octets [first, last) of float rows x: [n_tokens, in_dim] straight into
-// octets (Q8ActOctetsBytes(n_tokens, in_dim) bytes): the bytes PackQ8ActOctets (kernels/q8_act.h)
-// makes of QuantizeQ8Fn's rows, for the matmuls whose input is MatmulInput::kQ8Octets.
+// octets (Q8ActOctetsBytes(n_tokens, in_dim) bytes): the bytes PackQ8ActOctetsRef
+// (kernels/ref/q8_act_ref.h) makes of QuantizeQ8Fn's rows, for the matmuls whose input is
+// MatmulInput::kQ8Octets.
 using QuantizeQ8OctetsFn = void (*)(const float* x, void* octets, int in_dim, int n_tokens,
                                     int first, int last);
 // out[i] = x[i] as IEEE half, round-to-nearest-even, for i < n (K/V rows into a kF16 cache).

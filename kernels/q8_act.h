@@ -69,7 +69,8 @@ inline Q8ActOctetLane Q8ActOctetLaneOf(const void* octets, int n_dim, int t) {
   const auto* c = reinterpret_cast<const int32_t*>(s + nb * kQ8ActOctet);
   return Q8ActOctetLane{q + j, d + j, s + j, c + j};
 }
-// Octet o's arrays to write (the layout above), for the packers.
+// Octet o's arrays to write (the layout above), for the packers (kernels/ref/q8_act_ref.h
+// PackQ8ActOctetsRef, the definition; the SIMD quantizers).
 struct Q8ActOctetOut {
   int32_t* q;
   float* d;
@@ -81,8 +82,4 @@ inline Q8ActOctetOut Q8ActOctetOutOf(void* octets, int n_dim, int o) {
   return Q8ActOctetOut{const_cast<int32_t*>(lane.q), const_cast<float*>(lane.d),
                        const_cast<float*>(lane.s), const_cast<int32_t*>(lane.c)};
 }
-// Writes octets [first, last) of the n_tokens Q8 rows xq (Q8ActRowBytes(n_dim) bytes each) into
-// `octets` (Q8ActOctetsBytes(n_tokens, n_dim) bytes). Thread-safe for disjoint octet ranges.
-void PackQ8ActOctets(const void* xq, void* octets, int n_dim, int n_tokens, int first, int last);
-
 }  // namespace smallmind::kernels

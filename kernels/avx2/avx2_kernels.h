@@ -49,7 +49,7 @@ void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in
 // block dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
 // quantization is bitwise QuantizeQ8ActRef.
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
-// QuantizeQ8Avx2's rows as octets (q8_octets_avx2.cc): the bytes of PackQ8ActOctets of them
+// QuantizeQ8Avx2's rows as octets (q8_octets_avx2.cc): the bytes of PackQ8ActOctetsRef of them
 // (kernels/q8_act.h).
 void QuantizeQ8OctetsAvx2(const float* x, void* octets, int in_dim, int n_tokens, int first,
                           int last);

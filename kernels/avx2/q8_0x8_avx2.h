@@ -95,27 +95,15 @@ inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XA
 // product of group g's row r's block b, Q4_0 as raw nibbles, with token t's), then each lane's
 // float steps. kOctets: the tokens come as octets (MatmulInput::kQ8Octets), else as Q8 rows.
 template <typename PackedT, class Dots, bool kOctets = false>
-struct Q8Kernel {
+struct Q8Kernel : Q8TileInput<kOctets> {
   using Packed = PackedT;
-  using X = std::conditional_t<kOctets, Q8ActOctetLane, XRow>;
+  using X = typename Q8TileInput<kOctets>::X;
   static constexpr int kBlockElems = 32;
-
-  static X MakeX(const void* xq, int in_dim, int t) {
-    if constexpr (kOctets) {
-      return Q8ActOctetLaneOf(xq, in_dim, t);
-    } else {
-      return MakeXRow(xq, in_dim, t);
-    }
-  }
 
   template <int G, int T>
   static void Tile(const Packed* const* grp, int n_blocks, const X* x, __m256 (*acc)[T]) {
-    if constexpr (kOctets) {
-      WithLocalAccumulators<G, T>(
-          acc, [=](__m256(*local)[T]) { TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local); });
-    } else {
-      TileOf<G, T>(grp, n_blocks, RowsX{x}, acc);
-    }
+    Q8TileInput<kOctets>::template Run<G, T>(
+        x, acc, [=](const auto& xa, __m256(*a)[T]) { TileOf<G, T>(grp, n_blocks, xa, a); });
   }
 
   template <int G, int T, class XA>

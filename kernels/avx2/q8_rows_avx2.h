@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/avx2/avx2_util.h"
 #include "kernels/partition.h"
@@ -70,20 +71,40 @@ struct OctetX {
   float S(int b, int t) const { return x0.s[b * kQ8ActOctet + t]; }
 };
 
-// Runs tile(local) on a copy of acc[G][T] whose address never escapes, then copies it back. On
-// the driver's array (StoreGroup takes its address) GCC stored every accumulator to the stack
-// once a block; the octet tiles use this (session 22, Zen 5: part of the 1 x 8 tile's 10%).
-template <int G, int T, typename Acc, typename F>
-inline void WithLocalAccumulators(Acc (*acc)[T], F&& tile) {
-  Acc local[G][T];
-  for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) local[g][t] = acc[g][t];
+// What a Q8 kernel's tile reads of its tokens: Q8 rows, or with kOctets octets (q8_act.h). A
+// kernel derives from it for the driver's X and MakeX (see KernelX below) and runs each tile
+// through Run: tile_of(accessor, acc) with the tokens' accessor, RowsX or OctetX. On octets the
+// accumulators are a local copy whose address never escapes: on the driver's array (StoreGroup
+// takes its address) GCC stored every accumulator to the stack once a block (session 22, Zen 5:
+// part of the 1 x 8 tile's 10%).
+template <bool kOctets>
+struct Q8TileInput {
+  using X = std::conditional_t<kOctets, Q8ActOctetLane, XRow>;
+
+  static X MakeX(const void* xq, int in_dim, int t) {
+    if constexpr (kOctets) {
+      return Q8ActOctetLaneOf(xq, in_dim, t);
+    } else {
+      return MakeXRow(xq, in_dim, t);
+    }
   }
-  tile(local);
-  for (int g = 0; g < G; g++) {
-    for (int t = 0; t < T; t++) acc[g][t] = local[g][t];
+
+  template <int G, int T, typename Acc, typename F>
+  static void Run(const X* x, Acc (*acc)[T], F&& tile_of) {
+    if constexpr (kOctets) {
+      Acc local[G][T];
+      for (int g = 0; g < G; g++) {
+        for (int t = 0; t < T; t++) local[g][t] = acc[g][t];
+      }
+      tile_of(OctetX{x[0]}, local);
+      for (int g = 0; g < G; g++) {
+        for (int t = 0; t < T; t++) acc[g][t] = local[g][t];
+      }
+    } else {
+      tile_of(RowsX{x}, acc);
+    }
   }
-}
+};
 
 // An empty asm that claims to modify each v[g][t]: GCC can no longer hoist the multiplies of
 // later steps ahead of the adds of earlier ones (which runs out of registers and spills). "v":

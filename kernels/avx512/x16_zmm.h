@@ -56,22 +56,14 @@ namespace smallmind::kernels::SMALLMIND_X86_NS {
 // kOctets: the input of n_tokens > 1 is octets (MatmulInput::kQ8Octets), else Q8 rows.
 template <typename PackedT, class V, bool kOctets = false>
 requires std::is_same_v<PackedT, Q8_0x16u> || std::is_same_v<PackedT, Q4_0x16>
-struct X16Kernel {
+struct X16Kernel : Q8TileInput<kOctets> {
   using Packed = PackedT;
   using Acc = typename V::F;
   using I = typename V::I;
   using F = typename V::F;
-  using X = std::conditional_t<kOctets, Q8ActOctetLane, XRow>;
+  using X = typename Q8TileInput<kOctets>::X;
   static constexpr int kBlockElems = 32;
   static constexpr bool kQ4 = std::is_same_v<Packed, Q4_0x16>;
-
-  static X MakeX(const void* xq, int in_dim, int t) {
-    if constexpr (kOctets) {
-      return Q8ActOctetLaneOf(xq, in_dim, t);
-    } else {
-      return MakeXRow(xq, in_dim, t);
-    }
-  }
 
   // 4 activation quants in every lane.
   static I Quads(const int8_t* p) {
@@ -126,12 +118,8 @@ struct X16Kernel {
 
   template <int G, int T>
   static void Tile(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc)[T]) {
-    if constexpr (kOctets) {
-      WithLocalAccumulators<G, T>(
-          acc, [=](Acc(*local)[T]) { TileOf<G, T>(grp, n_blocks, OctetX{x[0]}, local); });
-    } else {
-      TileOf<G, T>(grp, n_blocks, RowsX{x}, acc);
-    }
+    Q8TileInput<kOctets>::template Run<G, T>(
+        x, acc, [=](const auto& xa, Acc(*a)[T]) { TileOf<G, T>(grp, n_blocks, xa, a); });
   }
 
   template <int G, int T, class XA>

@@ -1,6 +1,6 @@
-// Scalar reference of the integer matmuls: activation quantization to Q8 rows (kernels/q8_act.h)
-// and the Q8_0 / Q4_0 / Q4_K / Q6_K weight matmuls over them. The oracles the SIMD parallel
-// kernels are tested against. Pure functions; thread-safe on disjoint outputs.
+// Scalar reference of the integer matmuls: activation quantization to Q8 rows (kernels/q8_act.h),
+// those rows as octets, and the Q8_0 / Q4_0 / Q4_K / Q6_K weight matmuls over them. The oracles the
+// SIMD parallel kernels are tested against. Pure functions; thread-safe on disjoint outputs.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,10 @@ namespace smallmind::kernels {
 void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens);
 // One block of that row: the 32 quants of x at q, returns d. Also the K/V cache's (F32ToQ8Ref).
 float QuantizeBlockQ8Ref(const float* x, int8_t* q);
+// Octets [first, last) of the n_tokens Q8 rows xq (Q8ActRowBytes(n_dim) bytes each) written into
+// `octets` (Q8ActOctetsBytes(n_tokens, n_dim) bytes, the layout in kernels/q8_act.h): the
+// definition the SIMD quantizers into octets are tested against.
+void PackQ8ActOctetsRef(const void* xq, void* octets, int n_dim, int n_tokens, int first, int last);
 
 // y[t, r] = sum over blocks b, left to right in one float, of (dw_b * dx_b) * isum_b, isum_b the
 // exact integer dot product of the block's weight quants (Q4_0: nibble - 8) and activation quants.

@@ -1,5 +1,5 @@
-// Q8 activation octets (kernels/q8_act.h): PackQ8ActOctets puts each token's quad, scale, sum and
-// VNNI start where the layout says and zeros in the lanes past the last token, for any token
+// Q8 activation octets (kernels/q8_act.h): PackQ8ActOctetsRef puts each token's quad, scale, sum
+// and VNNI start where the layout says and zeros in the lanes past the last token, for any token
 // count and octet range; the AVX2 quantizer the engine runs writes the octets of its rows.
 #include <gtest/gtest.h>
 
@@ -39,7 +39,7 @@ TEST(Q8OctetsTest, EveryValueSitsWhereTheLayoutSaysAndPaddingIsZero) {
       const std::vector<uint8_t> xq = QuantizedRows(n_tokens, in_dim, 3 + n_tokens);
       const int n_octets = (n_tokens + 7) / 8, nb = in_dim / 32;
       std::vector<uint8_t> octets(Q8ActOctetsBytes(n_tokens, in_dim), 0xAB);
-      PackQ8ActOctets(xq.data(), octets.data(), in_dim, n_tokens, 0, n_octets);
+      PackQ8ActOctetsRef(xq.data(), octets.data(), in_dim, n_tokens, 0, n_octets);
       for (int t = 0; t < n_octets * 8; t++) {
         const int o = t / 8, j = t % 8;
         // The layout spelled out: per octet q[nb][8][8], then d, s and c, each [nb][8].
@@ -91,7 +91,7 @@ TEST(Q8OctetsTest, TheAvx2QuantizerWritesTheOctetsOfItsRowsForEveryOctetRange) {
     std::vector<uint8_t> xq(n_tokens * Q8ActRowBytes(in_dim));
     avx2::QuantizeQ8Avx2(x.data(), xq.data(), in_dim, AllRows(n_tokens));
     std::vector<uint8_t> want(Q8ActOctetsBytes(n_tokens, in_dim), 0xCD), got(want);
-    PackQ8ActOctets(xq.data(), want.data(), in_dim, n_tokens, 0, n_octets);
+    PackQ8ActOctetsRef(xq.data(), want.data(), in_dim, n_tokens, 0, n_octets);
     // In two ranges, as two threads quantize them.
     const int split = static_cast<int>(rng() % (n_octets + 1));
     avx2::QuantizeQ8OctetsAvx2(x.data(), got.data(), in_dim, n_tokens, 0, split);

@@ -13,6 +13,7 @@
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/dequant_ref.h"
+#include "kernels/ref/q8_act_ref.h"
 
 namespace smallmind::kernels::testing {
 
@@ -83,8 +84,8 @@ inline std::vector<uint8_t> Q8InputFor(const MatmulOp& op, const uint8_t* xq, in
     return std::vector<uint8_t>(xq, xq + static_cast<size_t>(n_tokens) * Q8ActRowBytes(in_dim));
   }
   std::vector<uint8_t> octets(Q8ActOctetsBytes(n_tokens, in_dim));
-  PackQ8ActOctets(xq, octets.data(), in_dim, n_tokens, 0,
-                  (n_tokens + kQ8ActOctet - 1) / kQ8ActOctet);
+  PackQ8ActOctetsRef(xq, octets.data(), in_dim, n_tokens, 0,
+                     (n_tokens + kQ8ActOctet - 1) / kQ8ActOctet);
   return octets;
 }
 
