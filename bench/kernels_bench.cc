@@ -237,8 +237,10 @@ void BM_QuantizeQ8(benchmark::State& state, int n_tokens) {
 // `tokens` query tokens (a decode token, or the end of a prefill chunk) at the end of `context`
 // positions, over a cache of scrambled blocks, in the items OpRunner gives a kernel call (runs of
 // kAttentionTileTokens tokens) with room for their rows in the scratch, as OpRunner gives it.
+// A decode token (tokens 1) walks the caches of enough sequences to come from DRAM, or with
+// `cached` one sequence's cache again and again (the kernel's own speed, no memory stalls).
 void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, int heads,
-                  int kv_heads, int tokens) {
+                  int kv_heads, int tokens, bool cached) {
   const KernelTable k = SelectKernels(isa, ExecMode::kDeterministic);
   const int head_dim = 64, kv_dim = kv_heads * head_dim, block = 16;
   const int blocks = (context + block - 1) / block;
@@ -247,7 +249,8 @@ void BM_Attention(benchmark::State& state, Isa isa, KvType type, int context, in
   const int64_t row = KvRowElems(type, kv_dim);  // elements per cache row
   const size_t elem = static_cast<size_t>(KvTypeBytes(type));
   const size_t seq_bytes = size_t(blocks) * 2 * block * row * elem;
-  const int seqs = tokens == 1 ? static_cast<int>((kDramBytes + seq_bytes - 1) / seq_bytes) : 1;
+  const int seqs =
+      tokens == 1 && !cached ? static_cast<int>((kDramBytes + seq_bytes - 1) / seq_bytes) : 1;
   const size_t n_rows = size_t(seqs) * blocks * 2 * block;
   const std::vector<float> cache = testing::RandomFloats(n_rows * kv_dim, 1);
   std::vector<std::byte> rows(n_rows * row * elem);  // the cache rows in `type`
@@ -319,6 +322,14 @@ void RegisterOthers() {
     for (int len : {128, 2048}) {
       benchmark::RegisterBenchmark(("BM_Softmax" + p + "/" + std::to_string(len)).c_str(),
                                    BM_Softmax, isa, len);
+    }
+  }
+  // Attention also on the AVX2 kernel where a wider table replaces it, for the comparison.
+  std::vector<Isa> attention_isas = {Isa::kRef, BestIsa()};
+  if (BestIsa() != Isa::kAvx2 && CpuSupports(Isa::kAvx2)) attention_isas.push_back(Isa::kAvx2);
+  for (Isa isa : attention_isas) {
+    const std::string p = std::string("/") + IsaName(isa);
+    for (int len : {128, 2048}) {
       for (int tokens : {1, 32}) {
         const std::string t =
             "/context:" + std::to_string(len) + "/tokens:" + std::to_string(tokens);
@@ -327,9 +338,14 @@ void RegisterOthers() {
                                  : type == KvType::kQ8 ? "/q8"
                                                        : "/f32";
           benchmark::RegisterBenchmark(("BM_Attention" + p + kv + "/32x64" + t).c_str(),
-                                       BM_Attention, isa, type, len, 32, 4, tokens);
+                                       BM_Attention, isa, type, len, 32, 4, tokens, false);
           benchmark::RegisterBenchmark(("BM_Attention" + p + kv + "/12x64-mha" + t).c_str(),
-                                       BM_Attention, isa, type, len, 12, 12, tokens);
+                                       BM_Attention, isa, type, len, 12, 12, tokens, false);
+          if (tokens == 1) {  // one sequence's cache, in the core's caches
+            benchmark::RegisterBenchmark(
+                ("BM_Attention" + p + kv + "/12x64-mha" + t + "/cached").c_str(), BM_Attention, isa,
+                type, len, 12, 12, tokens, true);
+          }
         }
       }
     }

@@ -34,4 +34,11 @@ void MatmulQ8_0x16Q8RowsAvx512(const void* w, const void* xq, float* y, int n_to
 void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
 
+// Attention (attention_avx512.cc): bitwise avx2::AttentionAvx2 for every row. Over a float or half
+// cache with head_dim % 8 == 0, the rows of a tile that read the same KV head (a prefill chunk's
+// tokens, a GQA group's heads) go two to a 512-bit register, one per 256-bit half, so each cache
+// element is converted once for up to four rows; other calls (kQ8 caches, other head sizes) run
+// AttentionAvx2.
+void AttentionAvx512(const AttentionArgs& args, RowRange rows);
+
 }  // namespace smallmind::kernels::avx512

@@ -185,8 +185,16 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   }
   if (rows == 0) return;
   // Fewer items than parts to share out (a few decodes): each is cut into runs of its heads (the
-  // kernel reads a run's slice of every cache row), so the threads get even shares.
-  const int target = limits_.max_threads * (limits_.mode == ExecMode::kDeterministic ? 1 : 4);
+  // kernel reads a run's slice of every cache row), so the threads get even shares. The parallel
+  // path cuts a few decodes finer, into parts the threads take as they finish (their rows attend
+  // to different lengths); not a prefill chunk's tiles, which are nearly even and read each cache
+  // row once for all their tokens: cut finer, each part would read it again.
+  const bool decode_only =
+      n_items == static_cast<int>(args.size()) &&
+      std::all_of(args.begin(), args.end(),
+                  [](const kernels::AttentionArgs& a) { return a.n_tokens == 1; });
+  const int target =
+      limits_.max_threads * (limits_.mode == ExecMode::kParallel && decode_only ? 4 : 1);
   if (n_items < target) {
     const int pieces = (target + n_items - 1) / n_items;
     for (int i = n_items - 1; i >= 0; i--) {  // back to front: item i moves to i * pieces

@@ -1,0 +1,369 @@
+// AVX-512 causal attention over a float or half KV cache: the AVX2 kernel's walk
+// (attention_walk_avx2.h) with the rows of a tile that read the same KV head (the tokens of a
+// prefill chunk, the query heads of a GQA group) served in packs of up to four. A pack holds two
+// rows in each 512-bit register, one in each 256-bit half: every cache element it converts (one
+// vcvtph2ps) and broadcasts to both halves feeds two or four rows' FMAs, where the AVX2 kernel
+// loads and converts it again for every row. Each half runs exactly the AVX2 kernel's 8-lane FMA
+// chain and fold for its row, so the results are AttentionAvx2's bits (tests/kernels say so for
+// every pack shape); a row alone in its KV head (a decode token of a model without GQA) takes the
+// AVX2 code itself.
+#define SMALLMIND_X86_NS avx512
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/avx2/attention_walk_avx2.h"
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/ref/attention_ref.h"
+
+// GCC 12's 512-bit conversion and extraction intrinsics (_mm512_cvtph_ps, _mm512_extractf32x8_ps)
+// pass an _mm512_undefined_* / _mm256_undefined_* source that its flow analysis then calls
+// (maybe-)uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace smallmind::kernels::avx512 {
+namespace {
+
+using attention::ForChunks;
+using attention::kLanes;
+using attention::kMaxHeadDim;
+using attention::kMaxTileHeads;
+using attention::kTileTokens;
+using attention::kValueChunk;
+using attention::PrefetchShare;
+using attention::Tile;
+
+constexpr int kPackRows = 4;  // two registers of two rows
+constexpr int kMaxPacks = kTileTokens * kMaxTileHeads;
+
+// Up to kPackRows rows (t, g) of a tile that read the same KV head slice. A pack of 3 repeats its
+// last row: the copy computes the same bits and stores them to the same place.
+struct Pack {
+  int8_t t[kPackRows];
+  int8_t g[kPackRows];
+  int rows;  // 1 .. kPackRows, before the repeat
+};
+
+struct Packs {
+  Pack at[kMaxPacks];
+  int n = 0;
+  bool any_shared = false;  // a pack of more than one row
+};
+
+// The rows of tokens [t_lo, t_hi) of the tile in packs: heads that share a KV head are adjacent
+// (kv_offset[g] = (h + g) / group * head_dim), so each run of equal offsets is one group, and its
+// rows go in packs in token-major order.
+void MakePacks(const Tile& tile, int t_lo, int t_hi, Packs* packs) {
+  packs->n = 0;
+  packs->any_shared = false;
+  for (int g0 = 0; g0 < tile.n_heads;) {
+    int g1 = g0 + 1;
+    while (g1 < tile.n_heads && tile.kv_offset[g1] == tile.kv_offset[g0]) g1++;
+    Pack pack{};
+    for (int t = t_lo; t < t_hi; t++) {
+      for (int g = g0; g < g1; g++) {
+        pack.t[pack.rows] = static_cast<int8_t>(t);
+        pack.g[pack.rows] = static_cast<int8_t>(g);
+        if (++pack.rows == kPackRows) {
+          packs->at[packs->n++] = pack;
+          pack = Pack{};
+        }
+      }
+    }
+    if (pack.rows > 0) packs->at[packs->n++] = pack;
+    g0 = g1;
+  }
+  for (int i = 0; i < packs->n; i++) {
+    Pack& p = packs->at[i];
+    if (p.rows > 1) packs->any_shared = true;
+    for (int r = p.rows; r < kPackRows; r++) {
+      p.t[r] = p.t[r - 1];
+      p.g[r] = p.g[r - 1];
+    }
+  }
+}
+
+inline const float* RowQ(const Tile& tile, const Pack& p, int r) {
+  return tile.q + p.t[r] * tile.q_dim + p.g[r] * tile.head_dim;
+}
+inline float* RowScores(const Tile& tile, const Pack& p, int r) {
+  return tile.scores + (p.t[r] * tile.n_heads + p.g[r]) * tile.stride;
+}
+inline float* RowOut(const Tile& tile, const Pack& p, int r) {
+  return tile.out + p.t[r] * tile.q_dim + p.g[r] * tile.head_dim;
+}
+
+// 8 cache elements as floats in both 256-bit halves.
+inline __m512 Load8Twice(const float* p) { return _mm512_broadcast_f32x8(_mm256_loadu_ps(p)); }
+inline __m512 Load8Twice(const uint16_t* p) {
+  return _mm512_cvtph_ps(
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+// a's 8 values in the low half, b's in the high.
+inline __m512 Halves(__m256 a, __m256 b) {
+  return _mm512_insertf32x8(_mm512_castps256_ps512(a), b, 1);
+}
+inline __m256 Low(__m512 v) { return _mm512_castps512_ps256(v); }
+inline __m256 High(__m512 v) { return _mm512_extractf32x8_ps(v, 1); }
+
+// _mm256_hadd_ps(a, b) of each half at once: per 128-bit lane [a0+a1, a2+a3, b0+b1, b2+b3].
+inline __m512 HaddHalves(__m512 a, __m512 b) {
+  return _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
+}
+
+// attention::FoldEight of each half: the low half of the result = FoldEight of the low halves of
+// acc[0..8), the high half likewise, the same additions in the same order.
+inline __m512 FoldEightHalves(const __m512* acc) {
+  const __m512 ab = HaddHalves(acc[0], acc[1]);
+  const __m512 cd = HaddHalves(acc[2], acc[3]);
+  const __m512 ef = HaddHalves(acc[4], acc[5]);
+  const __m512 gh = HaddHalves(acc[6], acc[7]);
+  const __m512 abcd = HaddHalves(ab, cd);
+  const __m512 efgh = HaddHalves(ef, gh);
+  // permute2f128 0x20 and 0x31 of each half: [abcd.lane0, efgh.lane0] and [abcd.lane1, efgh.lane1]
+  // for the low row (128-bit lanes 0, 1), lanes 2, 3 likewise for the high row.
+  const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+  const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  return _mm512_add_ps(_mm512_permutex2var_ps(abcd, lo, efgh),
+                       _mm512_permutex2var_ps(abcd, hi, efgh));
+}
+
+// The packs of each KV head: packs [first[h], first[h + 1]) read head h of the tile's groups.
+struct Groups {
+  int first[kMaxTileHeads + 1];
+  int n = 0;
+};
+
+Groups GroupsOf(const Tile& tile, const Packs& packs) {
+  Groups groups;
+  for (int i = 0; i < packs.n; i++) {
+    if (i == 0 || tile.kv_offset[packs.at[i].g[0]] != tile.kv_offset[packs.at[i - 1].g[0]]) {
+      groups.first[groups.n++] = i;
+    }
+  }
+  groups.first[groups.n] = packs.n;
+  return groups;
+}
+
+// A chunk's K rows of one KV head as floats, 8 dims a group: at[i][j] = row j's dims
+// [8i, 8i + 8) (zero for rows past the chunk's n), so a pack's dot loop reads every row at a fixed
+// offset and converts nothing.
+struct KChunk {
+  alignas(64) float at[kMaxHeadDim / 8][kLanes][8];
+};
+
+template <typename E>
+inline void ConvertK(const E* k, int64_t row_stride, int n, int head_dim, KChunk* out,
+                     PrefetchShare pf) {
+  for (int j = 0; j < kLanes; j++) {
+    pf.Next();
+    for (int i = 0; i < head_dim / 8; i++) {
+      _mm256_store_ps(out->at[i][j], j < n ? attention::Load8(k + j * row_stride + 8 * i)
+                                           : _mm256_setzero_ps());
+    }
+  }
+}
+
+// The scores of a pack's rows (kPairs registers of two rows) with a chunk's n (<= 8) K rows: lane
+// j of row r = Fold of position j's 8-lane FMA chain over head_dim, divided by scale, stored at
+// position p of the row's scores (n lanes).
+template <int kPairs>
+inline void PackDots(const Tile& tile, const Pack& pk, const KChunk& k, int n, int p,
+                     __m512 scale) {
+  __m512 acc[kPairs][kLanes];
+  for (int q = 0; q < kPairs; q++) {
+    for (int j = 0; j < kLanes; j++) acc[q][j] = _mm512_setzero_ps();
+  }
+  const float* qs[2 * kPairs];
+  for (int r = 0; r < 2 * kPairs; r++) qs[r] = RowQ(tile, pk, r);
+  for (int i = 0; i < tile.head_dim / 8; i++) {
+    __m512 qv[kPairs];
+    for (int q = 0; q < kPairs; q++) {
+      qv[q] = Halves(_mm256_loadu_ps(qs[2 * q] + 8 * i), _mm256_loadu_ps(qs[2 * q + 1] + 8 * i));
+    }
+    for (int j = 0; j < kLanes; j++) {
+      const __m512 kj = _mm512_broadcast_f32x8(_mm256_load_ps(k.at[i][j]));
+      for (int q = 0; q < kPairs; q++) acc[q][j] = _mm512_fmadd_ps(qv[q], kj, acc[q][j]);
+    }
+  }
+  const __mmask8 lanes = static_cast<__mmask8>((1u << n) - 1);
+  for (int q = 0; q < kPairs; q++) {
+    const __m512 s = _mm512_div_ps(FoldEightHalves(acc[q]), scale);
+    _mm256_mask_storeu_ps(RowScores(tile, pk, 2 * q) + p, lanes, Low(s));
+    _mm256_mask_storeu_ps(RowScores(tile, pk, 2 * q + 1) + p, lanes, High(s));
+  }
+}
+
+// attention::TileScores for the packs' rows: per chunk, each KV head's rows converted once, then
+// every pack of that head.
+template <typename E>
+void PackedScores(const KvView& kv, const Tile& tile, const Packs& packs, int p_lo, int p_hi,
+                  float scale) {
+  const __m512 scale16 = _mm512_set1_ps(scale);
+  const Groups groups = GroupsOf(tile, packs);
+  KChunk k;
+  ForChunks(kv, static_cast<const E*>(kv.k), attention::TileLo(tile), attention::TileHi(tile), p_lo,
+            p_hi, kLanes, [&](int p, int n, const E* rows, const E*, const attention::Ahead& ahead) {
+              for (int h = 0; h < groups.n; h++) {
+                const int kv_offset = tile.kv_offset[packs.at[groups.first[h]].g[0]];
+                ConvertK(rows + kv_offset, kv.row_stride, n, tile.head_dim, &k,
+                         PrefetchShare::Of(ahead, h, groups.n, kLanes));
+                for (int i = groups.first[h]; i < groups.first[h + 1]; i++) {
+                  const Pack& pk = packs.at[i];
+                  if (pk.rows <= 2) {
+                    PackDots<1>(tile, pk, k, n, p, scale16);
+                  } else {
+                    PackDots<2>(tile, pk, k, n, p, scale16);
+                  }
+                }
+              }
+            });
+}
+
+// A chunk's V rows of one KV head as floats: at[p][d] (a row of kMaxHeadDim floats, so a pack's
+// sum reads every vector at a fixed offset).
+struct VChunk {
+  alignas(64) float at[kValueChunk][kMaxHeadDim];
+};
+
+template <typename E>
+inline void ConvertV(const E* v, int64_t row_stride, int n, int head_dim, VChunk* out,
+                     PrefetchShare pf) {
+  for (int p = 0; p < n; p++) {
+    pf.Next();
+    for (int i = 0; i < head_dim; i += 8) {
+      _mm256_store_ps(out->at[p] + i, attention::Load8(v + p * row_stride + i));
+    }
+  }
+}
+
+// o (+)= sum over positions p0 + [0, n), in order, of a[p] * v_p for a pack's rows (kPairs
+// registers of two rows), 8 * kVecs dims from d0: each dim the AVX2 ValueChunk's FMA sequence.
+// `first`: o holds nothing yet.
+template <int kPairs, int kVecs>
+inline void PackValues(const Tile& tile, const Pack& pk, const VChunk& v, int p0, int n, int d0,
+                       bool first) {
+  const float* att[2 * kPairs];
+  float* o[2 * kPairs];
+  for (int r = 0; r < 2 * kPairs; r++) {
+    att[r] = RowScores(tile, pk, r) + p0;
+    o[r] = RowOut(tile, pk, r) + d0;
+  }
+  __m512 acc[kPairs][kVecs];
+  for (int q = 0; q < kPairs; q++) {
+    for (int i = 0; i < kVecs; i++) {
+      acc[q][i] = first ? _mm512_setzero_ps()
+                        : Halves(_mm256_loadu_ps(o[2 * q] + 8 * i),
+                                 _mm256_loadu_ps(o[2 * q + 1] + 8 * i));
+    }
+  }
+  for (int p = 0; p < n; p++) {
+    const float* row = v.at[p] + d0;
+    __m512 w[kPairs];
+    for (int q = 0; q < kPairs; q++) {
+      w[q] = Halves(_mm256_set1_ps(att[2 * q][p]), _mm256_set1_ps(att[2 * q + 1][p]));
+    }
+    for (int i = 0; i < kVecs; i++) {
+      const __m512 x = _mm512_broadcast_f32x8(_mm256_load_ps(row + 8 * i));
+      for (int q = 0; q < kPairs; q++) acc[q][i] = _mm512_fmadd_ps(w[q], x, acc[q][i]);
+    }
+  }
+  for (int q = 0; q < kPairs; q++) {
+    for (int i = 0; i < kVecs; i++) {
+      _mm256_storeu_ps(o[2 * q] + 8 * i, Low(acc[q][i]));
+      _mm256_storeu_ps(o[2 * q + 1] + 8 * i, High(acc[q][i]));
+    }
+  }
+}
+
+// PackValues for `vecs` (1 .. 8) vectors of dims.
+template <int kPairs>
+inline void PackValuesN(int vecs, const Tile& tile, const Pack& pk, const VChunk& v, int p0, int n,
+                        int d0, bool first) {
+  switch (vecs) {
+    case 8: return PackValues<kPairs, 8>(tile, pk, v, p0, n, d0, first);
+    case 7: return PackValues<kPairs, 7>(tile, pk, v, p0, n, d0, first);
+    case 6: return PackValues<kPairs, 6>(tile, pk, v, p0, n, d0, first);
+    case 5: return PackValues<kPairs, 5>(tile, pk, v, p0, n, d0, first);
+    case 4: return PackValues<kPairs, 4>(tile, pk, v, p0, n, d0, first);
+    case 3: return PackValues<kPairs, 3>(tile, pk, v, p0, n, d0, first);
+    case 2: return PackValues<kPairs, 2>(tile, pk, v, p0, n, d0, first);
+    default: return PackValues<kPairs, 1>(tile, pk, v, p0, n, d0, first);
+  }
+}
+
+// attention::TileValues for the packs' rows, 64 dims at a time: per chunk, each KV head's rows
+// converted once, then every pack of that head.
+template <typename E>
+void PackedValues(const KvView& kv, const Tile& tile, const Packs& packs, int p_lo, int p_hi) {
+  const int hd = tile.head_dim;
+  const Groups groups = GroupsOf(tile, packs);
+  VChunk v;
+  ForChunks(kv, static_cast<const E*>(kv.v), attention::TileLo(tile), attention::TileHi(tile), p_lo,
+            p_hi, kValueChunk,
+            [&](int p0, int n, const E* rows, const E*, const attention::Ahead& ahead) {
+              for (int h = 0; h < groups.n; h++) {
+                const int kv_offset = tile.kv_offset[packs.at[groups.first[h]].g[0]];
+                ConvertV(rows + kv_offset, kv.row_stride, n, hd, &v,
+                         PrefetchShare::Of(ahead, h, groups.n, n));
+                for (int i = groups.first[h]; i < groups.first[h + 1]; i++) {
+                  const Pack& pk = packs.at[i];
+                  for (int d0 = 0; d0 < hd; d0 += 64) {
+                    const int vecs = std::min(64, hd - d0) / 8;
+                    if (pk.rows <= 2) {
+                      PackValuesN<1>(vecs, tile, pk, v, p0, n, d0, p0 == 0);
+                    } else {
+                      PackValuesN<2>(vecs, tile, pk, v, p0, n, d0, p0 == 0);
+                    }
+                  }
+                }
+              }
+            });
+}
+
+// A tile over a float or half cache. Where rows share a KV head: attention::WalkTile's walk with
+// the packed scores and value sums, except that the packed scores run on to the tile's last
+// position for every token (a token's scores past its own last position land in its scores row,
+// which has the room, and are never read), so only the value sums walk each later token's own
+// last positions row by row. Else (every row alone on its head) attention::AttendTile.
+template <typename E>
+void AttendTilePacked(const KvView& kv, const Tile& tile, float scale) {
+  Packs packs;
+  MakePacks(tile, 0, tile.n_tokens, &packs);
+  if (!packs.any_shared) return attention::AttendTile<E>(kv, tile, scale);
+  const int shared_last = tile.first_last;
+  PackedScores<E>(kv, tile, packs, 0, shared_last + tile.n_tokens - 1, scale);
+  for (int t = 0; t < tile.n_tokens; t++) {
+    for (int g = 0; g < tile.n_heads; g++) {
+      avx2::SoftmaxAvx2(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1,
+                        RowRange{0, 1});
+    }
+  }
+  PackedValues<E>(kv, tile, packs, 0, shared_last);
+  for (int t = 1; t < tile.n_tokens; t++) {
+    attention::TileValues<E>(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
+  }
+}
+
+}  // namespace
+
+void AttentionAvx512(const AttentionArgs& a, RowRange rows) {
+  if (a.head_dim > kMaxHeadDim) return AttentionRef(a, rows);
+  if (a.kv.type == KvType::kQ8 || a.head_dim % 8 != 0) return avx2::AttentionAvx2(a, rows);
+  if (a.kv.type == KvType::kF16) {
+    attention::ForEachTile(a, rows, kTileTokens, [&](const Tile& tile, float scale) {
+      AttendTilePacked<uint16_t>(a.kv, tile, scale);
+    });
+  } else {
+    attention::ForEachTile(a, rows, kTileTokens, [&](const Tile& tile, float scale) {
+      AttendTilePacked<float>(a.kv, tile, scale);
+    });
+  }
+}
+
+}  // namespace smallmind::kernels::avx512

@@ -1,0 +1,115 @@
+// The AVX-512 attention kernel gives the AVX2 kernel's bits for every row: float and half caches,
+// head sizes its packs take and ones it hands to the AVX2 kernel, query heads alone on their KV
+// head or sharing one (packs of 1, 2, 3 and 4 rows), tiles of one token or of several (and the
+// later tokens' own last positions), block sizes that cut the 8-position chunks short, and any
+// split of the rows among calls. Runs where the CPU has AVX-512 (the kernel is not emulated).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/dispatch.h"
+#include "tests/kernels/paged_attention.h"
+#include "tests/kernels/random_weights.h"
+
+namespace smallmind::kernels {
+namespace {
+
+using testing::Halves;
+using testing::PagedArgs;
+using testing::RandomFloats;
+using testing::ScrambledTable;
+using testing::UseHalves;
+
+class AttentionAvx512Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!CpuSupports(Isa::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512 (F/BW/DQ/VL/VNNI)";
+  }
+};
+
+struct Shape {
+  int n_heads, n_kv_heads, head_dim;
+};
+
+// The output of fn over `a`'s rows in calls of the ranges [cuts[i], cuts[i + 1]).
+std::vector<float> Attend(AttentionFn fn, AttentionArgs a, size_t out_size,
+                          const std::vector<int>& cuts) {
+  std::vector<float> out(out_size, NAN);
+  a.out = out.data();
+  for (size_t i = 0; i + 1 < cuts.size(); i++) fn(a, RowRange{cuts[i], cuts[i + 1]});
+  return out;
+}
+
+// Row splits of `rows` rows of n_heads heads: one call, a call per token, three uneven calls.
+std::vector<std::vector<int>> Splits(int rows, int n_heads) {
+  std::vector<int> per_token;
+  for (int r = 0; r <= rows; r += n_heads) per_token.push_back(r);
+  return {{0, rows}, per_token, {0, rows / 3, rows - 1, rows}};
+}
+
+TEST_F(AttentionAvx512Test, EveryRowHasTheAvx2KernelsBits) {
+  const Shape shapes[] = {{6, 6, 64}, {6, 2, 64},   {6, 3, 8},   {8, 1, 24},  {12, 12, 72},
+                          {32, 4, 128}, {4, 2, 256}, {6, 2, 12}, {4, 4, 320}};
+  const int positions[][2] = {{0, 1}, {37, 1}, {37, 3}, {0, 8}, {20, 9}, {3, 17}};
+  int checked = 0;
+  for (const Shape& s : shapes) {
+    for (int block_size : {5, 16}) {
+      for (const auto& [start_pos, n_tokens] : positions) {
+        const int kv_dim = s.n_kv_heads * s.head_dim;
+        const int length = start_pos + n_tokens;
+        const int n_blocks = (length + block_size - 1) / block_size + 1;
+        const std::vector<float> storage =
+            RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, s.head_dim + block_size);
+        const std::vector<uint16_t> halves = Halves(storage);
+        const std::vector<int32_t> table = ScrambledTable(n_blocks, n_blocks % 3 == 0 ? 5 : 3, 1);
+        const std::vector<float> q =
+            RandomFloats(size_t(n_tokens) * s.n_heads * s.head_dim, 7 + n_tokens, -2, 2);
+        const int rows = n_tokens * s.n_heads;
+        // Room for every row (tiles of whole tokens) and the kernels' default pass.
+        std::vector<float> scores(size_t(rows + kAttentionHeadsPerPass) * (length + 32));
+        for (bool half : {false, true}) {
+          AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, s.n_heads,
+                                      s.n_kv_heads, s.head_dim, start_pos, n_tokens);
+          if (half) UseHalves(halves, block_size, &a);
+          for (int64_t scores_size : {int64_t{0}, static_cast<int64_t>(scores.size())}) {
+            a.scores_size = scores_size;
+            for (const std::vector<int>& cuts : Splits(rows, s.n_heads)) {
+              const std::string what =
+                  "heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) +
+                  " head_dim " + std::to_string(s.head_dim) + " block " +
+                  std::to_string(block_size) + " from " + std::to_string(start_pos) + " tokens " +
+                  std::to_string(n_tokens) + (half ? " f16" : " f32") + " scratch " +
+                  std::to_string(scores_size) + " calls " + std::to_string(cuts.size() - 1);
+              const std::vector<float> want = Attend(&avx2::AttentionAvx2, a, q.size(), cuts);
+              const std::vector<float> got = Attend(&avx512::AttentionAvx512, a, q.size(), cuts);
+              ASSERT_EQ(got.size(), want.size());
+              for (size_t i = 0; i < want.size(); i++) {
+                ASSERT_FALSE(std::isnan(want[i])) << what << " at " << i;
+                ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+                    << what << " at " << i << ": " << got[i] << " vs " << want[i];
+              }
+              checked++;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 9 * 2 * 6 * 2 * 2 * 3);
+}
+
+// The avx512 table (and so the AMX one built on it) runs this kernel.
+TEST_F(AttentionAvx512Test, TheAvx512TableRunsIt) {
+  for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
+    EXPECT_EQ(SelectKernels(Isa::kAvx512, mode).attention, &avx512::AttentionAvx512);
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::kernels
