@@ -73,13 +73,14 @@ struct KvView {
 // a token of a model of up to 16 heads fits one pass over the cache.
 inline constexpr int kAttentionHeadsPerPass = 16;
 // Tokens of one sequence worth giving an attention kernel call together (a prefill chunk's): it
-// walks the cache once for all of them when its scratch holds their rows.
-inline constexpr int kAttentionTileTokens = 8;
+// walks the cache once for all of them when its scratch holds their rows (the AVX2 kernel in
+// walks of 8 of them, the AVX-512 one of all 16).
+inline constexpr int kAttentionTileTokens = 16;
 
 // Causal attention of one sequence's slice of tokens over its cache.
 struct AttentionArgs {
-  const float* q = nullptr;  // [n_tokens, n_heads * head_dim], already rotated
-  float* out = nullptr;      // [n_tokens, n_heads * head_dim]
+  const float* q = nullptr;  // n_tokens rows of n_heads * head_dim (QStride() apart), rotated
+  float* out = nullptr;      // likewise
   // [scores_size] scratch owned by the calling thread: rows of start_pos + n_tokens floats, at
   // least kAttentionHeadsPerPass of them. A kernel scores as many rows in one pass over the cache
   // as fit (several tokens of a prefill chunk share each K/V row read).
@@ -90,7 +91,12 @@ struct AttentionArgs {
   int n_heads = 0;  // query heads; query head h reads KV head h / (n_heads / n_kv_heads)
   int n_kv_heads = 0;
   int head_dim = 0;
+  // Floats from token t's q (and out) row to token t + 1's; 0: n_heads * head_dim. A call over a
+  // run of the model's heads (q, out and kv pointing at its first head) sets the model's.
+  int q_stride = 0;
   KvView kv;  // must already hold K/V of positions [0, start_pos + n_tokens)
+
+  int64_t QStride() const { return q_stride > 0 ? q_stride : int64_t{n_heads} * head_dim; }
 };
 
 // y[t, r] = dot(w[r, :], x[t, :]) for t < n_tokens and r in rows. w: [out_dim, in_dim] row-major of

@@ -211,7 +211,8 @@ void AttendTileQ8(const KvView& kv, const Tile& tile, float scale) {
 void AttentionAvx2(const AttentionArgs& a, RowRange rows) {
   if (a.head_dim > kMaxHeadDim) return AttentionRef(a, rows);
   if (a.kv.type == KvType::kQ8) {
-    const int64_t max_tokens = kQ8TileQuants / (a.n_heads * a.head_dim);
+    const int64_t max_tokens =
+        std::min<int64_t>(kTileTokens, kQ8TileQuants / (a.n_heads * a.head_dim));
     attention::ForEachTile(a, rows, max_tokens,
                            [&](const Tile& tile, float scale) { AttendTileQ8(a.kv, tile, scale); });
   } else if (a.kv.type == KvType::kF16) {

@@ -1,6 +1,6 @@
-// The walk of the AVX2 attention kernel over the paged KV cache (attention_avx2.cc), shared with the
-// AVX-512 one (kernels/avx512/attention_avx512.cc), which replaces the per-row dots and value sums
-// of a tile with ones that serve several rows from each cache row it converts, and keeps every
+// The walk of the AVX2 attention kernel over the paged KV cache (attention_avx2.cc), shared with
+// the AVX-512 one (kernels/avx512/attention_avx512.cc), which replaces the per-row dots and value
+// sums of a tile with ones that serve several rows from each cache row it converts, and keeps every
 // row's arithmetic. A pass takes a tile of query rows of one sequence inside the row range (the
 // heads of one token, or whole tokens of a prefill chunk, as many as the scores scratch holds) and
 // walks the positions once, a few rows of a cache block at a time: each chunk of K rows is scored
@@ -27,9 +27,10 @@ namespace smallmind::kernels::SMALLMIND_X86_NS::attention {
 constexpr int kMaxTileHeads = 32;
 constexpr int kMaxHeadDim = 256;  // larger heads take the reference kernel
 constexpr int kLanes = 8;         // positions whose dots one fold finishes at once
-// Tokens of a prefill chunk that share one walk over the cache: each chunk of K/V rows is then
-// read from memory once for all of them.
-constexpr int kTileTokens = kAttentionTileTokens;
+// Tokens of a prefill chunk that share one walk over the cache in the AVX2 kernel: each chunk of
+// K/V rows is then read from memory once for all of them (the kernel loads and converts them
+// again for each row, so more tokens a walk gain little).
+constexpr int kTileTokens = 8;
 
 // 8 cache elements from p as floats (half: converted exactly); the Tail form loads n (0..8) of
 // them, zero in the other lanes, reading nothing past p + n.
@@ -304,7 +305,7 @@ void WalkTile(const Tile& tile, const Scores& scores, const Values& values) {
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
       avx2::SoftmaxAvx2(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1,
-                  RowRange{0, 1});
+                        RowRange{0, 1});
     }
   }
   values(0, tile.n_tokens, 0, shared_last);
@@ -325,11 +326,12 @@ void AttendTile(const KvView& kv, const Tile& tile, float scale) {
 }
 
 // Calls attend(tile, scale) for the tiles of rows [rows) of a, in order: whole tokens from a
-// token's first head while the range and the scores scratch hold them (at most max_tile_tokens),
-// else heads of one token. scale: sqrt(head_dim), the scores' divisor.
+// token's first head while the range and the scores scratch hold them (at most max_tile_tokens,
+// up to kAttentionTileTokens), else heads of one token. scale: sqrt(head_dim), the scores'
+// divisor.
 template <typename Attend>
 void ForEachTile(const AttentionArgs& a, RowRange rows, int64_t max_tile_tokens, Attend&& attend) {
-  const int q_dim = a.n_heads * a.head_dim;
+  const int64_t q_dim = a.QStride();
   const int kv_group = a.n_heads / a.n_kv_heads;  // query heads sharing one KV head
   const float scale = std::sqrt(static_cast<float>(a.head_dim));
   // Floats per row of the scores scratch: padded off multiples of 512 B when the scratch has the
@@ -345,8 +347,7 @@ void ForEachTile(const AttentionArgs& a, RowRange rows, int64_t max_tile_tokens,
     const int h = r % a.n_heads;
     Tile tile;
     const int64_t whole = h == 0 && a.n_heads <= kMaxTileHeads ? (rows.end - r) / a.n_heads : 0;
-    tile.n_tokens = static_cast<int>(
-        std::min({whole, scratch_rows / a.n_heads, int64_t{kTileTokens}, max_tile_tokens}));
+    tile.n_tokens = static_cast<int>(std::min({whole, scratch_rows / a.n_heads, max_tile_tokens}));
     if (tile.n_tokens >= 1) {
       tile.n_heads = a.n_heads;
     } else {
@@ -354,9 +355,9 @@ void ForEachTile(const AttentionArgs& a, RowRange rows, int64_t max_tile_tokens,
       tile.n_heads = static_cast<int>(std::min<int64_t>(
           {kMaxTileHeads, a.n_heads - h, rows.end - r, std::max<int64_t>(1, scratch_rows)}));
     }
-    tile.q = a.q + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
-    tile.out = a.out + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
-    tile.q_dim = q_dim;
+    tile.q = a.q + t * q_dim + h * a.head_dim;
+    tile.out = a.out + t * q_dim + h * a.head_dim;
+    tile.q_dim = static_cast<int>(q_dim);
     for (int g = 0; g < tile.n_heads; g++) tile.kv_offset[g] = (h + g) / kv_group * a.head_dim;
     tile.head_dim = a.head_dim;
     tile.first_last = a.start_pos + t;

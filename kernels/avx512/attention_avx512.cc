@@ -32,13 +32,12 @@ using attention::ForChunks;
 using attention::kLanes;
 using attention::kMaxHeadDim;
 using attention::kMaxTileHeads;
-using attention::kTileTokens;
 using attention::kValueChunk;
 using attention::PrefetchShare;
 using attention::Tile;
 
 constexpr int kPackRows = 4;  // two registers of two rows
-constexpr int kMaxPacks = kTileTokens * kMaxTileHeads;
+constexpr int kMaxPacks = kAttentionTileTokens * kMaxTileHeads;
 
 // Up to kPackRows rows (t, g) of a tile that read the same KV head slice. A pack of 3 repeats its
 // last row: the copy computes the same bits and stores them to the same place.
@@ -163,8 +162,8 @@ inline void ConvertK(const E* k, int64_t row_stride, int n, int head_dim, KChunk
   for (int j = 0; j < kLanes; j++) {
     pf.Next();
     for (int i = 0; i < head_dim / 8; i++) {
-      _mm256_store_ps(out->at[i][j], j < n ? attention::Load8(k + j * row_stride + 8 * i)
-                                           : _mm256_setzero_ps());
+      _mm256_store_ps(out->at[i][j],
+                      j < n ? attention::Load8(k + j * row_stride + 8 * i) : _mm256_setzero_ps());
     }
   }
 }
@@ -208,7 +207,8 @@ void PackedScores(const KvView& kv, const Tile& tile, const Packs& packs, int p_
   const Groups groups = GroupsOf(tile, packs);
   KChunk k;
   ForChunks(kv, static_cast<const E*>(kv.k), attention::TileLo(tile), attention::TileHi(tile), p_lo,
-            p_hi, kLanes, [&](int p, int n, const E* rows, const E*, const attention::Ahead& ahead) {
+            p_hi, kLanes,
+            [&](int p, int n, const E* rows, const E*, const attention::Ahead& ahead) {
               for (int h = 0; h < groups.n; h++) {
                 const int kv_offset = tile.kv_offset[packs.at[groups.first[h]].g[0]];
                 ConvertK(rows + kv_offset, kv.row_stride, n, tile.head_dim, &k,
@@ -257,9 +257,9 @@ inline void PackValues(const Tile& tile, const Pack& pk, const VChunk& v, int p0
   __m512 acc[kPairs][kVecs];
   for (int q = 0; q < kPairs; q++) {
     for (int i = 0; i < kVecs; i++) {
-      acc[q][i] = first ? _mm512_setzero_ps()
-                        : Halves(_mm256_loadu_ps(o[2 * q] + 8 * i),
-                                 _mm256_loadu_ps(o[2 * q + 1] + 8 * i));
+      acc[q][i] =
+          first ? _mm512_setzero_ps()
+                : Halves(_mm256_loadu_ps(o[2 * q] + 8 * i), _mm256_loadu_ps(o[2 * q + 1] + 8 * i));
     }
   }
   for (int p = 0; p < n; p++) {
@@ -356,11 +356,11 @@ void AttentionAvx512(const AttentionArgs& a, RowRange rows) {
   if (a.head_dim > kMaxHeadDim) return AttentionRef(a, rows);
   if (a.kv.type == KvType::kQ8 || a.head_dim % 8 != 0) return avx2::AttentionAvx2(a, rows);
   if (a.kv.type == KvType::kF16) {
-    attention::ForEachTile(a, rows, kTileTokens, [&](const Tile& tile, float scale) {
+    attention::ForEachTile(a, rows, kAttentionTileTokens, [&](const Tile& tile, float scale) {
       AttendTilePacked<uint16_t>(a.kv, tile, scale);
     });
   } else {
-    attention::ForEachTile(a, rows, kTileTokens, [&](const Tile& tile, float scale) {
+    attention::ForEachTile(a, rows, kAttentionTileTokens, [&](const Tile& tile, float scale) {
       AttendTilePacked<float>(a.kv, tile, scale);
     });
   }

@@ -83,7 +83,7 @@ void F32ToF16Ref(const float* x, uint16_t* out, int64_t n) {
 }
 
 void AttentionRef(const AttentionArgs& a, RowRange rows) {
-  const int q_dim = a.n_heads * a.head_dim;
+  const int64_t q_dim = a.QStride();
   const int kv_group = a.n_heads / a.n_kv_heads;  // query heads sharing one KV head
   const float scale = std::sqrt(static_cast<float>(a.head_dim));
   for (int r = rows.begin; r < rows.end; r++) {
@@ -92,7 +92,7 @@ void AttentionRef(const AttentionArgs& a, RowRange rows) {
     const int pos = a.start_pos + t;
     const int kv_offset = (h / kv_group) * a.head_dim;  // this head's slice of a K/V row
     Query q;
-    q.q = a.q + static_cast<int64_t>(t) * q_dim + h * a.head_dim;
+    q.q = a.q + t * q_dim + h * a.head_dim;
     if (a.kv.type == KvType::kQ8) F32ToQ8Ref(q.q, q.qs, q.d, a.head_dim);
     float* att = a.scores;  // [pos + 1]
 
@@ -101,7 +101,7 @@ void AttentionRef(const AttentionArgs& a, RowRange rows) {
     SoftmaxRef(att, pos + 1, AllRows(1));
 
     // Weighted sum of the values.
-    float* out = a.out + static_cast<int64_t>(t) * q_dim + h * a.head_dim;  // [head_dim]
+    float* out = a.out + t * q_dim + h * a.head_dim;  // [head_dim]
     for (int i = 0; i < a.head_dim; i++) out[i] = 0.0f;
     for (int p = 0; p <= pos; p++) AddValue(a, att[p], a.kv.Offset(p), kv_offset, out);
   }

@@ -54,7 +54,7 @@ std::vector<std::vector<int>> Splits(int rows, int n_heads) {
 }
 
 TEST_F(AttentionAvx512Test, EveryRowHasTheAvx2KernelsBits) {
-  const Shape shapes[] = {{6, 6, 64}, {6, 2, 64},   {6, 3, 8},   {8, 1, 24},  {12, 12, 72},
+  const Shape shapes[] = {{6, 6, 64},   {6, 2, 64},  {6, 3, 8},  {8, 1, 24}, {12, 12, 72},
                           {32, 4, 128}, {4, 2, 256}, {6, 2, 12}, {4, 4, 320}};
   const int positions[][2] = {{0, 1}, {37, 1}, {37, 3}, {0, 8}, {20, 9}, {3, 17}};
   int checked = 0;

@@ -357,5 +357,54 @@ TEST_F(Avx2OpsTest, F32ToF16IsBitwiseTheReference) {
   EXPECT_EQ(got, want);
 }
 
+// A call over a run of KV heads (q, out and the cache from its first head, q_stride the model's)
+// gives those heads' rows the bits the call over every head gives them: the reference, the AVX2
+// kernel and, where the CPU has it, the AVX-512 one (OpRunner splits a short prefill chunk so).
+TEST_F(Avx2OpsTest, AttentionOverARunOfKvHeadsGivesTheirRowsOfTheWholeCall) {
+  const int n_heads = 6, n_kv_heads = 3, head_dim = 64, group = n_heads / n_kv_heads;
+  const int kv_dim = n_kv_heads * head_dim, block_size = 16, n_blocks = 4;
+  const int start_pos = 21, n_tokens = 11, q_dim = n_heads * head_dim;
+  const std::vector<float> storage = RandomFloats(size_t(n_blocks) * 2 * block_size * kv_dim, 4);
+  const std::vector<uint16_t> halves = Halves(storage);
+  const std::vector<int32_t> table = ScrambledTable(n_blocks, 3, 1);
+  const std::vector<float> q = RandomFloats(size_t(n_tokens) * q_dim, 6, -2, 2);
+  std::vector<float> scores(size_t(n_tokens) * n_heads * (start_pos + n_tokens + 32));
+  std::vector<AttentionFn> fns = {&AttentionRef, &avx2::AttentionAvx2};
+  if (CpuSupports(Isa::kAvx512))
+    fns.push_back(SelectKernels(Isa::kAvx512, ExecMode::kDeterministic).attention);
+  for (bool half : {false, true}) {
+    AttentionArgs all = PagedArgs(storage, table, q, &scores, block_size, n_heads, n_kv_heads,
+                                  head_dim, start_pos, n_tokens);
+    if (half) UseHalves(halves, block_size, &all);
+    all.scores_size = static_cast<int64_t>(scores.size());
+    for (AttentionFn fn : fns) {
+      const std::vector<float> whole = Attend(fn, all, q.size());
+      for (int first = 0; first < n_kv_heads; first++) {
+        for (int end = first + 1; end <= n_kv_heads; end++) {
+          std::vector<float> out(q.size(), NAN);
+          AttentionArgs run = all;
+          const int64_t offset = int64_t{first} * group * head_dim;
+          run.q = q.data() + offset;
+          run.out = out.data() + offset;
+          run.q_stride = q_dim;
+          run.n_kv_heads = end - first;
+          run.n_heads = run.n_kv_heads * group;
+          const int64_t bytes = int64_t{first} * head_dim * KvTypeBytes(all.kv.type);
+          run.kv.k = static_cast<const char*>(all.kv.k) + bytes;
+          run.kv.v = static_cast<const char*>(all.kv.v) + bytes;
+          fn(run, AllRows(n_tokens * run.n_heads));
+          for (int t = 0; t < n_tokens; t++) {
+            for (int i = first * group * head_dim; i < end * group * head_dim; i++) {
+              ASSERT_EQ(out[t * q_dim + i], whole[t * q_dim + i])
+                  << (half ? "f16" : "f32") << " kv heads [" << first << ", " << end << ") token "
+                  << t << " element " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace smallmind::kernels

@@ -11,10 +11,13 @@
 
 namespace smallmind::worker {
 
-// One unit of a step's attention: the (token, head) rows `rows` of plan seq `seq`.
+// One unit of a step's attention: the (token, head) rows `rows` of plan seq `seq`, or of its KV
+// heads `kv_heads` only (OpRunner::Attention).
 struct AttentionItem {
   int seq;
-  kernels::RowRange rows;
+  kernels::RowRange
+      rows;  // (token, head) rows of the seq's args, whole tokens when kv_heads is set
+  kernels::RowRange kv_heads = {0, 0};  // empty: every head; else only these KV heads' rows
 };
 
 struct Activations {

@@ -19,6 +19,26 @@ constexpr int64_t kMinWorkPerThread = 1 << 15;
 // SIMD kernels' row tiles.
 constexpr int kMatmulRowGroup = 16;
 
+// Narrows `a` to the KV heads item.kv_heads and their query heads (q, out and the cache rows
+// from the first of them; the rows of q and out keep the model's stride) and returns the item's
+// tokens as rows of the narrowed args. A float or half cache (a kQ8 row ends in every head's
+// scales).
+RowRange OnlyKvHeads(const AttentionItem& item, kernels::AttentionArgs* a) {
+  const int group = a->n_heads / a->n_kv_heads;
+  const int first_token = item.rows.begin / a->n_heads, end_token = item.rows.end / a->n_heads;
+  const int64_t q_offset = int64_t{item.kv_heads.begin} * group * a->head_dim;
+  const int64_t kv_bytes =
+      int64_t{item.kv_heads.begin} * a->head_dim * kernels::KvTypeBytes(a->kv.type);
+  a->q_stride = static_cast<int>(a->QStride());
+  a->q += q_offset;
+  a->out += q_offset;
+  a->n_kv_heads = item.kv_heads.size();
+  a->n_heads = a->n_kv_heads * group;
+  a->kv.k = static_cast<const char*>(a->kv.k) + kv_bytes;
+  a->kv.v = static_cast<const char*>(a->kv.v) + kv_bytes;
+  return RowRange{first_token * a->n_heads, end_token * a->n_heads};
+}
+
 }  // namespace
 
 OpRunner::OpRunner(const kernels::KernelTable& table, const PackedWeights& packed, ThreadPool* pool,
@@ -167,15 +187,16 @@ void OpRunner::Embed(const TensorView& table, std::span<const int32_t> tokens, f
 
 void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   const OpTimer timer(limits_.profile, OpKind::kAttention);
-  // Items: each seq's tokens in runs of up to kAttentionTileTokens (at least one run per thread
-  // for a chunk that has the tokens, so a lone prefill chunk still uses every thread).
+  // Items: each seq's tokens in even runs of up to kAttentionTileTokens (a kernel call walks the
+  // cache once for all of a run's tokens).
   AttentionItem* items = act_->attention_items.data();
   int n_items = 0, rows = 0;
   int64_t positions = 0;  // (token, head, attended position) triples: the op's work
   for (int s = 0; s < static_cast<int>(args.size()); s++) {
     const kernels::AttentionArgs& a = args[s];
-    const int per_item = std::clamp((a.n_tokens + limits_.max_threads - 1) / limits_.max_threads, 1,
-                                    kernels::kAttentionTileTokens);
+    const int runs =
+        (a.n_tokens + kernels::kAttentionTileTokens - 1) / kernels::kAttentionTileTokens;
+    const int per_item = (a.n_tokens + runs - 1) / std::max(1, runs);
     for (int t = 0; t < a.n_tokens; t += per_item) {
       const int end = std::min(a.n_tokens, t + per_item);
       items[n_items++] = AttentionItem{s, RowRange{t * a.n_heads, end * a.n_heads}};
@@ -184,11 +205,13 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
     positions += static_cast<int64_t>(a.start_pos + a.n_tokens) * a.n_tokens * a.n_heads;
   }
   if (rows == 0) return;
-  // Fewer items than parts to share out (a few decodes): each is cut into runs of its heads (the
-  // kernel reads a run's slice of every cache row), so the threads get even shares. The parallel
-  // path cuts a few decodes finer, into parts the threads take as they finish (their rows attend
-  // to different lengths); not a prefill chunk's tiles, which are nearly even and read each cache
-  // row once for all their tokens: cut finer, each part would read it again.
+  // Fewer items than parts to share out (a few decodes, a short prefill chunk): each is cut, so
+  // the threads get even shares. A decode token into runs of its heads (the kernel reads a run's
+  // slice of every cache row); a run of tokens into runs of its KV heads, every token in each (each
+  // part reads only its heads' slices, once for all the tokens), except over a kQ8 cache (whose
+  // rows end in every head's scales), into runs of tokens. The parallel path cuts a few decodes
+  // finer, into parts the threads take as they finish (their rows attend to different lengths);
+  // not a chunk's runs, which are nearly even: cut finer, each part would read the cache again.
   const bool decode_only =
       n_items == static_cast<int>(args.size()) &&
       std::all_of(args.begin(), args.end(),
@@ -199,13 +222,21 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
     const int pieces = (target + n_items - 1) / n_items;
     for (int i = n_items - 1; i >= 0; i--) {  // back to front: item i moves to i * pieces
       const AttentionItem item = items[i];
-      const int len = item.rows.size();
+      const kernels::AttentionArgs& a = args[item.seq];
+      const bool by_kv_heads =
+          item.rows.size() > a.n_heads && a.n_kv_heads > 1 && a.kv.type != kernels::KvType::kQ8;
+      const int len = by_kv_heads ? a.n_kv_heads : item.rows.size();
       const int n = std::min(pieces, len);
       for (int k = 0; k < pieces; k++) {
-        items[i * pieces + k] =
-            k < n ? AttentionItem{item.seq, RowRange{item.rows.begin + len * k / n,
-                                                     item.rows.begin + len * (k + 1) / n}}
-                  : AttentionItem{item.seq, RowRange{item.rows.end, item.rows.end}};
+        AttentionItem& part = items[i * pieces + k];
+        part = AttentionItem{item.seq, RowRange{item.rows.end, item.rows.end}};  // empty
+        if (k >= n) continue;
+        if (by_kv_heads) {
+          part.rows = item.rows;
+          part.kv_heads = RowRange{len * k / n, len * (k + 1) / n};
+        } else {
+          part.rows = RowRange{item.rows.begin + len * k / n, item.rows.begin + len * (k + 1) / n};
+        }
       }
     }
     n_items *= pieces;
@@ -219,11 +250,12 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   const int64_t scratch = act_->scores_per_thread;
   pool_->ParallelFor(n_items, threads, RowsPartition(), [&](RowRange r, int thread) {
     for (int i = r.begin; i < r.end; i++) {
-      if (items[i].rows.empty()) continue;
-      kernels::AttentionArgs a = args[items[i].seq];
+      const AttentionItem& item = items[i];
+      if (item.rows.empty()) continue;
+      kernels::AttentionArgs a = args[item.seq];
       a.scores = act_->scores.data() + thread * scratch;
       a.scores_size = scratch;
-      table_.attention(a, items[i].rows);
+      table_.attention(a, item.kv_heads.empty() ? item.rows : OnlyKvHeads(item, &a));
     }
   });
 }
