@@ -40,6 +40,7 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
   // Runs of whole tokens (at most one per token), or when they are fewer than 4 a thread, cut
   // into up to 2 x 4 a thread.
   attention_items.resize(static_cast<size_t>(std::max(max_tokens, 8 * max_threads)));
+  attention_items_dealt.resize(attention_items.size());
   last_x.resize(static_cast<size_t>(max_seqs) * c.dim);
   logits.resize(static_cast<size_t>(max_seqs) * c.vocab_size);
   logits_row.assign(static_cast<size_t>(max_seqs), -1);

@@ -46,6 +46,7 @@ struct Activations {
   // [max(max_tokens, 8 * max_threads)] the attention's work items: whole tokens of one seq each
   // (so a kernel call can share each K/V row among them), or runs of one token's heads, in order
   std::vector<AttentionItem> attention_items;
+  std::vector<AttentionItem> attention_items_dealt;  // as many: OpRunner reorders items through it
   std::vector<float> last_x;    // [max_seqs, dim] final state of each last token that wants logits
   std::vector<float> logits;    // [max_seqs, vocab_size], compacted: row i is the i-th wanting seq
   std::vector<int> logits_row;  // [max_seqs] row of `logits` for each seq of the step, -1 if none

@@ -39,6 +39,43 @@ RowRange OnlyKvHeads(const AttentionItem& item, kernels::AttentionArgs* a) {
   return RowRange{first_token * a->n_heads, end_token * a->n_heads};
 }
 
+// Multiply-adds of an item (rows x positions attended, at its middle token).
+int64_t ItemWork(const AttentionItem& item, std::span<const kernels::AttentionArgs> args) {
+  const kernels::AttentionArgs& a = args[item.seq];
+  const int first_token = item.rows.begin / a.n_heads, end_token = item.rows.end / a.n_heads;
+  const int64_t rows =
+      item.kv_heads.empty()
+          ? item.rows.size()
+          : int64_t{end_token - first_token} * item.kv_heads.size() * (a.n_heads / a.n_kv_heads);
+  return rows * (a.start_pos + (first_token + end_token) / 2 + 1);
+}
+
+// Reorders items[0, n) so that the static split of ParallelFor (`threads` runs of consecutive
+// items, kernels::StaticRows) gives the threads even work: a causal chunk's later runs and
+// deeper sequences attend to more positions, so the items are dealt out heaviest first, in snake
+// order over the threads (0, 1, .., T-1, T-1, .., 0, ..) each up to its run's length, then laid
+// out run by run. `dealt`: room for n items.
+void DealForStaticSplit(std::span<const kernels::AttentionArgs> args, int threads,
+                        AttentionItem* items, int n, AttentionItem* dealt) {
+  threads = std::min(threads, n);
+  if (threads <= 1) return;
+  std::sort(items, items + n, [&](const AttentionItem& x, const AttentionItem& y) {
+    return ItemWork(x, args) > ItemWork(y, args);
+  });
+  int filled[ThreadPool::kMaxThreads] = {};
+  int turn = 0;  // position in the snake, 0 .. 2 * threads - 1
+  for (int i = 0; i < n; i++) {
+    int t = 0;
+    for (;;) {  // the next thread in snake order whose run has room
+      t = turn < threads ? turn : 2 * threads - 1 - turn;
+      turn = (turn + 1) % (2 * threads);
+      if (filled[t] < kernels::StaticRows(n, threads, t).size()) break;
+    }
+    dealt[kernels::StaticRows(n, threads, t).begin + filled[t]++] = items[i];
+  }
+  std::copy(dealt, dealt + n, items);
+}
+
 }  // namespace
 
 OpRunner::OpRunner(const kernels::KernelTable& table, const PackedWeights& packed, ThreadPool* pool,
@@ -246,7 +283,11 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   // work (q.k and the V sum).
   const int threads = Threads(rows, positions / rows * 4 * args[0].head_dim);
   // Rows are independent, so any split gives the same bits; the parallel path balances the
-  // uneven causal rows dynamically.
+  // uneven causal rows dynamically, the deterministic path's fixed split by the items' order.
+  if (limits_.mode == ExecMode::kDeterministic) {
+    DealForStaticSplit(args, std::min(threads, limits_.max_threads), items, n_items,
+                       act_->attention_items_dealt.data());
+  }
   const int64_t scratch = act_->scores_per_thread;
   pool_->ParallelFor(n_items, threads, RowsPartition(), [&](RowRange r, int thread) {
     for (int i = r.begin; i < r.end; i++) {
