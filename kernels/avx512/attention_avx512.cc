@@ -1,12 +1,13 @@
 // AVX-512 causal attention over a float or half KV cache: the AVX2 kernel's walk
 // (attention_walk_avx2.h) with the rows of a tile that read the same KV head (the tokens of a
-// prefill chunk, the query heads of a GQA group) served in packs of up to four. A pack holds two
-// rows in each 512-bit register, one in each 256-bit half: every cache element it converts (one
-// vcvtph2ps) and broadcasts to both halves feeds two or four rows' FMAs, where the AVX2 kernel
-// loads and converts it again for every row. Each half runs exactly the AVX2 kernel's 8-lane FMA
-// chain and fold for its row, so the results are AttentionAvx2's bits (tests/kernels say so for
-// every pack shape); a row alone in its KV head (a decode token of a model without GQA) takes the
-// AVX2 code itself.
+// prefill chunk, the query heads of a GQA group) served together. Per chunk of cache rows, each KV
+// head's rows are converted to floats once (KChunk, VChunk), then every pack of up to four of its
+// rows runs on them, two rows in each 512-bit register, one per 256-bit half, each element
+// broadcast to both halves; the AVX2 kernel loads and converts every element again for each row.
+// Each half runs exactly the AVX2 kernel's 8-lane FMA chain, fold and value sums for its row, so
+// the results are AttentionAvx2's bits (tests/kernels/attention_avx512_test.cc, every pack shape);
+// a tile whose rows are each alone on their KV head (a decode token of a model without GQA) takes
+// the AVX2 code itself.
 #define SMALLMIND_X86_NS avx512
 #include <immintrin.h>
 
@@ -39,8 +40,9 @@ using attention::Tile;
 constexpr int kPackRows = 4;  // two registers of two rows
 constexpr int kMaxPacks = kAttentionTileTokens * kMaxTileHeads;
 
-// Up to kPackRows rows (t, g) of a tile that read the same KV head slice. A pack of 3 repeats its
-// last row: the copy computes the same bits and stores them to the same place.
+// Up to kPackRows rows (t, g) of a tile that read the same KV head slice. A pack of fewer repeats
+// its last row up to the register pair it runs in: the copy computes the same bits and stores them
+// to the same place.
 struct Pack {
   int8_t t[kPackRows];
   int8_t g[kPackRows];
@@ -94,13 +96,6 @@ inline float* RowScores(const Tile& tile, const Pack& p, int r) {
 }
 inline float* RowOut(const Tile& tile, const Pack& p, int r) {
   return tile.out + p.t[r] * tile.q_dim + p.g[r] * tile.head_dim;
-}
-
-// 8 cache elements as floats in both 256-bit halves.
-inline __m512 Load8Twice(const float* p) { return _mm512_broadcast_f32x8(_mm256_loadu_ps(p)); }
-inline __m512 Load8Twice(const uint16_t* p) {
-  return _mm512_cvtph_ps(
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 
 // a's 8 values in the low half, b's in the high.
