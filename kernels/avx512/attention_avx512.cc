@@ -52,7 +52,6 @@ struct Pack {
 struct Packs {
   Pack at[kMaxPacks];
   int n = 0;
-  bool any_shared = false;  // a pack of more than one row
 };
 
 // The rows of tokens [t_lo, t_hi) of the tile in packs: heads that share a KV head are adjacent
@@ -60,7 +59,6 @@ struct Packs {
 // rows go in packs in token-major order.
 void MakePacks(const Tile& tile, int t_lo, int t_hi, Packs* packs) {
   packs->n = 0;
-  packs->any_shared = false;
   for (int g0 = 0; g0 < tile.n_heads;) {
     int g1 = g0 + 1;
     while (g1 < tile.n_heads && tile.kv_offset[g1] == tile.kv_offset[g0]) g1++;
@@ -80,12 +78,21 @@ void MakePacks(const Tile& tile, int t_lo, int t_hi, Packs* packs) {
   }
   for (int i = 0; i < packs->n; i++) {
     Pack& p = packs->at[i];
-    if (p.rows > 1) packs->any_shared = true;
     for (int r = p.rows; r < kPackRows; r++) {
       p.t[r] = p.t[r - 1];
       p.g[r] = p.g[r - 1];
     }
   }
+}
+
+// Every row of the tile alone on its KV head: one token, no two heads on one KV head (a decode
+// token of a model without GQA). Checked before any pack is made: it is every such token's case.
+inline bool EveryRowAlone(const Tile& tile) {
+  if (tile.n_tokens > 1) return false;
+  for (int g = 1; g < tile.n_heads; g++) {
+    if (tile.kv_offset[g] == tile.kv_offset[g - 1]) return false;
+  }
+  return true;
 }
 
 inline const float* RowQ(const Tile& tile, const Pack& p, int r) {
@@ -328,9 +335,9 @@ void PackedValues(const KvView& kv, const Tile& tile, const Packs& packs, int p_
 // last positions row by row. Else (every row alone on its head) attention::AttendTile.
 template <typename E>
 void AttendTilePacked(const KvView& kv, const Tile& tile, float scale) {
+  if (EveryRowAlone(tile)) return attention::AttendTile<E>(kv, tile, scale);
   Packs packs;
   MakePacks(tile, 0, tile.n_tokens, &packs);
-  if (!packs.any_shared) return attention::AttendTile<E>(kv, tile, scale);
   const int shared_last = tile.first_last;
   PackedScores<E>(kv, tile, packs, 0, shared_last + tile.n_tokens - 1, scale);
   for (int t = 0; t < tile.n_tokens; t++) {

@@ -249,10 +249,8 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   // rows end in every head's scales), into runs of tokens. The parallel path cuts a few decodes
   // finer, into parts the threads take as they finish (their rows attend to different lengths);
   // not a chunk's runs, which are nearly even: cut finer, each part would read the cache again.
-  const bool decode_only =
-      n_items == static_cast<int>(args.size()) &&
-      std::all_of(args.begin(), args.end(),
-                  [](const kernels::AttentionArgs& a) { return a.n_tokens == 1; });
+  const bool decode_only = std::all_of(
+      args.begin(), args.end(), [](const kernels::AttentionArgs& a) { return a.n_tokens == 1; });
   const int target =
       limits_.max_threads * (limits_.mode == ExecMode::kParallel && decode_only ? 4 : 1);
   if (n_items < target) {
