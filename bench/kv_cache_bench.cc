@@ -1,7 +1,9 @@
 // Prefix cache and KV pool, through the real scheduler and engine in process:
 //  - ttft: time to the first token of a request whose 512-token prefix another request left in
 //    the cache, against the same request computed from scratch (cold), median of rounds, each
-//    round with a prefix of its own, and the first request repeated (only its last token runs);
+//    round with a prefix of its own, and the first request repeated (its last block runs again:
+//    the block that holds a prompt's last token is never taken from the cache, since that token's
+//    logits must be computed, and 528 tokens end a block, so 16 tokens run);
 //  - utilisation: tokens stored / token slots of the used KV blocks while requests of mixed prompt
 //    and output lengths run (sampled after every step; token-weighted mean and minimum).
 //
@@ -143,7 +145,7 @@ void Ttft(const LlamaModel& m, int threads, int rounds, kernels::KvType kv_type,
     cold.push_back(timed(a, 3 * r + 1, &cold_cpu));
     hit.push_back(timed(b, 3 * r + 2, &hit_cpu));
     repeat.push_back(
-        timed(a, 3 * r + 3, nullptr));  // the same prompt again: only its last token is run
+        timed(a, 3 * r + 3, nullptr));  // the same prompt again: its last block (16 tokens) runs
   }
   const double c = Median(cold), h = Median(hit), again = Median(repeat);
   std::printf(

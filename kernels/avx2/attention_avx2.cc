@@ -14,6 +14,9 @@
 #include "kernels/ref/attention_ref.h"
 
 namespace smallmind::kernels::avx2 {
+
+void attention::RowSoftmax(float* row, int row_len) { SoftmaxAvx2(row, row_len, RowRange{0, 1}); }
+
 namespace {
 
 using attention::Ahead;

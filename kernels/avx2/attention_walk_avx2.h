@@ -32,6 +32,11 @@ constexpr int kLanes = 8;         // positions whose dots one fold finishes at o
 // again for each row, so more tokens a walk gain little).
 constexpr int kTileTokens = 8;
 
+// Softmax of one scores row of row_len positions, SoftmaxAvx2's bits: defined by each file that
+// includes this walk (attention_avx2.cc: SoftmaxAvx2; attention_avx512.cc: SoftmaxAvx512, 16
+// exps at a time).
+void RowSoftmax(float* row, int row_len);
+
 // 8 cache elements from p as floats (half: converted exactly); the Tail form loads n (0..8) of
 // them, zero in the other lanes, reading nothing past p + n.
 inline __m256 Load8(const float* p) { return _mm256_loadu_ps(p); }
@@ -304,8 +309,7 @@ void WalkTile(const Tile& tile, const Scores& scores, const Values& values) {
   for (int t = 1; t < tile.n_tokens; t++) scores(t, t + 1, shared_last + 1, shared_last + t);
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
-      avx2::SoftmaxAvx2(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1,
-                        RowRange{0, 1});
+      RowSoftmax(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1);
     }
   }
   values(0, tile.n_tokens, 0, shared_last);

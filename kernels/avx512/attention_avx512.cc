@@ -27,6 +27,9 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace smallmind::kernels::avx512 {
+
+void attention::RowSoftmax(float* row, int row_len) { SoftmaxAvx512(row, row_len, RowRange{0, 1}); }
+
 namespace {
 
 using attention::ForChunks;
@@ -342,8 +345,8 @@ void AttendTilePacked(const KvView& kv, const Tile& tile, float scale) {
   PackedScores<E>(kv, tile, packs, 0, shared_last + tile.n_tokens - 1, scale);
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
-      avx2::SoftmaxAvx2(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1,
-                        RowRange{0, 1});
+      attention::RowSoftmax(tile.scores + (t * tile.n_heads + g) * tile.stride,
+                            shared_last + t + 1);
     }
   }
   PackedValues<E>(kv, tile, packs, 0, shared_last);

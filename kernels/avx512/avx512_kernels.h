@@ -34,6 +34,10 @@ void MatmulQ8_0x16Q8RowsAvx512(const void* w, const void* xq, float* y, int n_to
 void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
 
+// Softmax (softmax_avx512.cc): bitwise avx2::SoftmaxAvx2, its exps 16 lanes at a time and its
+// tails by AVX-512 masked moves.
+void SoftmaxAvx512(float* x, int row_len, RowRange rows);
+
 // Attention (attention_avx512.cc): bitwise avx2::AttentionAvx2 for every row. Over a float or half
 // cache with head_dim % 8 == 0, the rows of a tile that read the same KV head (a prefill chunk's
 // tokens, a GQA group's heads) go two to a 512-bit register, one per 256-bit half, so each cache
