@@ -299,6 +299,15 @@ void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo
       });
 }
 
+// Softmax of every scores row of the tile, each over its token's causal length.
+inline void SoftmaxRows(const Tile& tile) {
+  for (int t = 0; t < tile.n_tokens; t++) {
+    for (int g = 0; g < tile.n_heads; g++) {
+      RowSoftmax(tile.scores + (t * tile.n_heads + g) * tile.stride, tile.first_last + t + 1);
+    }
+  }
+}
+
 // The whole tile: scores of the positions every token sees (0 .. first_last) in one walk, then
 // each later token's own last positions; softmax per row; the value sums likewise. scores and
 // values (t_lo, t_hi, p_lo, p_hi) are the cache type's TileScores and TileValues.
@@ -307,11 +316,7 @@ void WalkTile(const Tile& tile, const Scores& scores, const Values& values) {
   const int shared_last = tile.first_last;
   scores(0, tile.n_tokens, 0, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) scores(t, t + 1, shared_last + 1, shared_last + t);
-  for (int t = 0; t < tile.n_tokens; t++) {
-    for (int g = 0; g < tile.n_heads; g++) {
-      RowSoftmax(tile.scores + (t * tile.n_heads + g) * tile.stride, shared_last + t + 1);
-    }
-  }
+  SoftmaxRows(tile);
   values(0, tile.n_tokens, 0, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) values(t, t + 1, shared_last + 1, shared_last + t);
 }

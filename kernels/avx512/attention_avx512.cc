@@ -206,10 +206,9 @@ inline void PackDots(const Tile& tile, const Pack& pk, const KChunk& k, int n, i
 // attention::TileScores for the packs' rows: per chunk, each KV head's rows converted once, then
 // every pack of that head.
 template <typename E>
-void PackedScores(const KvView& kv, const Tile& tile, const Packs& packs, int p_lo, int p_hi,
-                  float scale) {
+void PackedScores(const KvView& kv, const Tile& tile, const Packs& packs, const Groups& groups,
+                  int p_lo, int p_hi, float scale) {
   const __m512 scale16 = _mm512_set1_ps(scale);
-  const Groups groups = GroupsOf(tile, packs);
   KChunk k;
   ForChunks(kv, static_cast<const E*>(kv.k), attention::TileLo(tile), attention::TileHi(tile), p_lo,
             p_hi, kLanes,
@@ -305,9 +304,9 @@ inline void PackValuesN(int vecs, const Tile& tile, const Pack& pk, const VChunk
 // attention::TileValues for the packs' rows, 64 dims at a time: per chunk, each KV head's rows
 // converted once, then every pack of that head.
 template <typename E>
-void PackedValues(const KvView& kv, const Tile& tile, const Packs& packs, int p_lo, int p_hi) {
+void PackedValues(const KvView& kv, const Tile& tile, const Packs& packs, const Groups& groups,
+                  int p_lo, int p_hi) {
   const int hd = tile.head_dim;
-  const Groups groups = GroupsOf(tile, packs);
   VChunk v;
   ForChunks(kv, static_cast<const E*>(kv.v), attention::TileLo(tile), attention::TileHi(tile), p_lo,
             p_hi, kValueChunk,
@@ -342,14 +341,10 @@ void AttendTilePacked(const KvView& kv, const Tile& tile, float scale) {
   Packs packs;
   MakePacks(tile, 0, tile.n_tokens, &packs);
   const int shared_last = tile.first_last;
-  PackedScores<E>(kv, tile, packs, 0, shared_last + tile.n_tokens - 1, scale);
-  for (int t = 0; t < tile.n_tokens; t++) {
-    for (int g = 0; g < tile.n_heads; g++) {
-      attention::RowSoftmax(tile.scores + (t * tile.n_heads + g) * tile.stride,
-                            shared_last + t + 1);
-    }
-  }
-  PackedValues<E>(kv, tile, packs, 0, shared_last);
+  const Groups groups = GroupsOf(tile, packs);
+  PackedScores<E>(kv, tile, packs, groups, 0, shared_last + tile.n_tokens - 1, scale);
+  attention::SoftmaxRows(tile);
+  PackedValues<E>(kv, tile, packs, groups, 0, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) {
     attention::TileValues<E>(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
   }
