@@ -246,16 +246,16 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   // the threads get even shares. A decode token into runs of its heads (the kernel reads a run's
   // slice of every cache row); a run of tokens into runs of its KV heads, every token in each (each
   // part reads only its heads' slices, once for all the tokens), except over a kQ8 cache (whose
-  // rows end in every head's scales), into runs of tokens. The parallel path cuts finer, into
-  // parts the threads take as they finish, where a finer cut reads nothing twice: a few decodes
-  // (their rows attend to different lengths) and runs cut by KV heads (a 16-token prefix-cache
-  // hit: with two parts, a core slowed by anything else held the step back; measured on
+  // rows end in every head's scales), into runs of tokens. On more than one thread the parallel
+  // path cuts finer, into parts the threads take as they finish, where a finer cut reads nothing
+  // twice: a few decodes (their rows attend to different lengths) and runs cut by KV heads (a
+  // 16-token prefix-cache hit: in two parts, a core slowed by anything else held the step back;
   // decode_bench pp16@d512, 2 threads: attention 2.9 -> 2.3 ms). Not runs of tokens over a kQ8
   // cache, which are nearly even: cut finer, each part would read the cache again.
   const auto by_kv_heads = [](const AttentionItem& item, const kernels::AttentionArgs& a) {
     return item.rows.size() > a.n_heads && a.n_kv_heads > 1 && a.kv.type != kernels::KvType::kQ8;
   };
-  bool fine = limits_.mode == ExecMode::kParallel;
+  bool fine = limits_.mode == ExecMode::kParallel && limits_.max_threads > 1;
   for (int i = 0; i < n_items && fine; i++) {
     const kernels::AttentionArgs& a = args[items[i].seq];
     fine = a.n_tokens == 1 || by_kv_heads(items[i], a);

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "tests/worker/engine/test_models.h"
@@ -140,6 +142,59 @@ TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithQkvBiases) {
   spec.biases = true;
   const LlamaModel m = testing::MakeRandomModel(spec);
   ExpectEngineMatchesReference(m.config, m.weights);
+}
+
+// A 16-token chunk 200 positions into the context, after a 200-token chunk, as a prefix-cache hit
+// runs: its attention is one item per KV head that the engine cuts among its threads (the
+// parallel path finer than one part a thread, taken as threads finish). Every path, thread count
+// and cache type must still give the float64 logits of the whole prompt.
+TEST(ForwardLlamaTest, AShortChunkDeepInTheContextMatchesAFloat64LlamaOnEveryThreadCount) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();  // 8 query heads over 4 KV heads
+  const LlamaModel m = testing::MakeRandomModel(spec);
+  const ModelConfig& c = m.config;
+  constexpr int kFirst = 200, kTotal = 216, kBlock = 16, kBlocks = (kTotal + kBlock - 1) / kBlock;
+  std::mt19937 rng(5);
+  std::vector<TokenId> tokens(kTotal);
+  for (TokenId& t : tokens) t = 1 + static_cast<TokenId>(rng() % (c.vocab_size - 1));
+  const Vec want = ReferenceLogits(c, m.weights, tokens);
+  std::vector<int32_t> blocks(kBlocks);
+  for (int i = 0; i < kBlocks; i++) blocks[i] = (5 * i + 3) % kBlocks;  // scrambled pages
+  const std::span<const TokenId> all(tokens);
+  for (const kernels::KvType kv : {kernels::KvType::kF32, kernels::KvType::kF16}) {
+    for (const kernels::ExecMode mode :
+         {kernels::ExecMode::kParallel, kernels::ExecMode::kDeterministic}) {
+      for (const int threads : {1, 2, 3}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "kv " << kernels::KvTypeName(kv) << ", "
+                     << (mode == kernels::ExecMode::kParallel ? "parallel" : "deterministic")
+                     << ", " << threads << " threads");
+        KvPool pool(c, kBlocks, kBlock, kv);
+        EngineOptions options;
+        options.max_step_tokens = kTotal;
+        options.max_seqs = 1;
+        options.num_threads = threads;
+        Engine engine(c, m.weights, &pool, options);
+        StepPlan plan;
+        plan.mode = mode;
+        plan.seqs.push_back(SeqStep{all.first(kFirst), 0, blocks, false});
+        engine.Step(plan);
+        plan.seqs[0] = SeqStep{all.subspan(kFirst), kFirst, blocks, true};
+        engine.Step(plan);
+        const std::span<const float> got = engine.Logits(0);
+        ASSERT_EQ(got.size(), want.size());
+        double max_err = 0, max_abs = 0;
+        for (size_t i = 0; i < want.size(); i++) {
+          max_err = std::max(max_err, std::fabs(got[i] - want[i]));
+          max_abs = std::max(max_abs, std::fabs(want[i]));
+        }
+        EXPECT_GT(max_abs, 0.5) << "logits too small to tell anything apart";
+        // An f16 cache rounds every K and V to 11 significant bits.
+        EXPECT_LT(max_err, kv == kernels::KvType::kF32 ? 1e-4 : 2e-2)
+            << "largest |logit| " << max_abs;
+      }
+    }
+  }
 }
 
 }  // namespace
