@@ -232,6 +232,18 @@ void BM_QuantizeQ8(benchmark::State& state, int n_tokens) {
   Rates(state, 5.0 * n_tokens * dim, 3.0 * n_tokens * dim);
 }
 
+// Matmul inputs quantized into octets (MatmulInput::kQ8Octets): bench-110M's 768-wide rows for
+// a batch of 16 (a 16-stream decode step) and a 128-token prefill.
+void BM_QuantizeQ8Octets(benchmark::State& state, int n_tokens) {
+  const KernelTable k = SelectKernels(BestIsa(), ExecMode::kParallel);
+  if (k.quantize_q8_octets == nullptr) return state.SkipWithError("no Q8 octet kernels");
+  const int dim = 768, n_octets = (n_tokens + kQ8ActOctet - 1) / kQ8ActOctet;
+  const std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * dim, 1);
+  std::vector<uint8_t> octets(Q8ActOctetsBytes(n_tokens, dim));
+  for (auto _ : state) k.quantize_q8_octets(x.data(), octets.data(), dim, n_tokens, 0, n_octets);
+  Rates(state, 5.0 * n_tokens * dim, 5.0 * n_tokens * dim);
+}
+
 // One token attending to `context` positions (decode), all heads, over a paged cache: bench-1B's
 // 32 query heads on 4 KV heads, or bench-110M's 12 heads with their own KV heads.
 // `tokens` query tokens (a decode token, or the end of a prefill chunk) at the end of `context`
@@ -353,6 +365,10 @@ void RegisterOthers() {
   for (int n : {1, 128}) {
     benchmark::RegisterBenchmark(("BM_QuantizeQ8/2048/tokens:" + std::to_string(n)).c_str(),
                                  BM_QuantizeQ8, n);
+  }
+  for (int n : {16, 128}) {
+    benchmark::RegisterBenchmark(("BM_QuantizeQ8Octets/768/tokens:" + std::to_string(n)).c_str(),
+                                 BM_QuantizeQ8Octets, n);
   }
   if (CpuSupports(Isa::kAvx2)) {
     benchmark::RegisterBenchmark("BM_Q8StepRoof/avx2", BM_Q8StepRoof)
