@@ -3,7 +3,8 @@
 // unsigned, the AMX kernel's layout; Q4_0x16); Q4_K and Q6_K read the AVX2 kernels' packed
 // layouts on 256-bit registers. Attention over float and half caches serves the rows of a tile that
 // share a KV head two to a 512-bit register (AttentionAvx512); softmax computes 16 exps at a time
-// (SoftmaxAvx512).
+// (SoftmaxAvx512); matmul inputs are quantized into octets a block of 8 tokens at once
+// (QuantizeQ8OctetsAvx512).
 // All give the AVX2 kernels' bits, so the deterministic path's results do not change with the
 // table (avx2_kernel_table.cc says why the packed integer kernels are deterministic).
 #include "kernels/avx2/avx2_kernels.h"
@@ -18,6 +19,7 @@ KernelTable Avx512KernelTable(ExecMode mode) {
       &MatmulQ6_Kx8Q8Vnni);
   t.attention = &AttentionAvx512;
   t.softmax = &SoftmaxAvx512;
+  t.quantize_q8_octets = &QuantizeQ8OctetsAvx512;
   return t;
 }
 

@@ -1,6 +1,7 @@
 // Q8 activation octets (kernels/q8_act.h): PackQ8ActOctetsRef puts each token's quad, scale, sum
 // and VNNI start where the layout says and zeros in the lanes past the last token, for any token
-// count and octet range; the AVX2 quantizer the engine runs writes the octets of its rows.
+// count and octet range; the AVX2 quantizer the engine runs writes the octets of its rows, and
+// the AVX-512 one the AVX2 one's bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/avx512_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/q8_act.h"
@@ -96,6 +98,48 @@ TEST(Q8OctetsTest, TheAvx2QuantizerWritesTheOctetsOfItsRowsForEveryOctetRange) {
     const int split = static_cast<int>(rng() % (n_octets + 1));
     avx2::QuantizeQ8OctetsAvx2(x.data(), got.data(), in_dim, n_tokens, 0, split);
     avx2::QuantizeQ8OctetsAvx2(x.data(), got.data(), in_dim, n_tokens, split, n_octets);
+    ASSERT_EQ(got, want) << "in " << in_dim << " n " << n_tokens << " split " << split;
+  }
+}
+
+TEST(Q8OctetsTest, TheAvx512QuantizerWritesTheAvx2QuantizersBytes) {
+  if (!CpuSupports(Isa::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL + VNNI";
+  ASSERT_EQ(avx512::Avx512KernelTable(ExecMode::kParallel).quantize_q8_octets,
+            &avx512::QuantizeQ8OctetsAvx512);
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 200; trial++) {
+    const int in_dim = 32 * (1 + static_cast<int>(rng() % 70));
+    const int n_tokens = 1 + static_cast<int>(rng() % 40);
+    const int n_octets = (n_tokens + 7) / 8;
+    std::vector<float> x = testing::RandomFloats(size_t(n_tokens) * in_dim, rng());
+    // Blocks of every kind: all zeros (d = 0), one nonzero value, signed zeros, tiny values (1 / d
+    // huge), huge ones, values at half-way points of the quantization grid, rows of one value.
+    for (size_t b = 0; b + 32 <= x.size(); b += 32) {
+      float* blk = x.data() + b;
+      switch (rng() % 10) {
+        case 0: std::fill(blk, blk + 32, 0.0f); break;
+        case 1: std::fill(blk, blk + 32, 0.0f), blk[rng() % 32] = -3.5f; break;
+        case 2:
+          for (int i = 0; i < 32; i++) blk[i] = i % 2 ? -0.0f : 0.0f;
+          break;
+        case 3:
+          for (int i = 0; i < 32; i++) blk[i] *= 1e-30f;
+          break;
+        case 4:
+          for (int i = 0; i < 32; i++) blk[i] *= 1e30f;
+          break;
+        case 5:
+          for (int i = 0; i < 32; i++) blk[i] = (static_cast<int>(rng() % 255) - 127) + 0.5f;
+          break;
+        case 6: std::fill(blk, blk + 32, -1.25f); break;
+        default: break;
+      }
+    }
+    std::vector<uint8_t> want(Q8ActOctetsBytes(n_tokens, in_dim), 0xCD), got(want);
+    avx2::QuantizeQ8OctetsAvx2(x.data(), want.data(), in_dim, n_tokens, 0, n_octets);
+    const int split = static_cast<int>(rng() % (n_octets + 1));
+    avx512::QuantizeQ8OctetsAvx512(x.data(), got.data(), in_dim, n_tokens, 0, split);
+    avx512::QuantizeQ8OctetsAvx512(x.data(), got.data(), in_dim, n_tokens, split, n_octets);
     ASSERT_EQ(got, want) << "in " << in_dim << " n " << n_tokens << " split " << split;
   }
 }
