@@ -67,6 +67,14 @@ void RotateNeox(float* head, int head_dim, const float* c, const float* s) {
 // rotates q and k of every layer at the same positions, so all but the first of its 2 x n_layers
 // calls find them here instead of recomputing head_dim / 2 pow, cos and sin per token. A memo of
 // a pure function (keyed by everything Angles reads): the values are bitwise the recomputed ones.
+// 256 slots, so a thread's share of a prefill chunk of up to 256 tokens (the worker's default
+// --max-step-tokens) keeps all its positions; with 64, a 128-token chunk on one thread evicted
+// every position before the next call read it (Zen 5 VM: kernels_bench
+// BM_Rope/avx512/32x64/tokens:128 on one core 79-80 -> 30 us; decode_bench pp128 on 1 thread,
+// bench-110M Q8_0, small_us 4.12-4.28 -> 2.91-3.04 ms). All zeros when empty (key 0), so the
+// 144 KB of each thread's copy are zero-filled thread storage, not an initial image; a heap copy
+// made on a thread's first call would be an allocation inside the engine's first step. Entries
+// on cache lines of their own: at 528 bytes apart the c/s loads straddled lines (30 -> 39 us).
 class AngleMemo {
  public:
   static constexpr int kMaxMemoHalf = 64;  // heads up to 128 dims are memoized
@@ -74,9 +82,10 @@ class AngleMemo {
   // c and s of `pos`: from the memo, or computed into it.
   void Get(int pos, int head_dim, float theta, const float** c, const float** s) {
     Entry& e = entries_[static_cast<unsigned>(pos) % kSlots];
-    if (e.pos != pos || e.head_dim != head_dim || e.theta != theta) {
+    const int64_t key = int64_t{pos} + 1;
+    if (e.key != key || e.head_dim != head_dim || e.theta != theta) {
       Angles(pos, head_dim, theta, e.c, e.s);
-      e.pos = pos;
+      e.key = key;
       e.head_dim = head_dim;
       e.theta = theta;
     }
@@ -85,13 +94,13 @@ class AngleMemo {
   }
 
  private:
-  static constexpr int kSlots = 64;
-  struct Entry {
-    int pos = -1;
-    int head_dim = 0;
-    float theta = 0;
+  static constexpr int kSlots = 256;
+  struct alignas(64) Entry {
     float c[kMaxMemoHalf];
     float s[kMaxMemoHalf];
+    int64_t key;  // position + 1; 0: empty
+    int head_dim;
+    float theta;
   };
   Entry entries_[kSlots];
 };
