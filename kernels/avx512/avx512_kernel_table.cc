@@ -2,11 +2,11 @@
 // Q4_0 run on 512-bit registers, packed 16 rows a group (Q8_0x16u with its quants offset to
 // unsigned, the AMX kernel's layout; Q4_0x16); Q4_K and Q6_K read the AVX2 kernels' packed
 // layouts on 256-bit registers. Attention over float and half caches serves the rows of a tile that
-// share a KV head two to a 512-bit register (AttentionAvx512); softmax computes 16 exps at a time
-// (SoftmaxAvx512); matmul inputs are quantized into octets a block of 8 tokens at once
-// (QuantizeQ8OctetsAvx512).
-// All give the AVX2 kernels' bits, so the deterministic path's results do not change with the
-// table (avx2_kernel_table.cc says why the packed integer kernels are deterministic).
+// share a KV head two to a 512-bit register (AttentionAvx512); softmax and SwiGLU compute 16 exps
+// at a time (SoftmaxAvx512, SwiGluAvx512); matmul inputs are quantized into octets a block of 8
+// tokens at once (QuantizeQ8OctetsAvx512). All give the AVX2 kernels' bits, so the deterministic
+// path's results do not change with the table (avx2_kernel_table.cc says why the packed integer
+// kernels are deterministic).
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
 
@@ -19,6 +19,7 @@ KernelTable Avx512KernelTable(ExecMode mode) {
       &MatmulQ6_Kx8Q8Vnni);
   t.attention = &AttentionAvx512;
   t.softmax = &SoftmaxAvx512;
+  t.swiglu = &SwiGluAvx512;
   t.quantize_q8_octets = &QuantizeQ8OctetsAvx512;
   return t;
 }

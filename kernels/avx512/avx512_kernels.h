@@ -43,6 +43,9 @@ void QuantizeQ8OctetsAvx512(const float* x, void* octets, int in_dim, int n_toke
 // tails by AVX-512 masked moves.
 void SoftmaxAvx512(float* x, int row_len, RowRange rows);
 
+// SwiGLU (elementwise_avx512.cc): bitwise avx2::SwiGluAvx2, 16 lanes at a time.
+void SwiGluAvx512(float* gate, const float* up, int hidden, RowRange tokens);
+
 // Attention (attention_avx512.cc): bitwise avx2::AttentionAvx2 for every row. Over a float or half
 // cache with head_dim % 8 == 0, the rows of a tile that read the same KV head (a prefill chunk's
 // tokens, a GQA group's heads) go two to a 512-bit register, one per 256-bit half, so each cache

@@ -1,0 +1,34 @@
+// SwiGLU on 512-bit registers with SwiGluAvx2's bits: each lane's operations are the AVX2
+// kernel's (g / (1 + exp(-g)) * u, the exp by Exp16: avx2::Exp's sequence), 16 lanes at a time;
+// a row's tail by AVX-512 masked moves.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/exp_zmm.h"
+
+// GCC 12's 512-bit min/max intrinsics pass an _mm512_undefined_ps source that its flow analysis
+// then calls maybe-uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace smallmind::kernels::avx512 {
+
+void SwiGluAvx512(float* gate, const float* up, int hidden, RowRange tokens) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
+    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
+    for (int i = 0; i < hidden; i += 16) {
+      const int n = hidden - i < 16 ? hidden - i : 16;
+      const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1);
+      const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
+      const __m512 uv = _mm512_maskz_loadu_ps(lanes, u + i);
+      const __m512 silu = _mm512_div_ps(gv, _mm512_add_ps(one, Exp16(_mm512_xor_ps(gv, sign))));
+      _mm512_mask_storeu_ps(g + i, lanes, _mm512_mul_ps(silu, uv));
+    }
+  }
+}
+
+}  // namespace smallmind::kernels::avx512
