@@ -200,6 +200,42 @@ void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* x
   for (; g < g_end; g++) GroupTile<Kernel, 1, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
 }
 
+// Groups [g_begin, g_end) for the two tiles of tokens [t, t + 2T), G groups at a time, by the
+// kernel's TilePair (both tiles block by block); a remainder of groups runs with G = 1.
+template <class Kernel, int G, int T>
+void GroupRunPair(const typename Kernel::Packed* packed, int n_blocks, const void* xq, int in_dim,
+                  int g_begin, int g_end, int t, RowRange rows, int out_dim, float* y) {
+  typename KernelX<Kernel>::type x[2 * T];
+  for (int i = 0; i < 2 * T; i++) x[i] = KernelX<Kernel>::Make(xq, in_dim, t + i);
+  using Acc = typename KernelAcc<Kernel>::type;
+  const auto run = [&]<int GG>(int g) {
+    const typename Kernel::Packed* grp[GG];
+    for (int i = 0; i < GG; i++) grp[i] = packed + static_cast<int64_t>(g + i) * n_blocks;
+    Acc acc0[GG][T], acc1[GG][T];
+    for (int i = 0; i < GG; i++) {
+      for (int j = 0; j < T; j++) acc0[i][j] = Acc{}, acc1[i][j] = Acc{};
+    }
+    Kernel::template TilePair<GG, T>(grp, n_blocks, x, acc0, acc1);
+    for (int i = 0; i < GG; i++) {
+      StoreGroup<T>(acc0[i], g + i, rows, t, out_dim, y);
+      StoreGroup<T>(acc1[i], g + i, rows, t + T, out_dim, y);
+    }
+  };
+  int g = g_begin;
+  for (; g + G <= g_end; g += G) run.template operator()<G>(g);
+  for (; g < g_end; g++) run.template operator()<1>(g);
+}
+
+// Whether the kernel has TilePair (kTilePairs true).
+template <class Kernel>
+constexpr bool kKernelTilePairs = [] {
+  if constexpr (requires { Kernel::kTilePairs; }) {
+    return Kernel::kTilePairs;
+  } else {
+    return false;
+  }
+}();
+
 // y[t, r] for r in `rows`. Single-token decode streams every group once, kTailGroups groups at a
 // time (that many weight streams in flight). With more tokens the groups go by in chunks of
 // kChunk (a multiple of every tile's group count; their weights stay in L1/L2 while the chunk
@@ -207,8 +243,9 @@ void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* x
 // in tiles of kMidTokens over kMidGroups groups (by default none: the same tile), then 2-3 tokens
 // left as one tile over kRaggedGroups groups (0: none), then any last ones one at a time over
 // kTailGroups groups. So a ragged batch (3, 7, 12, 25 tokens) reads each weight from memory once,
-// as a whole number of tiles does, instead of once more per leftover tile or token. Every lane's
-// op sequence is the tile's, so neither the loop order nor the tile changes a result.
+// as a whole number of tiles does, instead of once more per leftover tile or token. A kernel with
+// kTilePairs runs whole tiles two at a time, block by block (its TilePair). Every lane's op
+// sequence is the tile's, so neither the loop order nor the tile changes a result.
 template <class Kernel, int kTileGroups, int kTileTokens, int kTailGroups,
           int kMidGroups = kTileGroups, int kMidTokens = kTileTokens, int kRaggedGroups = 0>
 void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
@@ -230,7 +267,15 @@ void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int 
   for (int c = g_begin; c < g_end; c += kChunk) {
     const int c_end = std::min(c + kChunk, g_end);
     for (int g = c; g < c_end; g += kTileGroups) {
-      for (int t = 0; t < n_tiled; t += kTileTokens) {
+      int t = 0;
+      if constexpr (kKernelTilePairs<Kernel>) {
+        for (; t + 2 * kTileTokens <= n_tiled; t += 2 * kTileTokens) {
+          GroupRunPair<Kernel, kTileGroups, kTileTokens>(packed, n_blocks, xq, in_dim, g,
+                                                         std::min(g + kTileGroups, c_end), t, rows,
+                                                         out_dim, y);
+        }
+      }
+      for (; t < n_tiled; t += kTileTokens) {
         GroupRun<Kernel, kTileGroups, kTileTokens>(
             packed, n_blocks, xq, in_dim, g, std::min(g + kTileGroups, c_end), t, rows, out_dim, y);
       }

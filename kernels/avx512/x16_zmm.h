@@ -22,6 +22,11 @@
 // 16 tokens (w1 8 tokens 64 vs 86 and 88 us); a single-token tail of 4 groups and of 1 alike, 2
 // slower. (2 x 4 again in session 22, with octets: 76-78 vs 55-62 us.)
 //
+// Two whole octets at a time (16 or more tokens) run block by block, both octets per block
+// (TilePair): session 25, Zen 5, kernels_bench one core, 3 alternations, us: w1 16 tokens from
+// DRAM 116-119 -> 110-111, w2 119-125 -> 103-109, the classifier 1741-1813 -> 1631-1661, w2 128
+// tokens 776-793 -> 700-724.
+//
 // More than one token comes as octets (MatmulInput::kQ8Octets, kernels/q8_act.h): the 1 x 8 tile
 // then reads every token's quads, scales and VNNI starts from one pointer each at fixed offsets
 // (OctetX); from rows (RowsX, one token) 8 tokens took 32 pointers and GCC spilled them. Session
@@ -122,6 +127,49 @@ struct X16Kernel : Q8TileInput<kOctets> {
         x, acc, [=](const auto& xa, Acc(*a)[T]) { TileOf<G, T>(grp, n_blocks, xa, a); });
   }
 
+  // Two octets (tokens t .. t + 2T - 1) over the same groups, block by block (the driver's
+  // GroupRunPair): each block's weights serve the first octet from memory and the second from L1
+  // right after, so a group's weight stream is spread over both octets' work; octet by octet, the
+  // first octet's pass fetched the whole group at twice the average rate, more than one core
+  // draws from DRAM. Every lane's operations are Tile's, in the same order: the same bits.
+  static constexpr bool kTilePairs = kOctets;
+  template <int G, int T>
+  static void TilePair(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc0)[T],
+                       Acc (*acc1)[T]) {
+    static_assert(kOctets);
+    Acc a0[G][T], a1[G][T];
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) a0[g][t] = acc0[g][t], a1[g][t] = acc1[g][t];
+    }
+    const OctetX xa{x[0]}, xb{x[T]};
+    for (int b = 0; b < n_blocks; b++) {
+      for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+      Block<G, T>(grp, xa, b, a0);
+      Block<G, T>(grp, xb, b, a1);
+    }
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) acc0[g][t] = a0[g][t], acc1[g][t] = a1[g][t];
+    }
+  }
+
+  // Block b of the tile into acc.
+  template <int G, int T, class XA>
+  static void Block(const Packed* const* grp, const XA& x, int b, Acc (*acc)[T]) {
+    I isum[G][T];
+    Dots<G, T>(grp, x, b, isum);
+    for (int g = 0; g < G; g++) {
+      const F dw = V::Halves(grp[g][b].d);
+      for (int t = 0; t < T; t++) {
+        const F scale = V::Mul(dw, V::Set1(x.D(b, t)));
+        acc[g][t] = V::Fma(V::Float(isum[g][t]), scale, acc[g][t]);
+      }
+      if constexpr (kQ4) {
+        const F dw8 = V::Mul(dw, V::Set1(-8.0f));
+        for (int t = 0; t < T; t++) acc[g][t] = V::Fma(dw8, V::Set1(x.S(b, t)), acc[g][t]);
+      }
+    }
+  }
+
   template <int G, int T, class XA>
   static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, Acc (*acc)[T]) {
     for (int b = 0; b < n_blocks; b++) {
@@ -131,19 +179,7 @@ struct X16Kernel : Q8TileInput<kOctets> {
       if (T > 1) {  // block b of the next G groups (see Q8Kernel::Tile)
         for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
       }
-      I isum[G][T];
-      Dots<G, T>(grp, x, b, isum);
-      for (int g = 0; g < G; g++) {
-        const F dw = V::Halves(grp[g][b].d);
-        for (int t = 0; t < T; t++) {
-          const F scale = V::Mul(dw, V::Set1(x.D(b, t)));
-          acc[g][t] = V::Fma(V::Float(isum[g][t]), scale, acc[g][t]);
-        }
-        if constexpr (kQ4) {
-          const F dw8 = V::Mul(dw, V::Set1(-8.0f));
-          for (int t = 0; t < T; t++) acc[g][t] = V::Fma(dw8, V::Set1(x.S(b, t)), acc[g][t]);
-        }
-      }
+      Block<G, T>(grp, x, b, acc);
     }
   }
 };
