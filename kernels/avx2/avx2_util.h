@@ -105,4 +105,24 @@ inline __m256 Exp(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
+// An 8 x 8 transpose of int32 lanes: r[j] = quads 0-7 of token j -> r[k] = quad k of tokens
+// 0-7 (the Q8 octet quantizers' last step, kernels/q8_act.h).
+inline void Transpose8x8(__m256i* r) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; h++) {  // tokens 0-3, then 4-7: per 128-bit lane quads k and k + 4
+    u[4 * h + 0] = _mm256_unpacklo_epi64(t[4 * h + 0], t[4 * h + 2]);
+    u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h + 0], t[4 * h + 2]);
+    u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
+    u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
+  }
+  for (int k = 0; k < 4; k++) {
+    r[k] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x20);
+    r[k + 4] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x31);
+  }
+}
+
 }  // namespace smallmind::kernels::SMALLMIND_X86_NS

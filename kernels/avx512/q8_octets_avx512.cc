@@ -8,11 +8,13 @@
 // reached: |q| <= 127), then the same 8 x 8 transpose of int32 quads into the octet's rows.
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt).
+#define SMALLMIND_X86_NS avx512
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/avx2/avx2_util.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/q8_act.h"
 
@@ -22,25 +24,6 @@
 
 namespace smallmind::kernels::avx512 {
 namespace {
-
-// r[j] = quads 0-7 of token j -> r[k] = quad k of tokens 0-7.
-inline void Transpose8x8(__m256i* r) {
-  __m256i t[8], u[8];
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  for (int h = 0; h < 2; h++) {  // tokens 0-3, then 4-7: per 128-bit lane quads k and k + 4
-    u[4 * h + 0] = _mm256_unpacklo_epi64(t[4 * h + 0], t[4 * h + 2]);
-    u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h + 0], t[4 * h + 2]);
-    u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
-    u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
-  }
-  for (int k = 0; k < 4; k++) {
-    r[k] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x20);
-    r[k + 4] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x31);
-  }
-}
 
 // a[j]: 16 partial maxima of token j -> lane j of the result: the maximum of a[j]'s lanes.
 inline __m256 Max8(const __m512* a) {

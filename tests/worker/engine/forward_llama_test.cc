@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "tests/worker/engine/test_models.h"
@@ -102,6 +103,18 @@ Vec ReferenceLogits(const ModelConfig& c, const Weights& w, const std::vector<To
   return MatVec(w.classifier, RmsNorm(x, w.final_norm, c.rms_norm_eps));
 }
 
+// got within `tolerance` of want everywhere, and want large enough to tell logits apart.
+void ExpectLogitsNear(std::span<const float> got, const Vec& want, double tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  double max_err = 0, max_abs = 0;
+  for (size_t i = 0; i < want.size(); i++) {
+    max_err = std::max(max_err, std::fabs(got[i] - want[i]));
+    max_abs = std::max(max_abs, std::fabs(want[i]));
+  }
+  EXPECT_GT(max_abs, 0.5) << "logits too small to tell anything apart";
+  EXPECT_LT(max_err, tolerance) << "largest |logit| " << max_abs;
+}
+
 void ExpectEngineMatchesReference(const ModelConfig& config, const Weights& weights) {
   KvPool pool(config, 8, 4);
   Engine engine(config, weights, &pool, EngineOptions{32, 1});
@@ -111,16 +124,7 @@ void ExpectEngineMatchesReference(const ModelConfig& config, const Weights& weig
   StepPlan plan;
   plan.seqs.push_back(SeqStep{tokens, 0, blocks, true});
   engine.Step(plan);
-  const std::span<const float> got = engine.Logits(0);
-  const Vec want = ReferenceLogits(config, weights, tokens);
-  ASSERT_EQ(got.size(), want.size());
-  double max_err = 0, max_abs = 0;
-  for (size_t i = 0; i < want.size(); i++) {
-    max_err = std::max(max_err, std::fabs(got[i] - want[i]));
-    max_abs = std::max(max_abs, std::fabs(want[i]));
-  }
-  EXPECT_GT(max_abs, 0.5) << "logits too small to tell anything apart";
-  EXPECT_LT(max_err, 1e-4) << "largest |logit| " << max_abs;
+  ExpectLogitsNear(engine.Logits(0), ReferenceLogits(config, weights, tokens), 1e-4);
 }
 
 TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithInterleavedRope) {
@@ -181,17 +185,8 @@ TEST(ForwardLlamaTest, AShortChunkDeepInTheContextMatchesAFloat64LlamaOnEveryThr
         engine.Step(plan);
         plan.seqs[0] = SeqStep{all.subspan(kFirst), kFirst, blocks, true};
         engine.Step(plan);
-        const std::span<const float> got = engine.Logits(0);
-        ASSERT_EQ(got.size(), want.size());
-        double max_err = 0, max_abs = 0;
-        for (size_t i = 0; i < want.size(); i++) {
-          max_err = std::max(max_err, std::fabs(got[i] - want[i]));
-          max_abs = std::max(max_abs, std::fabs(want[i]));
-        }
-        EXPECT_GT(max_abs, 0.5) << "logits too small to tell anything apart";
         // An f16 cache rounds every K and V to 11 significant bits.
-        EXPECT_LT(max_err, kv == kernels::KvType::kF32 ? 1e-4 : 2e-2)
-            << "largest |logit| " << max_abs;
+        ExpectLogitsNear(engine.Logits(0), want, kv == kernels::KvType::kF32 ? 1e-4 : 2e-2);
       }
     }
   }
