@@ -171,70 +171,44 @@ struct KernelX<Kernel> {
   static type Make(const void* xq, int in_dim, int t) { return Kernel::MakeX(xq, in_dim, t); }
 };
 
-// Groups [g, g + G) (rows inside `rows`) for tokens [t0, t0 + T).
-template <class Kernel, int G, int T>
+// Groups [g, g + G) (rows inside `rows`) for tokens [t0, t0 + P T): one tile of T tokens, or with
+// P = 2 two, which the kernel's TilePair runs block by block.
+template <class Kernel, int G, int T, int P = 1>
 void GroupTile(const typename Kernel::Packed* packed, int n_blocks,
                const typename KernelX<Kernel>::type* x, int g, RowRange rows, int t0, int out_dim,
                float* y) {
+  static_assert(P == 1 || P == 2);
   const typename Kernel::Packed* grp[G];
   for (int i = 0; i < G; i++) grp[i] = packed + static_cast<int64_t>(g + i) * n_blocks;
   using Acc = typename KernelAcc<Kernel>::type;
-  Acc acc[G][T];
-  for (int i = 0; i < G; i++) {
-    for (int t = 0; t < T; t++) acc[i][t] = Acc{};
+  Acc acc[P][G][T];
+  for (int p = 0; p < P; p++) {
+    for (int i = 0; i < G; i++) {
+      for (int t = 0; t < T; t++) acc[p][i][t] = Acc{};
+    }
   }
-  Kernel::template Tile<G, T>(grp, n_blocks, x, acc);
-  for (int i = 0; i < G; i++) StoreGroup<T>(acc[i], g + i, rows, t0, out_dim, y);
+  if constexpr (P == 1) {
+    Kernel::template Tile<G, T>(grp, n_blocks, x, acc[0]);
+  } else {
+    Kernel::template TilePair<G, T>(grp, n_blocks, x, acc[0], acc[1]);
+  }
+  for (int p = 0; p < P; p++) {
+    for (int i = 0; i < G; i++) StoreGroup<T>(acc[p][i], g + i, rows, t0 + p * T, out_dim, y);
+  }
 }
 
-// Groups [g_begin, g_end) for tokens [t, t + T), G at a time; a remainder runs with G = 1.
-template <class Kernel, int G, int T>
+// Groups [g_begin, g_end) for tokens [t, t + P T), G at a time; a remainder runs with G = 1.
+template <class Kernel, int G, int T, int P = 1>
 void GroupRun(const typename Kernel::Packed* packed, int n_blocks, const void* xq, int in_dim,
               int g_begin, int g_end, int t, RowRange rows, int out_dim, float* y) {
-  typename KernelX<Kernel>::type x[T];
-  for (int i = 0; i < T; i++) x[i] = KernelX<Kernel>::Make(xq, in_dim, t + i);
+  typename KernelX<Kernel>::type x[P * T];
+  for (int i = 0; i < P * T; i++) x[i] = KernelX<Kernel>::Make(xq, in_dim, t + i);
   int g = g_begin;
   for (; g + G <= g_end; g += G) {
-    GroupTile<Kernel, G, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
+    GroupTile<Kernel, G, T, P>(packed, n_blocks, x, g, rows, t, out_dim, y);
   }
-  for (; g < g_end; g++) GroupTile<Kernel, 1, T>(packed, n_blocks, x, g, rows, t, out_dim, y);
+  for (; g < g_end; g++) GroupTile<Kernel, 1, T, P>(packed, n_blocks, x, g, rows, t, out_dim, y);
 }
-
-// Groups [g_begin, g_end) for the two tiles of tokens [t, t + 2T), G groups at a time, by the
-// kernel's TilePair (both tiles block by block); a remainder of groups runs with G = 1.
-template <class Kernel, int G, int T>
-void GroupRunPair(const typename Kernel::Packed* packed, int n_blocks, const void* xq, int in_dim,
-                  int g_begin, int g_end, int t, RowRange rows, int out_dim, float* y) {
-  typename KernelX<Kernel>::type x[2 * T];
-  for (int i = 0; i < 2 * T; i++) x[i] = KernelX<Kernel>::Make(xq, in_dim, t + i);
-  using Acc = typename KernelAcc<Kernel>::type;
-  const auto run = [&]<int GG>(int g) {
-    const typename Kernel::Packed* grp[GG];
-    for (int i = 0; i < GG; i++) grp[i] = packed + static_cast<int64_t>(g + i) * n_blocks;
-    Acc acc0[GG][T], acc1[GG][T];
-    for (int i = 0; i < GG; i++) {
-      for (int j = 0; j < T; j++) acc0[i][j] = Acc{}, acc1[i][j] = Acc{};
-    }
-    Kernel::template TilePair<GG, T>(grp, n_blocks, x, acc0, acc1);
-    for (int i = 0; i < GG; i++) {
-      StoreGroup<T>(acc0[i], g + i, rows, t, out_dim, y);
-      StoreGroup<T>(acc1[i], g + i, rows, t + T, out_dim, y);
-    }
-  };
-  int g = g_begin;
-  for (; g + G <= g_end; g += G) run.template operator()<G>(g);
-  for (; g < g_end; g++) run.template operator()<1>(g);
-}
-
-// Whether the kernel has TilePair (kTilePairs true).
-template <class Kernel>
-constexpr bool kKernelTilePairs = [] {
-  if constexpr (requires { Kernel::kTilePairs; }) {
-    return Kernel::kTilePairs;
-  } else {
-    return false;
-  }
-}();
 
 // y[t, r] for r in `rows`. Single-token decode streams every group once, kTailGroups groups at a
 // time (that many weight streams in flight). With more tokens the groups go by in chunks of
@@ -268,11 +242,11 @@ void MatmulRowGroups(const void* w, const void* xq, float* y, int n_tokens, int 
     const int c_end = std::min(c + kChunk, g_end);
     for (int g = c; g < c_end; g += kTileGroups) {
       int t = 0;
-      if constexpr (kKernelTilePairs<Kernel>) {
+      if constexpr (requires { requires Kernel::kTilePairs; }) {
         for (; t + 2 * kTileTokens <= n_tiled; t += 2 * kTileTokens) {
-          GroupRunPair<Kernel, kTileGroups, kTileTokens>(packed, n_blocks, xq, in_dim, g,
-                                                         std::min(g + kTileGroups, c_end), t, rows,
-                                                         out_dim, y);
+          GroupRun<Kernel, kTileGroups, kTileTokens, 2>(packed, n_blocks, xq, in_dim, g,
+                                                        std::min(g + kTileGroups, c_end), t, rows,
+                                                        out_dim, y);
         }
       }
       for (; t < n_tiled; t += kTileTokens) {

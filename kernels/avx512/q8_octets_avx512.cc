@@ -1,11 +1,12 @@
 // QuantizeQ8OctetsAvx512: avx2::QuantizeQ8OctetsAvx2's bytes, a block of all 8 tokens of an octet
 // at once. The AVX2 quantizer runs each token's block alone (QuantizeBlockQ8): a horizontal max,
-// two scalar divisions, a horizontal sum, four scalar stores. Here the 8 tokens' |x| maxima are
-// reduced together into one register of 8 (a shuffle tree: max is exact, so its order does not
-// matter), d = max / 127 and 1 / d are one vector division each for the 8 (IEEE division: the
-// scalar's bits), and d, s = d * qsum and c = -128 * qsum go out as 8-lane stores. The quants are
-// the AVX2 quantizer's: round-half-even(x * (1 / d)) to int32, narrowed with saturation (never
-// reached: |q| <= 127), then the same 8 x 8 transpose of int32 quads into the octet's rows.
+// two scalar divisions, a horizontal sum, four scalar stores. Here the 8 tokens' |x| maxima and
+// quant sums are each reduced together into one register of 8 (a shuffle tree: max and integer
+// adds are exact, so their order does not matter), d = max / 127 and 1 / d are one vector division
+// each for the 8 (IEEE division: the scalar's bits), and d, s = d * qsum and c = -128 * qsum go out
+// as 8-lane stores. The quants are the AVX2 quantizer's: round-half-even(x * (1 / d)) to int32,
+// narrowed with saturation (never reached: |q| <= 127), then the same 8 x 8 transpose of int32
+// quads into the octet's rows.
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt).
 #define SMALLMIND_X86_NS avx512
@@ -25,24 +26,32 @@
 namespace smallmind::kernels::avx512 {
 namespace {
 
-// a[j]: 16 partial maxima of token j -> lane j of the result: the maximum of a[j]'s lanes.
-inline __m256 Max8(const __m512* a) {
+// a[j]: 16 partials of token j -> lane j of the result: `op` over a[j]'s lanes, by a shuffle tree
+// (op must give the same whatever the order: max, integer add).
+template <class Op>
+inline __m256 Reduce8(const __m512* a, Op op) {
   __m512 c[4];  // c[p]: 8 partials of token 2p in its low half, of token 2p + 1 in its high half
   for (int p = 0; p < 4; p++) {
-    c[p] = _mm512_max_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
-                         _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xee));
+    c[p] = op(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
+              _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xee));
   }
   __m512 d[2];  // d[h]: 4 partials of each of tokens 4h .. 4h + 3, one 128-bit quarter each
   for (int h = 0; h < 2; h++) {
-    d[h] = _mm512_max_ps(_mm512_shuffle_f32x4(c[2 * h], c[2 * h + 1], 0x88),
-                         _mm512_shuffle_f32x4(c[2 * h], c[2 * h + 1], 0xdd));
+    d[h] = op(_mm512_shuffle_f32x4(c[2 * h], c[2 * h + 1], 0x88),
+              _mm512_shuffle_f32x4(c[2 * h], c[2 * h + 1], 0xdd));
   }
   // Quarter k: 2 partials of token k interleaved with 2 of token k + 4, then 1 of each.
-  __m512 e = _mm512_max_ps(_mm512_unpacklo_ps(d[0], d[1]), _mm512_unpackhi_ps(d[0], d[1]));
-  e = _mm512_max_ps(e, _mm512_permute_ps(e, 0x4e));
+  __m512 e = op(_mm512_unpacklo_ps(d[0], d[1]), _mm512_unpackhi_ps(d[0], d[1]));
+  e = op(e, _mm512_permute_ps(e, 0x4e));
   // Token k at lane 4k, token k + 4 at lane 4k + 1.
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   return _mm512_castps512_ps256(_mm512_permutexvar_ps(order, e));
+}
+
+inline __m512 Max(__m512 x, __m512 y) { return _mm512_max_ps(x, y); }
+// Integer lanes carried in float registers (the shuffles move bits).
+inline __m512 AddInts(__m512 x, __m512 y) {
+  return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(x), _mm512_castps_si512(y)));
 }
 
 }  // namespace
@@ -67,12 +76,12 @@ void QuantizeQ8OctetsAvx512(const float* x, void* octets, int in_dim, int n_toke
         }
         a[j] = _mm512_max_ps(_mm512_andnot_ps(sign, v[j][0]), _mm512_andnot_ps(sign, v[j][1]));
       }
-      const __m256 dj = _mm256_div_ps(Max8(a), _mm256_set1_ps(127.0f));
+      const __m256 dj = _mm256_div_ps(Reduce8(a, Max), _mm256_set1_ps(127.0f));
       const __m256 id = _mm256_maskz_div_ps(
           _mm256_cmp_ps_mask(dj, _mm256_setzero_ps(), _CMP_NEQ_UQ), _mm256_set1_ps(1.0f), dj);
       const __m512 id16 = _mm512_castps256_ps512(id);
       __m256i r[kQ8ActOctet];
-      __m512i sums[kQ8ActOctet];
+      __m512 sums[kQ8ActOctet];  // each token's int32 quant sums, 16 partials
       for (int j = 0; j < kQ8ActOctet; j++) {
         const __m512 idj = _mm512_permutexvar_ps(_mm512_set1_epi32(j), id16);
         const __m512i q0 = _mm512_cvtps_epi32(_mm512_roundscale_ps(
@@ -81,28 +90,9 @@ void QuantizeQ8OctetsAvx512(const float* x, void* octets, int in_dim, int n_toke
             _mm512_mul_ps(v[j][1], idj), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         r[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtsepi32_epi8(q0)),
                                        _mm512_cvtsepi32_epi8(q1), 1);
-        sums[j] = _mm512_add_epi32(q0, q1);
+        sums[j] = _mm512_castsi512_ps(_mm512_add_epi32(q0, q1));
       }
-      // The 8 quant sums, by the same tree as the maxima (integer adds: exact in any order).
-      __m512 sf[kQ8ActOctet];
-      for (int j = 0; j < kQ8ActOctet; j++) sf[j] = _mm512_castsi512_ps(sums[j]);
-      __m512i cs[4];
-      for (int p = 0; p < 4; p++) {
-        cs[p] = _mm512_add_epi32(
-            _mm512_castps_si512(_mm512_shuffle_f32x4(sf[2 * p], sf[2 * p + 1], 0x44)),
-            _mm512_castps_si512(_mm512_shuffle_f32x4(sf[2 * p], sf[2 * p + 1], 0xee)));
-      }
-      __m512i ds[2];
-      for (int h = 0; h < 2; h++) {
-        const __m512 lo = _mm512_castsi512_ps(cs[2 * h]), hi = _mm512_castsi512_ps(cs[2 * h + 1]);
-        ds[h] = _mm512_add_epi32(_mm512_castps_si512(_mm512_shuffle_f32x4(lo, hi, 0x88)),
-                                 _mm512_castps_si512(_mm512_shuffle_f32x4(lo, hi, 0xdd)));
-      }
-      __m512i e = _mm512_add_epi32(_mm512_unpacklo_epi32(ds[0], ds[1]),
-                                   _mm512_unpackhi_epi32(ds[0], ds[1]));
-      e = _mm512_add_epi32(e, _mm512_shuffle_epi32(e, _MM_PERM_BADC));
-      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-      const __m256i qsum = _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, e));
+      const __m256i qsum = _mm256_castps_si256(Reduce8(sums, AddInts));
       _mm256_storeu_ps(d + b * kQ8ActOctet, dj);
       _mm256_storeu_ps(s + b * kQ8ActOctet, _mm256_mul_ps(dj, _mm256_cvtepi32_ps(qsum)));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + b * kQ8ActOctet),

@@ -1,5 +1,5 @@
 // Softmax on 512-bit registers with SoftmaxAvx2's bits: the max is exact in any order; each exp
-// is avx2::Exp's sequence of lane-wise operations (Exp16 below), 16 lanes at a time; the sum
+// is avx2::Exp's sequence of lane-wise operations (Exp16, exp_zmm.h), 16 lanes at a time; the sum
 // keeps SoftmaxAvx2's 8 lanes and order (positions 8m + l added into lane l for m = 0, 1, ...:
 // the low half of a 16-wide group, then its high half) and its Fold; each division is lane-wise.
 // The tail's loads and stores are AVX-512 masked moves (AVX2's vmaskmovps is microcoded on AMD

@@ -128,10 +128,10 @@ struct X16Kernel : Q8TileInput<kOctets> {
   }
 
   // Two octets (tokens t .. t + 2T - 1) over the same groups, block by block (the driver's
-  // GroupRunPair): each block's weights serve the first octet from memory and the second from L1
-  // right after, so a group's weight stream is spread over both octets' work; octet by octet, the
-  // first octet's pass fetched the whole group at twice the average rate, more than one core
-  // draws from DRAM. Every lane's operations are Tile's, in the same order: the same bits.
+  // GroupTile with P = 2): each block's weights serve the first octet from memory and the second
+  // from L1 right after, so a group's weight stream is spread over both octets' work; octet by
+  // octet, the first octet's pass fetched the whole group at twice the average rate, more than one
+  // core draws from DRAM. Every lane's operations are Tile's, in the same order: the same bits.
   static constexpr bool kTilePairs = kOctets;
   template <int G, int T>
   static void TilePair(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc0)[T],

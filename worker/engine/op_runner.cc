@@ -255,12 +255,13 @@ void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   const auto by_kv_heads = [](const AttentionItem& item, const kernels::AttentionArgs& a) {
     return item.rows.size() > a.n_heads && a.n_kv_heads > 1 && a.kv.type != kernels::KvType::kQ8;
   };
-  bool fine = limits_.mode == ExecMode::kParallel && limits_.max_threads > 1;
-  for (int i = 0; i < n_items && fine; i++) {
-    const kernels::AttentionArgs& a = args[items[i].seq];
-    fine = a.n_tokens == 1 || by_kv_heads(items[i], a);
+  int target = limits_.max_threads;
+  if (limits_.mode == ExecMode::kParallel && target > 1 && n_items < 4 * target &&
+      std::all_of(items, items + n_items, [&](const AttentionItem& item) {
+        return args[item.seq].n_tokens == 1 || by_kv_heads(item, args[item.seq]);
+      })) {
+    target *= 4;
   }
-  const int target = limits_.max_threads * (fine ? 4 : 1);
   if (n_items < target) {
     const int pieces = (target + n_items - 1) / n_items;
     for (int i = n_items - 1; i >= 0; i--) {  // back to front: item i moves to i * pieces
