@@ -36,7 +36,10 @@ using attention::WalkTile;
 // positions, and is left as it was.)
 template <typename E>
 inline void PrefetchRows(const E* rows, int n, int64_t row_stride, int bytes) {
-  for (int j = 0; j < n; j++) Prefetch(rows + j * row_stride, static_cast<size_t>(bytes));
+  for (int j = 0; j < n; j++) {
+    const char* row = reinterpret_cast<const char*>(rows + j * row_stride);
+    for (int off = 0; off < bytes; off += 64) attention::PrefetchLine(row + off);
+  }
 }
 
 // ---- kQ8 cache: integer scores, int8 values ----
