@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 9 item 4 in one command: per round, the engine's own pp128, tg64 and tg64x8 (decode_bench)
+# Issue 9 item 4 in one command: per round, the engine's own pp128, tg64, tg64x8 and tg64x16@d48
+# (decode_bench)
 # and then 1, 8 and 16 concurrent streams through a gateway and one worker (bench/serve_bench.sh,
 # `smallmind bench --concurrency C --requests 4C --prompt-tokens 16 --max-tokens 128 --temperature
 # 0 --seed 1`), all from BIN_DIR; prints each round's ratios (C=8 / C=1, C=16 / pp128, the
@@ -34,7 +35,8 @@ served() {  # tok/s of C concurrent streams
 all=""
 for r in $(seq "$rounds"); do
   # The engine alone in the same minute: pp128, and tg64x8 / tg64 (8 streams vs 1 without the
-  # gateway, gRPC, the client or any prompt), which bounds what the served C8/C1 can reach.
+  # gateway, gRPC, the client or any prompt), which bounds what the served C8/C1 can reach, and
+  # tg64x16@d48 (16 streams at the served C=16 run's depths), which bounds C16/pp128 likewise.
   engine=$("$bin/decode_bench" --model="$model" --threads="${threads:-2}" --isa="${isa:-best}" --paths=par \
     --benchmark_filter='^(pp128|tg64|tg64x8|tg64x16@d48)/' --benchmark_min_time=1s 2>/dev/null |
     awk -F'|' '/^\| / && /par\// {split($4, t, " "); split($5, a, " "); v[t[1]] = a[1]}

@@ -213,8 +213,7 @@ void TileScores(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo
             [&](int p, int n, const E* k, const E*, const Ahead& ahead) {
               // The first token's dots ask for the rows ahead, in address order, a few lines a
               // group (one share for the whole chunk: Of's divisions once, not per head).
-              PrefetchShare pf =
-                  PrefetchShare::Of(ahead, 0, 1, tile.n_heads * std::max(1, full / 8));
+              PrefetchShare pf = PrefetchShare::Of(ahead, 0, 1, tile.n_heads * (full / 8));
               PrefetchShare none;
               for (int g = 0; g < tile.n_heads;
                    g++) {  // each head's slice of the chunk serves every token
