@@ -14,6 +14,7 @@
 
 #include "gateway/listen_address.h"
 #include "gateway/stale_runtime_files.h"
+#include "shared/request_limits.h"
 
 namespace smallmind::gateway {
 namespace {
@@ -157,6 +158,9 @@ shared::Status Gateway::StartServer() {
   // gRPC sets SO_REUSEPORT by default, so two gateways on one port would split its traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
+  // The HTTP door's limit, not gRPC's default 4 MiB: a 4-8 MiB prompt got a transport error here
+  // and the context's length over HTTP.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(shared::kMaxRequestBytes));
   std::lock_guard<std::mutex> lock(server_mu_);
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {

@@ -14,6 +14,7 @@
 #include "gateway/router.h"
 #include "gateway/worker_endpoints.h"
 #include "shared/default_model.h"
+#include "shared/request_limits.h"
 #include "shared/status.h"
 
 namespace smallmind::gateway {
@@ -97,7 +98,7 @@ struct HttpOptions {
   // Reasoning models' <think> sections: "auto" (split off into reasoning_content when the chat
   // template writes them), "think" (always), "none" (left in content).
   std::string reasoning_format = "auto";
-  size_t max_body_bytes = 8 * 1024 * 1024;
+  size_t max_body_bytes = shared::kMaxRequestBytes;
   bool enabled() const { return port >= 0; }
 };
 

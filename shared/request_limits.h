@@ -23,5 +23,9 @@ inline constexpr uint32_t kDefaultMaxNewTokens = 256;
 inline constexpr uint32_t kMaxNewTokensWithShift = 1u << 20;
 // Longer caller ids are refused so that they stay readable in logs.
 inline constexpr size_t kMaxRequestIdBytes = 128;
+// The largest request either public door of the gateway takes: an HTTP body (larger: 413) and a
+// gRPC message (larger: RESOURCE_EXHAUSTED). Under it a long prompt reaches the worker, which
+// says how it compares with the context.
+inline constexpr size_t kMaxRequestBytes = size_t{8} << 20;
 
 }  // namespace smallmind::shared

@@ -14,12 +14,13 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "gateway/http/exchange.h"
+#include "shared/request_limits.h"
 
 namespace smallmind::gateway::http {
 
 struct SessionLimits {
   size_t max_header_bytes = 16 * 1024;
-  size_t max_body_bytes = 8 * 1024 * 1024;
+  size_t max_body_bytes = shared::kMaxRequestBytes;
   // A connection with no request in flight and no bytes arriving is closed after this; it also
   // bounds the time to receive one request and the TLS handshake.
   std::chrono::milliseconds idle_timeout{60000};

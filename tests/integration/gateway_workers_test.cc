@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "shared/request_limits.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/test_models.h"
@@ -179,6 +180,29 @@ TEST_F(GatewayWorkersTest, BadRequestsGetInvalidArgumentNamingTheProblem) {
   bad_id.mutable_prompt_token_ids()->add_ids(100000);
   r = testing::RunGenerate(gateway_->stub(), bad_id);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// A request over gRPC's default 4 MiB but within the gateway's limit (the HTTP door's, 8 MiB)
+// reaches the worker and gets its answer about the context; past the limit, RESOURCE_EXHAUSTED.
+TEST_F(GatewayWorkersTest, RequestsUpToTheHttpDoorsLimitReachTheWorker) {
+  v1::GenerateRequest big;  // 5M one-byte token ids: ~5 MiB on the wire
+  big.mutable_prompt_token_ids()->mutable_ids()->Resize(5 << 20, 100);
+  ASSERT_GT(big.ByteSizeLong(), size_t{4} << 20);
+  ASSERT_LT(big.ByteSizeLong(), shared::kMaxRequestBytes);
+  auto r = testing::RunGenerate(gateway_->stub(), big);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(r.status.error_message().find("context"), std::string::npos)
+      << r.status.error_message();
+
+  v1::GenerateRequest too_big;
+  too_big.mutable_prompt_token_ids()->mutable_ids()->Resize(9 << 20, 100);
+  ASSERT_GT(too_big.ByteSizeLong(), shared::kMaxRequestBytes);
+  r = testing::RunGenerate(gateway_->stub(), too_big);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  // The gateway and its workers serve on.
+  r = testing::RunGenerate(gateway_->stub(), Request("after", 4, 1));
+  EXPECT_TRUE(r.status.ok()) << r.status.error_message();
 }
 
 // Children of every thread of `pid` (a child belongs to the thread that spawned it).
