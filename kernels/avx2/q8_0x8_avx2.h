@@ -114,8 +114,15 @@ struct Q8Kernel : Q8TileInput<kOctets> {
       }
       if (T > 1) {
         // Block b of the next G groups: with few tokens (batched decode) a tile is too short for
-        // the hardware prefetcher to hide the DRAM fetch of the next groups' weights.
-        for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+        // the hardware prefetcher to hide the DRAM fetch of the next groups' weights. Into L2
+        // (PrefetchL2): a group is 12-48 KB ahead on bench-110M, past L1 by the time it is read,
+        // and prefetcht0 held L1 miss buffers the tile's own loads wanted. Session 27, Zen 4,
+        // kernels_bench one core from DRAM, 2 alternations, us: AVX-512 Q8_0 w2 8 tokens
+        // 120-124 -> 76-80, w1 16 tokens 165-168 -> 149-150, 128 tokens unchanged; AVX2 w2 8
+        // tokens 209-211 -> 202 (compute-bound here). Engine, decode_bench bench-110M Q8_0, 2
+        // threads, 3 alternations: tg64x7 1102-1183 -> 1406-1501 tok/s, tg64x8 1590-1634 ->
+        // 1864-1891, tg64x16 1843-2049 -> 1888-2313, tg64 unchanged.
+        for (int i = 0; i < G; i++) PrefetchL2(grp[i] + G * n_blocks + b, sizeof(Packed));
       }
       __m256i isum[G][T];
       Dots::template Run<G, T>(grp, x, b, isum);

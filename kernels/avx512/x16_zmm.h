@@ -143,7 +143,7 @@ struct X16Kernel : Q8TileInput<kOctets> {
     }
     const OctetX xa{x[0]}, xb{x[T]};
     for (int b = 0; b < n_blocks; b++) {
-      for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+      for (int i = 0; i < G; i++) PrefetchL2(grp[i] + G * n_blocks + b, sizeof(Packed));
       Block<G, T>(grp, xa, b, a0);
       Block<G, T>(grp, xb, b, a1);
     }
@@ -177,7 +177,7 @@ struct X16Kernel : Q8TileInput<kOctets> {
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
       }
       if (T > 1) {  // block b of the next G groups (see Q8Kernel::Tile)
-        for (int i = 0; i < G; i++) Prefetch(grp[i] + G * n_blocks + b, sizeof(Packed));
+        for (int i = 0; i < G; i++) PrefetchL2(grp[i] + G * n_blocks + b, sizeof(Packed));
       }
       Block<G, T>(grp, x, b, acc);
     }
