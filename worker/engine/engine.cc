@@ -49,11 +49,7 @@ void PlaceMemory(const std::vector<int>& cpus, const Weights& w, const PackedWei
   bool ok = BindToNumaNode(w.storage.data(), w.storage.size(), node);
   if (packed.bytes() > 0) ok = BindToNumaNode(packed.storage(), packed.bytes(), node) && ok;
   ok = BindToNumaNode(kv.data(), static_cast<size_t>(kv.bytes()), node) && ok;
-  for (std::vector<float>* buf : {&a->x, &a->xb, &a->xb2, &a->q, &a->k, &a->v, &a->hb, &a->hb2,
-                                  &a->scores, &a->last_x, &a->logits}) {
-    ok = BindToNumaNode(buf->data(), buf->size() * sizeof(float), node) && ok;
-  }
-  ok = BindToNumaNode(a->xq.data(), a->xq.size(), node) && ok;
+  ok = BindToNumaNode(a->arena.data(), a->arena.size(), node) && ok;
   if (ok) {
     spdlog::info("engine memory bound to NUMA node {}", node);
   } else {
