@@ -71,9 +71,8 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
          "--kv-dtype", [&c](const std::string& v) { c.kv.dtype = *kernels::KvTypeFromName(v); },
          "element type of the cached K/V rows: f16 (half the memory and the bytes each decode "
          "step reads of f32), q8 (8-bit quants with a scale per 32 values: 0.56x the memory and "
-         "bytes of f16, so more tokens per MiB and, where each query head has its own K/V head, "
-         "faster attention over long contexts (GQA models on AVX-512: slower, README); heads of "
-         "32, 64, ... 256 dims) or f32")
+         "bytes of f16, so more tokens per MiB and faster attention over long contexts, README); "
+         "heads of 32, 64, ... 256 dims) or f32")
       ->transform(CLI::IsMember({"f16", "q8", "f32"}, CLI::ignore_case))
       ->type_name("TYPE")
       ->default_str("f16");

@@ -17,6 +17,7 @@
 
 #include "kernels/avx2/attention_walk_avx2.h"
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/attention_packs_avx512.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/ref/attention_ref.h"
 
@@ -39,120 +40,19 @@ using attention::kMaxTileHeads;
 using attention::kValueChunk;
 using attention::PrefetchShare;
 using attention::Tile;
-
-constexpr int kPackRows = 4;  // two registers of two rows
-constexpr int kMaxPacks = kAttentionTileTokens * kMaxTileHeads;
-
-// Up to kPackRows rows (t, g) of a tile that read the same KV head slice. A pack of fewer repeats
-// its last row up to the register pair it runs in: the copy computes the same bits and stores them
-// to the same place.
-struct Pack {
-  int8_t t[kPackRows];
-  int8_t g[kPackRows];
-  int rows;  // 1 .. kPackRows, before the repeat
-};
-
-struct Packs {
-  Pack at[kMaxPacks];
-  int n = 0;
-};
-
-// The rows of tokens [t_lo, t_hi) of the tile in packs: heads that share a KV head are adjacent
-// (kv_offset[g] = (h + g) / group * head_dim), so each run of equal offsets is one group, and its
-// rows go in packs in token-major order.
-void MakePacks(const Tile& tile, int t_lo, int t_hi, Packs* packs) {
-  packs->n = 0;
-  for (int g0 = 0; g0 < tile.n_heads;) {
-    int g1 = g0 + 1;
-    while (g1 < tile.n_heads && tile.kv_offset[g1] == tile.kv_offset[g0]) g1++;
-    Pack pack{};
-    for (int t = t_lo; t < t_hi; t++) {
-      for (int g = g0; g < g1; g++) {
-        pack.t[pack.rows] = static_cast<int8_t>(t);
-        pack.g[pack.rows] = static_cast<int8_t>(g);
-        if (++pack.rows == kPackRows) {
-          packs->at[packs->n++] = pack;
-          pack = Pack{};
-        }
-      }
-    }
-    if (pack.rows > 0) packs->at[packs->n++] = pack;
-    g0 = g1;
-  }
-  for (int i = 0; i < packs->n; i++) {
-    Pack& p = packs->at[i];
-    for (int r = p.rows; r < kPackRows; r++) {
-      p.t[r] = p.t[r - 1];
-      p.g[r] = p.g[r - 1];
-    }
-  }
-}
-
-// Every row of the tile alone on its KV head: one token, no two heads on one KV head (a decode
-// token of a model without GQA). Checked before any pack is made: it is every such token's case.
-inline bool EveryRowAlone(const Tile& tile) {
-  if (tile.n_tokens > 1) return false;
-  for (int g = 1; g < tile.n_heads; g++) {
-    if (tile.kv_offset[g] == tile.kv_offset[g - 1]) return false;
-  }
-  return true;
-}
-
-inline const float* RowQ(const Tile& tile, const Pack& p, int r) {
-  return tile.q + p.t[r] * tile.q_dim + p.g[r] * tile.head_dim;
-}
-inline float* RowScores(const Tile& tile, const Pack& p, int r) {
-  return tile.scores + (p.t[r] * tile.n_heads + p.g[r]) * tile.stride;
-}
-inline float* RowOut(const Tile& tile, const Pack& p, int r) {
-  return tile.out + p.t[r] * tile.q_dim + p.g[r] * tile.head_dim;
-}
-
-// a's 8 values in the low half, b's in the high.
-inline __m512 Halves(__m256 a, __m256 b) {
-  return _mm512_insertf32x8(_mm512_castps256_ps512(a), b, 1);
-}
-inline __m256 Low(__m512 v) { return _mm512_castps512_ps256(v); }
-inline __m256 High(__m512 v) { return _mm512_extractf32x8_ps(v, 1); }
-
-// _mm256_hadd_ps(a, b) of each half at once: per 128-bit lane [a0+a1, a2+a3, b0+b1, b2+b3].
-inline __m512 HaddHalves(__m512 a, __m512 b) {
-  return _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
-}
-
-// attention::FoldEight of each half: the low half of the result = FoldEight of the low halves of
-// acc[0..8), the high half likewise, the same additions in the same order.
-inline __m512 FoldEightHalves(const __m512* acc) {
-  const __m512 ab = HaddHalves(acc[0], acc[1]);
-  const __m512 cd = HaddHalves(acc[2], acc[3]);
-  const __m512 ef = HaddHalves(acc[4], acc[5]);
-  const __m512 gh = HaddHalves(acc[6], acc[7]);
-  const __m512 abcd = HaddHalves(ab, cd);
-  const __m512 efgh = HaddHalves(ef, gh);
-  // permute2f128 0x20 and 0x31 of each half: [abcd.lane0, efgh.lane0] and [abcd.lane1, efgh.lane1]
-  // for the low row (128-bit lanes 0, 1), lanes 2, 3 likewise for the high row.
-  const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  return _mm512_add_ps(_mm512_permutex2var_ps(abcd, lo, efgh),
-                       _mm512_permutex2var_ps(abcd, hi, efgh));
-}
-
-// The packs of each KV head: packs [first[h], first[h + 1]) read head h of the tile's groups.
-struct Groups {
-  int first[kMaxTileHeads + 1];
-  int n = 0;
-};
-
-Groups GroupsOf(const Tile& tile, const Packs& packs) {
-  Groups groups;
-  for (int i = 0; i < packs.n; i++) {
-    if (i == 0 || tile.kv_offset[packs.at[i].g[0]] != tile.kv_offset[packs.at[i - 1].g[0]]) {
-      groups.first[groups.n++] = i;
-    }
-  }
-  groups.first[groups.n] = packs.n;
-  return groups;
-}
+using packs::EveryRowAlone;
+using packs::FoldEightHalves;
+using packs::Groups;
+using packs::GroupsOf;
+using packs::Halves;
+using packs::High;
+using packs::Low;
+using packs::MakePacks;
+using packs::Pack;
+using packs::Packs;
+using packs::RowOut;
+using packs::RowQ;
+using packs::RowScores;
 
 // A chunk's K rows of one KV head as floats, 8 dims a group: at[i][j] = row j's dims
 // [8i, 8i + 8) (zero for rows past the chunk's n), so a pack's dot loop reads every row at a fixed
@@ -354,7 +254,8 @@ void AttendTilePacked(const KvView& kv, const Tile& tile, float scale) {
 
 void AttentionAvx512(const AttentionArgs& a, RowRange rows) {
   if (a.head_dim > kMaxHeadDim) return AttentionRef(a, rows);
-  if (a.kv.type == KvType::kQ8 || a.head_dim % 8 != 0) return avx2::AttentionAvx2(a, rows);
+  if (a.kv.type == KvType::kQ8) return AttentionQ8Avx512(a, rows);
+  if (a.head_dim % 8 != 0) return avx2::AttentionAvx2(a, rows);
   if (a.kv.type == KvType::kF16) {
     attention::ForEachTile(a, rows, kAttentionTileTokens, [&](const Tile& tile, float scale) {
       AttendTilePacked<uint16_t>(a.kv, tile, scale);

@@ -49,8 +49,12 @@ void SwiGluAvx512(float* gate, const float* up, int hidden, RowRange tokens);
 // Attention (attention_avx512.cc): bitwise avx2::AttentionAvx2 for every row. Over a float or half
 // cache with head_dim % 8 == 0, the rows of a tile that read the same KV head (a prefill chunk's
 // tokens, a GQA group's heads) go two to a 512-bit register, one per 256-bit half, so each cache
-// element is converted once for up to four rows; other calls (kQ8 caches, other head sizes) run
-// AttentionAvx2.
+// element is converted once for up to four rows; a kQ8 cache runs AttentionQ8Avx512; other head
+// sizes run AttentionAvx2.
 void AttentionAvx512(const AttentionArgs& args, RowRange rows);
+// Its kQ8 part (attention_q8_avx512.cc): the same packs on K quants made unsigned once a chunk
+// (vpdpbusd against the query's quants) and V quants converted to floats once a chunk; tiles whose
+// rows are each alone on their KV head take the AVX2 kQ8 walk.
+void AttentionQ8Avx512(const AttentionArgs& args, RowRange rows);
 
 }  // namespace smallmind::kernels::avx512

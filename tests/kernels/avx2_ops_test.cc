@@ -24,9 +24,11 @@ namespace {
 
 using testing::Halves;
 using testing::PagedArgs;
+using testing::Q8Rows;
 using testing::RandomFloats;
 using testing::ScrambledTable;
 using testing::UseHalves;
+using testing::UseQ8;
 
 // |got - want| <= rel * |want| + abs, element by element.
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, double rel,
@@ -256,30 +258,6 @@ TEST_F(Avx2OpsTest, HalfCacheAttentionRowHasTheSameBitsAloneOrInAPass) {
   UseHalves(halves, block_size, &a);
   ExpectAloneEqualsPassAndTile(a, q.size(), n_tokens * n_heads, static_cast<int64_t>(scores.size()),
                                "halves");
-}
-
-// The same cache as kQ8 rows: every kv_dim floats of `storage` (a row) quantized by F32ToQ8Ref into
-// kv_dim quants and kv_dim / 32 float scales.
-std::vector<int8_t> Q8Rows(const std::vector<float>& storage, int kv_dim) {
-  const int64_t row = KvRowElems(KvType::kQ8, kv_dim);
-  const size_t n_rows = storage.size() / kv_dim;
-  std::vector<int8_t> q(n_rows * row);
-  for (size_t r = 0; r < n_rows; r++) {
-    int8_t* out = q.data() + r * row;
-    F32ToQ8Ref(storage.data() + r * kv_dim, out, reinterpret_cast<float*>(out + kv_dim), kv_dim);
-  }
-  return q;
-}
-
-// The args of PagedArgs reading `q8` (Q8Rows of its storage) instead.
-void UseQ8(const std::vector<int8_t>& q8, int block_size, int kv_dim, AttentionArgs* a) {
-  const int64_t row = KvRowElems(KvType::kQ8, kv_dim);
-  a->kv.type = KvType::kQ8;
-  a->kv.k = q8.data();
-  a->kv.v = q8.data() + block_size * row;
-  a->kv.block_stride = 2 * block_size * row;
-  a->kv.row_stride = row;
-  a->kv.scales_offset = kv_dim;
 }
 
 // Quantizing K/V rows: the AVX2 kernel gives the reference's quants and scales (round half to

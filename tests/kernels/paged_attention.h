@@ -1,6 +1,6 @@
 // Paged-cache AttentionArgs for the attention kernel tests (avx2_ops_test.cc,
 // attention_avx512_test.cc): a cache of blocks of [K rows, V rows] read through a scrambled block
-// table, as float or as half rows.
+// table, as float, half or kQ8 rows.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/ref/attention_ref.h"
 
 namespace smallmind::kernels::testing {
 
@@ -55,6 +56,30 @@ inline void UseHalves(const std::vector<uint16_t>& halves, int block_size, Atten
   a->kv.type = KvType::kF16;
   a->kv.k = halves.data();
   a->kv.v = halves.data() + int64_t{block_size} * a->kv.row_stride;
+}
+
+// The same cache as kQ8 rows: every kv_dim floats of `storage` (a row) quantized by F32ToQ8Ref into
+// kv_dim quants and kv_dim / 32 float scales.
+inline std::vector<int8_t> Q8Rows(const std::vector<float>& storage, int kv_dim) {
+  const int64_t row = KvRowElems(KvType::kQ8, kv_dim);
+  const size_t n_rows = storage.size() / kv_dim;
+  std::vector<int8_t> q(n_rows * row);
+  for (size_t r = 0; r < n_rows; r++) {
+    int8_t* out = q.data() + r * row;
+    F32ToQ8Ref(storage.data() + r * kv_dim, out, reinterpret_cast<float*>(out + kv_dim), kv_dim);
+  }
+  return q;
+}
+
+// The args of PagedArgs reading `q8` (Q8Rows of its storage) instead.
+inline void UseQ8(const std::vector<int8_t>& q8, int block_size, int kv_dim, AttentionArgs* a) {
+  const int64_t row = KvRowElems(KvType::kQ8, kv_dim);
+  a->kv.type = KvType::kQ8;
+  a->kv.k = q8.data();
+  a->kv.v = q8.data() + block_size * row;
+  a->kv.block_stride = 2 * block_size * row;
+  a->kv.row_stride = row;
+  a->kv.scales_offset = kv_dim;
 }
 
 }  // namespace smallmind::kernels::testing
