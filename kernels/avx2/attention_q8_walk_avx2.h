@@ -50,8 +50,8 @@ inline void QuantizeTileQ8(const Tile& tile, QTileQ8<kQuants>* qt) {
       const int row = t * tile.n_heads + g;
       const float* x = tile.q + t * tile.q_dim + g * tile.head_dim;
       for (int b = 0; b < tile.head_dim / kKvQ8Block; b++) {
-        qt->d[row * (tile.head_dim / kKvQ8Block) + b] = QuantizeBlockQ8(
-            x + kKvQ8Block * b, qt->qs + row * tile.head_dim + kKvQ8Block * b);
+        qt->d[row * (tile.head_dim / kKvQ8Block) + b] =
+            QuantizeBlockQ8(x + kKvQ8Block * b, qt->qs + row * tile.head_dim + kKvQ8Block * b);
       }
     }
   }

@@ -99,11 +99,6 @@ inline __m512 Halves(__m256 a, __m256 b) {
 inline __m256 Low(__m512 v) { return _mm512_castps512_ps256(v); }
 inline __m256 High(__m512 v) { return _mm512_extractf32x8_ps(v, 1); }
 
-// _mm256_hadd_ps(a, b) of each half at once: per 128-bit lane [a0+a1, a2+a3, b0+b1, b2+b3].
-inline __m512 HaddHalves(__m512 a, __m512 b) {
-  return _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
-}
-
 // The packs of each KV head: packs [first[h], first[h + 1]) read head h of the tile's groups.
 struct Groups {
   int first[kMaxTileHeads + 1];
@@ -122,20 +117,28 @@ inline Groups GroupsOf(const Tile& tile, const Packs& packs) {
 }
 
 // attention::FoldEight of each half: the low half of the result = FoldEight of the low halves of
-// acc[0..8), the high half likewise, the same additions in the same order.
-inline __m512 FoldEightHalves(const __m512* acc) {
-  const __m512 ab = HaddHalves(acc[0], acc[1]);
-  const __m512 cd = HaddHalves(acc[2], acc[3]);
-  const __m512 ef = HaddHalves(acc[4], acc[5]);
-  const __m512 gh = HaddHalves(acc[6], acc[7]);
-  const __m512 abcd = HaddHalves(ab, cd);
-  const __m512 efgh = HaddHalves(ef, gh);
+// acc[0..8), the high half likewise, the same additions in the same order. `add` is the lanes'
+// addition: float (FoldEightHalves), or int32 on the same bits for integer dots.
+template <typename Add>
+inline __m512 FoldEightHalvesBy(const __m512* acc, Add add) {
+  // _mm256_hadd_ps(a, b) of each half at once: per 128-bit lane [a0+a1, a2+a3, b0+b1, b2+b3].
+  const auto hadd = [&](__m512 a, __m512 b) {
+    return add(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
+  };
+  const __m512 ab = hadd(acc[0], acc[1]);
+  const __m512 cd = hadd(acc[2], acc[3]);
+  const __m512 ef = hadd(acc[4], acc[5]);
+  const __m512 gh = hadd(acc[6], acc[7]);
+  const __m512 abcd = hadd(ab, cd);
+  const __m512 efgh = hadd(ef, gh);
   // permute2f128 0x20 and 0x31 of each half: [abcd.lane0, efgh.lane0] and [abcd.lane1, efgh.lane1]
   // for the low row (128-bit lanes 0, 1), lanes 2, 3 likewise for the high row.
   const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
   const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  return _mm512_add_ps(_mm512_permutex2var_ps(abcd, lo, efgh),
-                       _mm512_permutex2var_ps(abcd, hi, efgh));
+  return add(_mm512_permutex2var_ps(abcd, lo, efgh), _mm512_permutex2var_ps(abcd, hi, efgh));
+}
+inline __m512 FoldEightHalves(const __m512* acc) {
+  return FoldEightHalvesBy(acc, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); });
 }
 
 }  // namespace smallmind::kernels::avx512::packs

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/avx2/attention_q8_walk_avx2.h"
 #include "kernels/avx2/attention_walk_avx2.h"
@@ -69,23 +70,13 @@ void QuantizeTile(const Tile& tile, QTile* qt) {
 }
 
 // Lane j of each half = the sum of acc[j]'s 8 int32 lanes in that half (exact: integer adds in
-// any order). packs::FoldEightHalves' shuffles on integers.
-inline __m512i HaddIntHalves(__m512i a, __m512i b) {
-  const __m512 af = _mm512_castsi512_ps(a), bf = _mm512_castsi512_ps(b);
-  return _mm512_add_epi32(_mm512_castps_si512(_mm512_shuffle_ps(af, bf, 0x88)),
-                          _mm512_castps_si512(_mm512_shuffle_ps(af, bf, 0xDD)));
-}
+// any order): packs::FoldEightHalves' shuffles with int32 adds.
 inline __m512i FoldEightIntHalves(const __m512i* acc) {
-  const __m512i ab = HaddIntHalves(acc[0], acc[1]);
-  const __m512i cd = HaddIntHalves(acc[2], acc[3]);
-  const __m512i ef = HaddIntHalves(acc[4], acc[5]);
-  const __m512i gh = HaddIntHalves(acc[6], acc[7]);
-  const __m512i abcd = HaddIntHalves(ab, cd);
-  const __m512i efgh = HaddIntHalves(ef, gh);
-  const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  return _mm512_add_epi32(_mm512_permutex2var_epi32(abcd, lo, efgh),
-                          _mm512_permutex2var_epi32(abcd, hi, efgh));
+  __m512 bits[kLanes];
+  for (int j = 0; j < kLanes; j++) bits[j] = _mm512_castsi512_ps(acc[j]);
+  return _mm512_castps_si512(packs::FoldEightHalvesBy(bits, [](__m512 a, __m512 b) {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }));
 }
 
 // The scale of block `block` of the kQ8 cache row at `row` (the row's first quant).
@@ -140,8 +131,8 @@ inline void PackDotsQ8(const Tile& tile, const Pack& pk, const QTile& qt, const 
   for (int b = 0; b < n_blocks; b++) {
     __m512i qv[kPairs];
     for (int q = 0; q < kPairs; q++) {
-      const auto* q0 = reinterpret_cast<const __m256i*>(qt.q.qs + rows[2 * q] * tile.head_dim +
-                                                        kKvQ8Block * b);
+      const auto* q0 =
+          reinterpret_cast<const __m256i*>(qt.q.qs + rows[2 * q] * tile.head_dim + kKvQ8Block * b);
       const auto* q1 = reinterpret_cast<const __m256i*>(qt.q.qs + rows[2 * q + 1] * tile.head_dim +
                                                         kKvQ8Block * b);
       qv[q] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_load_si256(q0)),
@@ -161,8 +152,8 @@ inline void PackDotsQ8(const Tile& tile, const Pack& pk, const QTile& qt, const 
       const __m512i corr = _mm512_inserti64x4(_mm512_set1_epi32(qt.qsum128[i0]),
                                               _mm256_set1_epi32(qt.qsum128[i1]), 1);
       const __m512i dot = _mm512_sub_epi32(FoldEightIntHalves(acc[q]), corr);
-      const __m512 d = _mm512_mul_ps(
-          Halves(_mm256_set1_ps(qt.q.d[i0]), _mm256_set1_ps(qt.q.d[i1])), dk);
+      const __m512 d =
+          _mm512_mul_ps(Halves(_mm256_set1_ps(qt.q.d[i0]), _mm256_set1_ps(qt.q.d[i1])), dk);
       s[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), d, s[q]);
     }
   }
@@ -180,6 +171,33 @@ inline int64_t TileRowEnd(const KvView& kv, const Tile& tile) {
   return kv.scales_offset + 4 * (attention::TileHi(tile) / kKvQ8Block);
 }
 
+// The packed walk of positions [p_lo, p_hi] (attention::ForChunks over the elements [lo, hi) of
+// each row from base, in chunks of at most `chunk` positions): per chunk, for each KV head h the
+// packs read, prepare(rows, kv_offset, n, h, ahead) converts the head's n rows once, then
+// run(pack, p, n, pairs) runs each of its packs, pairs an std::integral_constant<int, 1 or 2>
+// (registers of two rows the pack needs). (attention_avx512.cc writes the same walk out for float
+// and half caches: through this helper its packed prefill ran 2-4% slower, kernels_bench
+// BM_Attention/avx512/f16/.../tokens:32 on Zen 4.)
+template <typename E, typename Prepare, typename Run>
+inline void WalkPacks(const KvView& kv, const E* base, int64_t lo, int64_t hi, int p_lo, int p_hi,
+                      int chunk, const Tile& tile, const Packs& packs, const Groups& groups,
+                      const Prepare& prepare, const Run& run) {
+  ForChunks(kv, base, lo, hi, p_lo, p_hi, chunk,
+            [&](int p, int n, const E* rows, const E*, const Ahead& ahead) {
+              for (int h = 0; h < groups.n; h++) {
+                prepare(rows, tile.kv_offset[packs.at[groups.first[h]].g[0]], n, h, ahead);
+                for (int i = groups.first[h]; i < groups.first[h + 1]; i++) {
+                  const Pack& pk = packs.at[i];
+                  if (pk.rows <= 2) {
+                    run(pk, p, n, std::integral_constant<int, 1>{});
+                  } else {
+                    run(pk, p, n, std::integral_constant<int, 2>{});
+                  }
+                }
+              }
+            });
+}
+
 // attention::TileScoresQ8 for the packs' rows: per chunk, each KV head's rows made unsigned once,
 // then every pack of that head.
 void PackedScoresQ8(const KvView& kv, const Tile& tile, const QTile& qt, const Packs& packs,
@@ -187,23 +205,16 @@ void PackedScoresQ8(const KvView& kv, const Tile& tile, const QTile& qt, const P
   const __m512 scale16 = _mm512_set1_ps(scale);
   const int n_blocks = tile.head_dim / kKvQ8Block;
   KChunkQ8 k;
-  ForChunks(kv, static_cast<const int8_t*>(kv.k), attention::TileLo(tile), TileRowEnd(kv, tile),
-            p_lo, p_hi, kLanes,
-            [&](int p, int n, const int8_t* rows, const int8_t*, const Ahead& ahead) {
-              for (int h = 0; h < groups.n; h++) {
-                const int kv_offset = tile.kv_offset[packs.at[groups.first[h]].g[0]];
-                ConvertKQ8(rows, kv, kv_offset, n, n_blocks, &k,
-                           PrefetchShare::Of(ahead, h, groups.n, kLanes));
-                for (int i = groups.first[h]; i < groups.first[h + 1]; i++) {
-                  const Pack& pk = packs.at[i];
-                  if (pk.rows <= 2) {
-                    PackDotsQ8<1>(tile, pk, qt, k, n, p, scale16);
-                  } else {
-                    PackDotsQ8<2>(tile, pk, qt, k, n, p, scale16);
-                  }
-                }
-              }
-            });
+  WalkPacks(
+      kv, static_cast<const int8_t*>(kv.k), attention::TileLo(tile), TileRowEnd(kv, tile), p_lo,
+      p_hi, kLanes, tile, packs, groups,
+      [&](const int8_t* rows, int kv_offset, int n, int h, const Ahead& ahead) {
+        ConvertKQ8(rows, kv, kv_offset, n, n_blocks, &k,
+                   PrefetchShare::Of(ahead, h, groups.n, kLanes));
+      },
+      [&](const Pack& pk, int p, int n, auto pairs) {
+        PackDotsQ8<decltype(pairs)::value>(tile, pk, qt, k, n, p, scale16);
+      });
 }
 
 // A chunk's V rows of one KV head: at[p][d] = row p's quant d as a float (exact), dv[p][b] its
@@ -231,10 +242,12 @@ inline void ConvertVQ8(const int8_t* rows, const KvView& kv, int koff, int n, in
 
 // o (+)= sum over positions p0 + [0, n), in order, of (a[p] * dv_p,b) * v_p for a pack's rows
 // (kPairs registers of two rows), 8 * kVecs dims from d0 (kVecs 4 or 8: one or two blocks): each
-// dim the AVX2 ValueChunkQ8's FMA sequence. `first`: o holds nothing yet.
+// dim the AVX2 ValueChunkQ8's FMA sequence. `first`: o holds nothing yet. attention_avx512.cc's
+// PackValues with a weight a block; one template for both, its weight a callback, made the float
+// and half prefill 2-4% slower (kernels_bench on Zen 4), so each is written out.
 template <int kPairs, int kVecs>
-inline void PackValuesQ8(const Tile& tile, const Pack& pk, const VChunkQ8& v, int p0, int n,
-                         int d0, bool first) {
+inline void PackValuesQ8(const Tile& tile, const Pack& pk, const VChunkQ8& v, int p0, int n, int d0,
+                         bool first) {
   constexpr int kBlocks = kVecs / 4;
   const int b0 = d0 / kKvQ8Block;
   const float* att[2 * kPairs];
@@ -284,25 +297,18 @@ void PackedValuesQ8(const KvView& kv, const Tile& tile, const Packs& packs, cons
                     int p_lo, int p_hi) {
   const int hd = tile.head_dim;
   VChunkQ8 v;
-  ForChunks(kv, static_cast<const int8_t*>(kv.v), attention::TileLo(tile), TileRowEnd(kv, tile),
-            p_lo, p_hi, kValueChunk,
-            [&](int p0, int n, const int8_t* rows, const int8_t*, const Ahead& ahead) {
-              for (int h = 0; h < groups.n; h++) {
-                const int kv_offset = tile.kv_offset[packs.at[groups.first[h]].g[0]];
-                ConvertVQ8(rows, kv, kv_offset, n, hd, &v, PrefetchShare::Of(ahead, h, groups.n, n));
-                for (int i = groups.first[h]; i < groups.first[h + 1]; i++) {
-                  const Pack& pk = packs.at[i];
-                  for (int d0 = 0; d0 < hd; d0 += 64) {
-                    const int vecs = std::min(64, hd - d0) / 8;
-                    if (pk.rows <= 2) {
-                      PackValuesQ8N<1>(vecs, tile, pk, v, p0, n, d0, p0 == 0);
-                    } else {
-                      PackValuesQ8N<2>(vecs, tile, pk, v, p0, n, d0, p0 == 0);
-                    }
-                  }
-                }
-              }
-            });
+  WalkPacks(
+      kv, static_cast<const int8_t*>(kv.v), attention::TileLo(tile), TileRowEnd(kv, tile), p_lo,
+      p_hi, kValueChunk, tile, packs, groups,
+      [&](const int8_t* rows, int kv_offset, int n, int h, const Ahead& ahead) {
+        ConvertVQ8(rows, kv, kv_offset, n, hd, &v, PrefetchShare::Of(ahead, h, groups.n, n));
+      },
+      [&](const Pack& pk, int p0, int n, auto pairs) {
+        for (int d0 = 0; d0 < hd; d0 += 64) {
+          PackValuesQ8N<decltype(pairs)::value>(std::min(64, hd - d0) / 8, tile, pk, v, p0, n, d0,
+                                                p0 == 0);
+        }
+      });
 }
 
 // A tile over a kQ8 cache: as attention_avx512.cc's AttendTilePacked, on quantized rows.
@@ -330,10 +336,9 @@ void AttentionQ8Avx512(const AttentionArgs& a, RowRange rows) {
   }
   const int64_t max_tokens =
       std::min<int64_t>(kAttentionTileTokens, kTileQuants / (a.n_heads * a.head_dim));
-  attention::ForEachTile(a, rows, std::max<int64_t>(1, max_tokens),
-                         [&](const Tile& tile, float scale) {
-                           AttendTilePackedQ8(a.kv, tile, scale);
-                         });
+  attention::ForEachTile(
+      a, rows, std::max<int64_t>(1, max_tokens),
+      [&](const Tile& tile, float scale) { AttendTilePackedQ8(a.kv, tile, scale); });
 }
 
 }  // namespace smallmind::kernels::avx512

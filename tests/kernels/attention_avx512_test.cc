@@ -55,6 +55,35 @@ std::vector<std::vector<int>> Splits(int rows, int n_heads) {
   return {{0, rows}, per_token, {0, rows / 3, rows - 1, rows}};
 }
 
+// The AVX-512 kernel's output against the AVX2 kernel's, bit for bit, over `a` (scores scratch of
+// up to `scores_cap` floats) with no scratch size and the whole one, in every split of Splits.
+void ExpectTheAvx2BitsInEverySplit(AttentionArgs a, int64_t scores_cap, size_t out_size,
+                                   const std::string& what, int* checked) {
+  const int rows = a.n_tokens * a.n_heads;
+  for (int64_t scores_size : {int64_t{0}, scores_cap}) {
+    a.scores_size = scores_size;
+    for (const std::vector<int>& cuts : Splits(rows, a.n_heads)) {
+      const std::string where = what + " scratch " + std::to_string(scores_size) + " calls " +
+                                std::to_string(cuts.size() - 1);
+      const std::vector<float> want = Attend(&avx2::AttentionAvx2, a, out_size, cuts);
+      const std::vector<float> got = Attend(&avx512::AttentionAvx512, a, out_size, cuts);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); i++) {
+        ASSERT_FALSE(std::isnan(want[i])) << where << " at " << i;
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+            << where << " at " << i << ": " << got[i] << " vs " << want[i];
+      }
+      (*checked)++;
+    }
+  }
+}
+
+std::string ShapeText(const Shape& s, int block_size, int start_pos, int n_tokens) {
+  return "heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) + " head_dim " +
+         std::to_string(s.head_dim) + " block " + std::to_string(block_size) + " from " +
+         std::to_string(start_pos) + " tokens " + std::to_string(n_tokens);
+}
+
 TEST_F(AttentionAvx512Test, EveryRowHasTheAvx2KernelsBits) {
   const Shape shapes[] = {{6, 6, 64},   {6, 2, 64},  {6, 3, 8},  {8, 1, 24}, {12, 12, 72},
                           {32, 4, 128}, {4, 2, 256}, {6, 2, 12}, {4, 4, 320}};
@@ -79,26 +108,10 @@ TEST_F(AttentionAvx512Test, EveryRowHasTheAvx2KernelsBits) {
           AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, s.n_heads,
                                       s.n_kv_heads, s.head_dim, start_pos, n_tokens);
           if (half) UseHalves(halves, block_size, &a);
-          for (int64_t scores_size : {int64_t{0}, static_cast<int64_t>(scores.size())}) {
-            a.scores_size = scores_size;
-            for (const std::vector<int>& cuts : Splits(rows, s.n_heads)) {
-              const std::string what =
-                  "heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) +
-                  " head_dim " + std::to_string(s.head_dim) + " block " +
-                  std::to_string(block_size) + " from " + std::to_string(start_pos) + " tokens " +
-                  std::to_string(n_tokens) + (half ? " f16" : " f32") + " scratch " +
-                  std::to_string(scores_size) + " calls " + std::to_string(cuts.size() - 1);
-              const std::vector<float> want = Attend(&avx2::AttentionAvx2, a, q.size(), cuts);
-              const std::vector<float> got = Attend(&avx512::AttentionAvx512, a, q.size(), cuts);
-              ASSERT_EQ(got.size(), want.size());
-              for (size_t i = 0; i < want.size(); i++) {
-                ASSERT_FALSE(std::isnan(want[i])) << what << " at " << i;
-                ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
-                    << what << " at " << i << ": " << got[i] << " vs " << want[i];
-              }
-              checked++;
-            }
-          }
+          ExpectTheAvx2BitsInEverySplit(
+              a, static_cast<int64_t>(scores.size()), q.size(),
+              ShapeText(s, block_size, start_pos, n_tokens) + (half ? " f16" : " f32"), &checked);
+          if (HasFatalFailure()) return;
         }
       }
     }
@@ -136,26 +149,11 @@ TEST_F(AttentionAvx512Test, Q8CacheRowsHaveTheAvx2KernelsBits) {
           AttentionArgs a = PagedArgs(storage, table, q, &scores, block_size, s.n_heads,
                                       s.n_kv_heads, s.head_dim, start_pos, n_tokens);
           UseQ8(q8, block_size, kv_dim, &a);
-          for (int64_t scores_size : {int64_t{0}, static_cast<int64_t>(scores.size())}) {
-            a.scores_size = scores_size;
-            for (const std::vector<int>& cuts : Splits(rows, s.n_heads)) {
-              const std::string what =
-                  "heads " + std::to_string(s.n_heads) + "/" + std::to_string(s.n_kv_heads) +
-                  " head_dim " + std::to_string(s.head_dim) + " block " +
-                  std::to_string(block_size) + " from " + std::to_string(start_pos) + " tokens " +
-                  std::to_string(n_tokens) + (extreme ? " extreme" : "") + " scratch " +
-                  std::to_string(scores_size) + " calls " + std::to_string(cuts.size() - 1);
-              const std::vector<float> want = Attend(&avx2::AttentionAvx2, a, q.size(), cuts);
-              const std::vector<float> got = Attend(&avx512::AttentionAvx512, a, q.size(), cuts);
-              ASSERT_EQ(got.size(), want.size());
-              for (size_t i = 0; i < want.size(); i++) {
-                ASSERT_FALSE(std::isnan(want[i])) << what << " at " << i;
-                ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
-                    << what << " at " << i << ": " << got[i] << " vs " << want[i];
-              }
-              checked++;
-            }
-          }
+          ExpectTheAvx2BitsInEverySplit(
+              a, static_cast<int64_t>(scores.size()), q.size(),
+              ShapeText(s, block_size, start_pos, n_tokens) + (extreme ? " extreme" : ""),
+              &checked);
+          if (HasFatalFailure()) return;
         }
       }
     }
