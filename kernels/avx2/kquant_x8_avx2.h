@@ -362,11 +362,15 @@ struct KQuantKernel {
   static constexpr int kBlockElems = kQkK;
 
   template <int G, int T>
-  static void Tile(const Packed* const* grp, int n_super, const XRow* x, __m256 (*acc)[T]) {
+  static void Tile(const Packed* const* grp, int n_super, const XRow* x, __m256 (*acc)[T],
+                   bool ahead) {
     for (int sb = 0; sb < n_super; sb++) {
       if (T == 1 && 0 < kKqPrefetchSupers<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++)
           Prefetch(grp[i] + sb + kKqPrefetchSupers<Packed>, sizeof(Packed));
+      }
+      if (T > 1 && ahead) {  // super-block sb of the next G groups, into L2 (Q8Kernel::TileOf)
+        for (int i = 0; i < G; i++) PrefetchL2(grp[i] + G * n_super + sb, sizeof(Packed));
       }
       SuperBlockTile<Core, G, T>(grp, x, sb, acc);
     }

@@ -101,18 +101,20 @@ struct Q8Kernel : Q8TileInput<kOctets> {
   static constexpr int kBlockElems = 32;
 
   template <int G, int T>
-  static void Tile(const Packed* const* grp, int n_blocks, const X* x, __m256 (*acc)[T]) {
+  static void Tile(const Packed* const* grp, int n_blocks, const X* x, __m256 (*acc)[T],
+                   bool ahead) {
     Q8TileInput<kOctets>::template Run<G, T>(
-        x, acc, [=](const auto& xa, __m256(*a)[T]) { TileOf<G, T>(grp, n_blocks, xa, a); });
+        x, acc, [=](const auto& xa, __m256(*a)[T]) { TileOf<G, T>(grp, n_blocks, xa, a, ahead); });
   }
 
   template <int G, int T, class XA>
-  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, __m256 (*acc)[T]) {
+  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, __m256 (*acc)[T],
+                     bool ahead) {
     for (int b = 0; b < n_blocks; b++) {
       if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
       }
-      if (T > 1) {
+      if (T > 1 && ahead) {
         // Block b of the next G groups: with few tokens (batched decode) a tile is too short for
         // the hardware prefetcher to hide the DRAM fetch of the next groups' weights. Into L2
         // (PrefetchL2): a group is 12-48 KB ahead on bench-110M, past L1 by the time it is read,

@@ -122,9 +122,9 @@ struct X16Kernel : Q8TileInput<kOctets> {
   }
 
   template <int G, int T>
-  static void Tile(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc)[T]) {
+  static void Tile(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc)[T], bool ahead) {
     Q8TileInput<kOctets>::template Run<G, T>(
-        x, acc, [=](const auto& xa, Acc(*a)[T]) { TileOf<G, T>(grp, n_blocks, xa, a); });
+        x, acc, [=](const auto& xa, Acc(*a)[T]) { TileOf<G, T>(grp, n_blocks, xa, a, ahead); });
   }
 
   // Two octets (tokens t .. t + 2T - 1) over the same groups, block by block (the driver's
@@ -135,7 +135,7 @@ struct X16Kernel : Q8TileInput<kOctets> {
   static constexpr bool kTilePairs = kOctets;
   template <int G, int T>
   static void TilePair(const Packed* const* grp, int n_blocks, const X* x, Acc (*acc0)[T],
-                       Acc (*acc1)[T]) {
+                       Acc (*acc1)[T], bool ahead) {
     static_assert(kOctets);
     Acc a0[G][T], a1[G][T];
     for (int g = 0; g < G; g++) {
@@ -143,7 +143,9 @@ struct X16Kernel : Q8TileInput<kOctets> {
     }
     const OctetX xa{x[0]}, xb{x[T]};
     for (int b = 0; b < n_blocks; b++) {
-      for (int i = 0; i < G; i++) PrefetchL2(grp[i] + G * n_blocks + b, sizeof(Packed));
+      if (ahead) {
+        for (int i = 0; i < G; i++) PrefetchL2(grp[i] + G * n_blocks + b, sizeof(Packed));
+      }
       Block<G, T>(grp, xa, b, a0);
       Block<G, T>(grp, xb, b, a1);
     }
@@ -171,12 +173,13 @@ struct X16Kernel : Q8TileInput<kOctets> {
   }
 
   template <int G, int T, class XA>
-  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, Acc (*acc)[T]) {
+  static void TileOf(const Packed* const* grp, int n_blocks, const XA& x, Acc (*acc)[T],
+                     bool ahead) {
     for (int b = 0; b < n_blocks; b++) {
       if (T == 1 && 0 < kPrefetchBlocks<Packed>) {  // decode streams the weights from DRAM once
         for (int i = 0; i < G; i++) Prefetch(grp[i] + b + kPrefetchBlocks<Packed>, sizeof(Packed));
       }
-      if (T > 1) {  // block b of the next G groups (see Q8Kernel::Tile)
+      if (T > 1 && ahead) {  // block b of the next G groups (see Q8Kernel::TileOf)
         for (int i = 0; i < G; i++) PrefetchL2(grp[i] + G * n_blocks + b, sizeof(Packed));
       }
       Block<G, T>(grp, x, b, acc);
