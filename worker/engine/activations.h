@@ -3,11 +3,10 @@
 // own scratch row); not otherwise thread-safe.
 //
 // The float and byte buffers lie in one region on transparent huge pages (`arena`), each 4 KiB
-// aligned, faulted in at construction. On 4 KiB pages the step's buffers landed on whatever
-// physical pages the process got, and how they shared the L2's sets changed from process to
-// process: on a 2-vCPU Zen 4 VM (bench-110M Q8_0, decode_bench tg64x16@d48, 2 threads) 5 of 6
-// processes ran 1820-1850 tok/s with the activation quantizer at ~490 us a step, 1 of 6 at 2045
-// with it at ~160; on huge pages 6 of 6 ran at 1975-2014, the quantizer at 151-158 us.
+// aligned, faulted in at construction: one TLB entry per 2 MiB for the scores scratch a prefill
+// tile writes and reads again, and for the logits (README, Kernels and paths: pp128 attention
+// 3.24-3.46 -> 3.01-3.10 ms a step on a Zen 4 VM; the activation quantizer 213-217 -> 153-173 us
+// at 16 streams).
 #pragma once
 
 #include <cstdint>
