@@ -42,16 +42,19 @@ struct QTileQ8 {
   float d[kQuants / kKvQ8Block];
 };
 
-// The tile's query rows into qt.
+// The tile's query rows into qt; with `sums`, each block's quant sum too, at
+// sums[(t * n_heads + g) * head_dim / 32 + b] (the quantizer adds them up in its registers).
 template <int kQuants>
-inline void QuantizeTileQ8(const Tile& tile, QTileQ8<kQuants>* qt) {
+inline void QuantizeTileQ8(const Tile& tile, QTileQ8<kQuants>* qt, int* sums = nullptr) {
+  const int n_blocks = tile.head_dim / kKvQ8Block;
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
       const int row = t * tile.n_heads + g;
       const float* x = tile.q + t * tile.q_dim + g * tile.head_dim;
-      for (int b = 0; b < tile.head_dim / kKvQ8Block; b++) {
-        qt->d[row * (tile.head_dim / kKvQ8Block) + b] =
-            QuantizeBlockQ8(x + kKvQ8Block * b, qt->qs + row * tile.head_dim + kKvQ8Block * b);
+      for (int b = 0; b < n_blocks; b++) {
+        const int i = row * n_blocks + b;
+        qt->d[i] = QuantizeBlockQ8(x + kKvQ8Block * b, qt->qs + kKvQ8Block * i,
+                                   sums != nullptr ? sums + i : nullptr);
       }
     }
   }

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "kernels/avx2/attention_q8_walk_avx2.h"
@@ -25,7 +24,6 @@
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/attention_packs_avx512.h"
 #include "kernels/avx512/avx512_kernels.h"
-#include "kernels/ref/attention_ref.h"
 
 namespace smallmind::kernels::avx512 {
 namespace {
@@ -36,6 +34,7 @@ using attention::kLanes;
 using attention::kMaxHeadDim;
 using attention::kValueChunk;
 using attention::PrefetchShare;
+using attention::RowScale;
 using attention::Tile;
 using packs::Groups;
 using packs::Halves;
@@ -50,24 +49,12 @@ constexpr int kMaxBlocks = kMaxHeadDim / kKvQ8Block;
 // Query values a tile holds: 16 tokens of 12 heads of 64 dims, fewer tokens for wider models.
 constexpr int kTileQuants = 16384;
 
-// The tile's query rows quantized (attention::QuantizeTileQ8's quants and scales) and 128 x each
-// block's quant sum, row (t, g)'s at qsum128[(t * n_heads + g) * n_blocks + b].
+// The tile's query rows quantized (attention::QuantizeTileQ8's quants and scales) and each
+// block's quant sum, row (t, g)'s at qsum[(t * n_heads + g) * n_blocks + b].
 struct QTile {
   attention::QTileQ8<kTileQuants> q;
-  int32_t qsum128[kTileQuants / kKvQ8Block];
+  int qsum[kTileQuants / kKvQ8Block];
 };
-
-void QuantizeTile(const Tile& tile, QTile* qt) {
-  attention::QuantizeTileQ8(tile, &qt->q);
-  const int n_rows = tile.n_tokens * tile.n_heads;
-  const int n_blocks = tile.head_dim / kKvQ8Block;
-  for (int i = 0; i < n_rows * n_blocks; i++) {
-    const int8_t* q = qt->q.qs + kKvQ8Block * i;
-    int32_t sum = 0;
-    for (int e = 0; e < kKvQ8Block; e++) sum += q[e];
-    qt->qsum128[i] = 128 * sum;
-  }
-}
 
 // Lane j of each half = the sum of acc[j]'s 8 int32 lanes in that half (exact: integer adds in
 // any order): packs::FoldEightHalves' shuffles with int32 adds.
@@ -77,13 +64,6 @@ inline __m512i FoldEightIntHalves(const __m512i* acc) {
   return _mm512_castps_si512(packs::FoldEightHalvesBy(bits, [](__m512 a, __m512 b) {
     return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
   }));
-}
-
-// The scale of block `block` of the kQ8 cache row at `row` (the row's first quant).
-inline float RowScale(const int8_t* row, int64_t scales_offset, int block) {
-  float d;
-  std::memcpy(&d, row + scales_offset + 4 * block, 4);
-  return d;
 }
 
 // A chunk's K rows of one KV head: at[b][j] = row j's block b of quants made unsigned (xor 0x80:
@@ -149,8 +129,8 @@ inline void PackDotsQ8(const Tile& tile, const Pack& pk, const QTile& qt, const 
     const __m512 dk = _mm512_broadcast_f32x8(_mm256_load_ps(k.dk[b]));
     for (int q = 0; q < kPairs; q++) {
       const int i0 = rows[2 * q] * n_blocks + b, i1 = rows[2 * q + 1] * n_blocks + b;
-      const __m512i corr = _mm512_inserti64x4(_mm512_set1_epi32(qt.qsum128[i0]),
-                                              _mm256_set1_epi32(qt.qsum128[i1]), 1);
+      const __m512i corr = _mm512_inserti64x4(_mm512_set1_epi32(128 * qt.qsum[i0]),
+                                              _mm256_set1_epi32(128 * qt.qsum[i1]), 1);
       const __m512i dot = _mm512_sub_epi32(FoldEightIntHalves(acc[q]), corr);
       const __m512 d =
           _mm512_mul_ps(Halves(_mm256_set1_ps(qt.q.d[i0]), _mm256_set1_ps(qt.q.d[i1])), dk);
@@ -315,7 +295,7 @@ void PackedValuesQ8(const KvView& kv, const Tile& tile, const Packs& packs, cons
 void AttendTilePackedQ8(const KvView& kv, const Tile& tile, float scale) {
   if (packs::EveryRowAlone(tile)) return attention::AttendTileQ8<kTileQuants>(kv, tile, scale);
   QTile qt;
-  QuantizeTile(tile, &qt);
+  attention::QuantizeTileQ8(tile, &qt.q, qt.qsum);
   Packs tile_packs;
   packs::MakePacks(tile, 0, tile.n_tokens, &tile_packs);
   const int shared_last = tile.first_last;
