@@ -27,18 +27,17 @@ inline float Fold(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(quads, _mm_movehdup_ps(quads)));
 }
 
-// Software prefetch of the cache lines of [p, p + bytes) (past a matrix's end: a harmless hint).
+// Software prefetch of the cache lines of [p, p + bytes) (past a matrix's end: a harmless hint),
+// into L1 (kHint _MM_HINT_T0) or only into L2 (_MM_HINT_T1, PrefetchL2).
+template <int kHint = _MM_HINT_T0>
 inline void Prefetch(const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
+  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(c + off, static_cast<_mm_hint>(kHint));
 }
-// The same into L2 only (prefetcht1): for a stream fetched a whole weight group ahead (tens of KB,
-// more than L1 holds), where a prefetcht0 per line would also hold one of the core's few L1 miss
-// buffers until the line arrives (see Q8Kernel::TileOf).
-inline void PrefetchL2(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T1);
-}
+// Into L2 only: for a stream fetched a whole weight group ahead (tens of KB, more than L1 holds),
+// where a prefetcht0 per line would also hold one of the core's few L1 miss buffers until the line
+// arrives (see Q8Kernel::TileOf).
+inline void PrefetchL2(const void* p, size_t bytes) { Prefetch<_MM_HINT_T1>(p, bytes); }
 
 // 32 floats of x as Q8 quants q = round-half-even(x * (1 / d)), d = max|x| / 127 (q = 0 when d is
 // 0): stores the 32 quants at qs, returns d and, when `sum` is given, the sum of the quants. The
