@@ -176,13 +176,6 @@ __attribute__((target("avx2"))) void BM_Q8StepRoof(benchmark::State& state) {
       32.0 * kSteps * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
-// One step of the AVX-512 Q8 matmuls (x16_zmm.h): vpdpbusd, 64 multiply-adds (4 quants of 16
-// rows, one token). asm keeps every step.
-__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void DpBusdStep(
-    __m512i& acc, __m512i w, __m512i x) {
-  asm volatile("vpdpbusd %[x], %[w], %[a]" : [a] "+v"(acc) : [w] "v"(w), [x] "v"(x));
-}
-
 // The integer step of the AVX-512 Q8 matmuls alone, in 12 independent chains on registers: the
 // core's VNNI roof, GMAC/s on one core. A Q8_0 block adds to the 8 dpbusd of each (group, token)
 // pair a convert, a multiply and an FMA (x16_zmm.h Block; the bits every ISA shares): issued on
@@ -197,18 +190,19 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void BM_Q8StepRoofAvx512(
   const __m512i w = _mm512_set1_epi8(3), x = _mm512_set1_epi8(2);
   for (auto _ : state) {
     for (int64_t i = 0; i < kSteps / 12; i++) {
-      DpBusdStep(a0, w, x);
-      DpBusdStep(a1, w, x);
-      DpBusdStep(a2, w, x);
-      DpBusdStep(a3, w, x);
-      DpBusdStep(a4, w, x);
-      DpBusdStep(a5, w, x);
-      DpBusdStep(a6, w, x);
-      DpBusdStep(a7, w, x);
-      DpBusdStep(a8, w, x);
-      DpBusdStep(a9, w, x);
-      DpBusdStep(a10, w, x);
-      DpBusdStep(a11, w, x);
+      // One step of the AVX-512 Q8 matmuls (x16_zmm.h) on each chain: vpdpbusd, 64 multiply-adds
+      // (4 quants of 16 rows, one token). asm keeps every step.
+      asm volatile(
+          "vpdpbusd %[x], %[w], %[a0]\n\tvpdpbusd %[x], %[w], %[a1]\n\t"
+          "vpdpbusd %[x], %[w], %[a2]\n\tvpdpbusd %[x], %[w], %[a3]\n\t"
+          "vpdpbusd %[x], %[w], %[a4]\n\tvpdpbusd %[x], %[w], %[a5]\n\t"
+          "vpdpbusd %[x], %[w], %[a6]\n\tvpdpbusd %[x], %[w], %[a7]\n\t"
+          "vpdpbusd %[x], %[w], %[a8]\n\tvpdpbusd %[x], %[w], %[a9]\n\t"
+          "vpdpbusd %[x], %[w], %[a10]\n\tvpdpbusd %[x], %[w], %[a11]"
+          : [a0] "+v"(a0), [a1] "+v"(a1), [a2] "+v"(a2), [a3] "+v"(a3), [a4] "+v"(a4),
+            [a5] "+v"(a5), [a6] "+v"(a6), [a7] "+v"(a7), [a8] "+v"(a8), [a9] "+v"(a9),
+            [a10] "+v"(a10), [a11] "+v"(a11)
+          : [w] "v"(w), [x] "v"(x));
     }
   }
   __m512i sum[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
