@@ -50,7 +50,7 @@ using packs::Low;
 using packs::MakePacks;
 using packs::Pack;
 using packs::Packs;
-using packs::RowOut;
+using packs::PackSums;
 using packs::RowQ;
 using packs::RowScores;
 
@@ -152,37 +152,17 @@ inline void ConvertV(const E* v, int64_t row_stride, int n, int head_dim, VChunk
 template <int kPairs, int kVecs>
 inline void PackValues(const Tile& tile, const Pack& pk, const VChunk& v, int p0, int n, int d0,
                        bool first) {
-  const float* att[2 * kPairs];
-  float* o[2 * kPairs];
-  for (int r = 0; r < 2 * kPairs; r++) {
-    att[r] = RowScores(tile, pk, r) + p0;
-    o[r] = RowOut(tile, pk, r) + d0;
-  }
-  __m512 acc[kPairs][kVecs];
-  for (int q = 0; q < kPairs; q++) {
-    for (int i = 0; i < kVecs; i++) {
-      acc[q][i] =
-          first ? _mm512_setzero_ps()
-                : Halves(_mm256_loadu_ps(o[2 * q] + 8 * i), _mm256_loadu_ps(o[2 * q + 1] + 8 * i));
-    }
-  }
+  PackSums<kPairs, kVecs> sums(tile, pk, p0, d0, first);
   for (int p = 0; p < n; p++) {
     const float* row = v.at[p] + d0;
     __m512 w[kPairs];
-    for (int q = 0; q < kPairs; q++) {
-      w[q] = Halves(_mm256_set1_ps(att[2 * q][p]), _mm256_set1_ps(att[2 * q + 1][p]));
-    }
+    for (int q = 0; q < kPairs; q++) w[q] = sums.Weights(q, p);
     for (int i = 0; i < kVecs; i++) {
       const __m512 x = _mm512_broadcast_f32x8(_mm256_load_ps(row + 8 * i));
-      for (int q = 0; q < kPairs; q++) acc[q][i] = _mm512_fmadd_ps(w[q], x, acc[q][i]);
+      for (int q = 0; q < kPairs; q++) sums.acc[q][i] = _mm512_fmadd_ps(w[q], x, sums.acc[q][i]);
     }
   }
-  for (int q = 0; q < kPairs; q++) {
-    for (int i = 0; i < kVecs; i++) {
-      _mm256_storeu_ps(o[2 * q] + 8 * i, Low(acc[q][i]));
-      _mm256_storeu_ps(o[2 * q + 1] + 8 * i, High(acc[q][i]));
-    }
-  }
+  sums.Store();
 }
 
 // PackValues for `vecs` (1 .. 8) vectors of dims.

@@ -99,6 +99,46 @@ inline __m512 Halves(__m256 a, __m256 b) {
 inline __m256 Low(__m512 v) { return _mm512_castps512_ps256(v); }
 inline __m256 High(__m512 v) { return _mm512_extractf32x8_ps(v, 1); }
 
+// The value sums of a pack's rows over 8 * kVecs dims from d0 (kPairs registers of two rows, one
+// per 256-bit half), as both packed kernels' PackValues keep them: att[r] = row r's weights from
+// position p0, o[r] its output from d0, acc the running sums, loaded from o (zero when `first`)
+// and stored back to it by Store. Only the walk between differs (a weight a position, or one a
+// position and block), written out in each kernel.
+template <int kPairs, int kVecs>
+struct PackSums {
+  const float* att[2 * kPairs];
+  float* o[2 * kPairs];
+  __m512 acc[kPairs][kVecs];
+
+  PackSums(const Tile& tile, const Pack& pk, int p0, int d0, bool first) {
+    for (int r = 0; r < 2 * kPairs; r++) {
+      att[r] = RowScores(tile, pk, r) + p0;
+      o[r] = RowOut(tile, pk, r) + d0;
+    }
+    for (int q = 0; q < kPairs; q++) {
+      for (int i = 0; i < kVecs; i++) {
+        acc[q][i] = first ? _mm512_setzero_ps()
+                          : Halves(_mm256_loadu_ps(o[2 * q] + 8 * i),
+                                   _mm256_loadu_ps(o[2 * q + 1] + 8 * i));
+      }
+    }
+  }
+
+  // Register pair q's weights of position p: row 2q's in the low half, row 2q + 1's in the high.
+  __m512 Weights(int q, int p) const {
+    return Halves(_mm256_set1_ps(att[2 * q][p]), _mm256_set1_ps(att[2 * q + 1][p]));
+  }
+
+  void Store() const {
+    for (int q = 0; q < kPairs; q++) {
+      for (int i = 0; i < kVecs; i++) {
+        _mm256_storeu_ps(o[2 * q] + 8 * i, Low(acc[q][i]));
+        _mm256_storeu_ps(o[2 * q + 1] + 8 * i, High(acc[q][i]));
+      }
+    }
+  }
+};
+
 // The packs of each KV head: packs [first[h], first[h + 1]) read head h of the tile's groups.
 struct Groups {
   int first[kMaxTileHeads + 1];

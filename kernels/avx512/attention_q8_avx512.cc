@@ -42,7 +42,7 @@ using packs::High;
 using packs::Low;
 using packs::Pack;
 using packs::Packs;
-using packs::RowOut;
+using packs::PackSums;
 using packs::RowScores;
 
 constexpr int kMaxBlocks = kMaxHeadDim / kKvQ8Block;
@@ -223,45 +223,30 @@ inline void ConvertVQ8(const int8_t* rows, const KvView& kv, int koff, int n, in
 // o (+)= sum over positions p0 + [0, n), in order, of (a[p] * dv_p,b) * v_p for a pack's rows
 // (kPairs registers of two rows), 8 * kVecs dims from d0 (kVecs 4 or 8: one or two blocks): each
 // dim the AVX2 ValueChunkQ8's FMA sequence. `first`: o holds nothing yet. attention_avx512.cc's
-// PackValues with a weight a block; one template for both, its weight a callback, made the float
-// and half prefill 2-4% slower (kernels_bench on Zen 4), so each is written out.
+// PackValues with a weight a block: they share the sums' load and store (PackSums); one template
+// for both loops, its weight a callback, made the float and half prefill 2-4% slower
+// (kernels_bench on Zen 4), so each loop is written out.
 template <int kPairs, int kVecs>
 inline void PackValuesQ8(const Tile& tile, const Pack& pk, const VChunkQ8& v, int p0, int n, int d0,
                          bool first) {
   constexpr int kBlocks = kVecs / 4;
   const int b0 = d0 / kKvQ8Block;
-  const float* att[2 * kPairs];
-  float* o[2 * kPairs];
-  for (int r = 0; r < 2 * kPairs; r++) {
-    att[r] = RowScores(tile, pk, r) + p0;
-    o[r] = RowOut(tile, pk, r) + d0;
-  }
-  __m512 acc[kPairs][kVecs];
-  for (int q = 0; q < kPairs; q++) {
-    for (int i = 0; i < kVecs; i++) {
-      acc[q][i] =
-          first ? _mm512_setzero_ps()
-                : Halves(_mm256_loadu_ps(o[2 * q] + 8 * i), _mm256_loadu_ps(o[2 * q + 1] + 8 * i));
-    }
-  }
+  PackSums<kPairs, kVecs> sums(tile, pk, p0, d0, first);
   for (int p = 0; p < n; p++) {
     const float* row = v.at[p] + d0;
     __m512 w[kPairs][kBlocks];
     for (int q = 0; q < kPairs; q++) {
-      const __m512 a = Halves(_mm256_set1_ps(att[2 * q][p]), _mm256_set1_ps(att[2 * q + 1][p]));
+      const __m512 a = sums.Weights(q, p);
       for (int b = 0; b < kBlocks; b++) w[q][b] = _mm512_mul_ps(a, _mm512_set1_ps(v.dv[p][b0 + b]));
     }
     for (int i = 0; i < kVecs; i++) {
       const __m512 x = _mm512_broadcast_f32x8(_mm256_load_ps(row + 8 * i));
-      for (int q = 0; q < kPairs; q++) acc[q][i] = _mm512_fmadd_ps(w[q][i / 4], x, acc[q][i]);
+      for (int q = 0; q < kPairs; q++) {
+        sums.acc[q][i] = _mm512_fmadd_ps(w[q][i / 4], x, sums.acc[q][i]);
+      }
     }
   }
-  for (int q = 0; q < kPairs; q++) {
-    for (int i = 0; i < kVecs; i++) {
-      _mm256_storeu_ps(o[2 * q] + 8 * i, Low(acc[q][i]));
-      _mm256_storeu_ps(o[2 * q + 1] + 8 * i, High(acc[q][i]));
-    }
-  }
+  sums.Store();
 }
 
 template <int kPairs>
