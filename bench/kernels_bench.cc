@@ -149,7 +149,7 @@ __attribute__((target("avx2"), always_inline)) inline void Q8Step(__m256i& acc, 
       : [w] "x"(w), [x] "x"(x), [ones] "x"(ones));
 }
 
-// The integer step of the AVX2 Q8 matmuls (q8_0x8_avx2.h, matmul_q8_avx2.cc) alone, in 8
+// The integer step of the AVX2 Q8 matmuls (q8_0x8.h, matmul_q8_avx2.cc) alone, in 8
 // independent chains on registers, so neither memory nor latency limits it; GMAC/s =
 // multiply-adds per second on one core. A 32-lane step cannot take fewer instructions on AVX2
 // (maddubs needs one unsigned side, its int16 pairs must widen before the next step adds);

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "kernels/amx/amx_kernels.h"
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx512/avx512_kernels.h"
-#include "kernels/avx_vnni/avx_vnni_kernels.h"
+#include "kernels/amx/kernels_amx.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/avx512/kernels_avx512.h"
+#include "kernels/avx_vnni/kernels_avx_vnni.h"
 
 namespace smallmind::kernels {
 namespace {

@@ -148,7 +148,7 @@ using AddBiasFn = void (*)(float* x, const float* bias, int dim, RowRange tokens
 using AttentionFn = void (*)(const AttentionArgs& args, RowRange rows);
 // Quantizes the tokens of octets [first, last) of float rows x: [n_tokens, in_dim] straight into
 // octets (Q8ActOctetsBytes(n_tokens, in_dim) bytes): the bytes PackQ8ActOctetsRef
-// (kernels/ref/q8_act_ref.h) makes of QuantizeQ8Fn's rows, for the matmuls whose input is
+// (kernels/ref/quantize_ref.h) makes of QuantizeQ8Fn's rows, for the matmuls whose input is
 // MatmulInput::kQ8Octets.
 using QuantizeQ8OctetsFn = void (*)(const float* x, void* octets, int in_dim, int n_tokens,
                                     int first, int last);

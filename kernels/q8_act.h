@@ -69,7 +69,7 @@ inline Q8ActOctetLane Q8ActOctetLaneOf(const void* octets, int n_dim, int t) {
   const auto* c = reinterpret_cast<const int32_t*>(s + nb * kQ8ActOctet);
   return Q8ActOctetLane{q + j, d + j, s + j, c + j};
 }
-// Octet o's arrays to write (the layout above), for the packers (kernels/ref/q8_act_ref.h
+// Octet o's arrays to write (the layout above), for the packers (kernels/ref/quantize_ref.h
 // PackQ8ActOctetsRef, the definition; the SIMD quantizers).
 struct Q8ActOctetOut {
   int32_t* q;

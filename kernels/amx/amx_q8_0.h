@@ -1,5 +1,5 @@
 // The AMX Q8_0 matmul over Q8 activations, on weights packed 16 rows a group (Q8_0x16u,
-// q8_0x8_avx2.h: each quant stored as q + 128), less its tile instructions: Tiles is the real AMX
+// q8_0x8.h: each quant stored as q + 128), less its tile instructions: Tiles is the real AMX
 // (kernels/amx/matmul_amx.cc) or a scalar stand-in (tests/kernels/amx_emulated.cc), so the logic
 // here is checked on every machine and the instructions where the CPU has them.
 //
@@ -9,7 +9,7 @@
 // bytes: row m holds quants 4m .. 4m + 3 of each of the group's 16 rows, the 4-byte pairs B wants);
 // C[t][r] = sum of token t's signed quants times row r's unsigned ones. Less 128 x the token's
 // block quant sum (Q8 activation rows carry it), that is the exact integer block dot product the
-// VNNI and AVX2 cores compute, and the float steps after it are theirs (q8_0x8_avx2.h
+// VNNI and AVX2 cores compute, and the float steps after it are theirs (q8_0x8.h
 // AccumulateQ8, blocks in order), so the AMX kernel gives their bits, for every batch size and
 // tile, on both paths. 1-3 tokens (memory-bound decode) run the avx512 set's 512-bit kernel on the
 // same layout (kernels/avx512/x16_zmm.h), as the avx512 set does.
@@ -37,12 +37,12 @@
 #include <cstdint>
 #include <utility>
 
-#include "kernels/avx2/avx2_util.h"
-#include "kernels/avx2/q8_0x8_avx2.h"
-#include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/kernels.h"
 #include "kernels/partition.h"
 #include "kernels/q8_act.h"
+#include "kernels/x86/q8_0x8.h"
+#include "kernels/x86/q8_rows.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS {
 

@@ -1,15 +1,15 @@
 // The AMX Q8_0 matmul (kernels/amx/amx_q8_0.h) on the real tile instructions. Built with
 // -mamx-tile -mamx-int8 and the AVX-512 flags (kernels/CMakeLists.txt): the shared headers compile
-// here into namespace amx (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+// here into namespace amx (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
 #define SMALLMIND_X86_NS amx
 
 #include <immintrin.h>
 
 #include <cstddef>
 
-#include "kernels/amx/amx_kernels.h"
 #include "kernels/amx/amx_q8_0.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/amx/kernels_amx.h"
+#include "kernels/avx512/kernels_avx512.h"
 
 namespace smallmind::kernels::amx {
 namespace {

@@ -1,6 +1,6 @@
-// AVX2 causal attention over the paged KV cache: the walk of attention_walk_avx2.h (float and half
+// AVX2 causal attention over the paged KV cache: the walk of attention_walk.h (float and half
 // caches) and, for a kQ8 cache, the same walk with integer scores and int8 value sums
-// (attention_q8_walk_avx2.h).
+// (attention_q8_walk.h).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/avx2/attention_q8_walk_avx2.h"
-#include "kernels/avx2/attention_walk_avx2.h"
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/avx2_util.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/attention_ref.h"
+#include "kernels/x86/attention_q8_walk.h"
+#include "kernels/x86/attention_walk.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::avx2 {
 

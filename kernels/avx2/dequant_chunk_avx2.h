@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/avx2/avx2_util.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::avx2 {
 

@@ -1,16 +1,16 @@
 // AVX2 matmuls of the float weight types (F32, F16, BF16) over float activations: weights are
 // converted (bitwise as the reference does) one 256-element chunk of up to 16 rows at a time into
 // an L1 buffer, then every (row, token) output reduces the chunk with 8 lane FMA accumulators. The
-// reduction order is in avx2_kernels.h; it depends on nothing but in_dim, so tiles, batch and row
+// reduction order is in kernels_avx2.h; it depends on nothing but in_dim, so tiles, batch and row
 // ranges never change a bit of the result.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/avx2_util.h"
 #include "kernels/avx2/dequant_chunk_avx2.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::avx2 {
 namespace {

@@ -7,7 +7,7 @@
 // left, 2 x 2 or 2 x 3 for the last 2-3, 4 x 1 for a last one and single-stream decode) only
 // share registers and loads between lanes, so every tile shape gives a (token, row) the same bits:
 // both the deterministic and the parallel path use these kernels. The packed layouts, the float
-// steps and the tile shapes are in q8_0x8_avx2.h (shared with the VNNI kernels); this
+// steps and the tile shapes are in q8_0x8.h (shared with the VNNI kernels); this
 // file has the maddubs integer core and the packing.
 #include <immintrin.h>
 
@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/q8_0x8_avx2.h"
-#include "kernels/avx2/q8_rows_avx2.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/x86/q8_0x8.h"
+#include "kernels/x86/q8_rows.h"
 
 namespace smallmind::kernels::avx2 {
 namespace {

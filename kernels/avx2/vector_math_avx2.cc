@@ -3,8 +3,8 @@
 
 #include <limits>
 
-#include "kernels/avx2/avx2_util.h"
 #include "kernels/vector_math.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::avx2 {
 namespace {

@@ -1,5 +1,5 @@
 // AVX-512 causal attention over a float or half KV cache: the AVX2 kernel's walk
-// (attention_walk_avx2.h) with the rows of a tile that read the same KV head (the tokens of a
+// (attention_walk.h) with the rows of a tile that read the same KV head (the tokens of a
 // prefill chunk, the query heads of a GQA group) served together. Per chunk of cache rows, each KV
 // head's rows are converted to floats once (KChunk, VChunk), then every pack of up to four of its
 // rows runs on them, two rows in each 512-bit register, one per 256-bit half, each element
@@ -15,11 +15,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/avx2/attention_walk_avx2.h"
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/avx512/attention_packs_avx512.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/kernels_avx512.h"
 #include "kernels/ref/attention_ref.h"
+#include "kernels/x86/attention_walk.h"
 
 // GCC 12's 512-bit conversion and extraction intrinsics (_mm512_cvtph_ps, _mm512_extractf32x8_ps)
 // pass an _mm512_undefined_* / _mm256_undefined_* source that its flow analysis then calls

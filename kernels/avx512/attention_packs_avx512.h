@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/attention_walk_avx2.h"
+#include "kernels/x86/attention_walk.h"
 
 // GCC 12's 512-bit conversion and extraction intrinsics (_mm512_cvtph_ps, _mm512_extractf32x8_ps)
 // pass an _mm512_undefined_* / _mm256_undefined_* source that its flow analysis then calls

@@ -1,4 +1,4 @@
-// AVX-512 causal attention over a kQ8 cache: the AVX2 kernel's kQ8 walk (attention_q8_walk_avx2.h)
+// AVX-512 causal attention over a kQ8 cache: the AVX2 kernel's kQ8 walk (attention_q8_walk.h)
 // with the rows of a tile that read the same KV head (a prefill chunk's tokens, a GQA group's
 // heads) served together, as the float and half kernel serves them (attention_packs_avx512.h).
 // Per chunk of cache rows, each KV head's rows are prepared once: K quants made unsigned (q + 128,
@@ -19,11 +19,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/avx2/attention_q8_walk_avx2.h"
-#include "kernels/avx2/attention_walk_avx2.h"
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/avx512/attention_packs_avx512.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/kernels_avx512.h"
+#include "kernels/x86/attention_q8_walk.h"
+#include "kernels/x86/attention_walk.h"
 
 namespace smallmind::kernels::avx512 {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/exp_zmm.h"
+#include "kernels/avx512/kernels_avx512.h"
 
 // GCC 12's 512-bit min/max intrinsics pass an _mm512_undefined_ps source that its flow analysis
 // then calls maybe-uninitialized.

@@ -1,4 +1,4 @@
-// Exp16: avx2::Exp (kernels/avx2/avx2_util.h) on 16 lanes, the same operations in the same order
+// Exp16: avx2::Exp (kernels/x86/x86_util.h) on 16 lanes, the same operations in the same order
 // on every lane, so each lane's result is avx2::Exp's bits. For the AVX-512 kernels that must give
 // their AVX2 twins' bits (softmax_avx512.cc, elementwise_avx512.cc).
 //

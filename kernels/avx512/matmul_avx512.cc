@@ -1,20 +1,20 @@
 // AVX-512 VNNI matmuls over Q8 activations: Q4_K and Q6_K weights packed 8 rows per group as the
-// AVX2 kernels pack them, their walks, tiles and float steps (kernels/avx2/kquant_x8_avx2.h) on
-// the VNNI integer cores (kernels/avx2/vnni_cores_avx2.h) with the EVEX vpdpbusd on 256-bit
+// AVX2 kernels pack them, their walks, tiles and float steps (kernels/x86/kquant_x8.h) on
+// the VNNI integer cores (kernels/x86/vnni_cores.h) with the EVEX vpdpbusd on 256-bit
 // registers: one instruction per 32 multiply-adds where the AVX2 core takes a maddubs and an
 // int16 add. Same integers, so the same bits as the AVX2 kernels, on both paths. Q8_0 and Q4_0
 // run on 512-bit registers (matmul_x16_avx512.cc); the K-quants could follow them (16-row
 // layouts of their own).
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt): the shared headers compile here
-// into namespace avx512 (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+// into namespace avx512 (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
 #define SMALLMIND_X86_NS avx512
 
 #include <immintrin.h>
 
-#include "kernels/avx2/kquant_x8_avx2.h"
-#include "kernels/avx2/vnni_cores_avx2.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/kernels_avx512.h"
+#include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/vnni_cores.h"
 
 namespace smallmind::kernels::avx512 {
 namespace {

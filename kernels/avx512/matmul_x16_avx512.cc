@@ -2,14 +2,14 @@
 // registers.
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt): the shared headers compile here
-// into namespace avx512 (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+// into namespace avx512 (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
 #define SMALLMIND_X86_NS avx512
 
 #include <immintrin.h>
 
 #include <cstdint>
 
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/kernels_avx512.h"
 #include "kernels/avx512/x16_zmm.h"
 
 // GCC 12's 512-bit conversion intrinsics (_mm512_cvtph_ps, _mm512_cvtepi32_ps) pass an

@@ -9,9 +9,9 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/avx2_util.h"
-#include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/exp_zmm.h"
+#include "kernels/avx512/kernels_avx512.h"
+#include "kernels/x86/x86_util.h"
 
 // GCC 12's 512-bit extraction intrinsics pass an _mm256_undefined_ps source that its flow
 // analysis then calls (maybe-)uninitialized.

@@ -1,5 +1,5 @@
 // The Q8_0 and Q4_0 matmuls over Q8 activations on 16-lane registers, less the registers: weights
-// packed 16 rows a group (Q8_0x16u, Q4_0x16: q8_0x8_avx2.h), so one 64-byte row of a block holds
+// packed 16 rows a group (Q8_0x16u, Q4_0x16: q8_0x8.h), so one 64-byte row of a block holds
 // 4 consecutive quants (Q4_0: 4 bytes of nibble pairs) of each of 16 rows and one vpdpbusd
 // against 4 activation quants broadcast to every lane advances all 16 rows: 64 multiply-adds an
 // instruction, twice the 256-bit VNNI cores'. V is the 16-lane ops: AVX-512
@@ -7,16 +7,16 @@
 // the logic here is checked on every machine and the instructions where the CPU has them.
 //
 // Each lane ends a block holding its row's exact integer block dot product as the 256-bit VNNI
-// cores compute it (vnni_cores_avx2.h: Q8_0's sum starts at -128 x the token's block quant sum,
+// cores compute it (vnni_cores.h: Q8_0's sum starts at -128 x the token's block quant sum,
 // its quants stored q + 128; Q4_0's is over the raw nibbles), and the float steps after it are
-// the 256-bit kernels' (q8_0x8_avx2.h Accumulate: scale = dw * dx, acc = fma(float(isum), scale,
+// the 256-bit kernels' (q8_0x8.h Accumulate: scale = dw * dx, acc = fma(float(isum), scale,
 // acc), Q4_0 then acc = fma(-8 dw, s, acc); blocks in order), lane for lane: the same bits as
 // the AVX2, AVX-VNNI and AMX kernels, for every tile and batch, on both paths.
 //
-// Tiles as the 8-row kernels' with groups twice as tall (q8_0x8_avx2.h MatmulQ8Tiles): 1 group x
+// Tiles as the 8-row kernels' with groups twice as tall (q8_0x8.h MatmulQ8Tiles): 1 group x
 // 8 tokens (8 int32 sums and 8 float accumulators of AVX-512's 32 registers), 2 x 4 for 4-7
 // tokens left, 2 x 2-3 for the last 2-3, 4 groups x 1 token for single-stream decode; the driver
-// is the 8-row kernels' (q8_rows_avx2.h MatmulRowGroups) on 16-row groups, as the engine's row
+// is the 8-row kernels' (q8_rows.h MatmulRowGroups) on 16-row groups, as the engine's row
 // split already is (worker/engine/op_runner.cc kMatmulRowGroup). Measured on Zen 5 (session 20,
 // kernels_bench Q8_0, one core, min of 3 interleaved runs): 1 x 8 beat 2 x 4 and 1 x 12 at 8 and
 // 16 tokens (w1 8 tokens 64 vs 86 and 88 us); a single-token tail of 4 groups and of 1 alike, 2
@@ -42,11 +42,11 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/avx2/avx2_util.h"
-#include "kernels/avx2/q8_0x8_avx2.h"
-#include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/partition.h"
 #include "kernels/q8_act.h"
+#include "kernels/x86/q8_0x8.h"
+#include "kernels/x86/q8_rows.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS {
 

@@ -1,18 +1,18 @@
 // AVX-VNNI matmuls over Q8 activations: the AVX2 kernels' packed layouts, walks, tiles and float
-// steps (kernels/avx2/q8_0x8_avx2.h, kquant_x8_avx2.h) on the VNNI integer cores
-// (kernels/avx2/vnni_cores_avx2.h) with the VEX vpdpbusd of CPUs that have AVX-VNNI without
+// steps (kernels/x86/q8_0x8.h, kquant_x8.h) on the VNNI integer cores
+// (kernels/x86/vnni_cores.h) with the VEX vpdpbusd of CPUs that have AVX-VNNI without
 // AVX-512. Same integers, so the same bits as the AVX2 kernels, on both paths.
 //
 // Built with -mavx2 -mfma -mf16c -mavxvnni (kernels/CMakeLists.txt): the shared headers compile
-// here into namespace avx_vnni (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+// here into namespace avx_vnni (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
 #define SMALLMIND_X86_NS avx_vnni
 
 #include <immintrin.h>
 
-#include "kernels/avx2/kquant_x8_avx2.h"
-#include "kernels/avx2/q8_0x8_avx2.h"
-#include "kernels/avx2/vnni_cores_avx2.h"
-#include "kernels/avx_vnni/avx_vnni_kernels.h"
+#include "kernels/avx_vnni/kernels_avx_vnni.h"
+#include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/q8_0x8.h"
+#include "kernels/x86/vnni_cores.h"
 
 namespace smallmind::kernels::avx_vnni {
 namespace {

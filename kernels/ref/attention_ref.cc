@@ -5,7 +5,7 @@
 
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
-#include "kernels/ref/q8_act_ref.h"
+#include "kernels/ref/quantize_ref.h"
 #include "kernels/ref/softmax_ref.h"
 
 namespace smallmind::kernels {

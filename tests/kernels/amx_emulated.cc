@@ -1,5 +1,5 @@
 // Built with -mavx2 -mfma -mf16c (tests/CMakeLists.txt): the shared kernel headers compile here
-// into namespace amx_emulated (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+// into namespace amx_emulated (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
 #define SMALLMIND_X86_NS amx_emulated
 
 #include "tests/kernels/amx_emulated.h"
@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "kernels/amx/amx_q8_0.h"
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "tests/kernels/zmm_emulated.h"
 
 namespace smallmind::kernels::amx_emulated {

@@ -8,11 +8,11 @@
 #include <random>
 #include <vector>
 
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/dispatch.h"
 #include "kernels/q8_act.h"
 #include "kernels/ref/matmul_ref.h"
-#include "kernels/ref/q8_act_ref.h"
+#include "kernels/ref/quantize_ref.h"
 #include "tests/kernels/random_weights.h"
 
 namespace smallmind::kernels {

@@ -1,5 +1,5 @@
 // The AVX2 matmuls against their oracles: the float-activation ones bitwise against a scalar
-// emulation of the order avx2_kernels.h states (and within a bound of the reference); the Q8 ones
+// emulation of the order kernels_avx2.h states (and within a bound of the reference); the Q8 ones
 // against the scalar Q8 reference and within the activation quantization error of the float
 // reference; every op of both tables invariant to batch and row split. Random shapes with odd sizes
 // and tails.
@@ -9,11 +9,11 @@
 #include <random>
 #include <vector>
 
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/dispatch.h"
 #include "kernels/q8_act.h"
 #include "kernels/ref/matmul_ref.h"
-#include "kernels/ref/q8_act_ref.h"
+#include "kernels/ref/quantize_ref.h"
 #include "tests/kernels/random_weights.h"
 
 namespace smallmind::kernels {
@@ -21,7 +21,7 @@ namespace {
 
 const char* Name(DType t) { return GetDTypeTraits(static_cast<uint32_t>(t))->name; }
 
-// y[t, r] in the order avx2_kernels.h states, with scalar fmaf: chunks of 256, 8 lanes each.
+// y[t, r] in the order kernels_avx2.h states, with scalar fmaf: chunks of 256, 8 lanes each.
 std::vector<float> EmulateDeterministic(const std::vector<float>& w, const std::vector<float>& x,
                                         int n_tokens, int in_dim, int out_dim) {
   std::vector<float> y(static_cast<size_t>(n_tokens) * out_dim);

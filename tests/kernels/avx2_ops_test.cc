@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/dispatch.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/attention_ref.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/dispatch.h"
 #include "kernels/q8_act.h"
 #include "tests/kernels/random_weights.h"

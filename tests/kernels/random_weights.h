@@ -13,7 +13,7 @@
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/dequant_ref.h"
-#include "kernels/ref/q8_act_ref.h"
+#include "kernels/ref/quantize_ref.h"
 
 namespace smallmind::kernels::testing {
 

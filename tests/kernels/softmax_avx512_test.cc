@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/avx512/kernels_avx512.h"
 #include "kernels/dispatch.h"
 #include "tests/kernels/random_weights.h"
 

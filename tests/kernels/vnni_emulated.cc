@@ -1,5 +1,5 @@
 // Built with -mavx2 -mfma -mf16c (tests/CMakeLists.txt): the shared kernel headers compile here
-// into namespace vnni_emulated (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+// into namespace vnni_emulated (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
 #define SMALLMIND_X86_NS vnni_emulated
 
 #include "tests/kernels/vnni_emulated.h"
@@ -8,10 +8,10 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/kquant_x8_avx2.h"
-#include "kernels/avx2/q8_0x8_avx2.h"
-#include "kernels/avx2/vnni_cores_avx2.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/q8_0x8.h"
+#include "kernels/x86/vnni_cores.h"
 #include "tests/kernels/emulated_dpbusd.h"
 
 namespace smallmind::kernels::vnni_emulated {

@@ -1,4 +1,4 @@
-// A KernelTable of the VNNI matmuls' integer cores (kernels/avx2/vnni_cores_avx2.h) on a scalar
+// A KernelTable of the VNNI matmuls' integer cores (kernels/x86/vnni_cores.h) on a scalar
 // stand-in for vpdpbusd, built with AVX2 alone: on a CPU without VNNI, vnni_matmul_test.cc checks
 // the cores' own logic (the Q8_0 quants offset to unsigned, the sums they start from) against the
 // AVX2 kernels bit for bit; the real instructions are checked where the CPU has them. Call only

@@ -1,5 +1,5 @@
 // Built with -mavx2 -mfma -mf16c (tests/CMakeLists.txt): the shared kernel headers compile here
-// into namespace zmm_emulated (SMALLMIND_X86_NS, kernels/avx2/avx2_util.h).
+// into namespace zmm_emulated (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
 #define SMALLMIND_X86_NS zmm_emulated
 
 #include "tests/kernels/zmm_emulated.h"
@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/avx512/x16_zmm.h"
 #include "tests/kernels/emulated_dpbusd.h"
 #include "tests/kernels/vnni_emulated.h"

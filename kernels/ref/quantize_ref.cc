@@ -1,4 +1,4 @@
-#include "kernels/ref/q8_act_ref.h"
+#include "kernels/ref/quantize_ref.h"
 
 #include <cmath>
 #include <cstdint>

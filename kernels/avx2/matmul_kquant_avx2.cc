@@ -5,27 +5,27 @@
 // an activation block of 32 holding its row's exact scaled integer dot product (the sub-block
 // scales are applied by the madd that widens the int16 sums). Per block and row the one float
 // accumulator then gets the fmas MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef state, blocks left to
-// right: bitwise those references. Tiles (q8_rows_avx2.h; prefill Q4_K 2 groups x 4 tokens, Q6_K
+// right: bitwise those references. Tiles (q8_rows.h; prefill Q4_K 2 groups x 4 tokens, Q6_K
 // 1 x 4; decode Q4_K 4 groups x 1 token, Q6_K 1 x 1 with software prefetch) only share loads and
 // registers, so every tile shape gives a (token, row) the same bits.
 //
-// The packed layouts, the walks, the float steps and the tiles are in kquant_x8_avx2.h (shared
+// The packed layouts, the walks, the float steps and the tiles are in kquant_x8.h (shared
 // with the VNNI kernels); this file has the maddubs core and the packing.
 #include <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/kquant_x8_avx2.h"
-#include "kernels/avx2/q8_rows_avx2.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/q8_rows.h"
 
 namespace smallmind::kernels::avx2 {
 namespace {
 
-// The maddubs core (kquant_x8_avx2.h): int16 pairs, widened and scaled by a madd.
+// The maddubs core (kquant_x8.h): int16 pairs, widened and scaled by a madd.
 struct MaddubsCore {
   static __m256i Add(__m256i acc, __m256i u, __m256i s) {
     return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));

@@ -2,7 +2,7 @@
 // with a VNNI flavour (kernels/avx512/: AVX-512 VNNI, EVEX; kernels/avx_vnni/: AVX-VNNI, VEX). Dp
 // is that flavour's vpdpbusd: acc + the 4 products of unsigned bytes u and signed bytes s summed
 // into each int32 lane. The products are exact and int32 never overflows here, so each core
-// computes the AVX2 core's integers (matmul_q8_avx2.cc, matmul_kquant_q8_avx2.cc) and the
+// computes the AVX2 core's integers (matmul_q8_avx2.cc, matmul_kquant_avx2.cc) and the
 // kernels built on them give the AVX2 kernels' bits. Pure inline templates; thread-safe.
 #pragma once
 
@@ -10,16 +10,16 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/avx2_util.h"
-#include "kernels/avx2/q8_0x8_avx2.h"
-#include "kernels/avx2/q8_rows_avx2.h"
+#include "kernels/x86/q8_0x8.h"
+#include "kernels/x86/q8_rows.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS {
 
 using DpBusdFn = __m256i (*)(__m256i acc, __m256i u, __m256i s);
 
-// Q8_0 / Q4_0 (q8_0x8_avx2.h's Dots): block b of G packed groups against T tokens (XA: RowsX or
-// OctetX, q8_rows_avx2.h),
+// Q8_0 / Q4_0 (q8_0x8.h's Dots): block b of G packed groups against T tokens (XA: RowsX or
+// OctetX, q8_rows.h),
 // isum[g][t] lane r = the exact dot product of group g's row r's 32 quants (Q4_0: the raw
 // nibbles, the unsigned side as they are; Q8_0: see below) with token t's.
 template <DpBusdFn Dp>
@@ -69,7 +69,7 @@ struct VnniDots {
   }
 };
 
-// Q4_K / Q6_K (kquant_x8_avx2.h's Core): int32 accumulators from the start, scaled by the
+// Q4_K / Q6_K (kquant_x8.h's Core): int32 accumulators from the start, scaled by the
 // sub-block scale with one vpmulld.
 template <DpBusdFn Dp>
 struct VnniCore {

@@ -1,5 +1,5 @@
 // Shared pieces of the AVX2 matmuls over Q8 activation rows with weights packed 8 rows per group
-// (matmul_q8_avx2.cc: Q8_0 / Q4_0, matmul_kquant_q8_avx2.cc: Q4_K / Q6_K; the VNNI files reuse
+// (matmul_q8_avx2.cc: Q8_0 / Q4_0, matmul_kquant_avx2.cc: Q4_K / Q6_K; the VNNI files reuse
 // them, and the 512-bit Q8_0 / Q4_0 kernels, kernels/avx512/x16_zmm.h, drive 16-row groups with
 // them); included only by files built with AVX2 (or more). Pure inline functions and templates;
 // thread-safe.
@@ -18,9 +18,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/avx2/avx2_util.h"
 #include "kernels/partition.h"
 #include "kernels/q8_act.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS {
 

@@ -1,7 +1,7 @@
 // The Q8_0 / Q4_0 packed-row matmuls over Q8 activations, less their integer core: the packed
 // layouts, the per-block float steps, the tile kernel and the tile shapes. matmul_q8_avx2.cc
 // instantiates them with maddubs block dot products, kernels/avx512/matmul_avx512.cc and
-// kernels/avx_vnni/matmul_avx_vnni.cc with VNNI ones (vnni_cores_avx2.h); all the cores give the
+// kernels/avx_vnni/matmul_avx_vnni.cc with VNNI ones (vnni_cores.h); all the cores give the
 // same exact integers, so all give the same bits. Included only by files built with AVX2 (or
 // more) enabled. Pure inline functions and templates; thread-safe.
 //
@@ -25,9 +25,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/avx2/avx2_util.h"
-#include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/partition.h"
+#include "kernels/x86/q8_rows.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS {
 
@@ -90,7 +90,7 @@ inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XA
   AccumulateQ8<T>(dw, isum, x, b, acc);
 }
 
-// The kernel of the shared row-group driver (q8_rows_avx2.h): per block, the G * T integer block
+// The kernel of the shared row-group driver (q8_rows.h): per block, the G * T integer block
 // dot products from Dots (Dots::Run<G, T>(grp, x, b, isum): isum[g][t] lane r = the exact dot
 // product of group g's row r's block b, Q4_0 as raw nibbles, with token t's), then each lane's
 // float steps. kOctets: the tokens come as octets (MatmulInput::kQ8Octets), else as Q8 rows.
@@ -144,7 +144,7 @@ struct Q8Kernel : Q8TileInput<kOctets> {
 // for 4-7 tokens left, then the last 2-3 tokens as one 2-group tile, a last single token over
 // kTailGroups groups at once (single-stream decode: every group, that many streams in flight).
 // Measured on Zen 3 (kernels_bench Q8_0 110M, one core): 1 x 8 tiles take 2-12% less time than
-// 2 x 4 at 8, 16 and 128 tokens. Batches go by in chunks of 4 groups (q8_rows_avx2.h), so a
+// 2 x 4 at 8, 16 and 128 tokens. Batches go by in chunks of 4 groups (q8_rows.h), so a
 // ragged batch reads the weights once: the classifier (32000 x 768) at 3 tokens took 7.6-9.7 ms
 // with each leftover token a pass of its own and 3.2-4.0 ms after, at 7 tokens 11.1-13.3
 // -> 5.7-7.1.

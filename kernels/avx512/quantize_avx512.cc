@@ -15,9 +15,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/avx2/avx2_util.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/kernels_avx512.h"
 #include "kernels/q8_act.h"
+#include "kernels/x86/x86_util.h"
 
 // GCC 12's 512-bit intrinsics (_mm512_max_ps, _mm512_shuffle_f32x4, ...) pass an
 // _mm512_undefined_* source that its flow analysis then calls maybe-uninitialized.

@@ -6,7 +6,7 @@
 // are quantized per token row, so the result does not depend on the batch, the row split or the
 // thread count, which is all the deterministic path asks (DESIGN.md section 4). Both paths then
 // read one packed copy of those matrices. The float types keep float activations.
-#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
 
 namespace smallmind::kernels::avx2 {
 

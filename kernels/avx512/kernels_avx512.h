@@ -34,7 +34,7 @@ void MatmulQ8_0x16Q8RowsAvx512(const void* w, const void* xq, float* y, int n_to
 void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
 
-// Q8 activation octets (q8_octets_avx512.cc): bitwise avx2::QuantizeQ8OctetsAvx2, a block of
+// Q8 activation octets (quantize_avx512.cc): bitwise avx2::QuantizeQ8OctetsAvx2, a block of
 // all 8 tokens of an octet at once.
 void QuantizeQ8OctetsAvx512(const float* x, void* octets, int in_dim, int n_tokens, int first,
                             int last);

@@ -10,7 +10,7 @@ namespace smallmind::kernels::avx2 {
 
 // The table for `mode`. Every AVX2 kernel is batch-invariant, so both modes get the same table:
 // the quantized types' matmuls (Q8_0, Q4_0, Q4_K, Q6_K) read Q8 activations (integer dot
-// products) and packed weights, the float types float activations (avx2_kernel_table.cc says why
+// products) and packed weights, the float types float activations (kernel_table_avx2.cc says why
 // this is deterministic).
 KernelTable Avx2KernelTable(ExecMode mode);
 
@@ -45,24 +45,24 @@ void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in
                     RowRange rows);
 
 // Q8_0/Q4_0 matmuls of both paths (matmul_q8_avx2.cc): activations quantized per 32
-// (kernels/q8_act.h), weights repacked 8 rows at a time (layout in q8_0x8_avx2.h), exact integer
+// (kernels/q8_act.h), weights repacked 8 rows at a time (layout in q8_0x8.h), exact integer
 // block dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
 // quantization is bitwise QuantizeQ8ActRef.
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
-// QuantizeQ8Avx2's rows as octets (q8_octets_avx2.cc): the bytes of PackQ8ActOctetsRef of them
+// QuantizeQ8Avx2's rows as octets (quantize_avx2.cc): the bytes of PackQ8ActOctetsRef of them
 // (kernels/q8_act.h).
 void QuantizeQ8OctetsAvx2(const float* x, void* octets, int in_dim, int n_tokens, int first,
                           int last);
 void PackQ8_0x8(const void* src, void* dst, int rows, int cols);
 void PackQ4_0x8(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x8Bytes(int rows, int cols);
-// Q8_0 packed for the VNNI cores (vnni_cores_avx2.h): PackQ8_0x8's layout with each quant stored
+// Q8_0 packed for the VNNI cores (vnni_cores.h): PackQ8_0x8's layout with each quant stored
 // as the unsigned q + 128 (Q8_0x8u).
 void PackQ8_0x8u(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x8uBytes(int rows, int cols);
 // Q8_0 packed for the 512-bit and AMX kernels (kernels/avx512/x16_zmm.h,
 // kernels/amx/amx_q8_0.h): 16 rows a group, quants as the unsigned q + 128 (Q8_0x16u, layout in
-// q8_0x8_avx2.h); Q4_0 for the 512-bit one: 16 rows a group (Q4_0x16).
+// q8_0x8.h); Q4_0 for the 512-bit one: 16 rows a group (Q4_0x16).
 void PackQ8_0x16u(const void* src, void* dst, int rows, int cols);
 size_t PackedQ8_0x16uBytes(int rows, int cols);
 void PackQ4_0x16(const void* src, void* dst, int rows, int cols);
@@ -73,8 +73,8 @@ void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
 void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 
-// Q4_K/Q6_K matmuls of both paths (matmul_kquant_q8_avx2.cc): the same scheme over the packed
-// layouts kquant_x8_avx2.h states (the size of the source), bitwise MatmulQ4_KQ8ActRef /
+// Q4_K/Q6_K matmuls of both paths (matmul_kquant_avx2.cc): the same scheme over the packed
+// layouts kquant_x8.h states (the size of the source), bitwise MatmulQ4_KQ8ActRef /
 // MatmulQ6_KQ8ActRef: y[t, r] = per activation block of 32 in order, in one float, fma(float(exact
 // scaled isum), d * dx, y) (Q4_K then fma(-(dmin * m), s, y)).
 void PackQ4_Kx8(const void* src, void* dst, int rows, int cols);
@@ -86,9 +86,10 @@ void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 
-// Norm and element-wise ops (elementwise_avx2.cc). RmsNorm: x*x summed in 8 lanes (FMA), folded
-// as Fold; out = weight * (inv * x). Softmax: max, exp (avx2::Exp, ~2 ulp) summed in 8 lanes and
-// folded, then x / sum. SwiGlu: g / (1 + Exp(-g)) * u. Add / AddBias: exact, as the reference.
+// Norm and element-wise ops (rmsnorm_avx2.cc, softmax_avx2.cc, elementwise_avx2.cc). RmsNorm: x*x
+// summed in 8 lanes (FMA), folded as Fold; out = weight * (inv * x). Softmax: max, exp (avx2::Exp,
+// ~2 ulp) summed in 8 lanes and folded, then x / sum. SwiGlu: g / (1 + Exp(-g)) * u. Add / AddBias:
+// exact, as the reference.
 void RmsNormAvx2(const float* x, const float* weight, float* out, int dim, float eps,
                  RowRange tokens);
 void SoftmaxAvx2(float* x, int row_len, RowRange rows);

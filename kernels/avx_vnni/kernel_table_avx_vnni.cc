@@ -1,8 +1,8 @@
 // AvxVnniKernelTable(): the AVX2 table with the AVX-VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls, which
 // read the AVX2 packed layouts (Q8_0 offset to unsigned quants: Q8_0x8u) and give the AVX2
 // kernels' bits.
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx_vnni/avx_vnni_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/avx_vnni/kernels_avx_vnni.h"
 
 namespace smallmind::kernels::avx_vnni {
 

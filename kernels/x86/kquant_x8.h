@@ -1,7 +1,7 @@
 // The Q4_K / Q6_K packed-row matmuls over Q8 activations, templated on their integer core:
-// the packed layouts, sub-block walks, float steps and tile shapes. matmul_kquant_q8_avx2.cc
+// the packed layouts, sub-block walks, float steps and tile shapes. matmul_kquant_avx2.cc
 // instantiates them with the maddubs core, kernels/avx512/matmul_avx512.cc and
-// kernels/avx_vnni/matmul_avx_vnni.cc with the VNNI one (vnni_cores_avx2.h); all give the same
+// kernels/avx_vnni/matmul_avx_vnni.cc with the VNNI one (vnni_cores.h); all give the same
 // exact scaled integers, so all give the same bits. Included only by files built with AVX2 (or
 // more) enabled. Pure inline functions and templates; thread-safe.
 //
@@ -28,10 +28,10 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/avx2_util.h"
-#include "kernels/avx2/q8_rows_avx2.h"
 #include "kernels/partition.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/x86/q8_rows.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS {
 
@@ -304,7 +304,7 @@ inline void SuperBlock(const Q6_Kx8& blk, const XRow* x, int sb, __m256* acc) {
   }
 }
 
-// ---- the kernel of the shared row-group driver (q8_rows_avx2.h) ----
+// ---- the kernel of the shared row-group driver (q8_rows.h) ----
 
 // Decode settings per format, measured on Zen 3 (kernels_bench 1B shapes, tokens:1, one thread):
 // Q4_K runs 4 groups in flight sharing the activation broadcasts (1.2-1.3x over 1 group; software
@@ -355,7 +355,7 @@ inline void SuperBlockTile(const Q4_Kx8* const* grp, const XRow* x, int sb, __m2
   }
 }
 
-// The kernel of the shared row-group driver (q8_rows_avx2.h): super-blocks left to right.
+// The kernel of the shared row-group driver (q8_rows.h): super-blocks left to right.
 template <typename PackedT, class Core>
 struct KQuantKernel {
   using Packed = PackedT;

@@ -1,9 +1,9 @@
 // AmxKernelTable(): the AVX-512 table with the AMX Q8_0 matmul, on Q8_0 packed 16 rows a group
 // (Q8_0x16u). It gives the VNNI and AVX2 kernels' bits (amx_q8_0.h says why), so the
 // deterministic path's results do not change with the table.
-#include "kernels/amx/amx_kernels.h"
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/amx/kernels_amx.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/avx512/kernels_avx512.h"
 
 namespace smallmind::kernels::amx {
 

@@ -7,8 +7,8 @@
 // for every row of the tile before the next chunk, then each chunk of V rows is summed likewise.
 // Rows are so read in address order, whole, once per tile instead of once per head and token. The
 // arithmetic of every (token, head) row is the same whichever rows share its tile (the order is
-// stated in avx2_kernels.h), so the split of rows among threads never changes a bit.
-// Only for the kernels/avx2/ and kernels/avx512/ files (namespace: see avx2_util.h).
+// stated in kernels_avx2.h), so the split of rows among threads never changes a bit.
+// Only for the kernels/avx2/ and kernels/avx512/ files (namespace: see x86_util.h).
 #pragma once
 
 #include <immintrin.h>
@@ -17,9 +17,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/avx2_util.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/kernels.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS::attention {
 

@@ -16,7 +16,7 @@ KernelTable AvxVnniKernelTable(ExecMode mode);
 
 // Matmuls over Q8 activations (matmul_avx_vnni.cc) on the AVX2 kernels' packed layouts (Q8_0 as
 // Q8_0x8u), VEX
-// vpdpbusd integer cores (kernels/avx2/vnni_cores_avx2.h): bitwise avx2::MatmulQ8_0x8Q8Avx2,
+// vpdpbusd integer cores (kernels/x86/vnni_cores.h): bitwise avx2::MatmulQ8_0x8Q8Avx2,
 // MatmulQ4_0x8Q8Avx2, MatmulQ4_Kx8Q8Avx2 and MatmulQ6_Kx8Q8Avx2.
 void MatmulQ8_0x8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);

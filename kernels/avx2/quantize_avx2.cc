@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/avx2_util.h"
+#include "kernels/avx2/kernels_avx2.h"
 #include "kernels/q8_act.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::avx2 {
 

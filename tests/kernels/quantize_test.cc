@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/avx512/kernels_avx512.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/q8_act.h"
-#include "kernels/ref/q8_act_ref.h"
+#include "kernels/ref/quantize_ref.h"
 #include "tests/kernels/random_weights.h"
 
 namespace smallmind::kernels {

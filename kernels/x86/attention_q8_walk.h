@@ -1,11 +1,11 @@
-// The kQ8 cache's walk of the AVX2 attention kernel (attention_avx2.cc): attention_walk_avx2.h's
+// The kQ8 cache's walk of the AVX2 attention kernel (attention_avx2.cc): attention_walk.h's
 // walk with integer scores (the query rows quantized as cache rows, exact int32 block dots, then
 // fma(float(dot), dq * dk, s) block by block) and value sums of int8 rows (fma(a * dv, float(v),
 // o) position by position). Shared with the AVX-512 kQ8 kernel
 // (kernels/avx512/attention_q8_avx512.cc), which takes it for tiles whose rows are each alone on
 // their KV head and for the later tokens' own last positions, and keeps its arithmetic where it
 // serves several rows from each cache row.
-// Only for the kernels/avx2/ and kernels/avx512/ files (namespace: see avx2_util.h).
+// Only for the kernels/avx2/ and kernels/avx512/ files (namespace: see x86_util.h).
 #pragma once
 
 #include <immintrin.h>
@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/avx2/attention_walk_avx2.h"
-#include "kernels/avx2/avx2_util.h"
 #include "kernels/kernels.h"
+#include "kernels/x86/attention_walk.h"
+#include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS::attention {
 

@@ -1,5 +1,6 @@
-// Inline AVX2 helpers shared by the kernels/avx2/*.cc files (and only them: they are compiled with
-// -mavx2 -mfma -mf16c, and the kernels/avx512/ and kernels/avx_vnni/ files that reuse them).
+// Inline x86 helpers (256-bit AVX2/FMA/F16C) shared by the x86 kernel folders: kernels/avx2/ and
+// the kernels/avx512/, kernels/avx_vnni/ and kernels/amx/ files that reuse them, each compiled with
+// its folder's ISA flags (so only those folders may include kernels/x86/).
 // Everything lives in its own namespace (below) so no symbol can be merged with a copy built for
 // another ISA. Pure functions; thread-safe.
 #pragma once
@@ -9,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-// The namespace of the inline helpers in kernels/avx2/*.h: avx2, except in a file built with more
+// The namespace of the inline helpers in kernels/x86/*.h: avx2, except in a file built with more
 // ISA flags (kernels/avx512/, kernels/avx_vnni/), which defines it first (as avx512 or avx_vnni)
 // so its copies of these functions, compiled with those flags, are other symbols: the linker can
 // never keep one of them for an AVX2 caller on a CPU without those instructions.

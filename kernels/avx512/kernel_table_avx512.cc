@@ -5,10 +5,10 @@
 // share a KV head two to a 512-bit register (AttentionAvx512); softmax and SwiGLU compute 16 exps
 // at a time (SoftmaxAvx512, SwiGluAvx512); matmul inputs are quantized into octets a block of 8
 // tokens at once (QuantizeQ8OctetsAvx512). All give the AVX2 kernels' bits, so the deterministic
-// path's results do not change with the table (avx2_kernel_table.cc says why the packed integer
+// path's results do not change with the table (kernel_table_avx2.cc says why the packed integer
 // kernels are deterministic).
-#include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx2/kernels_avx2.h"
+#include "kernels/avx512/kernels_avx512.h"
 
 namespace smallmind::kernels::avx512 {
 
