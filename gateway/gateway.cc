@@ -12,8 +12,8 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include "gateway/listen_address.h"
-#include "gateway/stale_runtime_files.h"
+#include "gateway/grpc/listen_address.h"
+#include "gateway/workers/stale_runtime_files.h"
 #include "shared/request_limits.h"
 
 namespace smallmind::gateway {

@@ -13,17 +13,17 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "gateway/admission_queue.h"
-#include "gateway/api_key_store.h"
+#include "gateway/admission/admission_queue.h"
 #include "gateway/gateway_config.h"
-#include "gateway/gateway_metrics.h"
-#include "gateway/generate_reactor.h"
-#include "gateway/inference_service.h"
-#include "gateway/metrics_endpoint.h"
-#include "gateway/public_door.h"
-#include "gateway/tls_credentials.h"
-#include "gateway/worker_pool.h"
-#include "gateway/worker_supervisor.h"
+#include "gateway/grpc/generate_reactor.h"
+#include "gateway/grpc/inference_service.h"
+#include "gateway/metrics/gateway_metrics.h"
+#include "gateway/metrics/metrics_endpoint.h"
+#include "gateway/relay/public_door.h"
+#include "gateway/security/api_key_store.h"
+#include "gateway/security/tls_credentials.h"
+#include "gateway/workers/worker_pool.h"
+#include "gateway/workers/worker_supervisor.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
 

@@ -7,9 +7,12 @@ against it:
 
   a. every `#include "<project file>"` in kernels/, shared/, worker/ and gateway/ names a file of
      the including file's own library or of one it links (directly or not); the link graph of the
-     project's libraries has no cycle; the worker's layers keep their declared order (WORKER_LAYERS);
-     kernels links nothing; shared links nothing of worker/ or gateway/; worker/ and gateway/ never
-     reach each other;
+     project's libraries has no cycle; the worker's and the gateway's layers keep their declared
+     order (CHAINS); kernels links nothing; shared links nothing of worker/ or gateway/; worker/
+     and gateway/ never reach each other; gateway/relay/ names no door's server types (gRPC's
+     server side, Beast/Asio); only the x86 ISA folders of kernels/ include kernels/x86/ and each
+     other's headers (the rest of the project reaches them through the KernelTable; dispatch.cc
+     includes the kernels_<isa>.h declarations);
   b. no file under kernels/, a worker/ subfolder or the gRPC-free part of shared/ includes a gRPC or
      protobuf header (generated smallmind/v1/* headers included);
   c. the libraries of those folders have no gRPC or protobuf in their link closure, and their
@@ -27,14 +30,27 @@ import subprocess
 import sys
 
 CHECKED_ROOTS = ("kernels", "shared", "worker", "gateway")
-# The worker's declared layer order (worker/CMakeLists.txt), lowest first, as chains of layers
-# ("" is worker/ itself, the process). A worker library may link another only when the chains lead
-# down from the first to the second; folders named in no chain are held to the link lines and
-# cycles alone.
-WORKER_CHAINS = (
-    (("types",), ("tokenizer", "kv"), ("sample", "model"), ("sched",), ("engine",), ("",)),
-    (("model",), ("modelgen",), ("loader",), ("",)),
-)
+# Each layered process folder's declared layer order (worker/CMakeLists.txt, gateway/CMakeLists.txt),
+# lowest first, as chains of layers ("" is the folder itself, the process). A library of such a
+# folder may link another of it only when the chains lead down from the first to the second;
+# subfolders named in no chain are held to the link lines and cycles alone.
+CHAINS = {
+    "worker": (
+        (("types",), ("tokenizer", "kv"), ("sample", "model"), ("sched",), ("engine",), ("",)),
+        (("model",), ("modelgen",), ("loader",), ("",)),
+    ),
+    "gateway": (
+        (("admission", "security"), ("workers",), ("metrics",), ("relay",), ("grpc", "http"),
+         ("",)),
+        (("jinja",), ("chat",), ("http",), ("",)),
+    ),
+}
+# gateway/relay/ carries a request for whichever door it came in by: it must not know the doors'
+# server types (gRPC's server side, HTTP).
+DOOR_NEUTRAL = ("gateway/relay/",)
+DOOR_TYPES = re.compile(r'#\s*include\s*[<"](grpcpp/server|grpcpp/support/server_callback|'
+                        r'boost/beast|boost/asio)|\bgrpc::(Server\w*|CallbackServerContext)\b|'
+                        r'\bbeast::')
 # Top-level folders a folder's libraries must never reach.
 FORBIDDEN_TOP = {
     "kernels": {"shared", "worker", "gateway", "proto", "cli"},
@@ -149,12 +165,21 @@ class Layout:
                 return None
             d = os.path.dirname(d)
 
+    def layer_folder(self, target):
+        """(top, subfolder) of `target` in a layered folder of CHAINS ('' for the folder itself),
+        or None."""
+        for d, name in self.by_dir.items():
+            if name != target:
+                continue
+            top, _, sub = d.partition("/")
+            if top in CHAINS:
+                return top, sub
+        return None
+
     def worker_folder(self, target):
         """The worker subfolder ('' for worker/ itself) that `target` is, or None."""
-        for d, name in self.by_dir.items():
-            if name == target and (d == "worker" or d.startswith("worker/")):
-                return d[len("worker/"):] if d != "worker" else ""
-        return None
+        f = self.layer_folder(target)
+        return f[1] if f and f[0] == "worker" else None
 
 
 def grpc_free(path, layout):
@@ -209,16 +234,18 @@ def check_links(layout, targets, cache, errors):
     """(a) cycles, layer order, forbidden top-level edges; (c) gRPC in gRPC-free closures."""
     project = {n for n, t in targets.items() if not t.imported}
     errors += find_cycles(targets, project)
-    below = declared_below()
+    below = {top: declared_below(chains) for top, chains in CHAINS.items()}
     for name in sorted(project):
-        folder = layout.worker_folder(name)
+        folder = layout.layer_folder(name)
         reach = closure(targets, name, cache)
-        if folder in below:
+        if folder and folder[1] in below[folder[0]]:
+            top_dir, sub = folder
             for link in targets[name].links:
-                other = layout.worker_folder(link)
-                if other in below and other not in below[folder]:
-                    errors.append(f"{name} links {link}, but worker/{other} is not below "
-                                  f"worker/{folder} in the layer order {format_layers()}")
+                other = layout.layer_folder(link)
+                if (other and other[0] == top_dir and other[1] in below[top_dir] and
+                        other[1] not in below[top_dir][sub]):
+                    errors.append(f"{name} links {link}, but {top_dir}/{other[1]} is not below "
+                                  f"{top_dir}/{sub} in the layer order {format_layers(top_dir)}")
         top = layout.top.get(name)
         for other in sorted(reach & project):
             if layout.top.get(other) in FORBIDDEN_TOP.get(top, set()):
@@ -259,10 +286,10 @@ def check_archives(path, nm, layout, errors):
     return checked
 
 
-def declared_below():
-    """Worker folder -> the folders the declared chains put below it."""
+def declared_below(chains):
+    """Subfolder -> the subfolders the declared chains put below it."""
     down = {}
-    for chain in WORKER_CHAINS:
+    for chain in chains:
         for lower, upper in zip(chain, chain[1:]):
             for u in upper:
                 down.setdefault(u, set()).update(lower)
@@ -282,9 +309,42 @@ def declared_below():
     return below
 
 
-def format_layers():
-    return "; ".join(" -> ".join(", ".join(f or "worker" for f in layer) for layer in chain)
-                     for chain in WORKER_CHAINS)
+def format_layers(top):
+    return "; ".join(" -> ".join(", ".join(f or top for f in layer) for layer in chain)
+                     for chain in CHAINS[top])
+
+
+ISA_DIRS = ("kernels/x86/", "kernels/avx2/", "kernels/avx512/", "kernels/avx_vnni/", "kernels/amx/")
+ISA_TABLE_HEADER = re.compile(r"^kernels/(avx2|avx512|avx_vnni|amx)/kernels_\1\.h$")
+
+
+def check_isa_includes(root, errors):
+    """Headers of the x86 ISA folders are included only inside them (and the tables' declarations
+    by kernels/dispatch.cc): code built without an ISA's flags must not inline its instructions."""
+    for path in source_files(root):
+        if path.startswith(ISA_DIRS):
+            continue
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                m = PROJECT_INCLUDE.match(line)
+                if not m or not m.group(1).startswith(ISA_DIRS):
+                    continue
+                if path == "kernels/dispatch.cc" and ISA_TABLE_HEADER.match(m.group(1)):
+                    continue
+                errors.append(f"{path}:{lineno}: includes {m.group(1)}, an ISA folder's header, "
+                              f"outside the ISA folders (built without their flags)")
+
+
+def check_door_neutral(root, errors):
+    """gateway/relay/ names no door's server types."""
+    for path in source_files(root):
+        if not path.startswith(DOOR_NEUTRAL):
+            continue
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                if DOOR_TYPES.search(line.split("//")[0]):
+                    errors.append(f"{path}:{lineno}: the relay must not know the doors' server "
+                                  f"types: {line.strip()}")
 
 
 def main():
@@ -300,15 +360,18 @@ def main():
     cache, errors = {}, []
     n_files, n_includes = check_includes(root, layout, targets, cache, errors)
     check_links(layout, targets, cache, errors)
+    check_door_neutral(root, errors)
+    check_isa_includes(root, errors)
     archives = check_archives(args.archives, args.nm, layout, errors)
     for e in errors:
         print("check_layers: " + e)
     if errors:
         print(f"check_layers: {len(errors)} violation(s); the allowed dependencies are the CMake "
-              f"link lines (worker/CMakeLists.txt: {format_layers()})")
+              f"link lines (worker/: {format_layers('worker')}; gateway/: {format_layers('gateway')})")
         return 1
     print(f"check_layers: {n_files} files, {n_includes} project includes follow the link lines; "
-          f"no cycle; worker layers {format_layers()}; gRPC-free and free of gRPC symbols: "
+          f"no cycle; worker layers {format_layers('worker')}; gateway layers "
+          f"{format_layers('gateway')}; gRPC-free and free of gRPC symbols: "
           f"{', '.join(archives)}")
     return 0
 

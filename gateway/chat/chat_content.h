@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gateway/chat/jinja_ast.h"
+#include "gateway/jinja/jinja.h"
 #include "shared/status.h"
 
 namespace smallmind::gateway {

@@ -5,10 +5,7 @@
 
 #include <vector>
 
-#include "gateway/chat/jinja_args.h"
-#include "gateway/chat/jinja_json.h"
-#include "gateway/chat/jinja_repr.h"
-#include "gateway/chat/jinja_unicode.h"
+#include "gateway/jinja/jinja.h"
 
 namespace smallmind::gateway {
 namespace {

@@ -14,8 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/chat/chat_content.h"
-#include "gateway/chat/jinja_interpreter.h"
-#include "gateway/chat/jinja_template.h"
+#include "gateway/jinja/jinja.h"
 #include "shared/status.h"
 
 namespace smallmind::gateway {

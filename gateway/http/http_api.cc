@@ -6,8 +6,8 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "gateway/chat/reasoning_parser.h"
 #include "gateway/http/http_error.h"
-#include "gateway/http/reasoning_parser.h"
 #include "gateway/http/relayed_completion.h"
 
 namespace smallmind::gateway::http {

@@ -12,12 +12,12 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/http/chat_prompt.h"
+#include "gateway/admission/validate.h"
+#include "gateway/chat/chat_prompt.h"
 #include "gateway/http/exchange.h"
 #include "gateway/http/openai_format.h"
 #include "gateway/http/openai_request.h"
-#include "gateway/request_relay.h"
-#include "gateway/validate.h"
+#include "gateway/relay/request_relay.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
 

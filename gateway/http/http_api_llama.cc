@@ -30,7 +30,7 @@ struct TokenizeCall {
   grpc::ClientContext context;
   smallmind::v1::TokenizeRequest request;
   smallmind::v1::TokenizeResponse response;
-  std::shared_ptr<WorkerLink> link;
+  std::shared_ptr<WorkerClient> link;
   std::shared_ptr<Exchange> exchange;
   bool with_pieces = false;
 };

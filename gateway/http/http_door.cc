@@ -8,7 +8,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include "gateway/http/chat_prompt.h"
+#include "gateway/chat/chat_prompt.h"
 #include "shared/grpc_status.h"
 
 namespace smallmind::gateway::http {
@@ -26,7 +26,7 @@ shared::Result<std::string> ReadFile(const std::string& path) {
 
 // Every token's text (what it adds to a decoded text), from one worker Tokenize call.
 shared::Result<TokenPieces> FetchTokenPieces(WorkerPool& pool, uint32_t vocab_size) {
-  std::shared_ptr<WorkerLink> link = pool.Pick();
+  std::shared_ptr<WorkerClient> link = pool.Pick();
   if (!link) return pool.NoWorkerStatus();
   smallmind::v1::TokenizeRequest request;
   for (uint32_t id = 0; id < vocab_size; ++id) request.mutable_token_ids()->add_ids(id);

@@ -7,10 +7,10 @@
 #include <memory>
 #include <string>
 
-#include "gateway/gateway_config.h"
 #include "gateway/http/http_api.h"
+#include "gateway/http/http_options.h"
 #include "gateway/http/http_server.h"
-#include "gateway/public_door.h"
+#include "gateway/relay/public_door.h"
 
 namespace smallmind::gateway::http {
 

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gateway/chat/reasoning_parser.h"
+#include "gateway/chat/tool_call_parser.h"
+#include "gateway/chat/tool_call_scanner.h"
+#include "gateway/chat/tool_call_syntax.h"
 #include "gateway/http/http_error.h"
 #include "gateway/http/openai_request.h"
-#include "gateway/http/reasoning_parser.h"
-#include "gateway/http/tool_call_parser.h"
-#include "gateway/http/tool_call_scanner.h"
-#include "gateway/http/tool_call_syntax.h"
 #include "smallmind/v1/inference.pb.h"
 
 namespace smallmind::gateway::http {

@@ -10,10 +10,10 @@
 #include <chrono>
 #include <memory>
 
+#include "gateway/admission/validate.h"
 #include "gateway/http/exchange.h"
 #include "gateway/http/openai_format.h"
-#include "gateway/request_relay.h"
-#include "gateway/validate.h"
+#include "gateway/relay/request_relay.h"
 #include "shared/status.h"
 
 namespace smallmind::gateway::http {

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gateway/http/chat_prompt.h"
+#include "gateway/chat/chat_prompt.h"
 #include "gateway/http/openai_request.h"
 #include "smallmind/v1/inference.pb.h"
 

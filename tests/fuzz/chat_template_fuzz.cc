@@ -38,8 +38,8 @@ bool DumpsAsJson(const std::string& s) {
 }
 
 // Small limits keep each input fast; the checks are the same at any size.
-smallmind::gateway::jinja::RenderLimits Limits() {
-  smallmind::gateway::jinja::RenderLimits limits;
+smallmind::jinja::RenderLimits Limits() {
+  smallmind::jinja::RenderLimits limits;
   limits.max_output_bytes = 1u << 16;
   limits.max_items = 1u << 12;
   limits.max_work = 200'000;

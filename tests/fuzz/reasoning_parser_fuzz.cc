@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "gateway/http/reasoning_parser.h"
+#include "gateway/chat/reasoning_parser.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "gateway/validate.h"
+#include "gateway/admission/validate.h"
 #include "smallmind/v1/inference.pb.h"
 
 namespace {

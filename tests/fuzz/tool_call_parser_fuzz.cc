@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gateway/http/tool_call_parser.h"
+#include "gateway/chat/tool_call_parser.h"
 
 namespace {
 

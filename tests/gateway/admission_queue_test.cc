@@ -1,7 +1,7 @@
 // AdmissionQueue on its own: recording waiters, a slot count the test sets, no gRPC. Queue bound,
 // priority order, displacement, withdrawal, deadlines (at entry, while waiting, estimated) and the
 // retry hint.
-#include "gateway/admission_queue.h"
+#include "gateway/admission/admission_queue.h"
 
 #include <atomic>
 #include <chrono>

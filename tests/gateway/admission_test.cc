@@ -11,9 +11,9 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "gateway/admission_queue.h"
+#include "gateway/admission/admission_queue.h"
 #include "gateway/gateway.h"
-#include "gateway/gateway_metrics.h"
+#include "gateway/metrics/gateway_metrics.h"
 #include "smallmind/v1/inference.grpc.pb.h"
 #include "tests/gateway/fake_worker.h"
 #include "tests/testing/scoped_temp_dir.h"

@@ -1,4 +1,4 @@
-#include "gateway/api_key_store.h"
+#include "gateway/security/api_key_store.h"
 
 #include <filesystem>
 #include <fstream>

@@ -13,8 +13,8 @@
 #include <prometheus/text_serializer.h>
 #include <nlohmann/json.hpp>
 
-#include "gateway/request_metrics.h"
-#include "gateway/worker_metrics.h"
+#include "gateway/metrics/request_metrics.h"
+#include "gateway/metrics/worker_metrics.h"
 #include "tests/testing/prometheus_text.h"
 
 namespace smallmind::gateway {

@@ -1,4 +1,4 @@
-#include "gateway/listen_address.h"
+#include "gateway/grpc/listen_address.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -1,6 +1,6 @@
 // MetricsEndpoint over real HTTP: what GatewayMetrics renders is what GET /metrics answers, a busy
 // port is refused, and a gateway started with a metrics port shows its workers there.
-#include "gateway/metrics_endpoint.h"
+#include "gateway/metrics/metrics_endpoint.h"
 
 #include <memory>
 #include <string>

@@ -1,4 +1,4 @@
-#include "gateway/prefix_memory.h"
+#include "gateway/workers/prefix_memory.h"
 
 #include <chrono>
 #include <string>

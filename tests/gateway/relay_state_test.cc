@@ -1,7 +1,7 @@
 // RelayState as tables: each scenario is a list of events with the effects and the state expected
 // after each one. Then invariant breaches that must abort, and a seeded random walk over every
 // interleaving the environment allows. Pure: no gRPC, no clock.
-#include "gateway/relay_state.h"
+#include "gateway/relay/relay_state.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 // RequestMetrics: the request-level families, read back through prometheus-cpp's own collection.
-#include "gateway/request_metrics.h"
+#include "gateway/metrics/request_metrics.h"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // RequestRelay driven as a non-gRPC door would drive it (a plain RelayConsumer, as the HTTP server
 // will be) against fake workers on Unix sockets, with a scripted Admission standing in for issue
 // 10's queue: one delivery at a time, cancellation, admission, deadline, no worker.
-#include "gateway/request_relay.h"
+#include "gateway/relay/request_relay.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -261,7 +261,7 @@ TEST_F(RequestRelayTest, CancelReachesTheWorkerAndCompletesOnlyAfterTheOutstandi
   relay->Detach();
 }
 
-TEST_F(RequestRelayTest, ConsumerMayDetachFromCompleteBeforeTheWorkerCallEnds) {
+TEST_F(RequestRelayTest, ConsumerMayDetachFromCompleteBeforeTheWorkerAttemptEnds) {
   StartEnv(/*outbox=*/2);
   RecordingConsumer consumer(/*auto_ack=*/true, /*detach_on_complete=*/true);
   RequestRelay* relay = StartRelay(consumer, "block", 0);

@@ -1,4 +1,4 @@
-#include "gateway/router.h"
+#include "gateway/workers/router.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "gateway/tls_credentials.h"
+#include "gateway/security/tls_credentials.h"
 
 #include <fstream>
 #include <string>

@@ -1,4 +1,4 @@
-#include "gateway/validate.h"
+#include "gateway/admission/validate.h"
 
 #include <cmath>
 #include <limits>

@@ -1,6 +1,6 @@
 // --worker-endpoints entries: which are fixed targets and which are DNS names, what is refused, and
 // how WorkerEndpoints keeps a name's addresses when a lookup fails.
-#include "gateway/worker_endpoints.h"
+#include "gateway/workers/worker_endpoints.h"
 
 #include <algorithm>
 #include <map>

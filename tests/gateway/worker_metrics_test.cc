@@ -1,5 +1,5 @@
 // Worker-level families from pool snapshots, and restart detection from Stats answers.
-#include "gateway/worker_metrics.h"
+#include "gateway/metrics/worker_metrics.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>

@@ -2,7 +2,7 @@
 // re-resolution adds and removes them with ids that stay with their address. The workers are
 // small gRPC servers on loopback addresses 127.0.0.1-3 sharing one port, as the pods behind a
 // Kubernetes headless Service do; the names come from an injected resolver.
-#include "gateway/worker_pool.h"
+#include "gateway/workers/worker_pool.h"
 
 #include <algorithm>
 #include <chrono>
@@ -186,9 +186,9 @@ TEST_F(WorkerPoolTest, WorkerThatLeavesKeepsItsLinkUntilItsRequestEnds) {
   dns_.Set(std::vector<std::string>{"127.0.0.2"});
   auto pool = MakePool();
   pool->PollOnce();
-  std::shared_ptr<WorkerLink> held = pool->Pick();
+  std::shared_ptr<WorkerClient> held = pool->Pick();
   ASSERT_NE(held, nullptr);
-  std::weak_ptr<WorkerLink> watch = held;
+  std::weak_ptr<WorkerClient> watch = held;
   dns_.Set(std::vector<std::string>{"127.0.0.3"});
   pool->Refresh();
   EXPECT_EQ(Members(*pool), (std::map<uint32_t, std::string>{{1, Target(3)}}));

@@ -1,6 +1,6 @@
 // The supervisor is driven here with small shell scripts standing in for smallmind-worker, so that
 // spawning, readiness failures, restarts and shutdown are tested without a model.
-#include "gateway/worker_supervisor.h"
+#include "gateway/workers/worker_supervisor.h"
 
 #include <signal.h>
 #include <stdlib.h>

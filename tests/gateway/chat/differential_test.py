@@ -5,7 +5,7 @@ Every template (tests/gateway/chat/templates, ../shared/chat-templates) is rende
 conversation in conversations.json, with and without the generation prompt and with the template's
 extra variables, by the C++ renderer (chat_template_render, one process, JSON Lines) and by jinja2
 set up exactly as transformers' apply_chat_template sets it up (see ../shared/chat-templates/README.md).
-The language snippets in jinja_snippets.txt are rendered the same way. A case passes when both
+The language snippets in snippets.txt are rendered the same way. A case passes when both
 sides produce the same text, or both fail (with the very same message when the template called
 raise_exception). Exit 77 (skip) when jinja2 is not installed; 1 on any mismatch. Under CI
 (CI=true, as tests/testing/shared_data.h treats it) a missing jinja2 or template folder is a failure.

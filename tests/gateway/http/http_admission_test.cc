@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gateway/admission_queue.h"
+#include "gateway/admission/admission_queue.h"
 #include "gateway/gateway.h"
 #include "gateway/http/http_door.h"
 #include "tests/gateway/fake_worker.h"

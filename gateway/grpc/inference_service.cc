@@ -1,0 +1,114 @@
+#include "gateway/grpc/inference_service.h"
+
+#include <random>
+#include <utility>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "shared/grpc_status.h"
+
+namespace smallmind::gateway {
+namespace {
+
+using smallmind::v1::GenerateRequest;
+using smallmind::v1::GenerateResponse;
+
+std::string RandomPrefix() {
+  std::random_device rd;
+  return fmt::format("{:08x}", static_cast<uint32_t>(rd()));
+}
+
+// Sends one unary call to a healthy worker and finishes `reactor` with its answer. The client
+// context inherits the caller's deadline and cancellation. `after` edits a successful response.
+template <typename Request, typename Response, typename Method, typename After>
+grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPool& pool,
+                                  const Request* request, Response* response, Method method,
+                                  After after) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::shared_ptr<WorkerClient> link = pool.Pick();
+  if (!link) {
+    reactor->Finish(shared::ToGrpcStatus(pool.NoWorkerStatus()));
+    return reactor;
+  }
+  grpc::ClientContext* client = grpc::ClientContext::FromCallbackServerContext(*context).release();
+  // The context and the link go before Finish, which lets a shutting-down server finish and the
+  // gateway destroy the channels: the last channel reference must not drop on this callback thread
+  // (gRPC 1.51 aborts tearing down its callback queue under it).
+  method(link->stub().async(), client, request, response,
+         [reactor, client, link, response, after](grpc::Status s) mutable {
+           link->EndRequest();
+           link.reset();
+           delete client;
+           if (s.ok()) after(response);
+           reactor->Finish(s);
+         });
+  return reactor;
+}
+
+}  // namespace
+
+InferenceService::InferenceService(std::shared_ptr<RelayEnv> env,
+                                   std::shared_ptr<const ApiKeyStore> api_keys)
+    : env_(std::move(env)), api_keys_(std::move(api_keys)), id_prefix_(RandomPrefix()) {}
+
+shared::Status InferenceService::Authenticate(const grpc::CallbackServerContext& context) const {
+  if (!api_keys_->enabled()) return shared::Status::Ok();
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) return api_keys_->Authenticate(std::nullopt);
+  return api_keys_->Authenticate(std::string_view(it->second.data(), it->second.size()));
+}
+
+std::string InferenceService::NextRequestId() {
+  return fmt::format("gw-{}-{}", id_prefix_, next_id_.fetch_add(1, std::memory_order_relaxed));
+}
+
+grpc::ServerWriteReactor<GenerateResponse>* InferenceService::Generate(
+    grpc::CallbackServerContext* context, const GenerateRequest* request) {
+  shared::Status auth = Authenticate(*context);
+  if (!auth.ok()) return new GenerateReactor(context, env_, std::move(auth));
+  return new GenerateReactor(context, env_, Validate(*request, NextRequestId()));
+}
+
+grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext* context,
+                                                     const smallmind::v1::TokenizeRequest* request,
+                                                     smallmind::v1::TokenizeResponse* response) {
+  shared::Status status = Authenticate(*context);
+  if (status.ok() && request->input_case() == smallmind::v1::TokenizeRequest::INPUT_NOT_SET) {
+    status = shared::InvalidArgument("exactly one of text or token_ids must be set, got neither");
+  }
+  if (!status.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(shared::ToGrpcStatus(status));
+    return reactor;
+  }
+  return Forward(
+      context, *env_->pool, request, response,
+      [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
+        stub->Tokenize(client, req, resp, std::move(done));
+      },
+      [](smallmind::v1::TokenizeResponse*) {});
+}
+
+grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
+    grpc::CallbackServerContext* context, const smallmind::v1::GetModelInfoRequest* request,
+    smallmind::v1::ModelInfo* response) {
+  shared::Status auth = Authenticate(*context);
+  if (!auth.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(shared::ToGrpcStatus(auth));
+    return reactor;
+  }
+  return Forward(
+      context, *env_->pool, request, response,
+      [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
+        stub->GetModelInfo(client, req, resp, std::move(done));
+      },
+      // A plain pointer: the pool outlives the server, and a shared reference dropped on the
+      // callback thread could be the last one.
+      [pool = env_->pool.get()](smallmind::v1::ModelInfo* info) {
+        info->set_workers(static_cast<uint32_t>(pool->HealthyCount()));
+      });
+}
+
+}  // namespace smallmind::gateway

@@ -1,0 +1,46 @@
+// The public smallmind.v1.Inference service: Generate streams become GenerateReactors, Tokenize and
+// GetModelInfo are forwarded to a healthy worker. Checks API keys when configured. Built by
+// Gateway; gRPC calls its handlers concurrently. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "gateway/admission/validate.h"
+#include "gateway/grpc/generate_reactor.h"
+#include "gateway/security/api_key_store.h"
+#include "shared/status.h"
+#include "smallmind/v1/inference.grpc.pb.h"
+
+namespace smallmind::gateway {
+
+class InferenceService final : public smallmind::v1::Inference::CallbackService {
+ public:
+  // `api_keys` decides who may call (its enabled() false = anyone).
+  InferenceService(std::shared_ptr<RelayEnv> env, std::shared_ptr<const ApiKeyStore> api_keys);
+
+  grpc::ServerWriteReactor<smallmind::v1::GenerateResponse>* Generate(
+      grpc::CallbackServerContext* context, const smallmind::v1::GenerateRequest* request) override;
+  grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
+                                     const smallmind::v1::TokenizeRequest* request,
+                                     smallmind::v1::TokenizeResponse* response) override;
+  grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
+                                         const smallmind::v1::GetModelInfoRequest* request,
+                                         smallmind::v1::ModelInfo* response) override;
+
+ private:
+  // UNAUTHENTICATED unless keys are off or `authorization: Bearer <key>` names an accepted key.
+  shared::Status Authenticate(const grpc::CallbackServerContext& context) const;
+  std::string NextRequestId();
+
+  const std::shared_ptr<RelayEnv> env_;
+  const std::shared_ptr<const ApiKeyStore> api_keys_;
+  const std::string id_prefix_;  // random per gateway, so ids differ across restarts
+  std::atomic<uint64_t> next_id_{1};
+};
+
+}  // namespace smallmind::gateway

@@ -1,0 +1,36 @@
+#include "gateway/metrics/gateway_metrics.h"
+
+#include <utility>
+
+#include <prometheus/text_serializer.h>
+
+namespace smallmind::gateway {
+
+GatewayMetrics::GatewayMetrics() : requests_(registry_) {}
+
+void GatewayMetrics::AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources) {
+  auto workers = std::make_shared<const WorkerStatsCollector>(std::move(pool), std::move(sources));
+  std::lock_guard<std::mutex> lock(mu_);
+  workers_ = std::move(workers);
+}
+
+std::vector<prometheus::MetricFamily> GatewayMetrics::Collect() const {
+  std::vector<prometheus::MetricFamily> families = registry_.Collect();
+  std::shared_ptr<const WorkerStatsCollector> workers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers = workers_;
+  }
+  if (workers) {
+    std::vector<prometheus::MetricFamily> more = workers->Collect();
+    families.insert(families.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
+  return families;
+}
+
+std::string GatewayMetrics::RenderText() const {
+  return prometheus::TextSerializer().Serialize(Collect());
+}
+
+}  // namespace smallmind::gateway

@@ -1,0 +1,49 @@
+// GatewayMetrics: everything the gateway's /metrics shows, as one prometheus::Collectable: the
+// request-level families the relays observe (RequestMetrics, in its own registry) and, once the
+// workers exist, the worker-level families read from the pool at scrape time. MetricsEndpoint
+// serves it on --metrics-port; the HTTP door serves RenderText() as GET /metrics. Built by
+// Gateway, shared (shared_ptr) with the endpoints. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
+#include "gateway/metrics/request_metrics.h"
+#include "gateway/metrics/worker_metrics.h"
+#include "gateway/workers/worker_pool.h"
+
+namespace smallmind::gateway {
+
+class GatewayMetrics final : public prometheus::Collectable {
+ public:
+  GatewayMetrics();
+  GatewayMetrics(const GatewayMetrics&) = delete;
+  GatewayMetrics& operator=(const GatewayMetrics&) = delete;
+
+  RequestMetrics& requests() { return requests_; }
+  // From now on scrapes include the workers of `pool`. Called once the pool exists (again to
+  // replace it).
+  void AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources);
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+  // The whole exposition in the Prometheus text format (version 0.0.4), as served on
+  // --metrics-port: what any other door answers to GET /metrics.
+  std::string RenderText() const;
+
+ private:
+  prometheus::Registry registry_;
+  RequestMetrics requests_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const WorkerStatsCollector> workers_;  // guarded by mu_; null until attached
+};
+
+// The Content-Type of RenderText()'s body.
+inline constexpr char kPrometheusTextContentType[] = "text/plain; version=0.0.4; charset=utf-8";
+
+}  // namespace smallmind::gateway

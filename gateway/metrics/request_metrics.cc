@@ -1,0 +1,115 @@
+#include "gateway/metrics/request_metrics.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "shared/check.h"
+
+namespace smallmind::gateway {
+namespace {
+
+// DESIGN §6 ranges: TTFT resolves 1 ms to 60 s, inter-token latency 0.1 ms to 5 s.
+constexpr double kTtftLo = 0.001, kTtftHi = 60;
+constexpr double kItlLo = 0.0001, kItlHi = 5;
+constexpr int kLastCode = static_cast<int>(shared::StatusCode::kUnimplemented);
+
+}  // namespace
+
+std::vector<double> LatencyBuckets(double lo, double hi) {
+  SM_CHECK(lo > 0 && hi > lo) << "bucket range must be positive and increasing";
+  static constexpr const char* kMantissas[] = {"1", "1.5", "2", "3", "5", "7.5"};
+  std::vector<double> bounds;
+  // Parsed from text so that 1.5e-3 is the double nearest 0.0015 and prints as such.
+  for (int exponent = -9; exponent <= 9; ++exponent) {
+    for (const char* mantissa : kMantissas) {
+      const double bound = std::strtod(fmt::format("{}e{}", mantissa, exponent).c_str(), nullptr);
+      if (bound >= lo * (1 - 1e-9) && bound < hi * (1 - 1e-9)) bounds.push_back(bound);
+    }
+  }
+  bounds.push_back(hi);
+  return bounds;
+}
+
+RequestMetrics::RequestMetrics(prometheus::Registry& registry)
+    : ttft_buckets_(LatencyBuckets(kTtftLo, kTtftHi)),
+      itl_buckets_(LatencyBuckets(kItlLo, kItlHi)),
+      requests_(prometheus::BuildCounter()
+                    .Name("smallmind_requests_total")
+                    .Help("Generate requests finished, by gRPC status code (gRPC and HTTP doors)")
+                    .Register(registry)),
+      ttft_(
+          prometheus::BuildHistogram()
+              .Name("smallmind_time_to_first_token_seconds")
+              .Help("From the gateway accepting a request to its first token reaching the gateway")
+              .Register(registry)
+              .Add({}, ttft_buckets_)),
+      itl_(prometheus::BuildHistogram()
+               .Name("smallmind_inter_token_latency_seconds")
+               .Help("Gap between tokens as the gateway relays them; a message of k tokens counts "
+                     "as k gaps of 1/k of the time since the previous message")
+               .Register(registry)
+               .Add({}, itl_buckets_)),
+      prompt_tokens_(prometheus::BuildCounter()
+                         .Name("smallmind_prompt_tokens_total")
+                         .Help("Prompt tokens of finished requests (as the worker counted them)")
+                         .Register(registry)
+                         .Add({})),
+      generation_tokens_(
+          prometheus::BuildCounter()
+              .Name("smallmind_generation_tokens_total")
+              .Help("Tokens the gateway received from workers for its requests, cancelled "
+                    "streams' included")
+              .Register(registry)
+              .Add({})) {
+  // Every code's series exists from the start, so rates and ratios see zeros, not gaps.
+  for (int code = 0; code <= kLastCode; ++code) {
+    requests_by_code_.push_back(&requests_.Add(
+        {{"status", shared::StatusCodeName(static_cast<shared::StatusCode>(code))}}));
+  }
+}
+
+void RequestMetrics::ObserveFirstTokens(Seconds ttft, size_t tokens) {
+  ttft_.Observe(ttft.count());
+  generation_tokens_.Increment(static_cast<double>(tokens));
+}
+
+void RequestMetrics::ObserveNextTokens(Seconds gap, size_t tokens) {
+  if (tokens == 0) return;
+  generation_tokens_.Increment(static_cast<double>(tokens));
+  if (tokens == 1) return itl_.Observe(gap.count());
+  // k equal observations land in one bucket: the first bound >= the value, as Observe picks it.
+  const double each = gap.count() / static_cast<double>(tokens);
+  const size_t bucket = static_cast<size_t>(
+      std::lower_bound(itl_buckets_.begin(), itl_buckets_.end(), each) - itl_buckets_.begin());
+  std::vector<double> increments(itl_buckets_.size() + 1, 0.0);  // [buckets + the +Inf one]
+  increments[bucket] = static_cast<double>(tokens);
+  itl_.ObserveMultiple(increments, gap.count());
+}
+
+void RequestMetrics::ObserveFinished(shared::StatusCode code, uint64_t prompt_tokens) {
+  const int index = static_cast<int>(code);
+  SM_CHECK(index >= 0 && index <= kLastCode) << "unknown status code " << index;
+  requests_by_code_[static_cast<size_t>(index)]->Increment();
+  prompt_tokens_.Increment(static_cast<double>(prompt_tokens));
+}
+
+void RequestTracker::OnTokens(size_t tokens, Clock::time_point now) {
+  if (metrics_ == nullptr || tokens == 0) return;
+  if (last_tokens_) {
+    metrics_->ObserveNextTokens(now - *last_tokens_, tokens);
+  } else {
+    metrics_->ObserveFirstTokens(now - start_, tokens);
+  }
+  last_tokens_ = now;
+}
+
+void RequestTracker::OnFinished(shared::StatusCode code, uint64_t prompt_tokens) {
+  if (metrics_ == nullptr || finished_) return;
+  finished_ = true;
+  metrics_->ObserveFinished(code, prompt_tokens);
+}
+
+}  // namespace smallmind::gateway
