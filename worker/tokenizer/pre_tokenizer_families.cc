@@ -27,9 +27,8 @@ constexpr char kQwen2[] = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L
                           R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // Qwen 3.5: Qwen2's regex with combining marks (\p{M}) kept inside words.
-constexpr char kQwen35[] =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N})"
-    R"(| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr char kQwen35[] = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N})"
+                           R"(| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // Mistral Tekken (Mistral NeMo, Mistral Small 3): words split at case changes, as tiktoken's
 // o200k_base does: an optional leading non-letter, then upper-case-like letters followed by
@@ -170,12 +169,12 @@ constexpr std::array kRows = {
 // PreTokenizerFamily::name of each family.
 std::string_view FamilyName(Family family) {
   switch (family) {
-    case Family::kGpt2: return "gpt2";  // GPT-2, GPT-NeoX / MPT, OLMo 1, Granite Docling
-    case Family::kLlama3: return "llama3";    // Llama 3.x, DBRX, Phi-4, OLMo 2, SmolLM3, GLM-4
-    case Family::kQwen2: return "qwen2";      // Qwen 1.5 / 2 / 2.5 / 3, Qwen3-MoE, StableLM 2
-    case Family::kQwen35: return "qwen35";    // Qwen 3.5
-    case Family::kTekken: return "tekken";    // Mistral NeMo, Mistral Small 3
-    case Family::kGpt4o: return "gpt4o";      // Phi-4-mini, gpt-oss, Llama 4
+    case Family::kGpt2: return "gpt2";            // GPT-2, GPT-NeoX / MPT, OLMo 1, Granite Docling
+    case Family::kLlama3: return "llama3";        // Llama 3.x, DBRX, Phi-4, OLMo 2, SmolLM3, GLM-4
+    case Family::kQwen2: return "qwen2";          // Qwen 1.5 / 2 / 2.5 / 3, Qwen3-MoE, StableLM 2
+    case Family::kQwen35: return "qwen35";        // Qwen 3.5
+    case Family::kTekken: return "tekken";        // Mistral NeMo, Mistral Small 3
+    case Family::kGpt4o: return "gpt4o";          // Phi-4-mini, gpt-oss, Llama 4
     case Family::kStarcoder: return "starcoder";  // StarCoder 2, SmolLM 1/2, Granite 3, Command-R
     case Family::kFalcon: return "falcon";
     case Family::kDeepSeekCoder: return "deepseek-coder";

@@ -66,10 +66,10 @@ TEST(PreTokenizerTest, TekkenSplitsWordsAtCaseChangesAndEveryDigit) {
             (Pieces{"camel", "Case", " HTTPServer", " i", "Phone"}));
   EXPECT_EQ(SplitWith("tekken", "v2024 I'm"), (Pieces{"v", "2", "0", "2", "4", " I", "'m"}));
   // Symbols keep the newlines and slashes after them; a lone space before a digit stands alone.
-  EXPECT_EQ(SplitWith("tekken", "x = 1;\n\n// c"),
-            (Pieces{"x", " =", " ", "1", ";\n\n//", " c"}));
-  EXPECT_EQ(SplitWith("tekken", "\xC3\x89" "COLE caf\xC3\xA9 a  \n b"),  // ÉCOLE café
-            (Pieces{"\xC3\x89" "COLE", " caf\xC3\xA9", " a", "  \n", " b"}));
+  EXPECT_EQ(SplitWith("tekken", "x = 1;\n\n// c"), (Pieces{"x", " =", " ", "1", ";\n\n//", " c"}));
+  // ÉCOLE café: \x43 is 'C' (a hex digit after \x89 would extend the escape).
+  EXPECT_EQ(SplitWith("tekken", "\xC3\x89\x43OLE caf\xC3\xA9 a  \n b"),
+            (Pieces{"\xC3\x89\x43OLE", " caf\xC3\xA9", " a", "  \n", " b"}));
 }
 
 TEST(PreTokenizerTest, CaseSplitFamiliesKeepCombiningMarksInTheWord) {
@@ -91,9 +91,11 @@ TEST(PreTokenizerTest, Gpt4oEndsCaseSplitWordsWithContractionsAndGroupsDigitsInT
 
 TEST(PreTokenizerTest, DeepseekV3SplitsDigitsThenIdeographsThenWords) {
   // An ASCII symbol leads an ASCII word; a space leads a symbol run before it leads a word.
-  EXPECT_EQ(SplitWith("deepseek-v3", "Hello 12345 \xE4\xB8\x96\xE7\x95\x8C" "abc.Net .x"),  // 世界
-            (Pieces{"Hello", " ", "123", "45", " ", "\xE4\xB8\x96\xE7\x95\x8C", "abc", ".Net",
-                    " .", "x"}));
+  EXPECT_EQ(SplitWith("deepseek-v3",
+                      "Hello 12345 \xE4\xB8\x96\xE7\x95\x8C"
+                      "abc.Net .x"),  // 世界
+            (Pieces{"Hello", " ", "123", "45", " ", "\xE4\xB8\x96\xE7\x95\x8C", "abc", ".Net", " .",
+                    "x"}));
 }
 
 TEST(PreTokenizerTest, FamiliesCarryLlamaCppsIgnoreMergesAndBosDefaults) {
@@ -104,10 +106,10 @@ TEST(PreTokenizerTest, FamiliesCarryLlamaCppsIgnoreMergesAndBosDefaults) {
     bool add_bos;
   };
   const Want wants[] = {
-      {"llama-bpe", "llama3", true, true},  {"smaug-bpe", "llama3", false, false},
-      {"dbrx", "llama3", false, false},     {"chatglm-bpe", "llama3", false, false},
-      {"tekken", "tekken", true, true},     {"gpt-4o", "gpt4o", false, false},
-      {"qwen2", "qwen2", false, false},     {"smollm", "starcoder", false, false},
+      {"llama-bpe", "llama3", true, true},   {"smaug-bpe", "llama3", false, false},
+      {"dbrx", "llama3", false, false},      {"chatglm-bpe", "llama3", false, false},
+      {"tekken", "tekken", true, true},      {"gpt-4o", "gpt4o", false, false},
+      {"qwen2", "qwen2", false, false},      {"smollm", "starcoder", false, false},
       {"refact", "starcoder", false, false}, {"olmo", "gpt2", false, false},
   };
   for (const Want& w : wants) {
