@@ -5,7 +5,7 @@
 #include <queue>
 #include <utility>
 
-#include "worker/tokenizer/end_of_turn.h"
+#include "worker/tokenizer/special_spellings.h"
 
 namespace smallmind::worker {
 
@@ -87,7 +87,7 @@ shared::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::Create(SpmVocab voca
   tok->byte_token_.fill(-1);
   tok->byte_value_.assign(n, 0);
   tok->lookup_.reserve(n);
-  tok->eot_id_ = vocab.eot_id >= 0 ? vocab.eot_id : FindEndOfTurn(vocab.pieces);
+  tok->eot_id_ = ApplySpecialSpellings(vocab.pieces, &vocab.types, vocab.eot_id);
   for (size_t i = 0; i < n; ++i) {
     auto where = [i] { return "tokenizer token " + std::to_string(i); };
     if (std::isnan(vocab.scores[i])) return shared::InvalidArgument(where() + " has a NaN score");

@@ -36,8 +36,8 @@ struct SpmVocab {
   TokenId bos_id = -1;
   TokenId eos_id = -1;
   TokenId unk_id = -1;
-  // End of turn of chat models; -1: the first control or user-defined piece spelled like one
-  // (<end_of_turn>, <|end|>, <|im_end|>, ..., see FindEndOfTurn), if any.
+  // End of turn of chat models; -1: found by its spelling (<end_of_turn>, <|end|>, ...), if any.
+  // Create applies llama.cpp's type overrides by spelling first (special_spellings.h).
   TokenId eot_id = -1;
   bool add_bos = true;
   bool add_space_prefix = true;  // SentencePiece "dummy prefix": encode " " + text (not Gemma)

@@ -77,6 +77,14 @@ TEST(PreTokenizerTest, CaseSplitFamiliesKeepCombiningMarksInTheWord) {
   EXPECT_EQ(SplitWith("tekken", text), (Pieces{text}));
   EXPECT_EQ(SplitWith("gpt-4o", text), (Pieces{text}));
   EXPECT_EQ(SplitWith("qwen35", text + " 12"), (Pieces{text, " ", "1", "2"}));
+  // Khmer: consonants (Lo) with vowel signs and a diacritic (Mc, Mn) stay one word.
+  const std::string khmer =
+      "\xE1\x9E\x80\xE1\x9E\xB6\xE1\x9E\x93\xE1\x9F\x8B\xE1\x9E\x8F\xE1\x9F\x82";
+  EXPECT_EQ(SplitWith("gpt-4o", khmer), (Pieces{khmer}));
+  // A non-ASCII capital after a lower-case letter starts a word, as an ASCII one does.
+  EXPECT_EQ(SplitWith("tekken", "a\xC3\x89\x62 x\xC3\x9Cy"),  // aÉb xÜy
+            (Pieces{"a", "\xC3\x89\x62", " x", "\xC3\x9Cy"}));
+  EXPECT_EQ(SplitWith("gpt-4o", "a\xC3\x89\x62"), (Pieces{"a", "\xC3\x89\x62"}));
   // Llama 3's and Qwen2's \p{L}+ stop at the mark, which then leads the next letter run.
   EXPECT_EQ(SplitWith("llama-bpe", text), (Pieces{"e", "\xCC\x81t"}));
   EXPECT_EQ(SplitWith("qwen2", text), (Pieces{"e", "\xCC\x81t"}));

@@ -53,11 +53,22 @@ TEST(GemmaSpmTest, UserDefinedPiecesAndNewlineRunsAreCutOutWhole) {
   want.push_back(nl);
   want.insert(want.end(), user.begin(), user.end());
   want.push_back(nl3);
-  want.push_back(end);
-  EXPECT_EQ(tok->Encode("<start_of_turn>user\nuser\n\n\n<end_of_turn>", false), want);
+  EXPECT_EQ(tok->Encode("<start_of_turn>user\nuser\n\n\n", false), want);
   // 40 newlines: the longest run (31), then a run of 9.
   EXPECT_EQ(tok->Encode(std::string(40, '\n'), false),
             (Ids{IdOf(*tok, std::string(31, '\n')), IdOf(*tok, std::string(9, '\n'))}));
+}
+
+TEST(GemmaSpmTest, EndOfTurnSpellingIsAControlTokenAsInLlamaCpp) {
+  // <end_of_turn> is user-defined in the vocabulary, but llama.cpp makes every end-of-generation
+  // spelling a control token: its text in a prompt stays text unless special tokens are parsed.
+  auto tok = Gemma();
+  EXPECT_EQ(tok->Type(5), SpmTokenType::kControl);
+  const Ids plain = tok->Encode("a<end_of_turn>", false);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 5), 0);
+  const Ids special = tok->EncodeSpecial("a<end_of_turn>", false);
+  ASSERT_FALSE(special.empty());
+  EXPECT_EQ(special.back(), 5);
 }
 
 TEST(GemmaSpmTest, NoDummyPrefixAndALeadingSpaceSurvivesDecoding) {
