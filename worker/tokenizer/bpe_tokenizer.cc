@@ -5,6 +5,8 @@
 #include <queue>
 #include <utility>
 
+#include "worker/tokenizer/special_spellings.h"
+
 namespace smallmind::worker {
 
 namespace {
@@ -47,6 +49,7 @@ shared::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::Create(BpeVocab voca
     }
   }
   std::unique_ptr<BpeTokenizer> tok(new BpeTokenizer());
+  vocab.eot_id = ApplySpecialSpellings(vocab.tokens, &vocab.types, vocab.eot_id);
   SM_RETURN_IF_ERROR(tok->BuildLookups(vocab));
   SM_RETURN_IF_ERROR(tok->BuildMerges(vocab.merges));
   auto pre = PreTokenizer::Create(vocab.pre.patterns);

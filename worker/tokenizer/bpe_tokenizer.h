@@ -32,7 +32,7 @@ struct BpeVocab {
   PreTokenizerFamily pre;           // the regexes and options tokenizer.ggml.pre selects
   TokenId bos_id = -1;
   TokenId eos_id = -1;
-  TokenId eot_id = -1;  // end of turn for chat models; -1 when none
+  TokenId eot_id = -1;  // end of turn for chat models; -1: found by spelling, if any
   bool add_bos = false;
   bool add_eos = false;
 };
@@ -41,7 +41,8 @@ class BpeTokenizer final : public Tokenizer {
  public:
   // Validates `vocab` (sizes agree, known token types, ids in range, merges spelled "a b",
   // patterns compile) and returns InvalidArgument naming the first problem. A merge whose halves
-  // or result are not tokens can never apply and is skipped.
+  // or result are not tokens can never apply and is skipped. Applies llama.cpp's token type
+  // overrides by spelling and finds the end of turn when none is given (special_spellings.h).
   static shared::Result<std::unique_ptr<BpeTokenizer>> Create(BpeVocab vocab);
 
   TokenizerKind kind() const override { return TokenizerKind::kBpe; }

@@ -6,23 +6,49 @@ namespace smallmind::worker {
 
 namespace {
 
-// The regexes are the ones in each model's Hugging Face tokenizer.json (the reference these
-// vocabularies' expected ids come from), as llama.cpp's llama-vocab also lists them. Non-ASCII
-// characters are written as \x{...} code points.
+// The regexes are the ones in each model's Hugging Face tokenizer.json (the reference its
+// vocabulary's expected ids come from); llama.cpp's llama-vocab lists the same ones, sometimes
+// rewritten for its own regex engine. PCRE2 takes the originals as they are. Non-ASCII characters
+// are written as \x{...} code points.
 
 // GPT-2's ByteLevel regex: contractions, optionally space-led runs of letters / numbers / other
 // symbols, then whitespace (a run before a word leaves its last space to that word).
 constexpr char kGpt2[] =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
-// Llama 3 (tiktoken cl100k-style): case-insensitive contractions, a letter run may take one
-// leading non-letter, digits in groups of at most three, newlines kept with symbols.
+// Llama 3 (tiktoken cl100k_base; also DBRX, Phi-4, OLMo 2, GLM-4): case-insensitive contractions,
+// a letter run may take one leading non-letter, digits in groups of at most three, newlines kept
+// with symbols.
 constexpr char kLlama3[] = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3})"
                            R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-// Qwen2: Llama 3's regex with every digit on its own.
+// Qwen2 (Qwen 1.5 to Qwen 3): Llama 3's regex with every digit on its own.
 constexpr char kQwen2[] = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
                           R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// Qwen 3.5: Qwen2's regex with combining marks (\p{M}) kept inside words.
+constexpr char kQwen35[] = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N})"
+                           R"(| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// Mistral Tekken (Mistral NeMo, Mistral Small 3): words split at case changes, as tiktoken's
+// o200k_base does: an optional leading non-letter, then upper-case-like letters followed by
+// lower-case-like ones, so "camelCase" is "camel" "Case" and "HTTPServer" stays whole
+// (titlecase, modifier and other letters and combining marks count on whichever side needs them);
+// every digit alone; symbols take trailing newlines and slashes.
+constexpr char kTekken[] =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+)"
+    R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*)"
+    R"(|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// tiktoken o200k_base (GPT-4o; Phi-4-mini, gpt-oss's o200k_harmony, Llama 4): Tekken's case-split
+// words, each of which may end in a case-insensitive contraction; digits in groups of at most
+// three.
+constexpr char kGpt4o[] =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+)"
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*)"
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // CJK ideographs, U+0800..U+4E00 (which includes Khmer, Thai, kana, ...) and Hangul, as DeepSeek
 // splits them off.
@@ -52,62 +78,137 @@ constexpr char kDeepSeekLlmLetters[] =
 constexpr char kDeepSeekLlmPunct[] =
     R"(\s?[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)";
 
+// DeepSeek V3 / R1: CJK ideographs and kana apart; an ASCII symbol may lead an ASCII word, any
+// other word takes one leading non-letter, non-symbol character.
+constexpr char kDeepSeekV3Kana[] = R"([\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+)";
+constexpr char kDeepSeekV3Words[] =
+    R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+)"
+    R"(| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+enum class Family {
+  kGpt2,
+  kLlama3,
+  kQwen2,
+  kQwen35,
+  kTekken,
+  kGpt4o,
+  kStarcoder,
+  kFalcon,
+  kDeepSeekCoder,
+  kDeepSeekLlm,
+  kDeepSeekV3,
+  kDefault,
+};
+
 struct FamilyRow {
   std::string_view pre;  // the tokenizer.ggml.pre value
-  std::string_view family;
-  bool ignore_merges;
+  Family family;
+  bool ignore_merges;  // llama.cpp's per-value flags (llama-vocab.cpp, llama_vocab::impl::load)
   bool add_bos;
 };
 
+// Every value llama.cpp maps to one of the families above, with its flags; the models of each
+// family are in kFamilyNames' comments.
 constexpr std::array kRows = {
-    FamilyRow{"gpt-2", "gpt2", false, false},
-    FamilyRow{"gpt2", "gpt2", false, false},
-    FamilyRow{"phi-2", "gpt2", false, false},
-    FamilyRow{"mpt", "gpt2", false, false},
-    FamilyRow{"olmo", "gpt2", false, false},
-    FamilyRow{"jais", "gpt2", false, false},
-    FamilyRow{"roberta-bpe", "gpt2", false, false},
-    FamilyRow{"llama3", "llama3", true, true},
-    FamilyRow{"llama-v3", "llama3", true, true},
-    FamilyRow{"llama-bpe", "llama3", true, true},
-    FamilyRow{"falcon3", "llama3", true, true},
-    FamilyRow{"dbrx", "llama3", false, false},
-    FamilyRow{"smaug-bpe", "llama3", false, false},
-    FamilyRow{"qwen2", "qwen2", false, false},
-    FamilyRow{"deepseek-r1-qwen", "qwen2", false, false},
-    FamilyRow{"stablelm2", "qwen2", false, false},
-    FamilyRow{"megrez", "qwen2", false, false},
-    FamilyRow{"starcoder", "starcoder", false, false},
-    FamilyRow{"refact", "starcoder", false, false},
-    FamilyRow{"command-r", "starcoder", false, false},
-    FamilyRow{"smollm", "starcoder", false, false},
-    FamilyRow{"codeshell", "starcoder", false, false},
-    FamilyRow{"exaone", "starcoder", false, false},
-    FamilyRow{"minerva-7b", "starcoder", false, false},
-    FamilyRow{"falcon", "falcon", false, false},
-    FamilyRow{"deepseek-coder", "deepseek-coder", false, false},
-    FamilyRow{"deepseek-llm", "deepseek-llm", false, false},
-    FamilyRow{"default", "default", false, false},
+    FamilyRow{"gpt-2", Family::kGpt2, false, false},
+    FamilyRow{"gpt2", Family::kGpt2, false, false},
+    FamilyRow{"phi-2", Family::kGpt2, false, false},
+    FamilyRow{"mpt", Family::kGpt2, false, false},
+    FamilyRow{"olmo", Family::kGpt2, false, false},
+    FamilyRow{"jais", Family::kGpt2, false, false},
+    FamilyRow{"roberta-bpe", Family::kGpt2, false, false},
+    FamilyRow{"gigachat", Family::kGpt2, false, false},
+    FamilyRow{"a.x-4.0", Family::kGpt2, false, false},
+    FamilyRow{"mellum", Family::kGpt2, false, false},
+    FamilyRow{"exaone4", Family::kGpt2, false, false},
+    FamilyRow{"trillion", Family::kGpt2, false, false},
+    FamilyRow{"granite-docling", Family::kGpt2, false, false},
+    FamilyRow{"llama3", Family::kLlama3, true, true},
+    FamilyRow{"llama-v3", Family::kLlama3, true, true},
+    FamilyRow{"llama-bpe", Family::kLlama3, true, true},
+    FamilyRow{"falcon3", Family::kLlama3, true, true},
+    FamilyRow{"falcon-h1", Family::kLlama3, true, true},
+    FamilyRow{"pixtral", Family::kLlama3, true, true},
+    FamilyRow{"midm-2.0", Family::kLlama3, true, true},
+    FamilyRow{"lfm2", Family::kLlama3, true, true},
+    FamilyRow{"dbrx", Family::kLlama3, false, false},
+    FamilyRow{"smaug-bpe", Family::kLlama3, false, false},
+    FamilyRow{"chatglm-bpe", Family::kLlama3, false, false},
+    FamilyRow{"glm4", Family::kLlama3, false, false},
+    FamilyRow{"qwen2", Family::kQwen2, false, false},
+    FamilyRow{"deepseek-r1-qwen", Family::kQwen2, false, false},
+    FamilyRow{"stablelm2", Family::kQwen2, false, false},
+    FamilyRow{"megrez", Family::kQwen2, false, false},
+    FamilyRow{"kormo", Family::kQwen2, false, false},
+    FamilyRow{"hunyuan", Family::kQwen2, false, false},
+    FamilyRow{"grok-2", Family::kQwen2, false, false},
+    FamilyRow{"solar-open", Family::kQwen2, false, false},
+    FamilyRow{"qwen35", Family::kQwen35, false, false},
+    FamilyRow{"tekken", Family::kTekken, true, true},
+    FamilyRow{"gpt-4o", Family::kGpt4o, false, false},
+    FamilyRow{"llama4", Family::kGpt4o, false, false},
+    FamilyRow{"kanana2", Family::kGpt4o, false, false},
+    FamilyRow{"minimax-m2", Family::kGpt4o, false, false},
+    FamilyRow{"starcoder", Family::kStarcoder, false, false},
+    FamilyRow{"refact", Family::kStarcoder, false, false},
+    FamilyRow{"command-r", Family::kStarcoder, false, false},
+    FamilyRow{"smollm", Family::kStarcoder, false, false},
+    FamilyRow{"codeshell", Family::kStarcoder, false, false},
+    FamilyRow{"exaone", Family::kStarcoder, false, false},
+    FamilyRow{"minerva-7b", Family::kStarcoder, false, false},
+    FamilyRow{"mellum2", Family::kStarcoder, false, false},
+    FamilyRow{"falcon", Family::kFalcon, false, false},
+    FamilyRow{"deepseek-coder", Family::kDeepSeekCoder, false, false},
+    FamilyRow{"deepseek-llm", Family::kDeepSeekLlm, false, false},
+    FamilyRow{"deepseek-v3", Family::kDeepSeekV3, false, false},
+    FamilyRow{"hunyuan-dense", Family::kDeepSeekV3, false, false},
+    FamilyRow{"joyai-llm", Family::kDeepSeekV3, false, false},
+    FamilyRow{"default", Family::kDefault, false, false},
 };
 
-std::vector<std::string> PatternsOf(std::string_view family) {
-  if (family == "gpt2") return {kGpt2};
-  if (family == "llama3") return {kLlama3};
-  if (family == "qwen2") return {kQwen2};
-  // StarCoder: every digit alone (HF Digits, individual), then GPT-2's regex.
-  if (family == "starcoder") return {R"(\p{N})", kGpt2};
-  // Falcon: runs of punctuation (Unicode P plus ASCII symbols), GPT-2's regex, then digits in
-  // threes from the left.
-  if (family == "falcon") return {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, R"([0-9][0-9][0-9])"};
-  if (family == "deepseek-coder") {
-    return {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kDeepSeekCjk, R"(\p{N})"};
+// PreTokenizerFamily::name of each family.
+std::string_view FamilyName(Family family) {
+  switch (family) {
+    case Family::kGpt2: return "gpt2";            // GPT-2, GPT-NeoX / MPT, OLMo 1, Granite Docling
+    case Family::kLlama3: return "llama3";        // Llama 3.x, DBRX, Phi-4, OLMo 2, SmolLM3, GLM-4
+    case Family::kQwen2: return "qwen2";          // Qwen 1.5 / 2 / 2.5 / 3, Qwen3-MoE, StableLM 2
+    case Family::kQwen35: return "qwen35";        // Qwen 3.5
+    case Family::kTekken: return "tekken";        // Mistral NeMo, Mistral Small 3
+    case Family::kGpt4o: return "gpt4o";          // Phi-4-mini, gpt-oss, Llama 4
+    case Family::kStarcoder: return "starcoder";  // StarCoder 2, SmolLM 1/2, Granite 3, Command-R
+    case Family::kFalcon: return "falcon";
+    case Family::kDeepSeekCoder: return "deepseek-coder";
+    case Family::kDeepSeekLlm: return "deepseek-llm";
+    case Family::kDeepSeekV3: return "deepseek-v3";  // DeepSeek V3 / R1
+    case Family::kDefault: return "default";
   }
-  if (family == "deepseek-llm") {
-    return {R"([\r\n])", kDeepSeekLlmLetters, kDeepSeekLlmPunct,
-            R"(\s+$)",   kDeepSeekCjk,        R"(\p{N}+)"};
+  return "default";
+}
+
+std::vector<std::string> PatternsOf(Family family) {
+  switch (family) {
+    case Family::kGpt2: return {kGpt2};
+    case Family::kLlama3: return {kLlama3};
+    case Family::kQwen2: return {kQwen2};
+    case Family::kQwen35: return {kQwen35};
+    case Family::kTekken: return {kTekken};
+    case Family::kGpt4o: return {kGpt4o};
+    // StarCoder: every digit alone (HF Digits, individual), then GPT-2's regex.
+    case Family::kStarcoder: return {R"(\p{N})", kGpt2};
+    // Falcon: runs of punctuation (Unicode P plus ASCII symbols), GPT-2's regex, then digits in
+    // threes from the left.
+    case Family::kFalcon: return {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, R"([0-9][0-9][0-9])"};
+    case Family::kDeepSeekCoder:
+      return {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kDeepSeekCjk, R"(\p{N})"};
+    case Family::kDeepSeekLlm:
+      return {R"([\r\n])", kDeepSeekLlmLetters, kDeepSeekLlmPunct,
+              R"(\s+$)",   kDeepSeekCjk,        R"(\p{N}+)"};
+    case Family::kDeepSeekV3: return {R"(\p{N}{1,3})", kDeepSeekV3Kana, kDeepSeekV3Words};
+    // llama.cpp's "default": what older GGUF files without a known pre-tokenizer were made with.
+    case Family::kDefault:
+      return {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", R"([0-9][0-9][0-9])"};
   }
-  // llama.cpp's "default": what older GGUF files without a known pre-tokenizer were made with.
-  return {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", R"([0-9][0-9][0-9])"};
+  return {};
 }
 
 }  // namespace
@@ -116,7 +217,7 @@ shared::Result<PreTokenizerFamily> FindPreTokenizerFamily(std::string_view pre) 
   for (const FamilyRow& row : kRows) {
     if (row.pre != pre) continue;
     PreTokenizerFamily f;
-    f.name = std::string(row.family);
+    f.name = std::string(FamilyName(row.family));
     f.patterns = PatternsOf(row.family);
     f.ignore_merges = row.ignore_merges;
     f.add_bos = row.add_bos;

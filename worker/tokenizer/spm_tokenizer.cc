@@ -5,6 +5,8 @@
 #include <queue>
 #include <utility>
 
+#include "worker/tokenizer/special_spellings.h"
+
 namespace smallmind::worker {
 
 namespace {
@@ -74,7 +76,7 @@ shared::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::Create(SpmVocab voca
                                    " scores and " + std::to_string(vocab.types.size()) +
                                    " token types");
   }
-  for (TokenId special : {vocab.bos_id, vocab.eos_id, vocab.unk_id}) {
+  for (TokenId special : {vocab.bos_id, vocab.eos_id, vocab.unk_id, vocab.eot_id}) {
     if (special < -1 || special >= static_cast<TokenId>(n)) {
       return shared::InvalidArgument("tokenizer special token id " + std::to_string(special) +
                                      " is outside the vocabulary of " + std::to_string(n));
@@ -85,27 +87,31 @@ shared::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::Create(SpmVocab voca
   tok->byte_token_.fill(-1);
   tok->byte_value_.assign(n, 0);
   tok->lookup_.reserve(n);
+  tok->eot_id_ = ApplySpecialSpellings(vocab.pieces, &vocab.types, vocab.eot_id);
   for (size_t i = 0; i < n; ++i) {
-    const std::string where = "tokenizer token " + std::to_string(i);
-    if (std::isnan(vocab.scores[i])) return shared::InvalidArgument(where + " has a NaN score");
-    SpmTokenType type = vocab.types[i];
+    auto where = [i] { return "tokenizer token " + std::to_string(i); };
+    if (std::isnan(vocab.scores[i])) return shared::InvalidArgument(where() + " has a NaN score");
+    const SpmTokenType type = vocab.types[i];
     if (!IsValidType(type)) {
-      return shared::InvalidArgument(where + " has unknown type " +
+      return shared::InvalidArgument(where() + " has unknown type " +
                                      std::to_string(static_cast<int>(type)));
     }
+    const TokenId id = static_cast<TokenId>(i);
+    if (type == SpmTokenType::kControl || type == SpmTokenType::kUserDefined) {
+      tok->special_.Add(vocab.pieces[i], id);
+    }
+    if (type == SpmTokenType::kUserDefined) tok->added_.Add(vocab.pieces[i], id);
     vocab.pieces[i] = NormaliseSpaces(std::move(vocab.pieces[i]));
     const std::string& piece = vocab.pieces[i];
     if (type == SpmTokenType::kByte) {
       int b = ParseBytePiece(piece);
-      if (b < 0) return shared::InvalidArgument(where + " is a byte token but not spelled <0xHH>");
+      if (b < 0)
+        return shared::InvalidArgument(where() + " is a byte token but not spelled <0xHH>");
       tok->byte_value_[i] = static_cast<uint8_t>(b);
-      if (tok->byte_token_[b] < 0) tok->byte_token_[b] = static_cast<TokenId>(i);
+      if (tok->byte_token_[b] < 0) tok->byte_token_[b] = id;
     } else if ((type == SpmTokenType::kNormal || type == SpmTokenType::kUserDefined) &&
                !piece.empty()) {
-      tok->lookup_.emplace(piece, static_cast<TokenId>(i));  // the lowest id keeps a duplicate
-    }
-    if (type == SpmTokenType::kControl || type == SpmTokenType::kUserDefined) {
-      tok->special_.Add(piece, static_cast<TokenId>(i));
+      tok->lookup_.emplace(piece, id);  // the lowest id keeps a duplicate
     }
   }
   tok->pieces_ = std::move(vocab.pieces);
@@ -209,9 +215,26 @@ void SpmTokenizer::MergeSymbols(std::string_view input, std::vector<Symbol>* sym
 std::vector<TokenId> SpmTokenizer::Encode(std::string_view text, bool add_bos) const {
   std::vector<TokenId> out;
   if (add_bos && bos_id_ >= 0) out.push_back(bos_id_);
-  if (text.empty()) return out;
   // Symbol offsets are int; requests are capped far below this by the gRPC message limit.
   SM_CHECK(text.size() < static_cast<size_t>(INT32_MAX)) << "text of " << text.size() << " bytes";
+  if (added_.empty()) {
+    EncodeRun(text, &out);
+    return out;
+  }
+  std::vector<AddedTokenMatcher::Segment> segments;
+  added_.Partition(text, &segments);
+  for (const AddedTokenMatcher::Segment& segment : segments) {
+    if (segment.id >= 0) {
+      out.push_back(segment.id);
+    } else {
+      EncodeRun(segment.text, &out);
+    }
+  }
+  return out;
+}
+
+void SpmTokenizer::EncodeRun(std::string_view text, std::vector<TokenId>* out) const {
+  if (text.empty()) return;
   std::string input;
   input.reserve(text.size() + 1);
   if (add_space_prefix_) input.push_back(' ');
@@ -221,9 +244,8 @@ std::vector<TokenId> SpmTokenizer::Encode(std::string_view text, bool add_bos) c
   symbols.reserve(input.size());
   SplitCodePoints(input, &symbols);
   MergeSymbols(input, &symbols);
-  out.reserve(out.size() + symbols.size());
-  for (int s = symbols.empty() ? -1 : 0; s >= 0; s = symbols[s].next) out.push_back(symbols[s].id);
-  return out;
+  out->reserve(out->size() + symbols.size());
+  for (int s = symbols.empty() ? -1 : 0; s >= 0; s = symbols[s].next) out->push_back(symbols[s].id);
 }
 
 void SpmTokenizer::AppendTokenBytes(TokenId prev, TokenId id, std::string* out) const {
@@ -235,8 +257,9 @@ void SpmTokenizer::AppendTokenBytes(TokenId prev, TokenId id, std::string* out) 
     default: break;
   }
   std::string_view piece = pieces_[id];
-  if (prev >= 0 && prev == bos_id_ && !piece.empty() && piece.front() == ' ')
+  if (add_space_prefix_ && prev >= 0 && prev == bos_id_ && !piece.empty() && piece.front() == ' ') {
     piece.remove_prefix(1);
+  }
   out->append(piece);
 }
 

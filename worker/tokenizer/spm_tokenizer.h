@@ -1,6 +1,7 @@
-// SpmTokenizer: SentencePiece-style BPE over scored pieces with byte fallback, encoding exactly as
-// llama2.c's run.c does. Built once by a loader (llama2.c tokenizer.bin, GGUF metadata, builtin);
-// immutable afterwards, so every method is const and thread-safe.
+// SpmTokenizer: SentencePiece-style BPE over scored pieces with byte fallback, encoding as
+// llama2.c's run.c and llama.cpp's SPM tokenizer do (Llama 1/2, Mistral, Mixtral, Phi-3, Gemma
+// 2/3). Built once by a loader (llama2.c tokenizer.bin, GGUF metadata, builtin); immutable
+// afterwards, so every method is const and thread-safe.
 #pragma once
 
 #include <array>
@@ -35,8 +36,11 @@ struct SpmVocab {
   TokenId bos_id = -1;
   TokenId eos_id = -1;
   TokenId unk_id = -1;
+  // End of turn of chat models; -1: found by its spelling (<end_of_turn>, <|end|>, ...), if any.
+  // Create applies llama.cpp's type overrides by spelling first (special_spellings.h).
+  TokenId eot_id = -1;
   bool add_bos = true;
-  bool add_space_prefix = true;  // SentencePiece "dummy prefix": encode " " + text
+  bool add_space_prefix = true;  // SentencePiece "dummy prefix": encode " " + text (not Gemma)
 };
 
 class SpmTokenizer final : public Tokenizer {
@@ -53,16 +57,21 @@ class SpmTokenizer final : public Tokenizer {
   TokenId eos_id() const override { return eos_id_; }
   bool add_bos_default() const override { return add_bos_; }
 
-  // run.c's encode(): dummy prefix, one symbol per code point (byte fallback when the code point
-  // is no piece), then merge the best-scoring adjacent pair (leftmost on ties) until none merges.
-  // O(n log n) with a heap; a NUL byte is an ordinary byte (run.c would stop there).
+  // User-defined pieces (Gemma's <start_of_turn>, its runs of newlines) are cut out of the raw
+  // text first, by their spelling as stored (leftmost-longest), and emitted whole, as llama.cpp
+  // and Hugging Face do. Each run of text between them is encoded as run.c's encode() does: the
+  // dummy prefix (when the vocabulary has one), one symbol per code point (byte fallback when the
+  // code point is no piece), then the best-scoring adjacent pair merged (leftmost on ties) until
+  // none merges. O(n log n) with a heap; a NUL byte is an ordinary byte (run.c would stop there).
   std::vector<TokenId> Encode(std::string_view text, bool add_bos) const override;
   // Byte tokens give their byte; control and unused tokens nothing; the unknown token its piece
-  // ("<unk>", as run.c prints it); out-of-range ids nothing.
+  // ("<unk>", as run.c prints it); out-of-range ids nothing. With the dummy prefix, a leading
+  // space right after BOS is dropped (it is the prefix, not text).
   void AppendTokenBytes(TokenId prev, TokenId id, std::string* out) const override;
   // The normalised piece: ' ' for space, "<s>"/"</s>" for BOS/EOS in either source convention.
   std::string_view Piece(TokenId id) const override;
 
+  TokenId eot_id() const override { return eot_id_; }
   float Score(TokenId id) const { return scores_[id]; }
   SpmTokenType Type(TokenId id) const { return types_[id]; }
   const AddedTokenMatcher* special_tokens() const override { return &special_; }
@@ -77,6 +86,8 @@ class SpmTokenizer final : public Tokenizer {
   SpmTokenizer() = default;
   // Mergeable pieces only (normal, user-defined); -1 when `text` is none.
   TokenId Lookup(std::string_view text) const;
+  // Encodes one run of text without user-defined pieces, appending its ids.
+  void EncodeRun(std::string_view text, std::vector<TokenId>* out) const;
   void SplitCodePoints(std::string_view input, std::vector<Symbol>* symbols) const;
   void MergeSymbols(std::string_view input, std::vector<Symbol>* symbols) const;
 
@@ -87,10 +98,14 @@ class SpmTokenizer final : public Tokenizer {
   std::vector<uint8_t> byte_value_;        // [n_vocab] the byte of a kByte token, else 0
   std::array<TokenId, 256> byte_token_{};  // byte -> its kByte token, -1 when absent
   std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> lookup_;
-  AddedTokenMatcher special_;  // control and user-defined tokens, for EncodeSpecial
+  // Both by the spelling as stored (a "\xE2\x96\x81" in it never matches raw text, as in
+  // llama.cpp).
+  AddedTokenMatcher added_;    // user-defined pieces, cut out before SentencePiece
+  AddedTokenMatcher special_;  // control and user-defined pieces, for EncodeSpecial
   TokenId bos_id_ = -1;
   TokenId eos_id_ = -1;
   TokenId unk_id_ = -1;
+  TokenId eot_id_ = -1;
   bool add_bos_ = true;
   bool add_space_prefix_ = true;
 };

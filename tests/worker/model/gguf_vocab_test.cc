@@ -91,12 +91,12 @@ TEST(GgufVocabTest, MissingPreTokenizerKeyMeansTheDefaultFamily) {
 
 TEST(GgufVocabTest, UnknownPreTokenizerIsRejectedNamingFileKeyAndSupportedValues) {
   Gpt2Metadata m;
-  m.pre = "tekken";
+  m.pre = "jais-2";
   auto tok = GgufTokenizer(*WriteGpt2(m));
   ASSERT_FALSE(tok.ok());
   EXPECT_EQ(tok.status().code(), shared::StatusCode::kInvalidArgument);
   const std::string& msg = tok.status().message();
-  for (const char* part : {"vocab.gguf", "tokenizer.ggml.pre", "'tekken'", "qwen2"}) {
+  for (const char* part : {"vocab.gguf", "tokenizer.ggml.pre", "'jais-2'", "qwen2"}) {
     EXPECT_NE(msg.find(part), std::string::npos) << part << " missing from: " << msg;
   }
 }
