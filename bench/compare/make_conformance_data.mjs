@@ -1,0 +1,231 @@
+// Regenerates tests/data/conformance/<case>.json: for every case below, makes its model (with the
+// project's own smallmind-modelgen, or a file of ../shared), picks its prompts, and runs
+// llama_cpp_oracle.mjs on them. tests/worker/conformance/conformance_test.cc makes the same model
+// again from the recorded modelgen flags, checks its SHA-256, and compares smallmind with the data.
+//
+//   make build JOBS=2                                      # smallmind-modelgen in build/bin
+//   cd /work/oracle && npm i -E node-llama-cpp@3.22.1      # any folder outside the repo
+//   cd /work/oracle && node /path/to/repo/bench/compare/make_conformance_data.mjs [CASE...]
+//
+// Options: --build DIR (default <repo>/build), --shared DIR (default <repo>/../shared),
+// --threads N (llama.cpp's threads, default 1). Without CASE names every case is made.
+//
+// Adding a case: one line in kCases (modelgen flags or a shared file), then run this script for it.
+//
+// Prompts: BOS then seeded pseudo-random ids (generated models), or the opening of a fixed text
+// tokenized by llama.cpp (real-weight models), of 8, 64 and 300 tokens, each continued
+// kNewTokens greedy steps. A prompt whose first near-tie (llama.cpp's top-2 gap <= kNearTie, where
+// the test stops comparing) comes before step kMinCompared is redrawn with the next seed (bounded),
+// so every prompt compares at least kMinCompared steps; the seeds used are in the data file.
+import {execFileSync} from "node:child_process";
+import {createRequire} from "node:module";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+
+const kHere = path.dirname(fileURLToPath(import.meta.url));
+const kRepo = path.resolve(kHere, "../..");
+const kOut = path.join(kRepo, "tests/data/conformance");
+
+const kNewTokens = 24;
+const kMinCompared = 16;
+const kNearTie = 0.02;  // tests/worker/conformance: the same rule
+const kMaxDraws = 12;
+const kPromptLengths = [8, 64, 300];
+
+// A llama-shaped test model: the bench presets' near-normal weights, untied classifier of logit
+// spread 4 and noisy norms (clear top-1 gaps on random weights), scaled down to run in
+// milliseconds; K-quant row lengths (256, 768) are whole 256-blocks; 4 query heads over 2 KV heads.
+const kLlamaShape = ["--preset", "bench-110M", "--dim", "256", "--ffn", "768", "--layers", "2",
+                     "--heads", "4", "--kv-heads", "2", "--vocab", "1024", "--context", "512",
+                     "--seed", "1"];
+
+// stories260K (real weights) converted by smallmind-modelgen; "$SHARED" is the ../shared folder.
+const kStoriesFlags = ["--from-llama2c", "$SHARED/models/stories260K.bin", "--tokenizer",
+                       "$SHARED/models/tok512.bin"];
+
+// Why the quantized cases are stored disabled (their tests are DISABLED_; README.md, "Known
+// discrepancy"): remove `disabled` from a case once it passes.
+const kActivationQuantization =
+    "smallmind quantizes the activations of every quantized matmul to blocks of 32 int8 with an " +
+    "F32 scale; llama.cpp to Q8_0 (blocks of 32, FP16 scale) for Q8_0/Q4_0 weights and to Q8_K " +
+    "(blocks of 256, F32 scale) for K-quants. The logprobs then differ by 0.1-0.3, the size of " +
+    "the activation-quantization noise itself, over the 0.05 tolerance";
+
+// name -> {modelgen: flags (without -o), text: prompt source for real weights} or {shared: a
+// file under ../shared, text}; `disabled`: why a known-failing case's tests are DISABLED_.
+const kCases = {
+  "llama-f32": {modelgen: [...kLlamaShape, "--type", "f32"]},
+  "llama-f16": {modelgen: [...kLlamaShape, "--type", "f16"]},
+  "llama-q8_0": {modelgen: [...kLlamaShape, "--type", "q8_0"], disabled: kActivationQuantization},
+  "llama-q4_0": {modelgen: [...kLlamaShape, "--type", "q4_0"], disabled: kActivationQuantization},
+  "llama-q4_k": {modelgen: [...kLlamaShape, "--type", "q4_k"], disabled: kActivationQuantization},
+  "llama-q6_k": {modelgen: [...kLlamaShape, "--type", "q6_k"], disabled: kActivationQuantization},
+  "llama-q4_k_m": {modelgen: [...kLlamaShape, "--type", "q4_k_m"],
+                   disabled: kActivationQuantization},
+  "stories260k": {shared: "models/stories260K.gguf", text: "story"},
+  "stories260k-q8_0": {modelgen: [...kStoriesFlags, "--type", "q8_0"], text: "story",
+                       disabled: kActivationQuantization},
+  "stories260k-q4_0": {modelgen: [...kStoriesFlags, "--type", "q4_0"], text: "story",
+                       disabled: kActivationQuantization},
+};
+
+// Prompt text for real-weight models (TinyStories-like, written for this test).
+const kTexts = {
+  story: "Once upon a time, there was a little girl named Lily. She loved to play outside in the " +
+      "park with her big red ball. One day, she saw a small dog sitting under a tree. The dog " +
+      "looked sad and hungry. Lily wanted to help the dog, so she ran home and asked her mom " +
+      "for some food. Her mom gave her a piece of bread and a bowl of water. Lily went back to " +
+      "the park and gave the food to the dog. The dog ate the bread and drank the water. Then " +
+      "it wagged its tail and licked Lily's hand. Lily was very happy. She named the dog Max. " +
+      "Every day after that, Lily and Max played together in the park. They ran, they jumped " +
+      "and they rolled in the grass. One morning, Max did not come to the park. Lily looked for " +
+      "him everywhere. She looked behind the trees, under the bench and near the pond. She " +
+      "could not find him. Lily felt sad and started to cry. Then she heard a bark. It was Max! " +
+      "He was stuck in a bush near the gate. Lily pulled the branches away and Max jumped out. " +
+      "He was not hurt. Lily hugged him and said, \"Don't go away again, Max!\" Max barked and " +
+      "wagged his tail. From that day on, Max never left Lily's side. They were best friends " +
+      "forever, and they lived happily ever after. The end. Once upon a time, there was a boy " +
+      "named Tom. He had a toy car that he loved very much.",
+};
+
+function ParseArgs(argv) {
+  const a = {build: path.join(kRepo, "build"), shared: path.resolve(kRepo, "../shared"),
+             threads: "1", cases: []};
+  for (let i = 0; i < argv.length; i++) {
+    const m = argv[i].match(/^--(build|shared|threads)$/);
+    if (m) {
+      a[m[1]] = argv[++i];
+    } else if (kCases[argv[i]]) {
+      a.cases.push(argv[i]);
+    } else {
+      throw new Error(`unknown argument or case '${argv[i]}' (cases: ${Object.keys(kCases)})`);
+    }
+  }
+  if (a.cases.length === 0) a.cases = Object.keys(kCases);
+  return a;
+}
+
+// SplitMix64 draws (BigInt), so a prompt seed gives the same ids everywhere.
+function PromptIds(seed, length, vocab) {
+  const mask = (1n << 64n) - 1n;
+  let state = BigInt(seed);
+  const next = () => {
+    state = (state + 0x9e3779b97f4a7c15n) & mask;
+    let z = state;
+    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & mask;
+    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & mask;
+    return z ^ (z >> 31n);
+  };
+  const ids = [1];  // BOS
+  while (ids.length < length) ids.push(3 + Number(next() % BigInt(vocab - 3)));  // no unk/BOS/EOS
+  return ids;
+}
+
+// The first step whose gap is a near-tie, else the number of steps.
+const FirstNearTie = (steps) => {
+  const i = steps.findIndex((s) => s.gap <= kNearTie);
+  return i < 0 ? steps.length : i;
+};
+
+async function TextIds(modelPath, text) {
+  const require = createRequire(path.join(process.cwd(), "noop.js"));
+  const {getLlama} = await import(require.resolve("node-llama-cpp"));
+  const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
+  const model = await llama.loadModel({modelPath, vocabOnly: true});
+  const ids = [1, ...model.tokenize(text)];
+  await model.dispose();
+  return ids;
+}
+
+function VocabOf(flags) {
+  const i = flags.indexOf("--vocab");
+  if (i < 0) throw new Error("generated cases name --vocab");
+  return Number(flags[i + 1]);
+}
+
+function RunOracle(modelPath, cases, dir, threads) {
+  const casesPath = path.join(dir, `${cases.case}.cases.json`);
+  const outPath = path.join(dir, `${cases.case}.json`);
+  fs.writeFileSync(casesPath, JSON.stringify(cases));
+  execFileSync("node", [path.join(kHere, "llama_cpp_oracle.mjs"), "--model", modelPath,
+                        "--cases", casesPath, "--out", outPath, "--threads", threads],
+               {stdio: ["ignore", "inherit", "inherit"]});
+  return JSON.parse(fs.readFileSync(outPath, "utf8"));
+}
+
+async function MakeCase(name, spec, args, dir) {
+  let modelPath, model, draw;
+  if (spec.modelgen) {
+    modelPath = path.join(dir, `${name}.gguf`);
+    const flags = spec.modelgen.map((f) => f.replace("$SHARED", args.shared));
+    execFileSync(path.join(args.build, "bin/smallmind-modelgen"), [...flags, "-o", modelPath],
+                 {stdio: ["ignore", "ignore", "inherit"]});
+    model = {modelgen: spec.modelgen};
+  } else {
+    modelPath = path.join(args.shared, spec.shared);
+    model = {shared: spec.shared};
+  }
+  if (!spec.text) {
+    const vocab = VocabOf(spec.modelgen);
+    draw = (length, seed) => PromptIds(seed, length, vocab);
+  } else {
+    const ids = await TextIds(modelPath, kTexts[spec.text]);
+    if (ids.length < Math.max(...kPromptLengths) + kMaxDraws) throw new Error(`${name}: text too short`);
+    // Seed s starts the prompt s tokens into the text (BOS first).
+    draw = (length, seed) => [1, ...ids.slice(1 + seed, length + seed)];
+  }
+  const seeds = kPromptLengths.map(() => 0);
+  for (let attempt = 0; attempt < kMaxDraws; attempt++) {
+    const cases = {
+      case: name, model,
+      prompts: kPromptLengths.map((n, i) => ({name: `p${n}`, seed: seeds[i], ids: draw(n, seeds[i]),
+                                               new_tokens: kNewTokens})),
+    };
+    const out = RunOracle(modelPath, cases, dir, args.threads);
+    const short = out.prompts.map((p) => FirstNearTie(p.steps) < kMinCompared);
+    if (!short.includes(true)) {
+      out.prompts = out.prompts.map((p, i) => ({name: p.name, seed: seeds[i], ids: p.ids,
+                                                steps: p.steps}));
+      out.oracle.regenerate = `node bench/compare/make_conformance_data.mjs ${name}`;
+      if (spec.disabled) out.disabled = spec.disabled;
+      return out;
+    }
+    short.forEach((s, i) => { if (s) seeds[i]++; });
+  }
+  throw new Error(`${name}: no prompt draw without an early near-tie in ${kMaxDraws} tries`);
+}
+
+// JSON with one line per key, prompt and step, so a regeneration diffs readably.
+function Format(out) {
+  const j = (v) => JSON.stringify(v);
+  const prompts = out.prompts.map((p) =>
+    `  {"name": ${j(p.name)}, "seed": ${p.seed}, "ids": ${j(p.ids)},\n   "steps": [\n` +
+    p.steps.map((s) => `    ${j(s)}`).join(",\n") + "]}");
+  const disabled = out.disabled ? ` "disabled": ${j(out.disabled)},\n` : "";
+  return `{"case": ${j(out.case)},\n${disabled} "model": ${j(out.model)},\n "oracle": ${j(out.oracle)},\n` +
+         ` "prompts": [\n${prompts.join(",\n")}]}\n`;
+}
+
+async function Main() {
+  const args = ParseArgs(process.argv.slice(2));
+  fs.mkdirSync(kOut, {recursive: true});
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "conformance-"));
+  try {
+    for (const name of args.cases) {
+      const out = await MakeCase(name, kCases[name], args, dir);
+      const file = path.join(kOut, `${name}.json`);
+      fs.writeFileSync(file, Format(out));
+      const compared = out.prompts.map((p) => `${p.name}:${FirstNearTie(p.steps)}`).join(" ");
+      console.log(`${path.relative(kRepo, file)}: steps before a near-tie ${compared}`);
+    }
+  } finally {
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+Main().catch((e) => {
+  console.error(`make_conformance_data: ${e.message}`);
+  process.exit(1);
+});
