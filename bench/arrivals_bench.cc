@@ -193,8 +193,9 @@ ArrivalsResult RunArrivals(const LlamaModel& m, int threads, kernels::ExecMode m
     if (shape.entries.empty()) break;
     scheduler.Apply(shape, &plan);
     engine.Step(plan);
-    scheduler.Update([&](int i) { return engine.Logits(i); },
-                     [&](int n, const std::function<void(int)>& body) { engine.ForEach(n, body); });
+    SampleAndUpdate(
+        &scheduler, [&](int i) { return engine.Logits(i); },
+        [&](int n, const std::function<void(int)>& body) { engine.ForEach(n, body); });
     const auto now = Clock::now();
     ++r.steps;
     outputs.Publish(scheduler.mutable_output());

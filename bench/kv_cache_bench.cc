@@ -78,7 +78,7 @@ class Core {
       if (shape_.entries.empty()) break;
       scheduler_->Apply(shape_, &plan_);
       engine_->Step(plan_);
-      scheduler_->Update([this](int i) { return engine_->Logits(i); });
+      SampleAndUpdate(scheduler_.get(), [this](int i) { return engine_->Logits(i); });
       outputs_.Publish(scheduler_->mutable_output());
       outputs_.TryTake(&taken_);  // the events are not needed: drop them
       after_step(*pool_);

@@ -23,12 +23,11 @@ struct WorkerPoolOptions {
   HostResolver resolver;
   // Least-loaded + prefix affinity (gateway/workers/router.h).
   RouteOptions route;
-  // Prompt prefix keys remembered per worker for affinity (gateway/workers/prefix_memory.h): at most
-  // this many (4 per prompt of 16 KiB or more), each for this long after its last request.
+  // Prompt prefix keys remembered per worker for affinity (gateway/workers/prefix_memory.h): at
+  // most this many (4 per prompt of 16 KiB or more), each for this long after its last request.
   size_t prefix_keys_per_worker = 4096;
   std::chrono::milliseconds prefix_ttl{300000};
 };
-
 
 struct SupervisorOptions {
   std::string worker_binary;   // "" = smallmind-worker beside this executable

@@ -43,8 +43,8 @@ bool EngineLoop::Step() {
   }
   scheduler_->Apply(shape_, &plan_);
   engine_->Step(plan_);
-  scheduler_->Update(
-      [this](int i) { return engine_->Logits(i); },
+  SampleAndUpdate(
+      scheduler_, [this](int i) { return engine_->Logits(i); },
       [this](int n, const std::function<void(int)>& body) { engine_->ForEach(n, body); });
   scheduler_->PublishStats(stats_);
   return true;

@@ -1,5 +1,6 @@
 // EngineLoop: the engine's step loop, apart from the process wrapper: drain commands -> schedule
-// (preempting while the batch does not fit) -> engine step -> update -> publish the step's output.
+// (preempting while the batch does not fit) -> engine step -> sample -> update -> publish the
+// step's output.
 // Run() is the body of the scheduler thread, the only thread that touches the scheduler, the
 // engine and the block pool; it talks to other threads only through the command and output queues.
 // Lives in engine/ because it drives both the scheduler (the layer below) and the engine.

@@ -16,7 +16,7 @@ Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, int block
   running_.reserve(options.max_seqs);
   step_seqs_.reserve(options.max_seqs);
   step_tokens_.reserve(options.max_seqs);
-  draws_.reserve(options.max_seqs);
+  slots_.reserve(options.max_seqs);
 }
 
 Scheduler::~Scheduler() { CancelAll(); }
@@ -193,9 +193,8 @@ void Scheduler::CountStep(const StepShape& shape) {
   }
 }
 
-void Scheduler::Update(const std::function<std::span<float>(int)>& logits,
-                       const ForEachFn& for_each) {
-  draws_.clear();
+std::span<SampleSlot> Scheduler::Advance() {
+  slots_.clear();
   for (size_t i = 0; i < step_seqs_.size(); ++i) {
     Sequence* seq = step_seqs_[i];
     seq->num_computed += step_tokens_[i];
@@ -205,30 +204,18 @@ void Scheduler::Update(const std::function<std::span<float>(int)>& logits,
       cached_prefixes_.Record(seq->request.prefix_keys, seq->tokens, seq->num_prompt_tokens,
                               seq->block_table, *pool_);
     }
-    draws_.push_back({static_cast<int>(i), -1});
+    slots_.push_back(SampleSlot{&seq->picker, static_cast<int>(i), Pick{}});
   }
-  // Sampling touches only the sequence's own sampler, RNG and logits row: ~34 us each at a 32k
-  // vocabulary, so a step of 16 sequences samples on the engine's threads in parallel.
-  const auto sample = [this, &logits](int d) {
-    Sequence* seq = step_seqs_[draws_[d].index];
-    const std::span<float> row = logits(draws_[d].index);
-    if (seq->request.json_vocab != nullptr &&
-        MaskJsonLogits(seq->json, *seq->request.json_vocab, row) == 0) {
-      draws_[d].token = -1;  // no token continues the object: Emit fails the request
-      return;
-    }
-    const bool want_logprobs = seq->request.sampling.logprobs > 0;
-    draws_[d].token = seq->sampler.Sample(row, want_logprobs ? &seq->logprobs : nullptr);
-  };
-  const int n_draws = static_cast<int>(draws_.size());
-  if (for_each && n_draws > 1) {
-    for_each(n_draws, sample);
-  } else {
-    for (int d = 0; d < n_draws; ++d) sample(d);
-  }
-  for (const Draw& d : draws_) Emit(step_seqs_[d.index], d.token);
+  return slots_;
+}
+
+void Scheduler::Update(std::span<const SampleSlot> slots) {
+  SM_DCHECK(slots.data() == slots_.data() && slots.size() == slots_.size());
+  const Clock::time_point now = Clock::now();
+  for (const SampleSlot& slot : slots) Emit(step_seqs_[slot.row], slot.pick, now);
   step_seqs_.clear();
   step_tokens_.clear();
+  slots_.clear();
   ShiftContexts();
   std::erase_if(running_, [](const auto& s) { return s == nullptr || s->finished; });
 }
@@ -250,8 +237,8 @@ void Scheduler::ShiftContexts() {
   }
 }
 
-void Scheduler::Emit(Sequence* seq, TokenId id) {
-  if (id < 0) {
+void Scheduler::Emit(Sequence* seq, const Pick& pick, Clock::time_point now) {
+  if (pick.token < 0) {
     Finish(seq, FinishReason::kNone,
            shared::FailedPrecondition(
                "response_format: no token of the model's vocabulary continues the "
@@ -259,19 +246,21 @@ void Scheduler::Emit(Sequence* seq, TokenId id) {
                std::to_string(seq->num_generated()) + " generated tokens"));
     return;
   }
-  const bool want_logprobs = seq->request.sampling.logprobs > 0;
-  FinishReason reason = seq->AcceptToken(id, Clock::now());
+  const TokenPicker& picker = seq->picker;
+  seq->AppendToken(pick.token, now);
   ++generation_tokens_total_;
-  const size_t n = reason == FinishReason::kEos ? 0 : 1;  // EOS itself is not part of the output
+  // EOS itself is not part of the output.
+  const size_t n = pick.reason == FinishReason::kEos ? 0 : 1;
   // A token past the context shifts it at the end of this step (ShiftContexts); the stream says so
   // with this token.
-  const int shifts = reason == FinishReason::kNone && seq->needs_context_shift() ? 1 : 0;
-  if (n > 0 || !seq->emit_scratch.empty()) {
+  const int shifts = pick.reason == FinishReason::kNone && seq->needs_context_shift() ? 1 : 0;
+  if (n > 0 || !picker.text().empty()) {
     output_.AddTokens(
-        seq->sink, seq->id, std::span<const TokenId>(&seq->tokens.back(), n), seq->emit_scratch,
-        std::span<const SampleLogprobs>(&seq->logprobs, want_logprobs ? n : 0), shifts);
+        seq->sink, seq->id, std::span<const TokenId>(&seq->tokens.back(), n), picker.text(),
+        std::span<const SampleLogprobs>(&picker.logprobs(), picker.wants_logprobs() ? n : 0),
+        shifts);
   }
-  if (reason != FinishReason::kNone) Finish(seq, reason, shared::Status::Ok());
+  if (pick.reason != FinishReason::kNone) Finish(seq, pick.reason, shared::Status::Ok());
 }
 
 void Scheduler::Finish(Sequence* seq, FinishReason reason, shared::Status status) {

@@ -1,12 +1,14 @@
 // Scheduler: continuous batching over the KV block pool. Each step: Schedule() decides, without
 // mutating, which sequences run and how many tokens each feeds (decodes first, then prefill chunks
 // under a token budget); when the running sequences do not fit it returns false and the caller
-// preempts the newest (PreemptNewest). Apply() commits the decision into a StepPlan; after the
-// engine ran it, Update() samples (the sequences of a step in parallel when the caller lends
-// threads), appends each sequence's tokens and finish to the StepOutput, shifts the context of
+// preempts the newest (PreemptNewest). Apply() commits the decision into a StepPlan. After the
+// engine ran it, Advance() books the computed positions and names the sequences that pick a token
+// now; the sampling stage (worker/sample/sample_step.h) picks them; Update() books the picks:
+// appends each sequence's token, text and finish to the StepOutput, shifts the context of
 // sequences that outgrew it (stopping.context_overflow = SHIFT) and retires finished sequences.
-// It never calls a stream: the EngineLoop publishes the output. Owned by the scheduler thread;
-// not thread-safe.
+// The scheduler only plans and books: sampling, JSON constraints, penalties and stop checks live
+// in each sequence's TokenPicker. It never calls a stream: the EngineLoop publishes the output.
+// Owned by the scheduler thread; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,7 @@
 
 #include "worker/kv/block_pool.h"
 #include "worker/kv/prefix_cache.h"
+#include "worker/sample/sample_step.h"
 #include "worker/sched/cached_prefixes.h"
 #include "worker/sched/scheduler_stats.h"
 #include "worker/sched/sequence.h"
@@ -54,11 +57,6 @@ struct StepShape {
   std::vector<Entry> entries;
 };
 
-// Runs body(i) for every i in [0, n), possibly on several threads at once, and returns when all
-// are done (EngineLoop lends the engine's pool). Update calls it with bodies that touch one
-// sequence each.
-using ForEachFn = std::function<void(int n, const std::function<void(int)>& body)>;
-
 class Scheduler {
  public:
   Scheduler(const SchedulerOptions& options, BlockPool* pool, int block_size);
@@ -81,13 +79,14 @@ class Scheduler {
   void PreemptNewest();
   // Commit: allocates the blocks of `shape`, admits its waiting sequences and fills `plan`.
   void Apply(const StepShape& shape, StepPlan* plan);
-  // After the engine ran `plan`: advances positions, samples (logits of plan entry i come from
-  // `logits(i)`, which must be safe to call from several threads; each sequence samples with its
-  // own RNG, so the tokens do not depend on `for_each`), appends tokens and finishes to output(),
-  // shifts the contexts that overflow (their blocks freed, the kept window queued at the front for
-  // recomputation) and retires finished sequences. `for_each` (null: one thread) runs the sampling.
-  void Update(const std::function<std::span<float>(int)>& logits,
-              const ForEachFn& for_each = nullptr);
+  // After the engine ran `plan`: advances positions (and the prefix cache) and returns a slot for
+  // every sequence whose prompt or last token is now in the cache: each picks its next token
+  // from its plan entry's logits (SampleStep fills slot.pick). The slots live until Update.
+  std::span<SampleSlot> Advance();
+  // Books the picks of the slots Advance returned: appends tokens and finishes to output(),
+  // shifts the contexts that overflow (their blocks freed, the kept window queued at the front
+  // for recomputation) and retires finished sequences.
+  void Update(std::span<const SampleSlot> slots);
   // Between Apply and Update: the id of the sequence that plan entry `plan_index` belongs to.
   uint64_t step_sequence_id(int plan_index) const { return step_seqs_[plan_index]->id; }
 
@@ -103,7 +102,7 @@ class Scheduler {
   // Prompt tokens a step that decodes `decodes` sequences may add (with the option set).
   int PrefillCapWhileDecoding(int decodes) const;
   void CountStep(const StepShape& shape);
-  void Emit(Sequence* seq, TokenId id);
+  void Emit(Sequence* seq, const Pick& pick, Clock::time_point now);
   void ShiftContexts();
   void Finish(Sequence* seq, FinishReason reason, shared::Status status);
   void Release(Sequence* seq);
@@ -129,13 +128,18 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order: newest last
   std::vector<Sequence*> step_seqs_;  // [plan.seqs.size()]: the sequence of each plan entry
   std::vector<int> step_tokens_;      // [plan.seqs.size()]: tokens each entry fed
-  // [<= plan.seqs.size()]: the entries that sample this step and the token each drew
-  struct Draw {
-    int index;
-    TokenId token;
-  };
-  std::vector<Draw> draws_;
-  StepOutput output_;  // events not yet published; capacity reused
+  std::vector<SampleSlot> slots_;     // [<= plan.seqs.size()]: the entries that pick this step
+  StepOutput output_;                 // events not yet published; capacity reused
 };
+
+// The second half of a step after the engine ran the plan: advance -> sample -> update. `logits`
+// and `for_each` as SampleStep takes them.
+inline void SampleAndUpdate(Scheduler* scheduler,
+                            const std::function<std::span<float>(int)>& logits,
+                            const ForEachFn& for_each = nullptr) {
+  const std::span<SampleSlot> slots = scheduler->Advance();
+  SampleStep(slots, logits, for_each);
+  scheduler->Update(slots);
+}
 
 }  // namespace smallmind::worker

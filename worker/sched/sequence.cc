@@ -16,10 +16,9 @@ Sequence::Sequence(uint64_t id, SequenceRequest req, const Tokenizer& tokenizer,
     : id(id),
       request(std::move(req)),
       num_prompt_tokens(static_cast<int>(request.prompt.size())),
-      sampler(request.sampling, vocab_size),
-      json(request.json_schema != nullptr ? JsonPrefix(request.json_schema.get()) : JsonPrefix()),
-      stop(request.stopping),
-      detokenizer(tokenizer, request.prompt.empty() ? -1 : request.prompt.back()),
+      picker(PickerOptions{request.sampling, request.stopping, request.json_vocab,
+                           request.json_schema},
+             request.prompt, tokenizer, vocab_size),
       sink(sink) {
   size_t window = request.prompt.size() + request.stopping.max_new_tokens + 1;
   if (request.overflow.shift) {
@@ -27,33 +26,12 @@ Sequence::Sequence(uint64_t id, SequenceRequest req, const Tokenizer& tokenizer,
   }
   tokens.reserve(window);
   tokens = request.prompt;
-  sampler.AddPromptTokens(request.prompt);
-  text_scratch.reserve(64);
-  emit_scratch.reserve(256);
 }
 
-FinishReason Sequence::AcceptToken(TokenId id, Clock::time_point now) {
-  sampler.Accept(id);
+void Sequence::AppendToken(TokenId id, Clock::time_point now) {
   if (num_generated() == 0) first_token = now;
   last_token = now;
   tokens.push_back(id);
-  text_scratch.clear();
-  detokenizer.Push(id, &text_scratch);
-  emit_scratch.clear();
-  FinishReason reason = stop.OnToken(id, text_scratch, &emit_scratch);
-  bool ends = reason == FinishReason::kLength || reason == FinishReason::kEos;
-  if (request.json_vocab != nullptr && reason != FinishReason::kStop) {
-    // The draw only offered tokens that continue the object (MaskJsonLogits), so this takes them.
-    json.Feed(request.json_vocab->Of(id));
-    if (json.complete()) {  // the object is whole: generation ends, all its text goes out
-      if (reason == FinishReason::kNone) stop.Finish(&emit_scratch);
-      reason = FinishReason::kStop;
-      ends = true;
-    }
-  }
-  // The stream ends here: an incomplete code point left over becomes U+FFFD.
-  if (ends) detokenizer.Flush(&emit_scratch);
-  return reason;
 }
 
 void Sequence::ShiftContext() {

@@ -1,6 +1,7 @@
-// Sequence: one request's state inside the worker: its tokens, KV block table, sampler, stop
-// checker and detokenizer, and how a new token becomes text for its stream. Created by a service
-// thread, then owned by the scheduler thread; not thread-safe.
+// Sequence: one request's state inside the worker: its tokens, KV block table, positions and
+// timings, and its TokenPicker (the sampling stage's per-request state: sampler, JSON constraint,
+// stop checks, detokenizer). Created by a service thread, then owned by the scheduler thread;
+// not thread-safe.
 #pragma once
 
 #include <chrono>
@@ -11,11 +12,8 @@
 
 #include "kernels/exec_mode.h"
 #include "shared/prompt_prefix_key.h"
-#include "worker/sample/json_constraint.h"
-#include "worker/sample/sampler.h"
-#include "worker/sample/stop_checker.h"
+#include "worker/sample/token_picker.h"
 #include "worker/sched/step_output.h"
-#include "worker/tokenizer/detokenizer.h"
 
 namespace smallmind::worker {
 
@@ -66,10 +64,9 @@ struct Sequence {
     return request.overflow.shift && num_tokens() > request.overflow.context_length;
   }
 
-  // Takes a sampled token: appends it, detokenizes it and checks the stop conditions. Leaves in
-  // emit_scratch the text now safe to stream (stop-string prefixes held back, UTF-8 complete) and
-  // returns why generation ends (kNone to go on). Allocates nothing (buffers reserved).
-  FinishReason AcceptToken(TokenId id, Clock::time_point now);
+  // Books a picked token: appends it to the window and stamps the token times. Allocates nothing
+  // (capacity reserved).
+  void AppendToken(TokenId id, Clock::time_point now);
   // The finish event for `reason`: usage and timings as of now.
   FinishEvent MakeFinishEvent(FinishReason reason) const;
   // Context shift: drops tokens[n_keep, n_keep + (num_tokens() - n_keep) / 2) from the window
@@ -89,14 +86,8 @@ struct Sequence {
   int cached_prompt_tokens = 0;      // prompt positions reused from the prefix cache at admission
   std::vector<int32_t> block_table;  // KV block ids, position p in block_table[p / block_size]
 
-  Sampler sampler;
-  JsonPrefix json;  // the output so far, when request.json_vocab constrains it (to json_schema)
-  StopChecker stop;
-  Detokenizer detokenizer;
-  std::string text_scratch;  // this token's bytes, reused
-  std::string emit_scratch;  // text released to the client this step, reused
-  SampleLogprobs logprobs;   // this step's logprobs when asked
-  SequenceSink* sink;        // the stream's sink: carried in events, never called here
+  TokenPicker picker;  // the next token and the text it releases (SampleStep runs it)
+  SequenceSink* sink;  // the stream's sink: carried in events, never called here
 
   bool finished = false;  // finish event emitted; removed at the end of the step
   int preemptions = 0;

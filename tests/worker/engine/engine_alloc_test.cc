@@ -17,6 +17,7 @@
 #include "worker/engine/engine_loop.h"
 #include "worker/modelgen/builtin_tiny.h"
 #include "worker/sample/json_constraint.h"
+#include "worker/sample/token_picker.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 #include "worker/tokenizer/token_bytes.h"
 
@@ -135,23 +136,26 @@ TEST(EngineAllocTest, LoopIterationsOfSteadyDecodeMakeNoHeapAllocation) {
 }
 
 // The JSON output constraint's share of a step (the mask before the draw, the automaton fed the
-// token after it): no heap allocation either. The automaton starts a new object whenever one
-// closes, so the count covers states before, inside and after objects.
-// Constrained draws (the mask, the sampler, AcceptToken feeding the automaton, a new object
-// whenever one closes) allocate nothing, with any object and under a schema (key and enum
-// matching, array counts, anyOf) alike.
+// token after it): no heap allocation either. Constrained picks (the mask, the sampler, the
+// automaton fed each token, the stop checks) allocate nothing, with any object and under a
+// schema (key and enum matching, array counts, anyOf) alike; whenever an object closes the next
+// picks start another with a fresh picker, built before counting.
 void ExpectConstrainedDrawsAllocateNothing(std::shared_ptr<const shared::JsonSchema> schema) {
   const std::unique_ptr<SpmTokenizer> tokenizer = MakeByteLevelTokenizer();
   const TokenBytes token_bytes(*tokenizer);
-  SequenceRequest req;
-  req.prompt = tokenizer->Encode("json", true);
-  req.sampling.temperature = 1.0f;
-  req.sampling.seed = 3;
-  req.stopping.max_new_tokens = 400;
-  req.json_vocab = &token_bytes;
-  req.json_schema = schema;
+  PickerOptions options;
+  options.sampling.temperature = 1.0f;
+  options.sampling.seed = 3;
+  options.stopping.max_new_tokens = 400;
+  options.json_vocab = &token_bytes;
+  options.json_schema = schema;
+  const std::vector<TokenId> prompt = tokenizer->Encode("json", true);
   const int vocab = tokenizer->vocab_size();
-  Sequence seq(1, std::move(req), *tokenizer, vocab, nullptr);
+  constexpr int kPickers = 64;
+  std::vector<std::unique_ptr<TokenPicker>> pickers;
+  for (int i = 0; i < kPickers; i++) {
+    pickers.push_back(std::make_unique<TokenPicker>(options, prompt, *tokenizer, vocab));
+  }
   std::vector<float> logits(static_cast<size_t>(vocab));
   std::mt19937 rng(9);
   std::normal_distribution<float> normal(0.0f, 2.0f);
@@ -160,12 +164,11 @@ void ExpectConstrainedDrawsAllocateNothing(std::shared_ptr<const shared::JsonSch
   for (int step = 0; step < 400; step++) {
     if (step == 20) before = g_allocations.load();  // after the first draws sized every buffer
     for (float& l : logits) l = normal(rng);
-    ASSERT_GT(MaskJsonLogits(seq.json, token_bytes, logits), 0);
-    const TokenId id = seq.sampler.Sample(logits);
-    if (seq.AcceptToken(id, Clock::now()) == FinishReason::kStop) {
-      // The object closed: the next tokens start another.
-      seq.json = schema != nullptr ? JsonPrefix(schema.get()) : JsonPrefix();
+    const Pick pick = pickers[objects]->Next(logits);
+    ASSERT_GE(pick.token, 0) << "some token continues the object";
+    if (pick.reason == FinishReason::kStop) {  // the object closed: the next tokens start another
       ++objects;
+      ASSERT_LT(objects, kPickers);
     }
   }
   EXPECT_EQ(g_allocations.load() - before, 0) << "over 380 constrained draws";

@@ -74,7 +74,7 @@ class Harness {
       scheduler_->Apply(shape_, &plan_);
       engine_->Step(plan_);
       const bool alone = plan_.seqs.size() == 1;
-      scheduler_->Update([&](int i) {
+      SampleAndUpdate(scheduler_.get(), [&](int i) {
         std::span<float> l = engine_->Logits(i);
         if (alone) logits_.emplace_back(l.begin(), l.end());
         return l;

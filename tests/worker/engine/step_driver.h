@@ -77,11 +77,11 @@ class StepDriver {
       for (size_t i = 0; i < plan_.seqs.size(); ++i) {
         if (plan_.seqs[i].want_logits) Keep(static_cast<int>(i));
       }
-      scheduler_->Update(
-          [this](int i) { return engine_->Logits(i); },
+      SampleAndUpdate(
+          scheduler_.get(), [this](int i) { return engine_->Logits(i); },
           [this](int n, const std::function<void(int)>& body) { engine_->ForEach(n, body); });
     } else {
-      scheduler_->Update([this](int i) { return Keep(i); });
+      SampleAndUpdate(scheduler_.get(), [this](int i) { return Keep(i); });
     }
     ++steps_;
     Flush();

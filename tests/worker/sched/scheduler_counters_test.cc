@@ -43,7 +43,7 @@ class SchedulerCountersTest : public ::testing::Test {
     if (shape_.entries.empty()) return false;
     scheduler_->Apply(shape_, &plan_);
     const int vocab = tokenizer_->vocab_size();
-    scheduler_->Update([&](int i) {
+    SampleAndUpdate(scheduler_.get(), [&](int i) {
       return std::span<float>(logits_).subspan(static_cast<size_t>(i) * vocab, vocab);
     });
     for (const OutputEvent& e : scheduler_->mutable_output()->events()) {

@@ -52,7 +52,7 @@ class SchedulerTest : public ::testing::Test {
     bool ran = !shape_.entries.empty();
     if (ran) {
       scheduler_->Apply(shape_, &plan_);
-      scheduler_->Update([this](int i) { return ScriptedLogits(i); });
+      SampleAndUpdate(scheduler_.get(), [this](int i) { return ScriptedLogits(i); });
     }
     outputs_.Publish(scheduler_->mutable_output());
     recorder_.Drain(&outputs_);
@@ -292,7 +292,7 @@ TEST_F(SchedulerTest, EventsOfUntakenStepsCoalesceInOrder) {
   for (int step = 0; step < 6; ++step) {  // published every step, taken only at the end
     while (!scheduler_->Schedule(&shape_)) scheduler_->PreemptNewest();
     scheduler_->Apply(shape_, &plan_);
-    scheduler_->Update([this](int i) { return ScriptedLogits(i); });
+    SampleAndUpdate(scheduler_.get(), [this](int i) { return ScriptedLogits(i); });
     outputs_.Publish(scheduler_->mutable_output());
     EXPECT_TRUE(scheduler_->mutable_output()->empty()) << "publishing hands the events over";
   }
