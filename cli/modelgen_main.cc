@@ -35,6 +35,7 @@ struct Flags {
   std::optional<uint64_t> seed;
   std::optional<std::string> name;
   std::optional<int> dim, layers, heads, kv_heads, ffn, vocab, context;
+  std::optional<float> classifier_gain;
   std::string from_llama2c;
   std::string tokenizer;
 };
@@ -80,6 +81,7 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
                              std::pair{&f.context, &o.context_length}}) {
     if (*flag) *field = **flag;
   }
+  if (f.classifier_gain) o.classifier_gain = *f.classifier_gain;
   // Overriding the heads of a preset without its kv heads keeps plain multi-head attention.
   if (f.heads && !f.kv_heads) o.n_kv_heads = o.n_heads;
   SM_RETURN_IF_ERROR(w::ValidateGeneratorOptions(o));
@@ -92,7 +94,7 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
     return w::WriteGeneratedModel(o, f.out);
   }
   if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads || f.ffn ||
-      f.vocab || f.context) {
+      f.vocab || f.context || f.classifier_gain) {
     return smallmind::shared::InvalidArgument(
         "--from-llama2c takes its shapes and weights from the checkpoint: drop --preset, --seed, "
         "--embd-type and the shape flags");
@@ -134,6 +136,10 @@ void AddFlags(CLI::App& app, Flags& f) {
         std::tuple{"--context", &f.context, "context length"}}) {
     app.add_option(flag, *field, meaning)->default_str("the preset's");
   }
+  app.add_option("--classifier-gain", f.classifier_gain,
+                 "spread of the logits on a unit-RMS final state (output.weight's spread times "
+                 "sqrt(dim)); smaller makes the distribution flatter")
+      ->default_str("the preset's");
   CLI::Option* from = app.add_option("--from-llama2c", f.from_llama2c,
                                      "convert this llama2.c checkpoint instead of generating");
   from->type_name("FILE");

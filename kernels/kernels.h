@@ -106,11 +106,21 @@ struct AttentionArgs {
 // (Q8ActOctetsBytes(n_tokens, in_dim) bytes) when n_tokens > 1.
 using MatmulFn = void (*)(const void* w, const void* x, float* y, int n_tokens, int in_dim,
                           int out_dim, RowRange rows);
-// What a MatmulFn reads as x.
+// What a MatmulFn reads as x. The three Q8 row schemes share one layout (kernels/q8_act.h) and
+// are the activation schemes llama.cpp's CPU backend pairs with each weight type, so the same file
+// gives the same logits there and here (tests/worker/conformance):
 enum class MatmulInput {
-  kF32,       // float rows
-  kQ8,        // rows quantized by KernelTable::quantize_q8 (8-bit, one scale per 32 elements)
+  kF32,  // float rows
+  // Rows from KernelTable::quantize_q8: llama.cpp's q8_0 (blocks of 32, d rounded to fp16; Q8_0,
+  // Q4_0, Q5_0, IQ4_NL weights).
+  kQ8,
   kQ8Octets,  // kQ8 rows for one token; for n_tokens > 1 those rows as octets (PackQ8ActOctetsRef)
+  // Rows from quantize_q8_1: llama.cpp's q8_1 (kQ8 with s = fp16(d * sum) from the unrounded d;
+  // Q4_1, Q5_1 weights, whose min meets s).
+  kQ8_1,
+  // Rows from quantize_q8_k: llama.cpp's q8_K (one scale per 256 from the signed max, quants
+  // clamped to 127) written as 8 blocks of 32 sharing that scale; the K-quants and IQ4_XS.
+  kQ8K,
 };
 // Repacks a [rows, cols] matrix of the op's weight type into the layout its fn reads: dst holds
 // packed_bytes(rows, cols) bytes (64-byte aligned).
@@ -176,6 +186,8 @@ struct KernelTable {
   DequantRowFn dequant_row[kNumWeightTypes] = {};   // by WeightSlot (embedding lookup)
   QuantizeQ8Fn quantize_q8 = nullptr;               // set when some matmul reads MatmulInput::kQ8
   QuantizeQ8OctetsFn quantize_q8_octets = nullptr;  // ... reads MatmulInput::kQ8Octets
+  QuantizeQ8Fn quantize_q8_1 = nullptr;             // ... reads MatmulInput::kQ8_1
+  QuantizeQ8Fn quantize_q8_k = nullptr;  // ... reads MatmulInput::kQ8K (in_dim % 256 == 0)
   RmsNormFn rmsnorm = nullptr;
   RopeFn rope = nullptr;
   SoftmaxFn softmax = nullptr;

@@ -1,6 +1,8 @@
-// The Q8 activation row: activations quantized per 32 for the parallel path's integer matmuls
-// (ggml's block_q8_1 for activations). Written by KernelTable::quantize_q8, read by matmuls whose
-// input is MatmulInput::kQ8. Plain layout helpers; thread-safe.
+// The Q8 activation row: activations quantized per 32 for the integer matmuls, in one of the
+// schemes MatmulInput names (kQ8: llama.cpp's q8_0, d rounded to fp16; kQ8_1: q8_1, s rounded to
+// fp16 too; kQ8K: q8_K, one scale per 256 written into its 8 blocks). Written by the table's
+// quantize_q8 / quantize_q8_1 / quantize_q8_k, read by the matmuls whose input names that scheme.
+// Plain layout helpers; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -12,9 +14,14 @@ inline constexpr int kQ8ActBlock = 32;  // elements per scale
 
 // A row of n activations (n a multiple of 32), in this order:
 //   int8_t qs[n]     quants in [-127, 127]: x[i] ~= qs[i] * d[i / 32]
-//   float  d[n / 32]  per-block scale (amax / 127)
-//   float  s[n / 32]  d * (sum of the block's quants), for weight formats with an offset (Q4_0's
-//                     -8): sum_i (q_w - 8) * q_x * d_w * d = d_w * (d * isum) - 8 * d_w * s
+//   float  d[n / 32]  per-block scale: kQ8 and kQ8_1 fp16(amax / 127) (the quants are
+//                     round-half-even(x * (127 / amax)), as llama.cpp's q8_0 makes them); kQ8K
+//                     the 256-block's -max / 127 (max the element of largest |x|: negative d
+//                     when it is, with quants of the opposite sign) in each of its 8 blocks
+//   float  s[n / 32]  d * (sum of the block's quants), exact for kQ8 (an fp16 value times an
+//                     integer below 2^12), for weight formats with an offset (Q4_0's -8):
+//                     sum_i (q_w - 8) * q_x * d_w * d = d_w * (d * isum) - 8 * d_w * s; kQ8_1:
+//                     fp16((amax / 127) * sum), the s llama.cpp's q8_1 gives Q4_1 / Q5_1
 //   int32_t qsum[n / 32]  the sum of the block's quants, exact, for integer cores that offset the
 //                     weights instead (VNNI's u8 x s8 dot product takes q_w + 128: sum_i (q_w +
 //                     128) * q_x - 128 * qsum = the exact dot product)

@@ -2,11 +2,13 @@
 // reference one: it runs once per token, off the hot loops).
 //
 // Q8_0, Q4_0, Q4_K and Q6_K matrices run the packed integer kernels over Q8 activations on both
-// paths: each output element is one lane reducing its row's blocks left to right, and activations
-// are quantized per token row, so the result does not depend on the batch, the row split or the
-// thread count, which is all the deterministic path asks (DESIGN.md section 4). Both paths then
-// read one packed copy of those matrices. The float types keep float activations.
+// paths (the K-quants over kQ8K rows, the others over kQ8: llama.cpp's pairing, kernels.h): each
+// output element is one lane reducing its row's blocks left to right, and activations are quantized
+// per token row, so the result does not depend on the batch, the row split or the thread count,
+// which is all the deterministic path asks (DESIGN.md section 4). Both paths then read one packed
+// copy of those matrices. The float types keep float activations.
 #include "kernels/avx2/kernels_avx2.h"
+#include "kernels/ref/quantize_ref.h"
 
 namespace smallmind::kernels::avx2 {
 
@@ -18,6 +20,10 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
   t.quantize_q8 = &QuantizeQ8Avx2;
   t.quantize_q8_octets = &QuantizeQ8OctetsAvx2;
+  t.quantize_q8_1 = &QuantizeQ8_1Avx2;
+  // The scalar q8_K quantizer: a scan for the signed max over 256 then one multiply and rounding
+  // per element, a few us for a token of a 2048-wide model against its matmul's hundreds.
+  t.quantize_q8_k = &QuantizeQ8KActRef;
   t.rmsnorm = &RmsNormAvx2;
   t.rope = &RopeAvx2;
   t.softmax = &SoftmaxAvx2;
@@ -36,9 +42,9 @@ KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, Matmu
       MatmulOp{q8_0, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
   t.matmul[WeightSlot(DType::kQ4_0)] = Q4_0x8Op(q4_0, MatmulInput::kQ8);
   t.matmul[WeightSlot(DType::kQ4_K)] =
-      MatmulOp{q4_k, MatmulInput::kQ8, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
+      MatmulOp{q4_k, MatmulInput::kQ8K, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
   t.matmul[WeightSlot(DType::kQ6_K)] =
-      MatmulOp{q6_k, MatmulInput::kQ8, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
+      MatmulOp{q6_k, MatmulInput::kQ8K, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
   return t;
 }
 

@@ -47,8 +47,9 @@ void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in
 // Q8_0/Q4_0 matmuls of both paths (matmul_q8_avx2.cc): activations quantized per 32
 // (kernels/q8_act.h), weights repacked 8 rows at a time (layout in q8_0x8.h), exact integer
 // block dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
-// quantization is bitwise QuantizeQ8ActRef.
+// quantization is bitwise QuantizeQ8ActRef (QuantizeQ8_1Avx2: QuantizeQ8_1ActRef).
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
+void QuantizeQ8_1Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
 // QuantizeQ8Avx2's rows as octets (quantize_avx2.cc): the bytes of PackQ8ActOctetsRef of them
 // (kernels/q8_act.h).
 void QuantizeQ8OctetsAvx2(const float* x, void* octets, int in_dim, int n_tokens, int first,

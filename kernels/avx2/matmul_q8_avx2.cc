@@ -172,7 +172,10 @@ void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
   MatmulQ8Packed<Q8_0x8, MaddubsDots, false>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
-void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {
+namespace {
+
+// The kQ8 rows (q8_1: the kQ8_1 rows) of `tokens`: bitwise QuantizeQ8ActRef (QuantizeQ8_1ActRef).
+void QuantizeRows(const float* x, void* xq, int in_dim, RowRange tokens, bool q8_1) {
   const size_t row_bytes = Q8ActRowBytes(in_dim);
   for (int t = tokens.begin; t < tokens.end; t++) {
     const float* in = x + static_cast<int64_t>(t) * in_dim;  // [in_dim]
@@ -183,11 +186,23 @@ void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {
     auto* qsums = reinterpret_cast<int32_t*>(sums + in_dim / 32);  // [in_dim / 32]
     for (int b = 0; b < in_dim / 32; b++) {
       int sum = 0;
-      d[b] = QuantizeBlockQ8(in + 32 * b, qs + 32 * b, &sum);
-      sums[b] = d[b] * static_cast<float>(sum);
+      float d_exact = 0.0f;
+      d[b] = QuantizeBlockQ8_0(in + 32 * b, qs + 32 * b, &sum, &d_exact);
+      sums[b] =
+          q8_1 ? RoundToHalf(d_exact * static_cast<float>(sum)) : d[b] * static_cast<float>(sum);
       qsums[b] = sum;
     }
   }
+}
+
+}  // namespace
+
+void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {
+  QuantizeRows(x, xq, in_dim, tokens, /*q8_1=*/false);
+}
+
+void QuantizeQ8_1Avx2(const float* x, void* xq, int in_dim, RowRange tokens) {
+  QuantizeRows(x, xq, in_dim, tokens, /*q8_1=*/true);
 }
 
 }  // namespace smallmind::kernels::avx2

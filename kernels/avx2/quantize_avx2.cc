@@ -1,6 +1,6 @@
 // QuantizeQ8OctetsAvx2: activations quantized straight into Q8 octets (kernels/q8_act.h) for the
 // 512-bit Q8_0 / Q4_0 tiles. Per octet and block, the 8 tokens' blocks are quantized as the rows'
-// quantizer does (QuantizeBlockQ8, the same bits), into 8 x 32 bytes on the stack, and one 8 x 8
+// quantizer does (QuantizeBlockQ8_0, the same bits), into 8 x 32 bytes on the stack, and one 8 x 8
 // transpose of int32 quads turns them into the octet's 8 rows of quads. Quantizing into rows and
 // packing those in a second pass cost ~75 us more a bench-110M step of 8 tokens (measured with
 // decode_bench --op-profile: the second pass read back rows that had left L1 and wrote the octets
@@ -29,7 +29,9 @@ void QuantizeQ8OctetsAvx2(const float* x, void* octets, int in_dim, int n_tokens
         const int i = b * kQ8ActOctet + j;
         if (j < n) {
           int sum = 0;
-          d[i] = QuantizeBlockQ8(in + static_cast<int64_t>(j) * in_dim + 32 * b, qs[j], &sum);
+          float d_exact = 0.0f;
+          d[i] = QuantizeBlockQ8_0(in + static_cast<int64_t>(j) * in_dim + 32 * b, qs[j], &sum,
+                                   &d_exact);
           s[i] = d[i] * static_cast<float>(sum);
           c[i] = -128 * sum;
         } else {

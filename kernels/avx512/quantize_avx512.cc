@@ -2,9 +2,10 @@
 // at once. The AVX2 quantizer runs each token's block alone (QuantizeBlockQ8): a horizontal max,
 // two scalar divisions, a horizontal sum, four scalar stores. Here the 8 tokens' |x| maxima and
 // quant sums are each reduced together into one register of 8 (a shuffle tree: max and integer
-// adds are exact, so their order does not matter), d = max / 127 and 1 / d are one vector division
-// each for the 8 (IEEE division: the scalar's bits), and d, s = d * qsum and c = -128 * qsum go out
-// as 8-lane stores. The quants are the AVX2 quantizer's: round-half-even(x * (1 / d)) to int32,
+// adds are exact, so their order does not matter), fp16(max / 127) and 127 / max are one vector
+// division each for the 8 (IEEE division: the scalar's bits), and d, s = d * qsum and c = -128 *
+// qsum go out as 8-lane stores. The quants are the AVX2 quantizer's: round-half-even(x * (127 /
+// max)) to int32,
 // narrowed with saturation (never reached: |q| <= 127), then the same 8 x 8 transpose of int32
 // quads into the octet's rows.
 //
@@ -76,9 +77,13 @@ void QuantizeQ8OctetsAvx512(const float* x, void* octets, int in_dim, int n_toke
         }
         a[j] = _mm512_max_ps(_mm512_andnot_ps(sign, v[j][0]), _mm512_andnot_ps(sign, v[j][1]));
       }
-      const __m256 dj = _mm256_div_ps(Reduce8(a, Max), _mm256_set1_ps(127.0f));
+      const __m256 max = Reduce8(a, Max);
+      // d = fp16(max / 127) (vcvtps2ph rounds to nearest even: RoundToHalf's bits), id = 127 / max.
+      const __m256 dj =
+          _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_div_ps(max, _mm256_set1_ps(127.0f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
       const __m256 id = _mm256_maskz_div_ps(
-          _mm256_cmp_ps_mask(dj, _mm256_setzero_ps(), _CMP_NEQ_UQ), _mm256_set1_ps(1.0f), dj);
+          _mm256_cmp_ps_mask(max, _mm256_setzero_ps(), _CMP_NEQ_UQ), _mm256_set1_ps(127.0f), max);
       const __m512 id16 = _mm512_castps256_ps512(id);
       __m256i r[kQ8ActOctet];
       __m512 sums[kQ8ActOctet];  // each token's int32 quant sums, 16 partials

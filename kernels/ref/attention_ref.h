@@ -22,7 +22,7 @@ void AttentionRef(const AttentionArgs& args, RowRange rows);
 void F32ToF16Ref(const float* x, uint16_t* out, int64_t n);
 
 // Per block of 32: d = max|x| / 127, qs = round-half-even(x * (1 / d)) (0 when d is 0), as
-// QuantizeQ8ActRef's quants and scales (n % 32 == 0).
+// QuantizeBlockQ8Ref's quants and scales (n % 32 == 0).
 void F32ToQ8Ref(const float* x, int8_t* qs, float* d, int64_t n);
 
 }  // namespace smallmind::kernels

@@ -1,5 +1,6 @@
 #include "kernels/ref/quantize_ref.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -121,22 +122,93 @@ float QuantizeBlockQ8Ref(const float* x, int8_t* q) {
   return d;
 }
 
-void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
-  const size_t row_bytes = Q8ActRowBytes(in_dim);
+float QuantizeBlockQ8_0Ref(const float* x, int8_t* q, float* d_exact) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQ8ActBlock; j++) amax = std::fmax(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f;
+  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int j = 0; j < kQ8ActBlock; j++) q[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+  if (d_exact != nullptr) *d_exact = d;
+  return Fp16ToFp32(Fp32ToFp16(d));
+}
+
+namespace {
+
+// The fields of row t of a Q8 row buffer (kernels/q8_act.h).
+struct Q8RowFields {
+  int8_t* qs;      // [in_dim]
+  float* d;        // [in_dim / 32]
+  float* s;        // [in_dim / 32]
+  int32_t* qsums;  // [in_dim / 32]
+};
+Q8RowFields RowFields(void* xq, int in_dim, int t) {
+  auto* row = static_cast<uint8_t*>(xq) + Q8ActRowBytes(in_dim) * t;
+  auto* d = reinterpret_cast<float*>(row + in_dim);
+  float* s = d + in_dim / kQ8ActBlock;
+  return Q8RowFields{reinterpret_cast<int8_t*>(row), d, s,
+                     reinterpret_cast<int32_t*>(s + in_dim / kQ8ActBlock)};
+}
+
+int SumOf(const int8_t* q, int n) {
+  int sum = 0;
+  for (int j = 0; j < n; j++) sum += q[j];
+  return sum;
+}
+
+// q8_0 (fp16 d, s = d * sum) or, with q8_1, s = fp16(d_exact * sum).
+void QuantizeQ8RowsRef(const float* x, void* xq, int in_dim, RowRange tokens, bool q8_1) {
   for (int t = tokens.begin; t < tokens.end; t++) {
-    const float* in = x + static_cast<int64_t>(t) * in_dim;                 // [in_dim]
-    auto* row = static_cast<uint8_t*>(xq) + row_bytes * t;                  // one Q8 row
-    auto* qs = reinterpret_cast<int8_t*>(row);                              // [in_dim]
-    auto* d = reinterpret_cast<float*>(row + in_dim);                       // [in_dim / 32]
-    float* sums = d + in_dim / kQ8ActBlock;                                 // [in_dim / 32]
-    auto* qsums = reinterpret_cast<int32_t*>(sums + in_dim / kQ8ActBlock);  // [in_dim / 32]
+    const float* in = x + static_cast<int64_t>(t) * in_dim;  // [in_dim]
+    const Q8RowFields f = RowFields(xq, in_dim, t);
     for (int b = 0; b < in_dim / kQ8ActBlock; b++) {
-      int8_t* q = qs + kQ8ActBlock * b;
-      d[b] = QuantizeBlockQ8Ref(in + kQ8ActBlock * b, q);
-      int sum = 0;
-      for (int j = 0; j < kQ8ActBlock; j++) sum += q[j];
-      sums[b] = d[b] * static_cast<float>(sum);
-      qsums[b] = sum;
+      int8_t* q = f.qs + kQ8ActBlock * b;
+      float d_exact = 0.0f;
+      f.d[b] = QuantizeBlockQ8_0Ref(in + kQ8ActBlock * b, q, &d_exact);
+      const int sum = SumOf(q, kQ8ActBlock);
+      f.s[b] = q8_1 ? Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(sum)))
+                    : f.d[b] * static_cast<float>(sum);
+      f.qsums[b] = sum;
+    }
+  }
+}
+
+}  // namespace
+
+void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
+  QuantizeQ8RowsRef(x, xq, in_dim, tokens, /*q8_1=*/false);
+}
+
+void QuantizeQ8_1ActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
+  QuantizeQ8RowsRef(x, xq, in_dim, tokens, /*q8_1=*/true);
+}
+
+void QuantizeQ8KActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
+  constexpr int kSuper = 256;
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    const float* in = x + static_cast<int64_t>(t) * in_dim;  // [in_dim]
+    const Q8RowFields f = RowFields(xq, in_dim, t);
+    for (int sb = 0; sb < in_dim / kSuper; sb++) {
+      const float* v = in + kSuper * sb;
+      int8_t* q = f.qs + kSuper * sb;
+      float amax = 0.0f, max = 0.0f;  // the first element of largest magnitude, with its sign
+      for (int j = 0; j < kSuper; j++) {
+        const float ax = std::fabs(v[j]);
+        if (ax > amax) {
+          amax = ax;
+          max = v[j];
+        }
+      }
+      const float iscale = amax != 0.0f ? -127.0f / max : 0.0f;
+      for (int j = 0; j < kSuper; j++) {
+        q[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(iscale * v[j]))));
+      }
+      const float d = amax != 0.0f ? 1.0f / iscale : 0.0f;
+      for (int b = sb * kSuper / kQ8ActBlock; b < (sb + 1) * kSuper / kQ8ActBlock; b++) {
+        const int sum = SumOf(f.qs + kQ8ActBlock * b, kQ8ActBlock);
+        f.d[b] = d;
+        f.s[b] = d * static_cast<float>(sum);
+        f.qsums[b] = sum;
+      }
     }
   }
 }

@@ -9,10 +9,21 @@
 
 namespace smallmind::kernels {
 
-// For t in tokens: row t of xq = Q8 row of x[t, :] (in_dim a multiple of 32): per block of 32,
-// d = amax / 127, q = round-half-even(x * (1 / d)) (0 when d is 0), s = d * (sum of the q).
+// For t in tokens: row t of xq = the kQ8 row of x[t, :] (in_dim a multiple of 32; llama.cpp's
+// q8_0): per block of 32, q = round-half-even(x * (127 / amax)) (0 when amax is 0), d =
+// fp16(amax / 127), s = d * (sum of the q), exact.
 void QuantizeQ8ActRef(const float* x, void* xq, int in_dim, RowRange tokens);
-// One block of that row: the 32 quants of x at q, returns d. Also the K/V cache's (F32ToQ8Ref).
+// One block of it: the 32 quants of x at q; returns fp16(amax / 127) as a float, and sets
+// *d_exact (when not null) to amax / 127 unrounded.
+float QuantizeBlockQ8_0Ref(const float* x, int8_t* q, float* d_exact = nullptr);
+// The kQ8_1 row (llama.cpp's q8_1): the kQ8 row with s = fp16((amax / 127) * sum).
+void QuantizeQ8_1ActRef(const float* x, void* xq, int in_dim, RowRange tokens);
+// The kQ8K row (llama.cpp's q8_K; in_dim a multiple of 256): per 256, max = the first element of
+// largest |x|, q = min(127, round-half-even((-127 / max) * x)), d = 1 / (-127 / max) in each of
+// the 8 blocks of 32, s = d * (block's quant sum) (all 0 when the 256 are 0).
+void QuantizeQ8KActRef(const float* x, void* xq, int in_dim, RowRange tokens);
+// The K/V cache's kQ8 block (F32ToQ8Ref; this project's scheme, not llama.cpp's): d = amax /
+// 127 unrounded, q = round-half-even(x * (1 / d)); returns d.
 float QuantizeBlockQ8Ref(const float* x, int8_t* q);
 // Octets [first, last) of the n_tokens Q8 rows xq (Q8ActRowBytes(n_dim) bytes each) written into
 // `octets` (Q8ActOctetsBytes(n_tokens, n_dim) bytes, the layout in kernels/q8_act.h): the

@@ -58,7 +58,7 @@ TEST_F(Avx2KQuantQ8Test, BothPathsRunThePackedQ8Kernel) {
   const KernelTable par = avx2::Avx2KernelTable(ExecMode::kParallel);
   const KernelTable det = avx2::Avx2KernelTable(ExecMode::kDeterministic);
   for (DType type : kKQuants) {
-    EXPECT_EQ(par.MatmulFor(type)->input, MatmulInput::kQ8) << Name(type);
+    EXPECT_EQ(par.MatmulFor(type)->input, MatmulInput::kQ8K) << Name(type);  // llama.cpp's q8_K
     EXPECT_NE(par.MatmulFor(type)->pack, nullptr) << Name(type);
     EXPECT_EQ(det.MatmulFor(type)->fn, par.MatmulFor(type)->fn) << Name(type);
     // The packed copy costs no memory over the GGUF one when rows fill whole groups of 8.

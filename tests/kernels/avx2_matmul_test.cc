@@ -145,13 +145,16 @@ TEST_F(Avx2MatmulTest, QuantizeQ8EqualsTheReferenceBitwise) {
     std::vector<float> x = testing::RandomFloats(size_t(n) * in_dim, in_dim, -3.0f, 3.0f);
     for (int j = 0; j < 32; j++) x[j] = 0.0f;  // an all-zero block: scale 0
     x[40] = 1e-30f;                            // a block dominated by a tiny value
-    std::vector<uint8_t> got(n * Q8ActRowBytes(in_dim)), want(got.size());
-    avx2::QuantizeQ8Avx2(x.data(), got.data(), in_dim, AllRows(n));
-    QuantizeQ8ActRef(x.data(), want.data(), in_dim, AllRows(n));
-    for (int t = 0; t < n; t++) {  // compare the meaningful bytes of each row (not the padding)
-      const size_t off = t * Q8ActRowBytes(in_dim), len = Q8ActRowDataBytes(in_dim);
-      EXPECT_TRUE(std::equal(got.begin() + off, got.begin() + off + len, want.begin() + off))
-          << "in_dim " << in_dim << " token " << t;
+    for (bool q8_1 : {false, true}) {          // kQ8 (llama.cpp's q8_0) and kQ8_1 (its q8_1)
+      std::vector<uint8_t> got(n * Q8ActRowBytes(in_dim)), want(got.size());
+      (q8_1 ? avx2::QuantizeQ8_1Avx2 : avx2::QuantizeQ8Avx2)(x.data(), got.data(), in_dim,
+                                                             AllRows(n));
+      (q8_1 ? QuantizeQ8_1ActRef : QuantizeQ8ActRef)(x.data(), want.data(), in_dim, AllRows(n));
+      for (int t = 0; t < n; t++) {  // compare the meaningful bytes of each row (not the padding)
+        const size_t off = t * Q8ActRowBytes(in_dim), len = Q8ActRowDataBytes(in_dim);
+        EXPECT_TRUE(std::equal(got.begin() + off, got.begin() + off + len, want.begin() + off))
+            << "in_dim " << in_dim << " token " << t << (q8_1 ? " q8_1" : " q8_0");
+      }
     }
   }
 }

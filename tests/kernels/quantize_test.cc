@@ -1,10 +1,11 @@
 // Q8 activation octets (kernels/q8_act.h): PackQ8ActOctetsRef puts each token's quad, scale, sum
 // and VNNI start where the layout says and zeros in the lanes past the last token, for any token
 // count and octet range; the AVX2 quantizer the engine runs writes the octets of its rows, and
-// the AVX-512 one the AVX2 one's bytes.
+// the AVX-512 one the AVX2 one's bytes. The Q8 row schemes are llama.cpp's q8_0, q8_1 and q8_K.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -16,6 +17,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/q8_act.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/ref/quantize_ref.h"
 #include "tests/kernels/random_weights.h"
 
@@ -142,6 +144,82 @@ TEST(Q8OctetsTest, TheAvx512QuantizerWritesTheAvx2QuantizersBytes) {
     avx512::QuantizeQ8OctetsAvx512(x.data(), got.data(), in_dim, n_tokens, split, n_octets);
     ASSERT_EQ(got, want) << "in " << in_dim << " n " << n_tokens << " split " << split;
   }
+}
+
+// The row fields of token 0 (kernels/q8_act.h).
+struct Row0 {
+  const int8_t* q;
+  const float* d;
+  const float* s;
+  const int32_t* qsum;
+};
+Row0 Fields(const std::vector<uint8_t>& xq, int in_dim) {
+  const auto* d = reinterpret_cast<const float*>(xq.data() + in_dim);
+  return Row0{reinterpret_cast<const int8_t*>(xq.data()), d, d + in_dim / 32,
+              reinterpret_cast<const int32_t*>(d + 2 * (in_dim / 32))};
+}
+
+TEST(Q8SchemesTest, Q8_0RowsAreLlamaCppsQ8_0WithTheScaleInHalfPrecision) {
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; i++) x[i] = 0.37f * static_cast<float>(i % 17) - 2.1f;
+  x[5] = 3.3f;  // the first block's amax; 3.3 / 127 is not a half
+  std::vector<uint8_t> xq(Q8ActRowBytes(64));
+  QuantizeQ8ActRef(x.data(), xq.data(), 64, AllRows(1));
+  const Row0 r = Fields(xq, 64);
+  EXPECT_EQ(r.d[0], Fp16ToFp32(Fp32ToFp16(3.3f / 127.0f)));
+  EXPECT_NE(r.d[0], 3.3f / 127.0f);
+  int sum = 0;
+  for (int i = 0; i < 32; i++) {
+    EXPECT_EQ(r.q[i], static_cast<int8_t>(std::nearbyint(x[i] * (127.0f / 3.3f)))) << i;
+    sum += r.q[i];
+  }
+  EXPECT_EQ(r.q[5], 127);
+  EXPECT_EQ(r.qsum[0], sum);
+  EXPECT_EQ(r.s[0], r.d[0] * static_cast<float>(sum)) << "d * sum, exact";
+
+  std::vector<uint8_t> xq1(Q8ActRowBytes(64));
+  QuantizeQ8_1ActRef(x.data(), xq1.data(), 64, AllRows(1));
+  const Row0 r1 = Fields(xq1, 64);
+  EXPECT_EQ(r1.d[0], r.d[0]);
+  EXPECT_EQ(std::memcmp(r1.q, r.q, 64), 0);
+  EXPECT_EQ(r1.s[0], Fp16ToFp32(Fp32ToFp16((3.3f / 127.0f) * static_cast<float>(sum))))
+      << "q8_1: s from the unrounded d, stored as a half";
+}
+
+TEST(Q8SchemesTest, Q8_KRowsShareOneScalePer256FromTheSignedMax) {
+  std::vector<float> x(512);
+  for (int i = 0; i < 512; i++) x[i] = 0.01f * static_cast<float>((i * 37) % 101) - 0.5f;
+  x[300] = -4.0f;  // the second super-block's max by magnitude is negative
+  x[310] = 4.0f;   // as large but later: the first one found wins
+  std::vector<uint8_t> xq(Q8ActRowBytes(512));
+  QuantizeQ8KActRef(x.data(), xq.data(), 512, AllRows(1));
+  const Row0 r = Fields(xq, 512);
+  for (int b = 8; b < 16; b++) EXPECT_EQ(r.d[b], 1.0f / (-127.0f / -4.0f)) << b;
+  EXPECT_GT(r.d[8], 0.0f);
+  EXPECT_EQ(r.q[300], 127);
+  EXPECT_EQ(r.q[310], -127);
+  float amax0 = 0.0f, max0 = 0.0f;
+  for (int i = 0; i < 256; i++) {
+    if (std::fabs(x[i]) > amax0) amax0 = std::fabs(x[i]), max0 = x[i];
+  }
+  for (int b = 0; b < 8; b++) EXPECT_EQ(r.d[b], 1.0f / (-127.0f / max0)) << b;
+  for (int i = 0; i < 512; i++) {
+    const float iscale = i < 256 ? -127.0f / max0 : -127.0f / -4.0f;
+    EXPECT_EQ(r.q[i], std::min(127, static_cast<int>(std::nearbyint(iscale * x[i])))) << i;
+    EXPECT_NEAR(r.q[i] * r.d[i / 32], x[i], std::fabs(r.d[i / 32])) << i;
+  }
+  for (int b = 0; b < 16; b++) {
+    int sum = 0;
+    for (int i = 0; i < 32; i++) sum += r.q[32 * b + i];
+    EXPECT_EQ(r.qsum[b], sum);
+    EXPECT_EQ(r.s[b], r.d[b] * static_cast<float>(sum));
+  }
+  std::vector<float> zeros(256, 0.0f);
+  std::vector<uint8_t> zq(Q8ActRowBytes(256), 0xAB);
+  QuantizeQ8KActRef(zeros.data(), zq.data(), 256, AllRows(1));
+  const Row0 z = Fields(zq, 256);
+  for (int b = 0; b < 8; b++) EXPECT_EQ(z.d[b], 0.0f);
+  for (int i = 0; i < 256; i++) EXPECT_EQ(z.q[i], 0);
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
     l.Add(&hb, n * c.hidden_dim);
     l.Add(&hb2, n * c.hidden_dim);
     l.Add(&xq, n * kernels::Q8ActRowBytes(std::max(c.dim, c.hidden_dim)));
+    l.Add(&xq_1, n * kernels::Q8ActRowBytes(std::max(c.dim, c.hidden_dim)));
+    l.Add(&xq_k, n * kernels::Q8ActRowBytes(std::max(c.dim, c.hidden_dim)));
     l.Add(&xq_octets, kernels::Q8ActOctetsBytes(max_tokens, std::max(c.dim, c.hidden_dim)));
     l.Add(&scores, static_cast<size_t>(max_threads * scores_per_thread));
     l.Add(&last_x, static_cast<size_t>(max_seqs) * c.dim);

@@ -44,6 +44,8 @@ struct Activations {
   std::span<float> hb;           // [max_tokens, hidden_dim] gate, then silu(gate) * up
   std::span<float> hb2;          // [max_tokens, hidden_dim] up
   std::span<uint8_t> xq;         // [max_tokens, Q8ActRowBytes(max(dim, hidden_dim))] Q8 input
+  std::span<uint8_t> xq_1;       // as many: the input as kQ8_1 rows (Q4_1 / Q5_1 matmuls)
+  std::span<uint8_t> xq_k;       // as many: the input as kQ8K rows (the K-quants' matmuls)
   std::span<uint8_t> xq_octets;  // Q8 input as octets (Q8ActOctetsBytes), for kQ8Octets ops
   // [max_threads, scores_per_thread] attention scores scratch: per thread, rows of up to
   // context_length floats for a prefill tile (activations.cc says how many)

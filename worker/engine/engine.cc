@@ -66,9 +66,11 @@ bool SameKernels(const kernels::KernelTable& a, const kernels::KernelTable& b) {
       return false;
     }
   }
-  return a.quantize_q8 == b.quantize_q8 && a.rmsnorm == b.rmsnorm && a.rope == b.rope &&
-         a.softmax == b.softmax && a.swiglu == b.swiglu && a.add == b.add &&
-         a.add_bias == b.add_bias && a.attention == b.attention;
+  return a.quantize_q8 == b.quantize_q8 && a.quantize_q8_1 == b.quantize_q8_1 &&
+         a.quantize_q8_k == b.quantize_q8_k && a.quantize_q8_octets == b.quantize_q8_octets &&
+         a.rmsnorm == b.rmsnorm && a.rope == b.rope && a.softmax == b.softmax &&
+         a.swiglu == b.swiglu && a.add == b.add && a.add_bias == b.add_bias &&
+         a.attention == b.attention;
 }
 
 }  // namespace

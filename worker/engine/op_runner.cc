@@ -95,14 +95,22 @@ Partition OpRunner::RowsPartition() const {
   return limits_.mode == ExecMode::kDeterministic ? Partition::kStaticRows : Partition::kDynamic;
 }
 
-void OpRunner::QuantizeInput(MatmulSource* in) {
+const uint8_t* OpRunner::QuantizedRows(MatmulSource* in, kernels::MatmulInput input) {
   SM_DCHECK(in->n_tokens <= act_->max_tokens);
+  const int scheme = input == kernels::MatmulInput::kQ8_1  ? 1
+                     : input == kernels::MatmulInput::kQ8K ? 2
+                                                           : 0;  // kQ8, kQ8Octets of one token
+  uint8_t* xq = (scheme == 0 ? act_->xq : scheme == 1 ? act_->xq_1 : act_->xq_k).data();
+  if (in->q8_version[scheme] == q8_version_[scheme] && in->q8_version[scheme] >= 0) return xq;
   const OpTimer timer(limits_.profile, OpKind::kQuantize);
-  uint8_t* xq = act_->xq.data();  // [n_tokens, Q8ActRowBytes(dim)]
-  const kernels::QuantizeQ8Fn quantize = table_.quantize_q8;
+  const kernels::QuantizeQ8Fn quantize = scheme == 0   ? table_.quantize_q8
+                                         : scheme == 1 ? table_.quantize_q8_1
+                                                       : table_.quantize_q8_k;
+  SM_CHECK(quantize != nullptr) << "the kernel table has no quantizer for a matmul's input";
   pool_->ParallelFor(in->n_tokens, Threads(in->n_tokens, in->dim), Partition::kStaticRows,
                      [&](RowRange tokens, int) { quantize(in->x, xq, in->dim, tokens); });
-  in->q8_version = ++q8_version_;
+  in->q8_version[scheme] = ++q8_version_[scheme];
+  return xq;
 }
 
 void OpRunner::QuantizeOctets(MatmulSource* in) {
@@ -141,9 +149,8 @@ void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) 
     if (op->input == kernels::MatmulInput::kQ8Octets && in->n_tokens > 1) {
       if (in->octets_version != octets_version_ || in->octets_version < 0) QuantizeOctets(in);
       x = act_->xq_octets.data();
-    } else if (op->input != kernels::MatmulInput::kF32) {  // kQ8, or kQ8Octets of one token
-      if (in->q8_version != q8_version_ || in->q8_version < 0) QuantizeInput(in);
-      x = act_->xq.data();
+    } else if (op->input != kernels::MatmulInput::kF32) {  // Q8 rows (kQ8Octets: of one token)
+      x = QuantizedRows(in, op->input);
     }
     const int out_dim = static_cast<int>(j.w.rows);
     p[n_jobs++] =

@@ -31,8 +31,10 @@ struct MatmulSource {
   const float* x;  // [n_tokens, dim]
   int n_tokens;
   int dim;
-  int64_t q8_version = -1;      // OpRunner's quantization count when x was last quantized
-  int64_t octets_version = -1;  // ... count of quantizations into octets when x was last
+  // OpRunner's quantization count when x was last quantized into each Q8 row scheme (kQ8, kQ8_1,
+  // kQ8K) and into octets; -1: never.
+  int64_t q8_version[3] = {-1, -1, -1};
+  int64_t octets_version = -1;
 };
 
 class OpRunner {
@@ -76,8 +78,9 @@ class OpRunner {
  private:
   // Threads for an op of n_rows rows of `work_per_row` multiply-adds (or element ops) each.
   int Threads(int n_rows, int64_t work_per_row) const;
-  // Quantizes in into act_->xq as Q8 rows (kQ8 matmuls) ...
-  void QuantizeInput(MatmulSource* in);
+  // Quantizes in into the Q8 rows of `input` (kQ8, kQ8_1 or kQ8K: act_->xq, xq_1 or xq_k) unless
+  // they hold it already, and returns them ...
+  const uint8_t* QuantizedRows(MatmulSource* in, kernels::MatmulInput input);
   // ... or into act_->xq_octets as octets (kernels/q8_act.h: kQ8Octets matmuls of > 1 token).
   void QuantizeOctets(MatmulSource* in);
   // How the row-parallel ops (matmul row groups, attention items) split: fixed on the
@@ -92,8 +95,8 @@ class OpRunner {
   ThreadPool* pool_;
   const OpLimits limits_;
   Activations* act_;
-  int64_t q8_version_ = 0;      // quantizations into act_->xq so far
-  int64_t octets_version_ = 0;  // ... into act_->xq_octets
+  int64_t q8_version_[3] = {0, 0, 0};  // quantizations into act_->xq, xq_1, xq_k so far
+  int64_t octets_version_ = 0;         // ... into act_->xq_octets
 };
 
 }  // namespace smallmind::worker

@@ -102,8 +102,8 @@ TEST_F(TokenPickerTest, SampleStepGivesTheSamePicksOnOneThreadOrMany) {
     std::vector<SampleSlot> slots;
     for (int s = 0; s < kSeqs; s++) {
       options.sampling.seed = 100 + s;
-      pickers.push_back(std::make_unique<TokenPicker>(options, std::vector<TokenId>{1},
-                                                      *tokenizer_, vocab_));
+      pickers.push_back(
+          std::make_unique<TokenPicker>(options, std::vector<TokenId>{1}, *tokenizer_, vocab_));
     }
     std::vector<TokenId> tokens;
     for (int step = 0; step < 8; step++) {
