@@ -31,8 +31,8 @@ Result<FdLimit> RaiseFdLimit() {
   if (target <= limit.rlim_cur) return result;
   limit.rlim_cur = target;
   if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
-    return Internal(fmt::format("cannot raise the open-file limit from {} to {}: {}",
-                                result.before, target, std::strerror(errno)));
+    return Internal(fmt::format("cannot raise the open-file limit from {} to {}: {}", result.before,
+                                target, std::strerror(errno)));
   }
   result.after = target;
   return result;

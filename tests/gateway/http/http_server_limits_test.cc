@@ -91,8 +91,8 @@ TEST(HttpServerLimitsTest, TlsRefusesCbcSuitesAndTakesEcdheAeadAndTls13) {
   HttpServer server;
   HttpServerOptions options;
   options.host = "127.0.0.1";
-  options.tls = {testing::ReadTextFile(certs->server_cert), testing::ReadTextFile(certs->server_key),
-                 ""};
+  options.tls = {testing::ReadTextFile(certs->server_cert),
+                 testing::ReadTextFile(certs->server_key), ""};
   ASSERT_TRUE(server.Start(options, Echo).ok());
   const std::string ca = testing::ReadTextFile(certs->ca_cert);
   EXPECT_FALSE(Handshakes(server, ca, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA"));
