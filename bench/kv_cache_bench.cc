@@ -10,7 +10,7 @@
 //   kv_cache_bench [--model=PATH | --preset=bench-110M --type=q8_0] [--threads=2]
 //                  [--rounds=5] [--requests=48] [--kv-dtype=f16|q8|f32]
 // With no model flag it runs builtin:tiny. (Warm restart across processes is measured through
-// the gateway: see README "Prefix cache and warm restart".)
+// the gateway: see docs/kv-cache.md, "Warm restart".)
 #include <time.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks deploy/k8s without a cluster (ctest deploy.k8s): the manifests parse,
-the kinds the README promises are there, selectors match their pod labels, every Service reaches a
+the kinds docs/deployment.md promises are there, selectors match their pod labels, every Service reaches a
 named container port, the worker StatefulSet is governed by a headless Service that the gateway's
 --worker-endpoints names, every container is Guaranteed QoS with whole CPUs (requests == limits, so
 the static CPU manager pins it) and has gRPC readiness and liveness probes on its port, the worker

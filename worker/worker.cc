@@ -72,8 +72,9 @@ shared::Status Worker::PlanKv() {
   SM_RETURN_IF_ERROR(kv_segment_->Reserve());
   kv_pool_ = std::make_unique<KvPool>(c, static_cast<int>(blocks), bs, config_.kv.dtype,
                                       kv_segment_->data());
-  // Decode reads the whole cache every step: on 4 KiB pages that is a TLB miss a page (README,
-  // Kernels). /dev/shm gives huge pages only when mounted with huge=advise or more.
+  // Decode reads the whole cache every step: on 4 KiB pages that is a TLB miss a page
+  // (docs/kv-cache.md, The segment). /dev/shm gives huge pages only when mounted with huge=advise
+  // or more.
   const size_t huge = shared::HugePageBytes(kv_segment_->data().data(), kv_segment_->data().size());
   spdlog::info(
       "KV pool: {} blocks x {} tokens, {} ({:.1f} MiB) in {}, {:.1f} MiB of it on huge "
@@ -84,7 +85,7 @@ shared::Status Worker::PlanKv() {
           : std::string("process memory (--kv-segment none)"),
       huge / 1048576.0,
       huge == 0 && kv_segment_->in_shared_memory()
-          ? " (a /dev/shm mounted with huge=advise gives them; see README, Kernels)"
+          ? " (a /dev/shm mounted with huge=advise gives them; see docs/kv-cache.md)"
           : "");
   return shared::Status::Ok();
 }
