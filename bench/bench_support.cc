@@ -15,8 +15,8 @@
 #include "shared/command_line.h"
 #include "shared/cpu_topology.h"
 #include "shared/memory_bandwidth.h"
-#include "worker/model/gguf_loader.h"
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/gguf/gguf_loader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 #include "worker/modelgen/builtin_tiny.h"
 #include "worker/modelgen/model_generator.h"
 

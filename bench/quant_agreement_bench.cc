@@ -29,7 +29,7 @@
 #include "bench/bench_support.h"
 #include "shared/command_line.h"
 #include "worker/engine/engine.h"
-#include "worker/model/gguf_loader.h"
+#include "worker/model/gguf/gguf_loader.h"
 #include "worker/modelgen/llama2c_to_gguf.h"
 #include "worker/modelgen/model_generator.h"
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <utility>
 
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {

@@ -12,7 +12,7 @@
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
-#include "worker/model/gguf_loader.h"
+#include "worker/model/gguf/gguf_loader.h"
 #include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {

@@ -16,8 +16,8 @@
 
 #include "kernels/ref/dequant_ref.h"
 #include "tests/testing/scoped_temp_dir.h"
-#include "worker/model/gguf_loader.h"
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_loader.h"
+#include "worker/model/gguf/gguf_reader.h"
 #include "worker/modelgen/builtin_tiny.h"
 
 namespace smallmind::worker {

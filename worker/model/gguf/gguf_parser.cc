@@ -4,6 +4,8 @@
 // the tensor infos (string name, uint32 n_dims, uint64 dims[n_dims] innermost first, uint32 ggml
 // type, uint64 offset from the data section), zero padding to general.alignment, then the data.
 // Every count and length is checked against the bytes left before anything is sized from it.
+#include "worker/model/gguf/gguf_parser.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -11,8 +13,6 @@
 #include <numeric>
 #include <string>
 #include <utility>
-
-#include "worker/model/gguf_reader.h"
 
 namespace smallmind::worker {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "shared/status.h"
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_reader.h"
 #include "worker/model/weights.h"
 #include "worker/tokenizer/tokenizer.h"
 

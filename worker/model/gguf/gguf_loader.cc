@@ -1,8 +1,8 @@
-#include "worker/model/gguf_loader.h"
+#include "worker/model/gguf/gguf_loader.h"
 
 #include <algorithm>
 
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_vocab.h"
 
 namespace smallmind::worker {
 namespace {
