@@ -86,8 +86,8 @@ def exists(root, base_dir, path):
 
 
 def looks_like_path(span, top, local_dirs):
-    if not span or any(c.isspace() for c in span):
-        return False
+    if not span or any(c.isspace() for c in span) or span in (".", "./"):
+        return False  # `./` is the doc's own folder
     if span.startswith(SKIPPED_PREFIXES) or PLACEHOLDER.search(span):
         return False
     first = span.split("/", 1)[0]
