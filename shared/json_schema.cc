@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/json_nesting.h"
+#include "shared/json_reader.h"
 
 namespace smallmind::shared {
 
@@ -756,17 +757,16 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view t
     return InvalidArgument(
         fmt::format("json_schema nests arrays and objects more than {} deep", kMaxSchemaNesting));
   }
-  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    try {  // say where, as the parser's exception does
-      const Json ignored = Json::parse(text);
-      (void)ignored;
-    } catch (const Json::exception& e) {
-      return InvalidArgument(fmt::format("json_schema is not valid JSON: {}", e.what()));
-    }
-    return InvalidArgument("json_schema is not valid JSON");
-  }
-  return JsonSchemaCompiler(doc).Run();
+  // Linear in the text (ordered_json::parse is quadratic in the keys of one object), with the
+  // HTTP body's caps on keys; the schema's own size bounds its strings.
+  const Result<Json> doc = ReadJson(text,
+                                    JsonLimits{.max_depth = kMaxSchemaNesting,
+                                               .max_object_keys = 4096,
+                                               .max_key_bytes = 1024,
+                                               .max_string_bytes = kMaxSchemaBytes},
+                                    "json_schema");
+  if (!doc.ok()) return doc.status();
+  return JsonSchemaCompiler(doc.value()).Run();
 }
 
 std::shared_ptr<const JsonSchema> JsonSchema::AnyObject() {

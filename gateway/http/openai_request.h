@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/http/http_error.h"
+#include "shared/json_reader.h"
+#include "shared/request_limits.h"
 #include "smallmind/v1/inference.pb.h"
 
 namespace smallmind::gateway::http {
@@ -24,9 +26,17 @@ enum class Endpoint { kCompletions, kChatCompletions };
 inline constexpr uint32_t kCompletionsDefaultMaxTokens = 16;
 // OpenAI's completions `logprobs` goes to 5; vLLM and this server accept up to validate's 20.
 inline constexpr int64_t kMaxTopLogprobs = 20;
-// Arrays and objects a request body may nest: past any real request (a tool's parameters, a
-// JSON Schema), and far short of the stack the recursive steps after parsing need.
-inline constexpr int kMaxBodyNesting = 200;
+// The caps on one JSON body (docs/security.md), past any real request: nesting 200 deep (a tool's
+// parameters, a JSON Schema), far short of the stack the recursive steps after parsing need;
+// 4096 keys per object (logit_bias takes 4096 token ids); 1 KiB keys. Strings are bounded by the
+// body's own limit (HttpOptions::max_body_bytes).
+inline constexpr shared::JsonLimits kBodyJsonLimits{.max_depth = 200,
+                                                    .max_object_keys = 4096,
+                                                    .max_key_bytes = 1024,
+                                                    .max_string_bytes = shared::kMaxRequestBytes};
+
+// Our `timeout` extension's largest value, in seconds (one day).
+inline constexpr double kMaxTimeoutSeconds = 86400;
 
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;
