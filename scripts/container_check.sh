@@ -43,7 +43,7 @@ nofile="$(ulimit -Hn)"
 [ "$nofile" = unlimited ] && nofile=1048576
 cat >"$work/containers.conf" <<EOF
 [containers]
-default_ulimits = ["nofile=1024:$nofile"]
+default_ulimits = ["nofile=1024:$nofile", "nproc=1024:1024"]
 [engine]
 runtime = "runc"
 cgroup_manager = "cgroupfs"
