@@ -19,8 +19,8 @@ constexpr size_t kScanKeys = 8;
 // One open array or object: where it lives and, for an object, where its next value goes.
 struct Frame {
   Json* value = nullptr;
-  Json* slot = nullptr;  // objects: the value of the last key read
-  std::string key;       // objects: the last key read (for error paths)
+  Json* slot = nullptr;                           // objects: the value of the last key read
+  std::string key;                                // objects: the last key read (for error paths)
   std::unordered_map<std::string, size_t> index;  // objects past kScanKeys: key -> position
 };
 

@@ -20,9 +20,9 @@
 namespace smallmind::shared {
 
 struct JsonLimits {
-  int max_depth = 200;               // arrays and objects nested in one another
-  size_t max_object_keys = 4096;     // keys of one object (logit_bias takes 4096 token ids)
-  size_t max_key_bytes = 1024;       // bytes of one key
+  int max_depth = 200;                // arrays and objects nested in one another
+  size_t max_object_keys = 4096;      // keys of one object (logit_bias takes 4096 token ids)
+  size_t max_key_bytes = 1024;        // bytes of one key
   size_t max_string_bytes = 8 << 20;  // bytes of one string value, after unescaping
 };
 

@@ -12,7 +12,8 @@ using Json = nlohmann::ordered_json;
 // An object of `n` distinct keys "k0".."k{n-1}", each mapped to its index.
 std::string ManyKeys(size_t n) {
   std::string s = "{";
-  for (size_t i = 0; i < n; ++i) s += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  for (size_t i = 0; i < n; ++i)
+    s += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
   return s + "}";
 }
 
@@ -27,9 +28,9 @@ TEST(JsonReaderTest, BuildsTheSameDocumentAsTheLibraryParserInKeyOrder) {
 }
 
 TEST(JsonReaderTest, RepeatedKeyKeepsItsFirstPlaceAndLastValueAsTheLibraryDoes) {
-  for (const std::string& text : {std::string(R"({"a":1,"b":2,"a":{"x":3}})"),
-                                 ManyKeys(20).substr(0, ManyKeys(20).size() - 1) +
-                                     R"(,"k3":"again","k19":[1]})"}) {
+  for (const std::string& text :
+       {std::string(R"({"a":1,"b":2,"a":{"x":3}})"),
+        ManyKeys(20).substr(0, ManyKeys(20).size() - 1) + R"(,"k3":"again","k19":[1]})"}) {
     Result<Json> doc = ReadJson(text, {}, "the body");
     ASSERT_TRUE(doc.ok()) << doc.status().ToString();
     EXPECT_EQ(doc.value().dump(), Json::parse(text).dump());
@@ -74,7 +75,8 @@ TEST(JsonReaderTest, RefusesLongKeysAndStringsNamingWhere) {
   EXPECT_TRUE(ReadJson(R"({"abcd":"12345"})", limits, "x").ok());
   Result<Json> key = ReadJson(R"({"a":{"abcde":1}})", limits, "x");
   ASSERT_FALSE(key.ok());
-  EXPECT_EQ(key.status().message(), "x is refused: a key of the object at /a is 5 bytes; at most 4");
+  EXPECT_EQ(key.status().message(),
+            "x is refused: a key of the object at /a is 5 bytes; at most 4");
   Result<Json> str = ReadJson(R"({"a":["1","123456"]})", limits, "x");
   ASSERT_FALSE(str.ok());
   EXPECT_EQ(str.status().message(), "x is refused: the string at /a/1 is 6 bytes; at most 5");

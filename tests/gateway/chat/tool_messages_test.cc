@@ -93,8 +93,7 @@ TEST(ToolMessagesTest, ChatMlFallbackListsTheToolsInTheSystemTurn) {
                      "\"get_weather\", \"parameters\": {}}}\n</tools>"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("</tool_call><|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"),
-            std::string::npos)
+  EXPECT_NE(out.find("</tool_call><|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"), std::string::npos)
       << out;
   EXPECT_EQ(out.find("<|im_start|>system\nBe brief.<|im_end|>"), std::string::npos) << out;
 }
@@ -103,9 +102,10 @@ TEST(ToolMessagesTest, ConsecutiveToolResultsShareOneUserTurn) {
   const ChatTemplate t = Parsed(std::string(ChatMlTemplate()));
   ordered_json m = RoundTrip();
   m.push_back({{"role", "tool"}, {"tool_call_id", "call_2"}, {"content", nullptr}});
-  EXPECT_NE(Render(t, Input(m)).find("<|im_start|>user\n<tool_response>\n{\"temp\": 21}\n"
-                                     "</tool_response>\n<tool_response>\n\n</tool_response>"
-                                     "<|im_end|>\n<|im_start|>assistant\n"),
+  EXPECT_NE(Render(t, Input(m))
+                .find("<|im_start|>user\n<tool_response>\n{\"temp\": 21}\n"
+                      "</tool_response>\n<tool_response>\n\n</tool_response>"
+                      "<|im_end|>\n<|im_start|>assistant\n"),
             std::string::npos);
 }
 
@@ -167,7 +167,8 @@ TEST(ToolMessagesTest, ArgumentsNestedPastTheBodyLimitStayText) {
   const std::string deep = std::string(300, '[') + std::string(300, ']');
   const ordered_json messages = ordered_json::array(
       {{{"role", "assistant"},
-        {"tool_calls", {{{"function", {{"name", "f"}, {"arguments", "{\"a\": " + deep + "}"}}}}}}}});
+        {"tool_calls",
+         {{{"function", {{"name", "f"}, {"arguments", "{\"a\": " + deep + "}"}}}}}}}});
   const ordered_json out = PrepareToolArguments(messages, ToolArguments::kObject);
   EXPECT_TRUE(out[0]["tool_calls"][0]["function"]["arguments"].is_string());
 }
