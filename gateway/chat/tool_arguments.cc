@@ -26,16 +26,18 @@ Json ProbeMessages(Json arguments) {
 bool ShowsNeedle(const ChatTemplate& tmpl, Json arguments) {
   ChatRenderInput in;
   in.messages = ProbeMessages(std::move(arguments));
-  in.tools = Json::array({{{"type", "function"},
-                           {"function",
-                            {{"name", "probe_function"},
-                             {"description", "Probe."},
-                             {"parameters", {{"type", "object"}, {"properties", Json::object()}}}}}}});
+  in.tools =
+      Json::array({{{"type", "function"},
+                    {"function",
+                     {{"name", "probe_function"},
+                      {"description", "Probe."},
+                      {"parameters", {{"type", "object"}, {"properties", Json::object()}}}}}}});
   in.add_generation_prompt = false;
   in.tool_arguments = ToolArguments::kAsGiven;
   const shared::Result<std::string> out = tmpl.Render(in);
   if (!out.ok()) return false;
-  for (std::string_view needle : {"\"probe_needle\":", "'probe_needle':", "<parameter=probe_needle>"}) {
+  for (std::string_view needle :
+       {"\"probe_needle\":", "'probe_needle':", "<parameter=probe_needle>"}) {
     if (out->find(needle) != std::string::npos) return true;
   }
   return false;

@@ -81,31 +81,27 @@ TEST(ToolMessagesTest, ChatMlFallbackKeepsToolCallsBesideEmptyOrRealContent) {
       << with_text;
 }
 
-TEST(ToolMessagesTest, ChatMlFallbackListsTheToolsInTheSystemTurn) {
+TEST(ToolMessagesTest, ChatMlFallbackDoesNotListTheTools) {
   const ChatTemplate t = Parsed(std::string(ChatMlTemplate()));
   ChatRenderInput in = Input(ordered_json::parse(
       R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])"));
+  const std::string without = Render(t, in);
   in.tools = ordered_json::parse(
       R"([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}])");
-  const std::string out = Render(t, in);
-  EXPECT_TRUE(out.starts_with("<|im_start|>system\nBe brief.\n\n# Tools\n\n")) << out;
-  EXPECT_NE(out.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": "
-                     "\"get_weather\", \"parameters\": {}}}\n</tools>"),
-            std::string::npos)
-      << out;
-  EXPECT_NE(out.find("</tool_call><|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"),
-            std::string::npos)
-      << out;
-  EXPECT_EQ(out.find("<|im_start|>system\nBe brief.<|im_end|>"), std::string::npos) << out;
+  EXPECT_EQ(Render(t, in), without);
+  EXPECT_EQ(without,
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+            "<|im_start|>assistant\n");
 }
 
 TEST(ToolMessagesTest, ConsecutiveToolResultsShareOneUserTurn) {
   const ChatTemplate t = Parsed(std::string(ChatMlTemplate()));
   ordered_json m = RoundTrip();
   m.push_back({{"role", "tool"}, {"tool_call_id", "call_2"}, {"content", nullptr}});
-  EXPECT_NE(Render(t, Input(m)).find("<|im_start|>user\n<tool_response>\n{\"temp\": 21}\n"
-                                     "</tool_response>\n<tool_response>\n\n</tool_response>"
-                                     "<|im_end|>\n<|im_start|>assistant\n"),
+  EXPECT_NE(Render(t, Input(m))
+                .find("<|im_start|>user\n<tool_response>\n{\"temp\": 21}\n"
+                      "</tool_response>\n<tool_response>\n\n</tool_response>"
+                      "<|im_end|>\n<|im_start|>assistant\n"),
             std::string::npos);
 }
 
@@ -167,7 +163,8 @@ TEST(ToolMessagesTest, ArgumentsNestedPastTheBodyLimitStayText) {
   const std::string deep = std::string(300, '[') + std::string(300, ']');
   const ordered_json messages = ordered_json::array(
       {{{"role", "assistant"},
-        {"tool_calls", {{{"function", {{"name", "f"}, {"arguments", "{\"a\": " + deep + "}"}}}}}}}});
+        {"tool_calls",
+         {{{"function", {{"name", "f"}, {"arguments", "{\"a\": " + deep + "}"}}}}}}}});
   const ordered_json out = PrepareToolArguments(messages, ToolArguments::kObject);
   EXPECT_TRUE(out[0]["tool_calls"][0]["function"]["arguments"].is_string());
 }
