@@ -73,7 +73,7 @@ class ChatTemplate {
 };
 
 // The template of a model that ships none (the caller should log that it is in use): ChatML
-// turns, with tools, tool calls and tool results written the way Qwen2.5 and Hermes write them
+// turns, with tool calls and tool results written the way Qwen2.5 and Hermes write them
 // (chatml_template.cc).
 std::string_view ChatMlTemplate();
 

@@ -1,29 +1,17 @@
-// The ChatML fallback template (chat_template.h). Turns are ChatML's. With tools, a system turn
-// lists them (after the request's own system text) as Qwen2.5 and Hermes do: one JSON object a
-// line inside <tools></tools>, and how to call one. An assistant message's tool_calls are written
-// as <tool_call>\n{"name": ..., "arguments": ...}\n</tool_call> after its content (arguments that
-// are a string are printed as they are: OpenAI clients send JSON text). A run of `tool` messages
-// (the results) is one user turn of <tool_response>\n...\n</tool_response> parts, as Qwen2.5 has
-// it. A null or missing content is empty.
+// The ChatML fallback template (chat_template.h). Turns are ChatML's. An assistant message's
+// tool_calls are written as <tool_call>\n{"name": ..., "arguments": ...}\n</tool_call> after its
+// content, as Qwen2.5 and Hermes write them (arguments that are a string are printed as they are:
+// OpenAI clients send JSON text). A run of `tool` messages (the results) is one user turn of
+// <tool_response>\n...\n</tool_response> parts, as Qwen2.5 has it. A null or missing content is
+// empty. `tools` are not listed: a model without a template was trained on no tool format, and the
+// list would take a small model's context (stories260K has 512 tokens).
 #include "gateway/chat/chat_template.h"
 
 namespace smallmind::gateway {
 namespace {
 
-constexpr std::string_view kChatMl = R"JINJA({%- if tools %}
-    {{- '<|im_start|>system\n' }}
-    {%- if messages and messages[0].role == 'system' %}
-        {{- (messages[0].content or '') + '\n\n' }}
-    {%- endif %}
-    {{- '# Tools\n\nYou may call the functions below. Their signatures, one JSON object a line:\n<tools>' }}
-    {%- for tool in tools %}
-        {{- '\n' }}{{- tool | tojson }}
-    {%- endfor %}
-    {{- '\n</tools>\n\nTo call one, write its name and arguments as one JSON object between <tool_call></tool_call> tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' }}
-{%- endif %}
-{%- for message in messages %}
-    {%- if message.role == 'system' and loop.first and tools %}
-    {%- elif message.role == 'tool' %}
+constexpr std::string_view kChatMl = R"JINJA({%- for message in messages %}
+    {%- if message.role == 'tool' %}
         {%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}
             {{- '<|im_start|>user' }}
         {%- endif %}
