@@ -251,7 +251,7 @@ void BM_Rope(benchmark::State& state, Isa isa, int n_tokens) {
   std::vector<int32_t> pos(static_cast<size_t>(n_tokens));
   for (int i = 0; i < n_tokens; i++) pos[i] = 100 + i;
   for (auto _ : state) {
-    k.rope(x.data(), pos.data(), heads, head_dim, 10000.0f, RopeLayout::kInterleaved,
+    k.rope(x.data(), pos.data(), heads, head_dim, RopeFreqs{}, RopeLayout::kInterleaved,
            AllRows(n_tokens * heads));
   }
   Rates(state, 8.0 * n_tokens * heads * head_dim, 3.0 * n_tokens * heads * head_dim);

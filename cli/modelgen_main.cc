@@ -37,6 +37,9 @@ struct Flags {
   std::optional<std::string> name;
   std::optional<int> dim, layers, heads, kv_heads, ffn, vocab, context;
   std::optional<float> classifier_gain;
+  std::optional<float> rope_theta, embd_spread;
+  bool tied = false;
+  std::string rope_freqs;  // "" or "llama3"
   std::string from_llama2c;
   std::string tokenizer;
 };
@@ -83,6 +86,14 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
     if (*flag) *field = **flag;
   }
   if (f.classifier_gain) o.classifier_gain = *f.classifier_gain;
+  if (f.rope_theta) o.rope_theta = *f.rope_theta;
+  if (f.embd_spread) o.embedding_spread = *f.embd_spread;
+  if (f.tied) o.tied_embeddings = true;
+  if (!f.rope_freqs.empty() && f.rope_freqs != "llama3") {
+    return smallmind::shared::InvalidArgument("--rope-freqs '" + f.rope_freqs +
+                                              "' is not one modelgen writes (llama3)");
+  }
+  o.llama3_rope_freqs = f.rope_freqs == "llama3";
   // Overriding the heads of a preset without its kv heads keeps plain multi-head attention.
   if (f.heads && !f.kv_heads) o.n_kv_heads = o.n_heads;
   SM_RETURN_IF_ERROR(w::ValidateGeneratorOptions(o));
@@ -95,7 +106,8 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
     return w::WriteGeneratedModel(o, f.out);
   }
   if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads || f.ffn ||
-      f.vocab || f.context || f.classifier_gain) {
+      f.vocab || f.context || f.classifier_gain || f.rope_theta || f.embd_spread || f.tied ||
+      !f.rope_freqs.empty()) {
     return smallmind::shared::InvalidArgument(
         "--from-llama2c takes its shapes and weights from the checkpoint: drop --preset, --seed, "
         "--embd-type and the shape flags");
@@ -141,6 +153,14 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--classifier-gain", f.classifier_gain,
                  "spread of the logits on a unit-RMS final state (output.weight's spread times "
                  "sqrt(dim)); smaller makes the distribution flatter")
+      ->default_str("the preset's");
+  app.add_option("--rope-theta", f.rope_theta, "rope.freq_base")->default_str("10000");
+  app.add_option("--rope-freqs", f.rope_freqs,
+                 "write rope_freqs.weight: llama3 (Llama 3.1/3.2's rope scaling divisors)")
+      ->type_name("KIND");
+  app.add_flag("--tied", f.tied, "no output.weight: the classifier is token_embd");
+  app.add_option("--embd-spread", f.embd_spread,
+                 "spread of token_embd's values (and so of a tied classifier's)")
       ->default_str("the preset's");
   CLI::Option* from = app.add_option("--from-llama2c", f.from_llama2c,
                                      "convert this llama2.c checkpoint instead of generating");

@@ -109,7 +109,7 @@ void AddAvx2(float* x, const float* delta, int dim, RowRange tokens);
 void AddBiasAvx2(float* x, const float* bias, int dim, RowRange tokens);
 
 // RoPE (rope_avx2.cc): bitwise the reference (same angles, same products, no FMA).
-void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
+void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, const RopeFreqs& freqs,
               RopeLayout layout, RowRange rows);
 
 // Attention (attention_avx2.cc), per (token, head) row: scores q.k over head_dim in 8 lanes (FMA)

@@ -263,12 +263,12 @@ void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int
 }
 
 void OpRunner::Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
-                    float theta, kernels::RopeLayout layout) {
+                    const kernels::RopeFreqs& freqs, kernels::RopeLayout layout) {
   const OpTimer timer(limits_.profile, OpKind::kRope);
   const int rows = n * n_heads;
   pool_->ParallelFor(
       rows, Threads(rows, 4 * head_dim), Partition::kStaticRows,
-      [&](RowRange r, int) { table_.rope(x, positions, n_heads, head_dim, theta, layout, r); });
+      [&](RowRange r, int) { table_.rope(x, positions, n_heads, head_dim, freqs, layout, r); });
 }
 
 void OpRunner::SwiGlu(float* gate, const float* up, int n, int hidden) {

@@ -5,6 +5,7 @@
 // weights draw from a second stream so their noise never shifts the matrices.
 #include "worker/modelgen/model_generator.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "kernels/quant_blocks.h"
+#include "worker/modelgen/llama3_rope.h"
 
 namespace smallmind::worker {
 
@@ -121,6 +123,15 @@ void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout&
   matrix("ffn_down.weight", dim, hidden, d.w2, more);
 }
 
+// rope_freqs.weight of a Llama 3.1/3.2 file: F32 divisors, one per RoPE pair of a head.
+void AddLlama3RopeFreqs(const ModelConfig& c, LlamaGgufBuilder* b) {
+  b->AddVector(
+      "rope_freqs.weight", c.head_dim() / 2,
+      [factors = Llama3RopeFactors(c.head_dim(), c.rope_theta)](int64_t, std::span<float> out) {
+        std::copy(factors.begin(), factors.end(), out.begin());
+      });
+}
+
 void AddTensors(const GeneratorOptions& o, LlamaGgufBuilder* b) {
   const ModelConfig c = GeneratorConfig(o);
   const DrawLayout d = LayoutOf(c);
@@ -132,6 +143,7 @@ void AddTensors(const GeneratorOptions& o, LlamaGgufBuilder* b) {
     b->AddMatrix("output.weight", c.vocab_size, c.dim, o.k_m_mix ? DType::kQ6_K : o.weight_type,
                  DrawnRows(o, d.output, c.dim, o.classifier_gain * FanInSpread(c.dim)));
   }
+  if (o.llama3_rope_freqs) AddLlama3RopeFreqs(c, b);
 }
 
 shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {

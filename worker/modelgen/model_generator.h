@@ -45,6 +45,8 @@ struct GeneratorOptions {
   // token_embd's type; nullopt: weight_type, as llama.cpp's converter stores it.
   std::optional<kernels::DType> embedding_type;
   bool tied_embeddings = true;  // no output.weight: the classifier is token_embd
+  // A Llama 3.1/3.2 rope_freqs.weight (llama3_rope.h, Llama 3.1's scaling values) for the head.
+  bool llama3_rope_freqs = false;
   WeightInit init = WeightInit::kUniform;
   // Spreads s: token_embd (and so a tied classifier) embedding_spread; output.weight
   // classifier_gain / sqrt(dim), which makes logits of spread ~classifier_gain on a unit-RMS
