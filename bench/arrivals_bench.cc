@@ -23,12 +23,14 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "shared/command_line.h"
 #include "worker/engine/engine.h"
 #include "worker/kv/kv_pool.h"
 #include "worker/sched/output_queue.h"
@@ -250,51 +252,32 @@ void ArrivalsTable(const LlamaModel& m, int threads, kernels::ExecMode mode, con
   }
 }
 
-std::vector<int> IntList(std::string_view s) {
-  std::vector<int> v;
-  while (!s.empty()) {
-    const size_t comma = s.find(',');
-    v.push_back(std::atoi(std::string(s.substr(0, comma)).c_str()));
-    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
-  }
-  return v;
-}
-
 }  // namespace
 }  // namespace smallmind::worker::bench
 
 int main(int argc, char** argv) {
   namespace b = smallmind::worker::bench;
-  b::Flags flags = b::ParseFlags(&argc, argv);
+  b::Flags flags;
   b::Options o;
+  CLI::App app("arrivals_bench");
+  smallmind::shared::ConfigureCommandLine(app);
+  b::AddBenchFlags(app, flags);
+  b::AddIntList(app, "--budgets", o.budgets, "--max-step-tokens values to run")->default_str("256");
+  b::AddIntList(app, "--prefill-caps", o.prefill_caps,
+                "--max-prefill-tokens-while-decoding values to run (0: none)")
+      ->default_str("0,8,16,24,32");
+  app.add_option("--streams", o.streams, "streams decoding when the prompts arrive");
+  app.add_option("--arrivals", o.arrivals, "512-token prompts arriving at once");
+  app.add_option("--stream-tokens", o.stream_tokens, "tokens each stream generates");
+  app.add_option("--reps", o.reps, "repetitions of each step-time measurement");
+  app.add_flag("--no-steps{false}", o.steps, "skip the step-time table");
+  app.add_flag("--no-arrivals{false}", o.arrivals_table, "skip the arrivals table");
+  if (const std::optional<int> exit_code =
+          smallmind::shared::ParseCommandLineOrExitCode(app, argc, argv)) {
+    return *exit_code;
+  }
   o.kv_type = flags.kv_type;
   o.isa = flags.isa;
-  for (int i = 1; i < argc; ++i) {  // this bench's own flags are what ParseFlags left
-    const std::string_view a = argv[i];
-    auto value = [&](std::string_view name) { return a.substr(name.size()); };
-    if (a.starts_with("--budgets=")) {
-      o.budgets = b::IntList(value("--budgets="));
-    } else if (a.starts_with("--prefill-caps=")) {
-      o.prefill_caps = b::IntList(value("--prefill-caps="));
-    } else if (a.starts_with("--streams=")) {
-      o.streams = std::atoi(argv[i] + 10);
-    } else if (a.starts_with("--arrivals=")) {
-      o.arrivals = std::atoi(argv[i] + 11);
-    } else if (a.starts_with("--stream-tokens=")) {
-      o.stream_tokens = std::atoi(argv[i] + 16);
-    } else if (a.starts_with("--reps=")) {
-      o.reps = std::atoi(argv[i] + 7);
-    } else if (a == "--no-steps") {
-      o.steps = false;
-    } else if (a == "--no-arrivals") {
-      o.arrivals_table = false;
-    } else {
-      std::fprintf(stderr,
-                   "arrivals_bench: unknown flag %s (see the header of arrivals_bench.cc)\n",
-                   argv[i]);
-      return 2;
-    }
-  }
   if (o.streams < 1 || o.streams > 16 || o.arrivals < 0 || o.arrivals > 16 ||
       o.stream_tokens < b::kArriveAfter + 1 || o.reps < 1 || o.budgets.empty() ||
       *std::min_element(o.budgets.begin(), o.budgets.end()) < o.streams + 1) {

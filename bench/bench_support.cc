@@ -1,6 +1,7 @@
 #include "bench/bench_support.h"
 
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,10 +12,11 @@
 #include <thread>
 
 #include "kernels/dtype.h"
+#include "shared/command_line.h"
 #include "shared/cpu_topology.h"
 #include "shared/memory_bandwidth.h"
-#include "worker/model/gguf_loader.h"
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/gguf/gguf_loader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 #include "worker/modelgen/builtin_tiny.h"
 #include "worker/modelgen/model_generator.h"
 
@@ -49,51 +51,105 @@ shared::Result<std::string> PresetFile(const Flags& f) {
 
 }  // namespace
 
-Flags ParseFlags(int* argc, char** argv) {
-  Flags f;
+CLI::Option* AddIntList(CLI::App& app, const std::string& flag, std::vector<int>& field,
+                        const std::string& meaning) {
+  return app
+      .add_option_function<std::string>(
+          flag,
+          [flag, &field](const std::string& text) {
+            std::vector<int> values;
+            for (const std::string& item : Split(text)) {
+              int value = 0;
+              const char* end = item.data() + item.size();
+              const auto [ptr, ec] = std::from_chars(item.data(), end, value);
+              if (item.empty() || ec != std::errc() || ptr != end) {
+                throw CLI::ValidationError(
+                    flag, "expects integers separated by commas, got '" + text + "'");
+              }
+              values.push_back(value);
+            }
+            field = std::move(values);
+          },
+          meaning)
+      ->type_name("LIST");
+}
+
+void AddBenchFlags(CLI::App& app, Flags& f) {
+  app.add_option("--model", f.model, "model file (.gguf or llama2.c .bin)")
+      ->type_name("PATH")
+      ->default_str("--preset, else builtin:tiny");
+  app.add_option("--preset", f.preset,
+                 "model generator preset (bench-110M, bench-1B, tiny), made once into $TMPDIR");
+  app.add_option("--type", f.type, "weight type of a preset (q8_0, q4_0, q4_k, q6_k, q4_k_m, ...)");
+  AddIntList(app, "--threads", f.threads, "engine thread counts to run, e.g. 1,2")
+      ->default_str("1,2");
+  app.add_option_function<std::string>(
+         "--paths",
+         [&f](const std::string& text) {
+           f.modes.clear();
+           for (const std::string& p : Split(text)) {
+             if (p != "det" && p != "par") {
+               throw CLI::ValidationError("--paths", "takes det and/or par, got '" + p + "'");
+             }
+             f.modes.push_back(p == "det" ? kernels::ExecMode::kDeterministic
+                                          : kernels::ExecMode::kParallel);
+           }
+         },
+         "kernel paths to run: det, par or det,par")
+      ->type_name("LIST")
+      ->default_str("det,par");
+  app.add_flag("--recompute", f.recompute, "add the no-KV-cache baseline (decode_bench)");
+  app.add_flag("--op-profile", f.op_profile, "time every op of the timed steps (decode_bench)");
+  app.add_option_function<std::string>(
+         "--kv-dtype",
+         [&f](const std::string& text) {
+           const std::optional<kernels::KvType> type = kernels::KvTypeFromName(text);
+           if (!type) throw CLI::ValidationError("--kv-dtype", text + " is not f16, q8 or f32");
+           f.kv_type = *type;
+         },
+         "element type of the KV cache: f16, q8 or f32")
+      ->type_name("TYPE")
+      ->default_str("f16");
+  app.add_option_function<std::string>(
+         "--isa",
+         [&f](const std::string& text) {
+           const std::optional<kernels::Isa> isa = kernels::IsaFromName(text);
+           if (!isa || !kernels::CpuSupports(*isa)) {
+             throw CLI::ValidationError(
+                 "--isa", text + " is not one of {" + kernels::IsaNames() + "} this CPU runs");
+           }
+           f.isa = *isa;
+         },
+         "kernel set")
+      ->type_name("ISA")
+      ->default_str("best");
+}
+
+std::optional<int> ParseBenchCommandLine(CLI::App& app, int* argc, char** argv) {
+  // Google Benchmark's flags stay in argv (after argv[0]); the rest goes to CLI11.
+  std::vector<const char*> ours = {argv[0]};
   int kept = 1;
-  for (int i = 1; i < *argc; i++) {
+  for (int i = 1; i < *argc; ++i) {
     const std::string_view a = argv[i];
-    auto value = [&](std::string_view name) { return std::string(a.substr(name.size())); };
-    if (a.starts_with("--model=")) {
-      f.model = value("--model=");
-    } else if (a.starts_with("--preset=")) {
-      f.preset = value("--preset=");
-    } else if (a.starts_with("--type=")) {
-      f.type = value("--type=");
-    } else if (a.starts_with("--threads=")) {
-      f.threads.clear();
-      for (const std::string& t : Split(a.substr(10))) f.threads.push_back(std::stoi(t));
-    } else if (a.starts_with("--paths=")) {
-      f.modes.clear();
-      for (const std::string& p : Split(a.substr(8))) {
-        f.modes.push_back(p == "det" ? kernels::ExecMode::kDeterministic
-                                     : kernels::ExecMode::kParallel);
-      }
-    } else if (a == "--recompute") {
-      f.recompute = true;
-    } else if (a == "--op-profile") {
-      f.op_profile = true;
-    } else if (a.starts_with("--kv-dtype=")) {
-      const std::optional<kernels::KvType> type = kernels::KvTypeFromName(a.substr(11));
-      if (!type) {
-        std::fprintf(stderr, "--kv-dtype: %s not in {f16,q8,f32}\n", value("--kv-dtype=").c_str());
-        std::exit(2);
-      }
-      f.kv_type = *type;
-    } else if (a.starts_with("--isa=")) {
-      const std::optional<kernels::Isa> isa = kernels::IsaFromName(a.substr(6));
-      if (!isa || !kernels::CpuSupports(*isa)) {
-        std::fprintf(stderr, "--isa: %s is not one of {%s} this CPU runs\n",
-                     value("--isa=").c_str(), kernels::IsaNames().c_str());
-        std::exit(2);
-      }
-      f.isa = *isa;
-    } else {
+    if (a.starts_with("--benchmark_") || a.starts_with("--v=")) {
       argv[kept++] = argv[i];
+    } else {
+      ours.push_back(argv[i]);
     }
   }
   *argc = kept;
+  app.footer("Google Benchmark's --benchmark_* flags are passed on to it.");
+  return shared::ParseCommandLineOrExitCode(app, static_cast<int>(ours.size()), ours.data());
+}
+
+Flags ParseFlags(int* argc, char** argv) {
+  Flags f;
+  CLI::App app(std::filesystem::path(argv[0]).filename().string());
+  shared::ConfigureCommandLine(app);
+  AddBenchFlags(app, f);
+  if (const std::optional<int> exit_code = ParseBenchCommandLine(app, argc, argv)) {
+    std::exit(*exit_code);
+  }
   return f;
 }
 

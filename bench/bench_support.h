@@ -1,12 +1,16 @@
-// Shared pieces of the end-to-end benchmarks: flag parsing, loading or generating the model to run
-// (a GGUF or llama2.c file, a bench preset made once by the model generator, or builtin:tiny), the
-// CPUs to pin to, and a read-bandwidth probe. Called from benchmark main()s; not thread-safe.
+// Shared pieces of the end-to-end benchmarks: the command line (CLI11, as every program reads it),
+// loading or generating the model to run (a GGUF or llama2.c file, a bench preset made once by the
+// model generator, or builtin:tiny), the CPUs to pin to, and a read-bandwidth probe. Called from
+// benchmark main()s; not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "kernels/dispatch.h"
 #include "kernels/exec_mode.h"
@@ -29,7 +33,22 @@ struct Flags {
   kernels::Isa isa = kernels::Isa::kBest;  // --isa=best|avx2|avxvnni|avx512|amx|ref (kernel set)
 };
 
-// Removes the flags above from argv (leaving Google Benchmark's); aborts on a malformed one.
+// Binds the flags above on `app` (a CLI11 app already given shared::ConfigureCommandLine), so a
+// benchmark's main() can add its own beside them.
+void AddBenchFlags(CLI::App& app, Flags& f);
+
+// "--name=1,2,3" into `field` (an integer list; an empty or ill-formed item is refused).
+CLI::Option* AddIntList(CLI::App& app, const std::string& flag, std::vector<int>& field,
+                        const std::string& meaning);
+
+// Parses argv as every smallmind program does (shared/command_line.h) into the options bound on
+// `app`, except Google Benchmark's own flags (--benchmark_*, --v), which are left in argv, in
+// order, for benchmark::Initialize. Returns an exit code when the program must stop: 0 after
+// --help, 2 after a message naming an unknown flag, a stray argument or an ill-typed value.
+std::optional<int> ParseBenchCommandLine(CLI::App& app, int* argc, char** argv);
+
+// AddBenchFlags + ParseBenchCommandLine for a benchmark with no flags of its own; exits with the
+// code ParseBenchCommandLine gives.
 Flags ParseFlags(int* argc, char** argv);
 
 struct BenchModel {

@@ -10,7 +10,7 @@
 //   kv_cache_bench [--model=PATH | --preset=bench-110M --type=q8_0] [--threads=2]
 //                  [--rounds=5] [--requests=48] [--kv-dtype=f16|q8|f32]
 // With no model flag it runs builtin:tiny. (Warm restart across processes is measured through
-// the gateway: see README "Prefix cache and warm restart".)
+// the gateway: see docs/kv-cache.md, "Warm restart".)
 #include <time.h>
 
 #include <algorithm>
@@ -19,11 +19,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "shared/command_line.h"
 #include "worker/engine/engine.h"
 #include "worker/engine/kv_producer.h"
 #include "worker/kv/kv_pool.h"
@@ -198,19 +200,16 @@ void Utilisation(const LlamaModel& m, int threads, int requests, kernels::KvType
 
 int main(int argc, char** argv) {
   namespace b = smallmind::worker::bench;
-  b::Flags flags = b::ParseFlags(&argc, argv);
+  b::Flags flags;
   int rounds = 5, requests = 48;
-  for (int i = 1; i < argc; ++i) {  // this bench's own flags are what ParseFlags left
-    if (std::strncmp(argv[i], "--rounds=", 9) == 0) {
-      rounds = std::atoi(argv[i] + 9);
-    } else if (std::strncmp(argv[i], "--requests=", 11) == 0) {
-      requests = std::atoi(argv[i] + 11);
-    } else {
-      std::fprintf(stderr,
-                   "kv_cache_bench: unknown flag %s (see the header of kv_cache_bench.cc)\n",
-                   argv[i]);
-      return 2;
-    }
+  CLI::App app("kv_cache_bench");
+  smallmind::shared::ConfigureCommandLine(app);
+  b::AddBenchFlags(app, flags);
+  app.add_option("--rounds", rounds, "rounds of the time-to-first-token measurement");
+  app.add_option("--requests", requests, "requests of the utilisation run");
+  if (const std::optional<int> exit_code =
+          smallmind::shared::ParseCommandLineOrExitCode(app, argc, argv)) {
+    return *exit_code;
   }
   auto model = b::LoadBenchModel(flags);
   if (!model.ok()) {

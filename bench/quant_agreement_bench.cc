@@ -20,13 +20,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "bench/bench_support.h"
+#include "shared/command_line.h"
 #include "worker/engine/engine.h"
-#include "worker/model/gguf_loader.h"
+#include "worker/model/gguf/gguf_loader.h"
 #include "worker/modelgen/llama2c_to_gguf.h"
 #include "worker/modelgen/model_generator.h"
 
@@ -243,31 +246,30 @@ int main(int argc, char** argv) {
   using smallmind::worker::Setup;
   Setup setup;
   setup.dir = (std::filesystem::temp_directory_path() / "smallmind-quant-agreement").string();
-  std::vector<char*> args;
-  for (int i = 0; i < argc; i++) {
-    const std::string_view arg = argv[i];
-    if (arg.starts_with("--preset=")) {
-      setup.preset = std::string(arg.substr(9));
-    } else if (arg.starts_with("--llama2c=")) {
-      setup.llama2c = std::string(arg.substr(10));
-      setup.preset = std::filesystem::path(setup.llama2c).stem().string();
-    } else if (arg.starts_with("--tokenizer=")) {
-      setup.tokenizer = std::string(arg.substr(12));
-    } else if (arg == "--ref") {
-      setup.isa = smallmind::kernels::Isa::kRef;
-    } else if (arg.starts_with("--dir=")) {
-      setup.dir = std::string(arg.substr(6));
-    } else if (arg.starts_with("--tokens=")) {
-      setup.tokens = std::stoi(std::string(arg.substr(9)));
-    } else if (arg.starts_with("--threads=")) {
-      setup.threads = std::stoi(std::string(arg.substr(10)));
-    } else {
-      args.push_back(argv[i]);
-    }
+  CLI::App app("quant_agreement_bench");
+  smallmind::shared::ConfigureCommandLine(app);
+  app.add_option("--preset", setup.preset, "model generator preset written in every type");
+  app.add_option("--llama2c", setup.llama2c,
+                 "a llama2.c checkpoint to convert instead of a preset (needs --tokenizer)")
+      ->type_name("PATH");
+  app.add_option("--tokenizer", setup.tokenizer, "the checkpoint's tokenizer.bin")
+      ->type_name("PATH");
+  app.add_flag_callback(
+      "--ref", [&setup] { setup.isa = smallmind::kernels::Isa::kRef; },
+      "the scalar reference kernels instead of the best for this CPU");
+  app.add_option("--dir", setup.dir, "where the model files are written, reused when present")
+      ->type_name("DIR");
+  app.add_option("--tokens", setup.tokens, "greedy tokens generated after the prompt");
+  app.add_option("--threads", setup.threads, "engine threads");
+  if (const std::optional<int> exit_code =
+          smallmind::worker::bench::ParseBenchCommandLine(app, &argc, argv)) {
+    return *exit_code;
+  }
+  if (!setup.llama2c.empty()) {
+    setup.preset = std::filesystem::path(setup.llama2c).stem().string();
   }
   std::filesystem::create_directories(setup.dir);
-  int n_args = static_cast<int>(args.size());
-  benchmark::Initialize(&n_args, args.data());
+  benchmark::Initialize(&argc, argv);
   smallmind::worker::Reference ref;
   const std::string name = "BM_Greedy/" + setup.preset + "/";
   benchmark::RegisterBenchmark((name + "F32").c_str(), smallmind::worker::BM_Reference, &setup,

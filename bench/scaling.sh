@@ -5,7 +5,7 @@
 # 32W --prompt-tokens 16 --max-tokens 128 --temperature 0 --seed 1). Prints aggregate tok/s, tok/s
 # per worker and the scaling against the first count. The client runs on CLIENT_CPUS (taskset) so
 # it stays off the workers' CPUs; the gateway is left to the scheduler, as in production. Needs
-# W * T + a few CPUs: run it on a machine with the cores (bench/README: the 16-core device runs).
+# W * T + a few CPUs: run it on a machine with the cores (docs/benchmarks.md: the 16-core machine's runs).
 #
 #   bench/scaling.sh BIN_DIR MODEL "WORKER COUNTS" T CLIENT_CPUS ["WORKER FLAGS"]
 #   bench/scaling.sh build/bin /tmp/bench-110M-Q8_0.gguf "1 2 4 6" 2 12-15

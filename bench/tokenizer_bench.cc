@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "worker/model/gguf_reader.h"
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_reader.h"
+#include "worker/model/gguf/gguf_vocab.h"
 #include "worker/modelgen/gguf_writer.h"
 #include "worker/tokenizer/bpe_tokenizer.h"
 #include "worker/tokenizer/pre_tokenizer_families.h"

@@ -18,6 +18,17 @@ function(smallmind_library name dir)
   set_property(TARGET ${name} PROPERTY SMALLMIND_DIR ${dir})
 endfunction()
 
+# smallmind_library_folders(NAME SUBDIR...): the .cc files directly in each SUBDIR (a subfolder of
+# NAME's DIR) join library NAME: one library whose files are grouped by concept in subfolders
+# (worker/model/gguf, worker/model/llama2c, ...). The layering check maps their headers to NAME too.
+function(smallmind_library_folders name)
+  get_target_property(dir ${name} SMALLMIND_DIR)
+  foreach(sub ${ARGN})
+    file(GLOB srcs CONFIGURE_DEPENDS ${dir}/${sub}/*.cc)
+    target_sources(${name} PRIVATE ${srcs})
+  endforeach()
+endfunction()
+
 # smallmind_executable(NAME MAIN [DEPS ...]): a thin main over the libraries.
 function(smallmind_executable name main)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${main})

@@ -26,9 +26,46 @@ def check(condition, message):
         errors.append(message)
 
 
-def compose(*args):
-    return subprocess.run(["docker-compose", "-f", os.path.join(ROOT, "compose.yaml"), *args],
-                          cwd=ROOT, capture_output=True, text=True)
+def compose(*args, files=("compose.yaml",), env=None):
+    names = [a for f in files for a in ("-f", os.path.join(ROOT, f))]
+    return subprocess.run(["docker-compose", *names, *args], cwd=ROOT, capture_output=True,
+                          text=True, env=None if env is None else {**os.environ, **env})
+
+
+def published(service, port):
+    """True when the service publishes container port `port` on the host."""
+    for p in service.get("ports", []):
+        target = p.get("target") if isinstance(p, dict) else int(str(p).split(":")[-1].split("/")[0])
+        if target == port:
+            return True
+    return False
+
+
+def check_doors_and_volumes(services):
+    """Both doors and the metrics port are served and published; the built-in model needs no
+    volume; compose.model.yaml mounts the named folder into every worker."""
+    command = services["gateway"]["command"]
+    for flag in ("--http-port", "--metrics-port", "--port"):
+        check(flag in command, f"the gateway does not serve {flag}")
+        if flag in command:
+            port = int(command[command.index(flag) + 1])
+            check(published(services["gateway"], port), f"the gateway does not publish {flag} {port}")
+    workers = [n for n in services if n.startswith("worker-")]
+    check(len(workers) >= 2, f"compose.yaml has workers {workers}, expected two or more")
+    for name in workers:
+        check(not services[name].get("volumes"),
+              f"{name} mounts {services[name].get('volumes')} for the built-in model")
+    r = compose("config", files=("compose.yaml", "compose.model.yaml"),
+                env={"SMALLMIND_MODELS_DIR": ROOT, "SMALLMIND_MODEL": "/models/x.gguf"})
+    check(r.returncode == 0, f"compose.yaml + compose.model.yaml config: {r.stderr.strip()}")
+    if r.returncode == 0:
+        with_model = yaml.safe_load(r.stdout)["services"]
+        for name in workers:
+            volumes = with_model[name].get("volumes", [])
+            targets = [v["target"] if isinstance(v, dict) else v.split(":")[1] for v in volumes]
+            check("/models" in targets, f"compose.model.yaml does not mount /models in {name}")
+            check("/models/x.gguf" in with_model[name]["command"],
+                  f"{name} does not serve SMALLMIND_MODEL")
 
 
 def main():
@@ -47,6 +84,7 @@ def main():
         check(services[name].get("profiles") == ["monitoring"],
               f"{name} must be in the monitoring profile only")
 
+    check_doors_and_volumes(services)
     command = services["gateway"]["command"]
     check("--metrics-port" in command, "the gateway does not serve --metrics-port")
     port = command[command.index("--metrics-port") + 1] if "--metrics-port" in command else None

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""Checks deploy/k8s without a cluster (ctest deploy.k8s; no kubectl here): the manifests parse,
-the kinds the README promises are there, selectors match their pod labels, every Service reaches a
+"""Checks deploy/k8s without a cluster (ctest deploy.k8s): the manifests parse,
+the kinds docs/deployment.md promises are there, selectors match their pod labels, every Service reaches a
 named container port, the worker StatefulSet is governed by a headless Service that the gateway's
 --worker-endpoints names, every container is Guaranteed QoS with whole CPUs (requests == limits, so
 the static CPU manager pins it) and has gRPC readiness and liveness probes on its port, the worker
 runs one thread per CPU, volumes and claims exist, the gateway's grace period outlasts its drain,
 only gateway pods may reach the worker port (NetworkPolicy), and kustomization.yaml lists every
-manifest. Needs python3-yaml; without it exits 77 (ctest: skipped), or fails under CI=true."""
+manifest; the gateway serves and exposes both doors and its metrics; the base needs no volume
+(the built-in model) while the model-file overlay mounts a read-only claim at /models and names a
+file in it; every manifest passes the Kubernetes API schemas (tests/deploy/k8s_schema.mjs), as
+rendered by `kubectl kustomize` for both kustomizations when kubectl is installed, else file by
+file. Needs python3-yaml and node with tests/deploy's packages; without them exits 77 (ctest:
+skipped), or fails under CI=true."""
 import glob
 import os
+import shutil
+import subprocess
 import sys
 
 try:
@@ -17,7 +24,9 @@ except ImportError:
     yaml = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-K8S = os.path.join(ROOT, "deploy", "k8s")
+K8S = os.path.join(ROOT, "deploy", "k8s", "base")
+OVERLAY = os.path.join(ROOT, "deploy", "k8s", "model-file")
+SCHEMA = os.path.join(ROOT, "tests", "deploy", "k8s_schema.mjs")
 errors = []
 
 
@@ -55,11 +64,13 @@ def check_container(owner, c):
           f"{owner}/{c['name']}: cpu must be whole CPUs for the static CPU manager")
     ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
     for probe in ("readinessProbe", "livenessProbe"):
-        grpc = c.get(probe, {}).get("grpc")
-        check(grpc is not None, f"{owner}/{c['name']}: {probe} must be a grpc probe")
-        if grpc:
-            check(grpc.get("port") in ports.values(),
-                  f"{owner}/{c['name']}: {probe} probes port {grpc.get('port')}, not a container port")
+        spec = c.get(probe, {})
+        target = spec.get("grpc") or spec.get("httpGet")
+        check(spec.get("grpc") is not None or (probe == "livenessProbe" and target),
+              f"{owner}/{c['name']}: {probe} must be a grpc probe (liveness: grpc or httpGet)")
+        if target:
+            check(target.get("port") in ports.values() or target.get("port") in ports,
+                  f"{owner}/{c['name']}: {probe} probes port {target.get('port')}, not a container port")
     return ports
 
 
@@ -118,8 +129,10 @@ def main():
     wc = worker["spec"]["template"]["spec"]["containers"][0]
     check(flag(wc["args"], "--threads") == str(wc["resources"]["limits"]["cpu"]),
           "the worker's --threads must equal its CPU limit (one pinned thread per CPU)")
-    check(any(m["mountPath"] == "/models" for m in wc.get("volumeMounts", [])),
-          "the worker must mount the models volume at /models")
+    check(not any(m["mountPath"] == "/models" for m in wc.get("volumeMounts", [])),
+          "the base workers serve the built-in model: no /models volume (that is model-file/)")
+    check((flag(wc["args"], "--model") or "").startswith("builtin:"),
+          "the base workers must serve a builtin: model, which needs no volume")
     listen = flag(wc["args"], "--listen") or ""
     check(listen.endswith(":" + str(headless["spec"]["ports"][0]["port"])),
           f"the worker listens on {listen}, not the headless Service's port")
@@ -128,6 +141,14 @@ def main():
     endpoints = flag(gc["args"], "--worker-endpoints") or ""
     check(endpoints == f"smallmind-worker:{headless['spec']['ports'][0]['port']}",
           f"the gateway attaches to '{endpoints}', not the headless worker Service")
+    for name, port in (("--http-port", "http"), ("--metrics-port", "metrics")):
+        value = flag(gc["args"], name)
+        check(value is not None and int(value) == gateway_ports.get(port),
+              f"the gateway serves {name} {value}, not its container port '{port}'")
+        service_ports = [p["targetPort"] for p in docs[("Service", "smallmind-gateway")]["spec"]["ports"]]
+        check(port in service_ports, f"the gateway Service does not expose '{port}'")
+    check(flag(gc["args"], "--listen-host") == "0.0.0.0",
+          "the gateway must listen on 0.0.0.0 inside its pod")
     drain = float(flag(gc["args"], "--drain-seconds") or 30)
     grace = gateway["spec"]["template"]["spec"].get("terminationGracePeriodSeconds", 30)
     check(grace > drain, f"terminationGracePeriodSeconds {grace} must outlast --drain-seconds {drain}")
@@ -148,11 +169,59 @@ def main():
           f"kustomization.yaml lists {kustomization['resources']}, the folder has {sorted(files)}")
 
 
+def check_overlay():
+    """model-file/: the PVC, and a worker patch mounting it read-only at /models and naming a file."""
+    kustomization = yaml.safe_load(open(os.path.join(OVERLAY, "kustomization.yaml")))
+    check("../base" in kustomization["resources"], "model-file/ must build on ../base")
+    docs = {}
+    for path in sorted(glob.glob(os.path.join(OVERLAY, "*.yaml"))):
+        for doc in yaml.safe_load_all(open(path)):
+            if doc and doc.get("kind") != "Kustomization":
+                docs[(doc["kind"], doc["metadata"]["name"])] = doc
+    claim = docs.get(("PersistentVolumeClaim", "smallmind-models"))
+    check(claim is not None, "model-file/ has no claim smallmind-models")
+    patch = docs.get(("StatefulSet", "smallmind-worker"))
+    if not check(patch is not None, "model-file/ does not patch the worker StatefulSet"):
+        return
+    pod = patch["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    check(any(m["mountPath"] == "/models" and m.get("readOnly") for m in c.get("volumeMounts", [])),
+          "model-file/: the worker must mount /models read-only")
+    check((flag(c["args"], "--model") or "").startswith("/models/"),
+          "model-file/: --model must name a file under /models")
+    claims = [v.get("persistentVolumeClaim", {}).get("claimName") for v in pod.get("volumes", [])]
+    check("smallmind-models" in claims, "model-file/: no volume from the claim smallmind-models")
+
+
+def check_schemas():
+    """The Kubernetes API schemas, on what kubectl would apply (kustomize output) when kubectl is
+    here, else on the manifest files themselves (the overlay's patch is partial: only its claim)."""
+    node = shutil.which("node")
+    if not check(node and os.path.isdir(os.path.join(ROOT, "tests", "deploy", "node_modules")),
+                 "the schema check needs node and tests/deploy's packages (scripts/install_deps.sh)"):
+        return
+    inputs = []
+    if shutil.which("kubectl"):
+        for folder in (os.path.dirname(K8S), OVERLAY):
+            r = subprocess.run(["kubectl", "kustomize", folder], capture_output=True, text=True)
+            check(r.returncode == 0, f"kubectl kustomize {folder}: {r.stderr.strip()}")
+            inputs.append(r.stdout)
+    else:
+        files = [p for p in sorted(glob.glob(os.path.join(K8S, "*.yaml")))
+                 if not p.endswith("kustomization.yaml")] + [os.path.join(OVERLAY, "models.yaml")]
+        inputs.append("\n---\n".join(open(p).read() for p in files))
+    for text in inputs:
+        r = subprocess.run([node, SCHEMA], input=text, capture_output=True, text=True)
+        check(r.returncode == 0, r.stderr.strip() or r.stdout.strip())
+
+
 if __name__ == "__main__":
     if yaml is None:
         print("check_k8s: needs python3-yaml (scripts/install_deps.sh)", file=sys.stderr)
         sys.exit(1 if os.environ.get("CI") == "true" else 77)
     main()
+    check_overlay()
+    check_schemas()
     for e in errors:
         print("check_k8s:", e, file=sys.stderr)
     if not errors:

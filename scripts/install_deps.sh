@@ -3,17 +3,28 @@
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -euo pipefail
 
+# Usage: install_deps.sh [--serve]
+#   (no flag)  what `make test` needs: the build, the tests, their clients and checkers
+#   --serve    only what building the serving programs needs (`make run`, the container image)
+mode="${1:-all}"
+case "$mode" in all|--serve) ;; *) echo "usage: $0 [--serve]" >&2; exit 2;; esac
+
 packages=(
-  build-essential cmake pkg-config ccache clang-format git
+  build-essential cmake pkg-config ccache git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libssl-dev openssl
   libabsl-dev  # shared/grpc_process.cc sets Abseil's Mutex deadlock detection (gRPC pulls it in too)
   libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
   prometheus-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
-  python3 python3-grpcio python3-protobuf python3-jinja2
-  python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
-  docker-compose  # only `docker-compose config` in a test (compose.yaml and its monitoring profile)
 )
+if [ "$mode" = all ]; then
+  packages+=(
+    clang-format libgtest-dev libgmock-dev libbenchmark-dev
+    python3 python3-grpcio python3-protobuf python3-jinja2
+    python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
+    docker-compose  # only `docker-compose config` in a test (compose.yaml and its monitoring profile)
+    podman podman-compose runc debootstrap  # scripts/container_check.sh (ctest deploy.container)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,7 +33,7 @@ for p in "${packages[@]}"; do
   fi
 done
 # Node runs the HTTP door's tests with the official openai client; any node >= 18 will do.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+if [ "$mode" = all ] && { ! command -v node >/dev/null || ! command -v npm >/dev/null; }; then
   missing+=(nodejs npm)
 fi
 
@@ -37,10 +48,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The tests' own npm folder (tests/http/package-lock.json pins the openai client).
+# The tests' own npm folders: tests/http (the official openai client) and tests/deploy (the
+# Kubernetes schema check); each package-lock.json pins its packages.
 root="$(cd "$(dirname "$0")/.." && pwd)"
-if [ ! -d "$root/tests/http/node_modules/openai" ] ||
-   [ "$root/tests/http/package-lock.json" -nt "$root/tests/http/node_modules/.package-lock.json" ]; then
-  echo "install_deps: npm ci in tests/http"
-  (cd "$root/tests/http" && npm ci --no-audit --no-fund --loglevel=error)
+if [ "$mode" = all ]; then
+  for folder in tests/http tests/deploy; do
+    if [ ! -f "$root/$folder/node_modules/.package-lock.json" ] ||
+       [ "$root/$folder/package-lock.json" -nt "$root/$folder/node_modules/.package-lock.json" ]; then
+      echo "install_deps: npm ci in $folder"
+      (cd "$root/$folder" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+  done
 fi

@@ -198,28 +198,9 @@ class JsonSchemaCompiler {
                     fmt::format("keyword `{}` is not supported (it would not be enforced)", key));
       }
     }
-    // The keywords that stand for the whole schema: their siblings may only be annotations.
+    // The keywords that stand for the whole schema.
     for (const char* whole : {"$ref", "allOf", "anyOf", "oneOf"}) {
-      if (!s.contains(whole)) continue;
-      for (const auto& [key, value] : s.items()) {
-        if (key != whole && kAnnotations.count(key) == 0) {
-          return Fail(path, fmt::format("`{}` beside `{}` is not supported", key, whole));
-        }
-      }
-      const Json& v = s.at(whole);
-      const std::string at = Child(path, whole);
-      if (std::string_view(whole) == "$ref") return Ref(v, at);
-      if (!v.is_array() || v.empty()) return Fail(at, "must be a non-empty array of schemas");
-      if (std::string_view(whole) == "allOf") {
-        if (v.size() != 1) return Fail(at, "allOf with more than one schema is not supported");
-        return Compile(v[0], Child(at, "0"));
-      }
-      std::vector<int32_t> alternatives;
-      for (size_t i = 0; i < v.size(); i++) {
-        SM_ASSIGN_OR_RETURN(int32_t alt, Compile(v[i], Child(at, std::to_string(i))));
-        alternatives.push_back(alt);
-      }
-      return AnyOf(alternatives, at);
+      if (s.contains(whole)) return Whole(s, whole, path);
     }
     if (s.contains("const") || s.contains("enum")) return Literals(s, path);
     if (const auto type = s.find("type"); type != s.end()) {
@@ -246,6 +227,30 @@ class JsonSchemaCompiler {
     if (s.contains("minLength") || s.contains("maxLength")) return Typed(s, "string", path);
     if (NumericBound(s) != nullptr) return Typed(s, "number", path);
     return JsonSchema::kAnyValue;
+  }
+
+  // A schema that `whole` ($ref, allOf, anyOf or oneOf) stands for: its siblings may only be
+  // annotations.
+  Result<int32_t> Whole(const Json& s, const char* whole, const std::string& path) {
+    for (const auto& [key, value] : s.items()) {
+      if (key != whole && kAnnotations.count(key) == 0) {
+        return Fail(path, fmt::format("`{}` beside `{}` is not supported", key, whole));
+      }
+    }
+    const Json& v = s.at(whole);
+    const std::string at = Child(path, whole);
+    if (std::string_view(whole) == "$ref") return Ref(v, at);
+    if (!v.is_array() || v.empty()) return Fail(at, "must be a non-empty array of schemas");
+    if (std::string_view(whole) == "allOf") {
+      if (v.size() != 1) return Fail(at, "allOf with more than one schema is not supported");
+      return Compile(v[0], Child(at, "0"));
+    }
+    std::vector<int32_t> alternatives;
+    for (size_t i = 0; i < v.size(); i++) {
+      SM_ASSIGN_OR_RETURN(int32_t alt, Compile(v[i], Child(at, std::to_string(i))));
+      alternatives.push_back(alt);
+    }
+    return AnyOf(alternatives, at);
   }
 
   Result<int32_t> Typed(const Json& s, const std::string& type, const std::string& path) {

@@ -18,7 +18,7 @@ constexpr char kModelHelp[] = R"(Models (--model):
   builtin:stories260K  the shipped llama2.c story model (260K parameters, 512-token vocabulary)
   builtin:tiny         a tiny llama with seeded random weights and a byte-level vocabulary (tests)
   FILE.gguf            a GGUF v2/v3 file: llama (Llama 1/2/3, TinyLlama, Mistral-style, SmolLM2)
-                       or qwen2; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K tensors; its tokenizer
+                       or qwen2; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors; its tokenizer
                        comes from the file
   FILE.bin             a llama2.c checkpoint; its tokenizer is --tokenizer, or tokenizer.bin /
                        tok<vocab>.bin beside it
@@ -71,7 +71,8 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
          "--kv-dtype", [&c](const std::string& v) { c.kv.dtype = *kernels::KvTypeFromName(v); },
          "element type of the cached K/V rows: f16 (half the memory and the bytes each decode "
          "step reads of f32), q8 (8-bit quants with a scale per 32 values: 0.56x the memory and "
-         "bytes of f16, so more tokens per MiB and faster attention over long contexts, README); "
+         "bytes of f16, so more tokens per MiB and faster attention over long contexts, "
+         "docs/kv-cache.md); "
          "heads of 32, 64, ... 256 dims) or f32")
       ->transform(CLI::IsMember({"f16", "q8", "f32"}, CLI::ignore_case))
       ->type_name("TYPE")
@@ -90,7 +91,7 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
                  c.scheduler.max_prefill_tokens_while_decoding,
                  "prompt tokens a step that decodes d streams may add: max(this, 2 d) (small "
                  "chunks keep the streams' inter-token latency smooth while long prompts arrive; "
-                 "README: Scheduling); 0 = only --max-step-tokens");
+                 "docs/kv-cache.md); 0 = only --max-step-tokens");
   app.add_option("--max-seqs", c.scheduler.max_seqs, "sequences per engine step");
   app.add_option("--max-waiting", c.scheduler.max_waiting,
                  "queued requests before new ones get RESOURCE_EXHAUSTED");

@@ -73,8 +73,6 @@ shared::Status CheckJsonUtf8(const std::string& what, const nlohmann::ordered_js
 
 }  // namespace
 
-std::string_view ChatMlTemplate() { return kChatMlTemplate; }
-
 Result<std::string> FormatUtcTime(std::chrono::system_clock::time_point t,
                                   const std::string& format) {
   if (format.find('\0') != std::string::npos) return InvalidArgument("embedded null character");
@@ -104,8 +102,10 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string source, jinja::RenderLimits
     return InvalidArgument("chat template " + parsed.status().message());
   }
   const ContentFormat format = DetectContentFormat(parsed->body());
-  return ChatTemplate(std::make_shared<const std::string>(std::move(source)),
-                      std::move(parsed).value(), limits, format);
+  ChatTemplate tmpl(std::make_shared<const std::string>(std::move(source)),
+                    std::move(parsed).value(), limits, format);
+  tmpl.tool_arguments_ = DetectToolArguments(tmpl);
+  return tmpl;
 }
 
 Result<std::string> ChatTemplate::Render(const ChatRenderInput& input) const {
@@ -129,6 +129,9 @@ Result<std::string> ChatTemplate::Render(const ChatRenderInput& input) const {
   const ContentFormat format =
       input.content_format == ContentFormat::kAuto ? content_format_ : input.content_format;
   SM_ASSIGN_OR_RETURN(nlohmann::ordered_json messages, PrepareMessages(input.messages, format));
+  messages = PrepareToolArguments(messages, input.tool_arguments == ToolArguments::kAuto
+                                                ? tool_arguments_
+                                                : input.tool_arguments);
 
   jinja::Variables vars;
   SM_ASSIGN_OR_RETURN(Value messages_value, jinja::FromJson(messages));

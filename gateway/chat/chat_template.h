@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/chat/chat_content.h"
+#include "gateway/chat/tool_arguments.h"
 #include "gateway/jinja/jinja.h"
 #include "shared/status.h"
 
@@ -36,6 +37,8 @@ struct ChatRenderInput {
   std::chrono::system_clock::time_point now;
   // How array contents are passed (see chat_content.h); kAuto follows the template.
   ContentFormat content_format = ContentFormat::kAuto;
+  // How tool calls' arguments are passed (see tool_arguments.h); kAuto follows the template.
+  ToolArguments tool_arguments = ToolArguments::kAuto;
 };
 
 class ChatTemplate {
@@ -51,6 +54,8 @@ class ChatTemplate {
   const std::string& source() const { return *source_; }
   // What kAuto resolves to for this template.
   ContentFormat content_format() const { return content_format_; }
+  // What ToolArguments::kAuto resolves to for this template.
+  ToolArguments tool_arguments() const { return tool_arguments_; }
 
  private:
   ChatTemplate(std::shared_ptr<const std::string> source, jinja::Template tmpl,
@@ -64,15 +69,12 @@ class ChatTemplate {
   jinja::Template template_;
   jinja::RenderLimits limits_;
   ContentFormat content_format_;
+  ToolArguments tool_arguments_ = ToolArguments::kAsGiven;
 };
 
-// The ChatML template (transformers' former default) for a model that ships none; the caller
-// should log that it is in use.
-inline constexpr std::string_view kChatMlTemplate =
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] "
-    "+ '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ "
-    "'<|im_start|>assistant\\n' "
-    "}}{% endif %}";
+// The template of a model that ships none (the caller should log that it is in use): ChatML
+// turns, with tool calls and tool results written the way Qwen2.5 and Hermes write them
+// (chatml_template.cc).
 std::string_view ChatMlTemplate();
 
 // strftime(3) of `t` in UTC with the C locale (Python's datetime.strftime on Linux).

@@ -9,7 +9,7 @@
 
 #include "kernels/dtype.h"
 #include "kernels/ref/dequant_ref.h"
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_reader.h"
 
 namespace smallmind::worker {
 namespace {

@@ -20,8 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "worker/model/gguf_reader.h"
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_reader.h"
+#include "worker/model/gguf/gguf_vocab.h"
 #include "worker/tokenizer/detokenizer.h"
 #include "worker/tokenizer/tokenizer.h"
 

@@ -1,6 +1,6 @@
 // grpcurl and ghz need server reflection and grpc.health.v1 on the public port. These are called
 // here through a GenericStub with hand-encoded messages, as the reflection client is not installed
-// (README "Load testing with ghz" relies on the descriptors checked here).
+// (the ghz recipe of README.md and docs/benchmarks.md relies on the descriptors checked here).
 #include <stdlib.h>
 
 #include <chrono>

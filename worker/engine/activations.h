@@ -4,7 +4,7 @@
 //
 // The float and byte buffers lie in one region on transparent huge pages (`arena`), each 4 KiB
 // aligned, faulted in at construction: one TLB entry per 2 MiB for the scores scratch a prefill
-// tile writes and reads again, and for the logits (README, Kernels and paths: pp128 attention
+// tile writes and reads again, and for the logits (worker/README.md, Memory: pp128 attention
 // 3.24-3.46 -> 3.01-3.10 ms a step on a Zen 4 VM; the activation quantizer 213-217 -> 153-173 us
 // at 16 streams).
 #pragma once

@@ -7,8 +7,8 @@
 
 #include "kernels/kernels.h"
 
-#include "worker/model/gguf_loader.h"
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/gguf/gguf_loader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 #include "worker/model/model_format.h"
 #include "worker/modelgen/builtin_stories260k.h"
 #include "worker/modelgen/builtin_tiny.h"

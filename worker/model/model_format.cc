@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 
 namespace smallmind::worker {
 namespace {

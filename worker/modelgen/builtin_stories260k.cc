@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
 namespace smallmind::worker {

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "worker/model/gguf_reader.h"
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_reader.h"
+#include "worker/model/gguf/gguf_vocab.h"
 #include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {

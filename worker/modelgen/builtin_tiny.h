@@ -3,7 +3,7 @@
 // service starts with no download. Called once at worker start; stateless, thread-safe.
 #pragma once
 
-#include "worker/model/gguf_loader.h"
+#include "worker/model/gguf/gguf_loader.h"
 #include "worker/model/weights.h"
 
 namespace smallmind::worker {

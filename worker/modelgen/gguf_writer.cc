@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_reader.h"
 
 namespace smallmind::worker {
 

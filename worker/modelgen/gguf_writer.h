@@ -15,7 +15,7 @@
 
 #include "kernels/dtype.h"
 #include "shared/status.h"
-#include "worker/model/gguf_value.h"
+#include "worker/model/gguf/gguf_value.h"
 
 namespace smallmind::worker {
 

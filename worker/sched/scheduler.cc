@@ -109,8 +109,8 @@ bool Scheduler::Schedule(StepShape* out) const {
 
 int Scheduler::PrefillCapWhileDecoding(int decodes) const {
   // A step of d decodes takes about as long as d / 2 prefill tokens add to it (bench-110M, 2
-  // threads: 8 decodes ~22 ms, +16 prompt tokens ~+33 ms; README "Scheduling"), so 2 d prompt
-  // tokens keep a mixed step within ~3x a decode-only one at any concurrency, and the flag's
+  // threads: 8 decodes ~22 ms, +16 prompt tokens ~+33 ms; docs/kv-cache.md, Scheduling), so 2 d
+  // prompt tokens keep a mixed step within ~3x a decode-only one at any concurrency, and the flag's
   // floor covers the few-decodes steps whose time is mostly reading the weights.
   return std::max(options_.max_prefill_tokens_while_decoding, 2 * decodes);
 }

@@ -36,9 +36,9 @@ struct SchedulerOptions {
   int max_waiting = 1024;     // queue length before RESOURCE_EXHAUSTED
   // Prefill tokens a step of d decodes may add: max(this, 2 d) (0: only max_step_tokens limits
   // them). A step's time grows with its tokens and every decoding stream waits for all of it, so
-  // a long prompt arriving is prefilled in small chunks while streams run. 16: measured, README
-  // "Scheduling" (4 streams, 4 prompts of 512 arriving: their ITL p99 / p50 32 with no cap, 1.8
-  // with 16, 3.5-3.7 with 24).
+  // a long prompt arriving is prefilled in small chunks while streams run. 16: measured,
+  // docs/kv-cache.md "Scheduling" (4 streams, 4 prompts of 512 arriving: their ITL p99 / p50 32
+  // with no cap, 1.8 with 16, 3.5-3.7 with 24).
   int max_prefill_tokens_while_decoding = 16;
   // Reuse of cached full KV blocks; the worker sets the chain roots of its model.
   PrefixCacheOptions prefix_cache;

@@ -94,7 +94,7 @@ TEST(ChatTemplateTest, TemplateErrorsAreLabelledWithTheirLine) {
 TEST(ChatTemplateTest, TextPartsAreJoinedWithNewlinesForTemplatesThatExpectStrings) {
   ChatRenderInput in = Input(ordered_json::parse(
       R"([{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}])"));
-  auto t = ChatTemplate::Parse(std::string(kChatMlTemplate));
+  auto t = ChatTemplate::Parse(std::string(ChatMlTemplate()));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->content_format(), ContentFormat::kString);
   auto out = t->Render(in);

@@ -2,7 +2,8 @@
 """Differential test: smallmind's chat template renderer against Python's jinja2, byte for byte.
 
 Every template (tests/gateway/chat/templates, ../shared/chat-templates) is rendered for every
-conversation in conversations.json, with and without the generation prompt and with the template's
+conversation in conversations.json, and so is the built-in ChatML fallback (chat_template_render
+--print-chatml), with and without the generation prompt and with the template's
 extra variables, by the C++ renderer (chat_template_render, one process, JSON Lines) and by jinja2
 set up exactly as transformers' apply_chat_template sets it up (see ../shared/chat-templates/README.md).
 The language snippets in snippets.txt are rendered the same way. A case passes when both
@@ -83,7 +84,24 @@ def flatten(messages):
     return out
 
 
-def render_reference(env, cache, case, content_format):
+def object_arguments(messages):
+    """What the renderer does for templates that want tool call arguments as objects."""
+    for m in messages:
+        if not isinstance(m, dict) or not isinstance(m.get("tool_calls"), list):
+            continue
+        for call in m["tool_calls"]:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                try:
+                    parsed = json.loads(fn["arguments"])
+                except ValueError:
+                    continue
+                if isinstance(parsed, dict):
+                    fn["arguments"] = parsed
+    return messages
+
+
+def render_reference(env, cache, case, content_format, tool_arguments):
     source = case["template"]
     try:
         if source not in cache:
@@ -92,6 +110,8 @@ def render_reference(env, cache, case, content_format):
         messages = json.loads(json.dumps(case["messages"]))  # a fresh copy, as a request would be
         if content_format == "string":
             messages = flatten(messages)
+        if tool_arguments == "object":
+            messages = object_arguments(messages)
         text = tmpl.render(messages=messages, tools=case.get("tools"),
                            documents=case.get("documents"),
                            add_generation_prompt=case["add_generation_prompt"],
@@ -139,6 +159,12 @@ def build_cases(args):
             if name.endswith(".jinja"):
                 with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
                     templates.append((name, f.read(), manifest.get(name, {})))
+    chatml = subprocess.run([args.render, "--print-chatml"], capture_output=True, timeout=60)
+    if chatml.returncode != 0 or not chatml.stdout:
+        print("chat_template_render --print-chatml failed")
+        sys.exit(1)
+    templates.append(("builtin-chatml", chatml.stdout.decode("utf-8"),
+                      {"bos_token": "", "eos_token": "<|im_end|>"}))
     cases = []
     for name, source, meta in templates:
         for conv in conversations:
@@ -184,7 +210,8 @@ def main():
     env, cache = make_env(), {}
     failures, rendered, refused = [], 0, 0
     for case, got in zip(cases, ours):
-        want = render_reference(env, cache, case, got.get("content_format", "string"))
+        want = render_reference(env, cache, case, got.get("content_format", "string"),
+                                got.get("tool_arguments", "as_given"))
         if want["ok"]:
             rendered += 1
             if not got["ok"] or got["output"] != want["output"]:

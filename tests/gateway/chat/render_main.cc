@@ -2,7 +2,11 @@
 // Lines of render requests on stdin and writes one JSON line per request on stdout:
 //   in:  {"id", "template", "messages", "bos_token", "eos_token", "add_generation_prompt",
 //         "tools", "documents", "kwargs", "date": "YYYY-MM-DD", "content_format"}
-//   out: {"id", "ok": true, "output", "content_format"} or {"id", "ok": false, "error"}
+//   out: {"id", "ok": true, "output", "content_format", "tool_arguments"} or
+//        {"id", "ok": false, "error"}
+// (content_format "string" | "openai", tool_arguments "as_given" | "object": what the renderer
+// did to the messages first, for the reference to do the same). `--print-chatml` prints the
+// built-in ChatML fallback template instead.
 // Parsed templates are cached by source text. Test tool; single-threaded.
 #include <chrono>
 #include <iostream>
@@ -62,6 +66,9 @@ ordered_json Handle(const ordered_json& req, std::map<std::string, ChatTemplate>
   const ContentFormat used =
       in.content_format == ContentFormat::kAuto ? it->second.content_format() : in.content_format;
   out["content_format"] = used == ContentFormat::kOpenAI ? "openai" : "string";
+  out["tool_arguments"] = it->second.tool_arguments() == smallmind::gateway::ToolArguments::kObject
+                              ? "object"
+                              : "as_given";
   auto rendered = it->second.Render(in);
   if (!rendered.ok()) {
     out["ok"] = false;
@@ -75,7 +82,11 @@ ordered_json Handle(const ordered_json& req, std::map<std::string, ChatTemplate>
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--print-chatml") {
+    std::cout << smallmind::gateway::ChatMlTemplate();
+    return 0;
+  }
   std::map<std::string, ChatTemplate> cache;
   std::string line;
   while (std::getline(std::cin, line)) {

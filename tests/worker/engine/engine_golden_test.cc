@@ -13,7 +13,7 @@
 
 #include "tests/testing/shared_data.h"
 #include "worker/engine/engine.h"
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 
 namespace smallmind::worker {
 namespace {

@@ -13,7 +13,7 @@
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/shared_data.h"
 #include "worker/engine/engine.h"
-#include "worker/model/gguf_loader.h"
+#include "worker/model/gguf/gguf_loader.h"
 #include "worker/modelgen/llama2c_to_gguf.h"
 
 namespace smallmind::worker {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_reader.h"
 #include "worker/modelgen/gguf_writer.h"
 
 namespace smallmind::worker {

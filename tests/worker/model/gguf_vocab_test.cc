@@ -1,6 +1,6 @@
 // GgufTokenizer on small GGUF files written in memory: which tokenizer each model key builds, the
 // BPE special-token keys and defaults, and the errors for what it does not support.
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_vocab.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 
 #include <gtest/gtest.h>
 

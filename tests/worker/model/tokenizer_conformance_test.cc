@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "tests/testing/shared_data.h"
-#include "worker/model/gguf_reader.h"
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_reader.h"
+#include "worker/model/gguf/gguf_vocab.h"
 #include "worker/tokenizer/tokenizer.h"
 
 namespace smallmind::worker {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tests/testing/scoped_temp_dir.h"
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_reader.h"
 #include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {

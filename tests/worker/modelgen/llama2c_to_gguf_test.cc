@@ -16,9 +16,9 @@
 #include "kernels/ref/dequant_ref.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/shared_data.h"
-#include "worker/model/gguf_loader.h"
-#include "worker/model/gguf_reader.h"
-#include "worker/model/llama2c_reader.h"
+#include "worker/model/gguf/gguf_loader.h"
+#include "worker/model/gguf/gguf_reader.h"
+#include "worker/model/llama2c/llama2c_reader.h"
 
 namespace smallmind::worker {
 namespace {

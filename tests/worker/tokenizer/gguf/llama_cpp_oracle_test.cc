@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "worker/model/gguf_reader.h"
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_reader.h"
+#include "worker/model/gguf/gguf_vocab.h"
 #include "worker/modelgen/gguf_writer.h"
 #include "worker/tokenizer/byte_level_map.h"
 #include "worker/tokenizer/synthetic_vocab.h"

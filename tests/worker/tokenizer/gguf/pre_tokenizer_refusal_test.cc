@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "worker/model/gguf_reader.h"
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_reader.h"
+#include "worker/model/gguf/gguf_vocab.h"
 #include "worker/modelgen/gguf_writer.h"
 #include "worker/tokenizer/pre_tokenizer_families.h"
 #include "worker/tokenizer/synthetic_vocab.h"

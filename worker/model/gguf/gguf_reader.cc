@@ -1,4 +1,4 @@
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_reader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

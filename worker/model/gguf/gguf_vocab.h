@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "shared/status.h"
-#include "worker/model/gguf_reader.h"
+#include "worker/model/gguf/gguf_reader.h"
 #include "worker/tokenizer/tokenizer.h"
 
 namespace smallmind::worker {

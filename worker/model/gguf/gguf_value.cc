@@ -1,4 +1,4 @@
-#include "worker/model/gguf_value.h"
+#include "worker/model/gguf/gguf_value.h"
 
 #include <bit>
 #include <cstring>

@@ -4,6 +4,8 @@
 // the tensor infos (string name, uint32 n_dims, uint64 dims[n_dims] innermost first, uint32 ggml
 // type, uint64 offset from the data section), zero padding to general.alignment, then the data.
 // Every count and length is checked against the bytes left before anything is sized from it.
+#include "worker/model/gguf/gguf_parser.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -11,8 +13,6 @@
 #include <numeric>
 #include <string>
 #include <utility>
-
-#include "worker/model/gguf_reader.h"
 
 namespace smallmind::worker {
 namespace {
@@ -307,7 +307,7 @@ Status ParseTensorInfo(Cursor& c, uint64_t i, GgufContents* out) {
   const kernels::DTypeTraits* traits = kernels::GetDTypeTraits(type);
   if (traits == nullptr) {
     return c.Error("unsupported tensor type " + Num(type) + " (" + GgmlTypeName(type) +
-                   "); supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K");
+                   "); supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K");
   }
   t.type = static_cast<kernels::DType>(type);
   if (t.dims[0] % traits->block_elems != 0) {

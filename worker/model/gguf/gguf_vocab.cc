@@ -1,4 +1,4 @@
-#include "worker/model/gguf_vocab.h"
+#include "worker/model/gguf/gguf_vocab.h"
 
 #include <array>
 #include <string_view>
