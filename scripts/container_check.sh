@@ -32,6 +32,7 @@ project="smallmind-check-$$"
 compose=(podman-compose -p "$project" -f "$root/compose.yaml")
 cleanup() {
   (cd "$root" && "${compose[@]}" down -t 2 >/dev/null 2>&1) || true
+  podman network rm -f "${project}_default" >/dev/null 2>&1 || true  # podman-compose 1.0 keeps it
   rm -rf "$work"
 }
 trap cleanup EXIT
