@@ -35,6 +35,54 @@ struct TokenizeCall {
   bool with_pieces = false;
 };
 
+// Tokenize's /detokenize body: `tokens`, ids below `vocab_size`, into the call's request. On bad
+// input fills `*error` (400) and returns false.
+bool FillDetokenize(const Json& body, uint32_t vocab_size, TokenizeCall& call, HttpError* error) {
+  auto it = body.find("tokens");
+  if (it == body.end() || !it->is_array()) {
+    *error = MakeError(400, "`tokens` must be an array of token ids", "tokens");
+    return false;
+  }
+  auto* ids = call.request.mutable_token_ids();
+  for (const Json& id : *it) {
+    if (!id.is_number_unsigned() || id.get<uint64_t>() >= vocab_size) {
+      *error = MakeError(400,
+                         fmt::format("`tokens` must hold ids in [0, {}) (the vocabulary), got {}",
+                                     vocab_size, id.dump()),
+                         "tokens");
+      return false;
+    }
+    ids->add_ids(id.get<uint32_t>());
+  }
+  return true;
+}
+
+// Tokenize's /tokenize body: `content` and the optional `add_special`, `parse_special` and
+// `with_pieces` booleans, into the call. On bad input fills `*error` (400) and returns false.
+bool FillTokenize(const Json& body, TokenizeCall& call, HttpError* error) {
+  auto content = body.find("content");
+  if (content == body.end() || !content->is_string()) {
+    *error = MakeError(400, "`content` must be a string", "content");
+    return false;
+  }
+  call.request.set_text(content->get<std::string>());
+  bool add_special = false, parse_special = true;
+  for (auto [name, out] :
+       {std::pair{"add_special", &add_special}, std::pair{"parse_special", &parse_special},
+        std::pair{"with_pieces", &call.with_pieces}}) {
+    auto v = body.find(name);
+    if (v == body.end() || v->is_null()) continue;
+    if (!v->is_boolean()) {
+      *error = MakeError(400, fmt::format("`{}` must be a boolean", name), name);
+      return false;
+    }
+    *out = v->get<bool>();
+  }
+  call.request.set_add_bos(add_special);
+  call.request.set_parse_special(parse_special);
+  return true;
+}
+
 Response TokenizeAnswer(const TokenizeCall& call) {
   if (call.request.has_token_ids()) {
     return JsonResponse(200, Json{{"content", call.response.text()}}.dump() + "\n");
@@ -110,42 +158,9 @@ void HttpApi::Tokenize(const Request& request, std::shared_ptr<Exchange> exchang
   std::optional<Json> body = ParseJsonObject(request.body(), &error);
   if (!body) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
   auto call = std::make_unique<TokenizeCall>();
-  auto fail = [&](std::string message, const char* param) {
-    const HttpError e = MakeError(400, std::move(message), param);
-    exchange->Reply(JsonResponse(400, ErrorBody(e)));
-  };
-  if (decode) {
-    auto it = body->find("tokens");
-    if (it == body->end() || !it->is_array()) {
-      return fail("`tokens` must be an array of token ids", "tokens");
-    }
-    auto* ids = call->request.mutable_token_ids();
-    for (const Json& id : *it) {
-      if (!id.is_number_unsigned() || id.get<uint64_t>() >= info_.vocab_size()) {
-        return fail(fmt::format("`tokens` must hold ids in [0, {}) (the vocabulary), got {}",
-                                info_.vocab_size(), id.dump()),
-                    "tokens");
-      }
-      ids->add_ids(id.get<uint32_t>());
-    }
-  } else {
-    auto content = body->find("content");
-    if (content == body->end() || !content->is_string()) {
-      return fail("`content` must be a string", "content");
-    }
-    call->request.set_text(content->get<std::string>());
-    bool add_special = false, parse_special = true;
-    for (auto [name, out] :
-         {std::pair{"add_special", &add_special}, std::pair{"parse_special", &parse_special},
-          std::pair{"with_pieces", &call->with_pieces}}) {
-      auto v = body->find(name);
-      if (v == body->end() || v->is_null()) continue;
-      if (!v->is_boolean()) return fail(fmt::format("`{}` must be a boolean", name), name);
-      *out = v->get<bool>();
-    }
-    call->request.set_add_bos(add_special);
-    call->request.set_parse_special(parse_special);
-  }
+  const bool filled = decode ? FillDetokenize(*body, info_.vocab_size(), *call, &error)
+                             : FillTokenize(*body, *call, &error);
+  if (!filled) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
   call->link = env_->pool->Pick();
   if (!call->link) {
     const HttpError e = ErrorFromStatus(env_->pool->NoWorkerStatus());

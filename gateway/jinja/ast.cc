@@ -14,6 +14,51 @@ void EachIf(const ExprPtr& e, const ExprVisitor& fn) {
   if (e) fn(*e);
 }
 
+// ForEachChild's steps, one per kind of expression with more than one child.
+void EachDictChild(const DictExpr& d, const ExprVisitor& fn) {
+  for (const auto& [k, v] : d.items) {
+    fn(*k);
+    fn(*v);
+  }
+}
+
+void EachGetItemChild(const GetItemExpr& g, const ExprVisitor& fn) {
+  fn(*g.object);
+  fn(*g.key);
+}
+
+void EachSliceChild(const SliceExpr& s, const ExprVisitor& fn) {
+  EachIf(s.start, fn);
+  EachIf(s.stop, fn);
+  EachIf(s.step, fn);
+}
+
+void EachCallChild(const CallExpr& c, const ExprVisitor& fn) {
+  fn(*c.callee);
+  EachArg(c.args, fn);
+}
+
+void EachFilterChild(const FilterExpr& f, const ExprVisitor& fn) {
+  EachIf(f.input, fn);
+  EachArg(f.args, fn);
+}
+
+void EachBinaryChild(const BinaryExpr& b, const ExprVisitor& fn) {
+  fn(*b.left);
+  fn(*b.right);
+}
+
+void EachCompareChild(const CompareExpr& c, const ExprVisitor& fn) {
+  fn(*c.first);
+  for (const auto& r : c.rest) fn(*r.second);
+}
+
+void EachCondChild(const CondExpr& c, const ExprVisitor& fn) {
+  fn(*c.test);
+  fn(*c.then);
+  EachIf(c.otherwise, fn);
+}
+
 // Calls `fn` on each expression held directly by `s` (not those of nested statements).
 void EachStmtExpr(const Stmt& s, const ExprVisitor& fn) {
   switch (s.kind) {
@@ -63,62 +108,20 @@ void ForEachChild(const Expr& e, const ExprVisitor& fn) {
     case ExprKind::kTuple:
       for (const ExprPtr& i : static_cast<const SequenceExpr&>(e).items) fn(*i);
       return;
-    case ExprKind::kDict:
-      for (const auto& [k, v] : static_cast<const DictExpr&>(e).items) {
-        fn(*k);
-        fn(*v);
-      }
-      return;
+    case ExprKind::kDict: return EachDictChild(static_cast<const DictExpr&>(e), fn);
     case ExprKind::kGetAttr: fn(*static_cast<const GetAttrExpr&>(e).object); return;
-    case ExprKind::kGetItem: {
-      const auto& g = static_cast<const GetItemExpr&>(e);
-      fn(*g.object);
-      fn(*g.key);
-      return;
-    }
-    case ExprKind::kSlice: {
-      const auto& s = static_cast<const SliceExpr&>(e);
-      EachIf(s.start, fn);
-      EachIf(s.stop, fn);
-      EachIf(s.step, fn);
-      return;
-    }
-    case ExprKind::kCall: {
-      const auto& c = static_cast<const CallExpr&>(e);
-      fn(*c.callee);
-      EachArg(c.args, fn);
-      return;
-    }
+    case ExprKind::kGetItem: return EachGetItemChild(static_cast<const GetItemExpr&>(e), fn);
+    case ExprKind::kSlice: return EachSliceChild(static_cast<const SliceExpr&>(e), fn);
+    case ExprKind::kCall: return EachCallChild(static_cast<const CallExpr&>(e), fn);
     case ExprKind::kFilter:
-    case ExprKind::kTest: {
-      const auto& f = static_cast<const FilterExpr&>(e);
-      EachIf(f.input, fn);
-      EachArg(f.args, fn);
-      return;
-    }
+    case ExprKind::kTest: return EachFilterChild(static_cast<const FilterExpr&>(e), fn);
     case ExprKind::kUnary: fn(*static_cast<const UnaryExpr&>(e).operand); return;
-    case ExprKind::kBinary: {
-      const auto& b = static_cast<const BinaryExpr&>(e);
-      fn(*b.left);
-      fn(*b.right);
-      return;
-    }
+    case ExprKind::kBinary: return EachBinaryChild(static_cast<const BinaryExpr&>(e), fn);
     case ExprKind::kConcat:
       for (const ExprPtr& i : static_cast<const ConcatExpr&>(e).items) fn(*i);
       return;
-    case ExprKind::kCompare: {
-      const auto& c = static_cast<const CompareExpr&>(e);
-      fn(*c.first);
-      for (const auto& r : c.rest) fn(*r.second);
-      return;
-    }
-    case ExprKind::kCondExpr: {
-      const auto& c = static_cast<const CondExpr&>(e);
-      fn(*c.test);
-      fn(*c.then);
-      EachIf(c.otherwise, fn);
-      return;
-    }
+    case ExprKind::kCompare: return EachCompareChild(static_cast<const CompareExpr&>(e), fn);
+    case ExprKind::kCondExpr: return EachCondChild(static_cast<const CondExpr&>(e), fn);
   }
 }
 

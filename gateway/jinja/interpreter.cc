@@ -30,6 +30,41 @@ void AppendWeak(std::vector<std::weak_ptr<T>>& list, const std::shared_ptr<T>& i
   list.push_back(item);
 }
 
+// InvokeMacro's step after the named parameters: binds `caller`, `kwargs` and `varargs` from
+// what `args` has left, or fails on arguments the macro does not take.
+Status BindMacroExtras(const MacroDef& def, CallArgs& args, bool found_caller, Frame& scope) {
+  const size_t argc = def.params.size();
+  const ValueList& pos = args.positional;
+  if (def.uses_caller && !found_caller) {
+    Value caller = args.TakeKeyword("caller");
+    scope.Set("caller", caller.is_undefined() ? Value::Undefined("No caller defined") : caller);
+  }
+  if (def.uses_kwargs) {
+    Dict kwargs;
+    for (auto& [k, v] : args.keywords) kwargs.Set(Value::String(k), std::move(v));
+    scope.Set("kwargs", Value::FromDict(std::move(kwargs)));
+  } else if (!args.keywords.empty()) {
+    if (args.keywords[0].first == "caller") {
+      return InvalidArgument("macro '" + def.name +
+                             "' was invoked with two values for the special caller argument. "
+                             "This is most likely a bug.");
+    }
+    return InvalidArgument("macro '" + def.name + "' takes no keyword argument '" +
+                           args.keywords[0].first + "'");
+  }
+  if (def.uses_varargs) {
+    scope.Set(
+        "varargs",
+        Value::Tuple(pos.size() > argc
+                         ? ValueList(pos.begin() + static_cast<std::ptrdiff_t>(argc), pos.end())
+                         : ValueList{}));
+  } else if (pos.size() > argc) {
+    return InvalidArgument("macro '" + def.name + "' takes not more than " + std::to_string(argc) +
+                           " argument(s)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const Value* Frame::Lookup(std::string_view name) const {
@@ -382,33 +417,7 @@ Result<Value> Interpreter::InvokeMacro(const MacroDef& def, const FramePtr& clos
     SM_RETURN_IF_ERROR(CheckDepth(v));
     scope->Set(name, std::move(v));
   }
-  if (def.uses_caller && !found_caller) {
-    Value caller = args.TakeKeyword("caller");
-    scope->Set("caller", caller.is_undefined() ? Value::Undefined("No caller defined") : caller);
-  }
-  if (def.uses_kwargs) {
-    Dict kwargs;
-    for (auto& [k, v] : args.keywords) kwargs.Set(Value::String(k), std::move(v));
-    scope->Set("kwargs", Value::FromDict(std::move(kwargs)));
-  } else if (!args.keywords.empty()) {
-    if (args.keywords[0].first == "caller") {
-      return InvalidArgument("macro '" + def.name +
-                             "' was invoked with two values for the special caller argument. "
-                             "This is most likely a bug.");
-    }
-    return InvalidArgument("macro '" + def.name + "' takes no keyword argument '" +
-                           args.keywords[0].first + "'");
-  }
-  if (def.uses_varargs) {
-    scope->Set(
-        "varargs",
-        Value::Tuple(pos.size() > argc
-                         ? ValueList(pos.begin() + static_cast<std::ptrdiff_t>(argc), pos.end())
-                         : ValueList{}));
-  } else if (pos.size() > argc) {
-    return InvalidArgument("macro '" + def.name + "' takes not more than " + std::to_string(argc) +
-                           " argument(s)");
-  }
+  SM_RETURN_IF_ERROR(BindMacroExtras(def, args, found_caller, *scope));
   ++call_depth_;
   Result<std::string> out = Capture(def.body, scope);
   --call_depth_;

@@ -17,21 +17,68 @@ namespace {
 
 using shared::InvalidArgument;
 
+// PercentOne's %s, %r and %a: the text, cut to `precision` and padded to `width` code points.
+std::string PercentText(const Value& v, const std::string& flags, int width, int precision,
+                        char type) {
+  std::string out;
+  std::u32string s = unicode::Decode(type == 's' ? Str(v) : Repr(v));
+  if (precision >= 0 && static_cast<size_t>(precision) < s.size()) s.resize(precision);
+  out = unicode::Encode(s);
+  const size_t len = s.size();
+  if (width > 0 && static_cast<size_t>(width) > len) {
+    const std::string pad(static_cast<size_t>(width) - len, ' ');
+    out = flags.find('-') != std::string::npos ? out + pad : pad + out;
+  }
+  return out;
+}
+
+// PercentOne's error for a numeric conversion of a value that is no number.
+Status NotANumber(const Value& v, char type) {
+  const std::string conversion = std::string("%") + type;
+  if (std::string_view("diu").find(type) != std::string_view::npos) {
+    return InvalidArgument(conversion + " format: a real number is required, not " + v.TypeName());
+  }
+  if (std::string_view("oxX").find(type) != std::string_view::npos) {
+    return InvalidArgument(conversion + " format: an integer is required, not " + v.TypeName());
+  }
+  return InvalidArgument("must be real number, not " + v.TypeName());
+}
+
+// PercentOne's %d, %i, %u, %o, %x and %X of the number `v`.
+Result<std::string> PercentInteger(const Value& v, const std::string& flags, int width,
+                                   int precision, char type) {
+  const std::string conversion = std::string("%") + type;
+  if (v.is_float() && std::string_view("oxX").find(type) != std::string_view::npos) {
+    return InvalidArgument(conversion + " format: an integer is required, not float");
+  }
+  if (v.is_float() && !std::isfinite(v.number())) {
+    return InvalidArgument("cannot convert float infinity or NaN to integer");
+  }
+  const int64_t i = v.is_float() ? static_cast<int64_t>(v.number()) : v.integer();
+  const int base = type == 'o' ? 8 : (type == 'x' || type == 'X') ? 16 : 10;
+  std::string digits = IntDigits(i, base, type == 'X');
+  if (precision >= 0 && digits.size() < static_cast<size_t>(precision)) {
+    digits.insert(0, static_cast<size_t>(precision) - digits.size(), '0');
+  }
+  std::string prefix = i < 0                                  ? "-"
+                       : flags.find('+') != std::string::npos ? "+"
+                       : flags.find(' ') != std::string::npos ? " "
+                                                              : "";
+  if (flags.find('#') != std::string::npos && base != 10) {
+    prefix += base == 8 ? "0o" : type == 'X' ? "0X" : "0x";
+  }
+  const char align = flags.find('-') != std::string::npos   ? '<'
+                     : flags.find('0') != std::string::npos ? '='
+                                                            : '>';
+  return Align(prefix, digits, width > 0 ? static_cast<size_t>(width) : 0, align == '=' ? '0' : ' ',
+               align);
+}
+
 // One printf conversion of `v` for the %-operator.
 Result<std::string> PercentOne(const Value& v, std::string flags, int width, int precision,
                                char type) {
-  std::string out;
-  if (type == 's' || type == 'r' || type == 'a') {
-    std::u32string s = unicode::Decode(type == 's' ? Str(v) : Repr(v));
-    if (precision >= 0 && static_cast<size_t>(precision) < s.size()) s.resize(precision);
-    out = unicode::Encode(s);
-    const size_t len = s.size();
-    if (width > 0 && static_cast<size_t>(width) > len) {
-      const std::string pad(static_cast<size_t>(width) - len, ' ');
-      out = flags.find('-') != std::string::npos ? out + pad : pad + out;
-    }
-    return out;
-  }
+  if (type == 's' || type == 'r' || type == 'a')
+    return PercentText(v, flags, width, precision, type);
   if (type == 'c') {
     if (v.is_integral())
       return PercentOne(
@@ -40,42 +87,9 @@ Result<std::string> PercentOne(const Value& v, std::string flags, int width, int
     if (v.is_string() && unicode::Length(v.str()) == 1) return PercentOne(v, flags, width, -1, 's');
     return InvalidArgument("%c requires int or char");
   }
-  const std::string conversion = std::string("%") + type;
-  if (!v.is_number()) {
-    if (std::string_view("diu").find(type) != std::string_view::npos) {
-      return InvalidArgument(conversion + " format: a real number is required, not " +
-                             v.TypeName());
-    }
-    if (std::string_view("oxX").find(type) != std::string_view::npos) {
-      return InvalidArgument(conversion + " format: an integer is required, not " + v.TypeName());
-    }
-    return InvalidArgument("must be real number, not " + v.TypeName());
-  }
+  if (!v.is_number()) return NotANumber(v, type);
   if (std::string_view("diuoxX").find(type) != std::string_view::npos) {
-    if (v.is_float() && std::string_view("oxX").find(type) != std::string_view::npos) {
-      return InvalidArgument(conversion + " format: an integer is required, not float");
-    }
-    if (v.is_float() && !std::isfinite(v.number())) {
-      return InvalidArgument("cannot convert float infinity or NaN to integer");
-    }
-    const int64_t i = v.is_float() ? static_cast<int64_t>(v.number()) : v.integer();
-    const int base = type == 'o' ? 8 : (type == 'x' || type == 'X') ? 16 : 10;
-    std::string digits = IntDigits(i, base, type == 'X');
-    if (precision >= 0 && digits.size() < static_cast<size_t>(precision)) {
-      digits.insert(0, static_cast<size_t>(precision) - digits.size(), '0');
-    }
-    std::string prefix = i < 0                                  ? "-"
-                         : flags.find('+') != std::string::npos ? "+"
-                         : flags.find(' ') != std::string::npos ? " "
-                                                                : "";
-    if (flags.find('#') != std::string::npos && base != 10) {
-      prefix += base == 8 ? "0o" : type == 'X' ? "0X" : "0x";
-    }
-    const char align = flags.find('-') != std::string::npos   ? '<'
-                       : flags.find('0') != std::string::npos ? '='
-                                                              : '>';
-    return Align(prefix, digits, width > 0 ? static_cast<size_t>(width) : 0,
-                 align == '=' ? '0' : ' ', align);
+    return PercentInteger(v, flags, width, precision, type);
   }
   std::string spec = "%" + flags;
   if (width > 0) spec += std::to_string(width);

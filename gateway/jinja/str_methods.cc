@@ -307,6 +307,23 @@ Result<Value> RemoveAffix(const std::string& s, bool prefix, const Value& affix)
   return Str(s);
 }
 
+// str.strip / lstrip / rstrip with the bound `chars` argument.
+Result<Value> StripMethod(const std::string& s, std::string_view name, BoundArgs a) {
+  const std::string fn(name);
+  SM_ASSIGN_OR_RETURN(std::optional<std::string> chars, OptionalStr(a[0], fn.c_str()));
+  return Str(std::string(
+      unicode::Strip(s, chars ? &*chars : nullptr, name != "rstrip", name != "lstrip")));
+}
+
+// str.expandtabs with the bound `tabsize` argument (8 when not given).
+Result<Value> ExpandTabsMethod(Interpreter& in, const std::string& s, BoundArgs a) {
+  int64_t tabsize = 8;
+  if (a[0]) {
+    SM_ASSIGN_OR_RETURN(tabsize, ToIndex(*a[0]));
+  }
+  return ExpandTabs(in, unicode::Decode(s), tabsize);
+}
+
 }  // namespace
 
 bool IsStrMethod(std::string_view name) {
@@ -321,9 +338,7 @@ Result<Value> CallStrMethod(Interpreter& in, const Value& self, std::string_view
   if (name == "format") return StrFormat(in, s, std::move(args));
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {"chars"}));
-    SM_ASSIGN_OR_RETURN(std::optional<std::string> chars, OptionalStr(a[0], fn.c_str()));
-    return Str(std::string(
-        unicode::Strip(s, chars ? &*chars : nullptr, name != "rstrip", name != "lstrip")));
+    return StripMethod(s, name, std::move(a));
   }
   if (name == "split" || name == "rsplit") {
     SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {"sep", "maxsplit"}));
@@ -364,11 +379,7 @@ Result<Value> CallStrMethod(Interpreter& in, const Value& self, std::string_view
   }
   if (name == "expandtabs") {
     SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {"tabsize"}));
-    int64_t tabsize = 8;
-    if (a[0]) {
-      SM_ASSIGN_OR_RETURN(tabsize, ToIndex(*a[0]));
-    }
-    return ExpandTabs(in, unicode::Decode(s), tabsize);
+    return ExpandTabsMethod(in, s, std::move(a));
   }
   SM_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(fn, std::move(args), {}));
   if (name.substr(0, 2) == "is") return Predicate(unicode::Decode(s), name);
