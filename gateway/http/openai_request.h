@@ -24,6 +24,8 @@ enum class Endpoint { kCompletions, kChatCompletions };
 inline constexpr uint32_t kCompletionsDefaultMaxTokens = 16;
 // OpenAI's completions `logprobs` goes to 5; vLLM and this server accept up to validate's 20.
 inline constexpr int64_t kMaxTopLogprobs = 20;
+// `n`, the choices one request may ask for: each is a sequence of its own on the worker.
+inline constexpr int64_t kMaxChoices = 8;
 // Arrays and objects a request body may nest: past any real request (a tool's parameters, a
 // JSON Schema), and far short of the stack the recursive steps after parsing need.
 inline constexpr int kMaxBodyNesting = 200;
@@ -33,6 +35,7 @@ struct OpenAiRequest {
   std::string model;  // as sent; "" when omitted or null
   // Everything the worker needs. For chat, the prompt is set after the messages are rendered.
   smallmind::v1::GenerateRequest generate;
+  uint32_t n = 1;  // choices, each its own sequence (seed + index when a seed is given)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool echo = false;           // completions: the prompt text goes first
@@ -60,7 +63,7 @@ struct OpenAiRequest {
 };
 
 // Parses `body` for `endpoint`. On a bad body returns nullopt and fills `error` (400, naming the
-// field: malformed JSON, a wrong type, n > 1, a missing prompt/messages).
+// field: malformed JSON, a wrong type, n > kMaxChoices, a missing prompt/messages).
 std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_view body,
                                                 HttpError* error);
 
