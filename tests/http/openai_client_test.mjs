@@ -283,6 +283,11 @@ check("n choices: each its own sequence, choice i is n = 1 with seed + i, usage 
   assert.deepEqual(texts, r.choices.map((c) => c.text));
   assert.deepEqual(finish, r.choices.map((c) => c.finish_reason));
   assert.equal(usage.completion_tokens, r.usage.completion_tokens);
+  // The choices after the first start once it has its first token: they find the prompt's full
+  // KV blocks in the worker's prefix cache (a prompt this test sends nowhere else).
+  const shared = await client.completions.create({ model, n: 3, max_tokens: 4, seed: 1,
+    prompt: "A little dog ran in the park with a red ball and a happy girl. ".repeat(4) });
+  assert.ok(shared.usage.prompt_tokens_details.cached_tokens >= 16, JSON.stringify(shared.usage));
   const chat = await client.chat.completions.create({
     model, messages: [{ role: "user", content: "Hi" }], max_tokens: 6, n: 2, seed: 1 });
   assert.deepEqual(chat.choices.map((c) => c.index), [0, 1]);
