@@ -32,6 +32,11 @@ class Exchange {
   virtual void EndStream(bool close) = 0;
   // `fn` runs on the strand if the client disconnects before the exchange ended.
   virtual void OnClientGone(std::function<void()> fn) = 0;
+  // `fn` runs on the strand if the server stops (a drain past its deadline, a forced stop) before
+  // the exchange ended: the handler should end its answer at once (a stream with its final chunk
+  // and an error event) and gets a few seconds for it before the connection is closed. Without
+  // it the connection just closes.
+  virtual void OnServerStop(std::function<void()> fn) = 0;
 };
 
 // A JSON response with the given status (Content-Type application/json).

@@ -202,10 +202,27 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
                                   std::chrono::duration_cast<std::chrono::system_clock::duration>(
                                       std::chrono::duration<double>(r->timeout_s))
                             : std::chrono::system_clock::time_point::max();
-  shared::Result<ValidatedRequest> validated = Validate(r->generate, shape.id);
-  RelayedCompletion::Start(env_, std::move(exchange),
-                           OpenAiFormatter(std::move(shape), pieces_.empty() ? nullptr : &pieces_),
-                           r->stream, std::move(validated), deadline);
+  RelayedCompletion::Start(env_, std::move(exchange), Choices(*r, shape), r->stream, deadline);
+}
+
+std::vector<ChoiceSpec> HttpApi::Choices(const OpenAiRequest& r, const ResponseShape& shape) const {
+  std::vector<ChoiceSpec> choices;
+  for (uint32_t i = 0; i < r.n; ++i) {
+    // Choice i is the request with seed + i (wrapping), so that a seeded request's choices
+    // differ and each is reproducible alone: choice i equals n = 1 with that seed.
+    smallmind::v1::GenerateRequest generate = r.generate;
+    if (generate.sampling().has_seed()) {
+      generate.mutable_sampling()->set_seed(generate.sampling().seed() + i);
+    }
+    ResponseShape choice_shape = shape;
+    choice_shape.index = i;
+    const std::string suffix = i == 0 ? std::string() : fmt::format("-{}", i);
+    if (!choice_shape.tool_call_id.empty()) choice_shape.tool_call_id += suffix;
+    choices.push_back(
+        {OpenAiFormatter(std::move(choice_shape), pieces_.empty() ? nullptr : &pieces_),
+         Validate(generate, shape.id + suffix)});
+  }
+  return choices;
 }
 
 }  // namespace smallmind::gateway::http

@@ -11,12 +11,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gateway/admission/validate.h"
 #include "gateway/chat/chat_prompt.h"
 #include "gateway/http/exchange.h"
 #include "gateway/http/openai_format.h"
 #include "gateway/http/openai_request.h"
+#include "gateway/http/relayed_completion.h"
 #include "gateway/relay/request_relay.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
@@ -52,6 +54,8 @@ class HttpApi {
 
  private:
   void Generate(Endpoint endpoint, const Request& request, std::shared_ptr<Exchange> exchange);
+  // One spec per choice of `r` (its `n`), each with its derived seed.
+  std::vector<ChoiceSpec> Choices(const OpenAiRequest& r, const ResponseShape& shape) const;
   void ApplyTemplate(const Request& request, Exchange& exchange);
   void Tokenize(const Request& request, std::shared_ptr<Exchange> exchange, bool decode);
   Response Models(std::string_view target) const;

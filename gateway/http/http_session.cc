@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 
@@ -57,6 +58,9 @@ class SessionExchange final : public Exchange {
   void OnClientGone(std::function<void()> fn) override {
     session_->OnClientGone(id_, std::move(fn));
   }
+  void OnServerStop(std::function<void()> fn) override {
+    session_->OnServerStop(id_, std::move(fn));
+  }
 
  private:
   const std::shared_ptr<Session<Stream>> session_;
@@ -90,7 +94,7 @@ class Session final : public SessionControl, public std::enable_shared_from_this
     });
   }
   void Abort() override {
-    Post([self = this->shared_from_this()] { self->ClientGone(/*close=*/true); });
+    Post([self = this->shared_from_this()] { self->Stop(); });
   }
 
   void Reply(uint64_t id, Response response) {
@@ -129,6 +133,11 @@ class Session final : public SessionControl, public std::enable_shared_from_this
     if (id != exchange_id_) return;
     if (gone_) return Post(std::move(fn));
     on_gone_ = std::move(fn);
+  }
+  void OnServerStop(uint64_t id, std::function<void()> fn) {
+    if (id != exchange_id_ || ended_) return;
+    if (stopping_) return Post(std::move(fn));
+    on_stop_ = std::move(fn);
   }
 
  private:
@@ -209,6 +218,7 @@ class Session final : public SessionControl, public std::enable_shared_from_this
     gone_ = false;
     stream_started_ = false;
     on_gone_ = nullptr;
+    on_stop_ = nullptr;
     Lowest().expires_never();
     WatchClient();
     try {
@@ -247,6 +257,20 @@ class Session final : public SessionControl, public std::enable_shared_from_this
           }
           self->ClientGone(/*close=*/false);
         });
+  }
+
+  // The server stops: the handler that asked ends its answer within kStopGrace, then (or at
+  // once, without one) the connection closes.
+  void Stop() {
+    if (stopping_) return;  // the grace timer closes it
+    if (!in_flight_ || ended_ || !on_stop_) return ClientGone(/*close=*/true);
+    stopping_ = true;
+    keep_alive_ = false;
+    stop_timer_.expires_after(kStopGrace);
+    stop_timer_.async_wait([self = this->shared_from_this(), id = exchange_id_](error_code ec) {
+      if (!ec && id == self->exchange_id_ && self->in_flight_) self->ClientGone(/*close=*/true);
+    });
+    std::exchange(on_stop_, nullptr)();
   }
 
   void ClientGone(bool close) {
@@ -305,6 +329,8 @@ class Session final : public SessionControl, public std::enable_shared_from_this
     if (!in_flight_) return;
     in_flight_ = false;
     on_gone_ = nullptr;
+    on_stop_ = nullptr;
+    stop_timer_.cancel();
     error_code ignored;
     Lowest().socket().cancel(ignored);  // ends WatchClient's wait
     if (linger_ && !gone_) return Linger();
@@ -350,7 +376,10 @@ class Session final : public SessionControl, public std::enable_shared_from_this
   bool writing_ = false;
   bool linger_ = false;  // close by Linger() after the current answer
   std::array<char, 4096> linger_buffer_;
+  bool stopping_ = false;  // told the handler of the server's stop
   std::function<void()> on_gone_;
+  std::function<void()> on_stop_;
+  net::steady_timer stop_timer_{stream_.get_executor()};
   std::deque<Write> writes_;
   std::optional<Response> response_;  // the whole response being written
 };

@@ -28,6 +28,9 @@ struct SessionLimits {
   std::chrono::milliseconds write_timeout{60000};
 };
 
+// How long a handler told of the server's stop has to end its answer.
+inline constexpr std::chrono::seconds kStopGrace{2};
+
 using Handler = std::function<void(Request request, std::shared_ptr<Exchange> exchange)>;
 
 // What a session tells its server: it ended (to stop tracking it), and asks whether the server is
@@ -47,7 +50,9 @@ class SessionControl {
   virtual ~SessionControl() = default;
   // Close now if no request is in flight; otherwise after the current answer.
   virtual void Drain() = 0;
-  // Close now, in-flight requests included (their clients are gone for the handler).
+  // End now, in-flight requests included: a handler that asked (Exchange::OnServerStop) is told
+  // and gets kStopGrace to end its answer; otherwise, or after that, the connection closes (the
+  // client is gone for the handler).
   virtual void Abort() = 0;
 };
 

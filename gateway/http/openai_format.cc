@@ -1,5 +1,6 @@
 #include "gateway/http/openai_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -62,12 +63,20 @@ Json OpenAiFormatter::Chunk(Json choice) const {
   return j;
 }
 
-Json OpenAiFormatter::Usage() const {
+Json OpenAiFormatter::UsageOf(Choices choices) {
+  // The choices share one prompt: it counts once, as OpenAI and vLLM count it, with the most
+  // any choice found cached; completion tokens add up.
+  uint64_t prompt = 0, cached = 0, completion = 0;
+  for (const OpenAiFormatter* c : choices) {
+    prompt = std::max<uint64_t>(prompt, c->usage_.prompt_tokens());
+    cached = std::max<uint64_t>(cached, c->usage_.cached_prompt_tokens());
+    completion += c->usage_.completion_tokens();
+  }
   Json u;
-  u["prompt_tokens"] = usage_.prompt_tokens();
-  u["completion_tokens"] = usage_.completion_tokens();
-  u["total_tokens"] = usage_.prompt_tokens() + usage_.completion_tokens();
-  u["prompt_tokens_details"] = {{"cached_tokens", usage_.cached_prompt_tokens()}};
+  u["prompt_tokens"] = prompt;
+  u["completion_tokens"] = completion;
+  u["total_tokens"] = prompt + completion;
+  u["prompt_tokens_details"] = {{"cached_tokens", cached}};
   return u;
 }
 
@@ -161,14 +170,14 @@ std::string OpenAiFormatter::AutoCallEvents(ToolCallOutput released, const Json&
   std::string out;
   if (!released.content.empty() || !logprobs.is_null()) {
     Json choice{
-        {"index", 0},
+        {"index", shape_.index},
         {"delta", released.content.empty() ? Json::object() : Json{{"content", released.content}}},
         {"logprobs", logprobs},
         {"finish_reason", nullptr}};
     out += Event(Chunk(std::move(choice)));
   }
   for (const ParsedToolCall& call : released.calls) {
-    Json choice{{"index", 0},
+    Json choice{{"index", shape_.index},
                 {"delta", {{"tool_calls", Json::array({AutoCall(auto_calls_sent_++, call)})}}},
                 {"logprobs", nullptr},
                 {"finish_reason", nullptr}};
@@ -186,15 +195,17 @@ std::string OpenAiFormatter::StreamStart() {
     } else if (shape_.tool_from_output) {
       delta["content"] = nullptr;  // the call's header follows once its name is written
     }
-    Json choice{{"index", 0},
+    Json choice{{"index", shape_.index},
                 {"delta", std::move(delta)},
                 {"logprobs", nullptr},
                 {"finish_reason", nullptr}};
     return Event(Chunk(std::move(choice)));
   }
   if (shape_.echo_text.empty()) return {};
-  Json choice{
-      {"index", 0}, {"text", shape_.echo_text}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+  Json choice{{"index", shape_.index},
+              {"text", shape_.echo_text},
+              {"logprobs", nullptr},
+              {"finish_reason", nullptr}};
   return Event(Chunk(std::move(choice)));
 }
 
@@ -210,7 +221,7 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
       split.Append(reasoning_.Finish());
     }
     if (!split.reasoning.empty()) {
-      Json choice{{"index", 0},
+      Json choice{{"index", shape_.index},
                   {"delta", {{"reasoning_content", std::move(split.reasoning)}}},
                   {"logprobs", nullptr},
                   {"finish_reason", nullptr}};
@@ -223,7 +234,7 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
     Note(m);
     if (m.finish_reason() == smallmind::v1::FINISH_REASON_UNSPECIFIED) return out;
     out += AutoCallEvents(parser_.Finish(), Json());
-    Json choice{{"index", 0},
+    Json choice{{"index", shape_.index},
                 {"delta", Json::object()},
                 {"logprobs", nullptr},
                 {"finish_reason", auto_calls_sent_ > 0 ? "tool_calls" : FinishReasonName(finish_)}};
@@ -243,7 +254,7 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   }
   if (!call.is_null() || (!(chat && shape_.tool_from_output) && !text.empty()) || has_logprobs) {
     Json choice;
-    choice["index"] = 0;
+    choice["index"] = shape_.index;
     if (chat && shape_.tool_from_output) {
       choice["delta"] = call.is_null() ? Json::object() : Json{{"tool_calls", std::move(call)}};
     } else if (chat && forced_call()) {
@@ -262,14 +273,14 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
     if (chat && shape_.tool_from_output && !call_.has_name() && !text_.empty()) {
       // No function was named (the output was cut short): the text as content, as the whole
       // reply has it.
-      Json choice{{"index", 0},
+      Json choice{{"index", shape_.index},
                   {"delta", {{"content", text_}}},
                   {"logprobs", nullptr},
                   {"finish_reason", nullptr}};
       out += Event(Chunk(std::move(choice)));
     }
     Json choice;
-    choice["index"] = 0;
+    choice["index"] = shape_.index;
     if (chat) {
       choice["delta"] = Json::object();
     } else {
@@ -282,14 +293,35 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   return out;
 }
 
-std::string OpenAiFormatter::StreamEnd() {
+std::string OpenAiFormatter::StreamEndOf(Choices choices) {
   std::string out;
-  if (shape_.include_usage) {
-    Json j = Chunk(Json());
-    j["usage"] = Usage();
+  const OpenAiFormatter& first = *choices.front();
+  if (first.shape_.include_usage) {
+    Json j = first.Chunk(Json());
+    j["usage"] = UsageOf(choices);
     out += Event(j);
   }
   return out + "data: [DONE]\n\n";
+}
+
+std::string OpenAiFormatter::StreamEnd() const {
+  const OpenAiFormatter* self[] = {this};
+  return StreamEndOf(self);
+}
+
+std::string OpenAiFormatter::StreamAbort() {
+  if (finish_ != smallmind::v1::FINISH_REASON_UNSPECIFIED) return {};
+  finish_ = smallmind::v1::CANCELLED;
+  Json choice;
+  choice["index"] = shape_.index;
+  if (shape_.endpoint == Endpoint::kChatCompletions) {
+    choice["delta"] = Json::object();
+  } else {
+    choice["text"] = "";
+  }
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = FinishReasonName(finish_);
+  return Event(Chunk(std::move(choice)));
 }
 
 std::string OpenAiFormatter::StreamError(const HttpError& error) {
@@ -316,7 +348,7 @@ void OpenAiFormatter::Add(const GenerateResponse& m) {
 
 Json OpenAiFormatter::Choice() const {
   Json choice;
-  choice["index"] = 0;
+  choice["index"] = shape_.index;
   ToolCallScanner scanner;
   const std::string arguments = shape_.tool_from_output ? scanner.Feed(text_) : std::string();
   const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
@@ -372,15 +404,22 @@ Json OpenAiFormatter::Choice() const {
 }
 
 std::string OpenAiFormatter::Body() const {
-  const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
+  const OpenAiFormatter* self[] = {this};
+  return BodyOf(self);
+}
+
+std::string OpenAiFormatter::BodyOf(Choices choices) {
+  const OpenAiFormatter& first = *choices.front();
+  const bool chat = first.shape_.endpoint == Endpoint::kChatCompletions;
   Json j;
-  j["id"] = shape_.id;
+  j["id"] = first.shape_.id;
   j["object"] = chat ? "chat.completion" : "text_completion";
-  j["created"] = shape_.created;
-  j["model"] = shape_.model;
-  SetFingerprint(j);
-  j["choices"] = Json::array({Choice()});
-  j["usage"] = Usage();
+  j["created"] = first.shape_.created;
+  j["model"] = first.shape_.model;
+  first.SetFingerprint(j);
+  j["choices"] = Json::array();
+  for (const OpenAiFormatter* c : choices) j["choices"].push_back(c->Choice());
+  j["usage"] = UsageOf(choices);
   return Dump(j);
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,8 @@ using TokenPieces = std::vector<std::string>;
 
 struct ResponseShape {
   Endpoint endpoint = Endpoint::kCompletions;
-  std::string id;  // "cmpl-..." or "chatcmpl-..."
+  uint32_t index = 0;  // the choice's index among the request's `n`
+  std::string id;      // "cmpl-..." or "chatcmpl-..."
   int64_t created = 0;
   std::string model;
   bool include_usage = false;
@@ -59,6 +61,9 @@ const char* FinishReasonName(smallmind::v1::FinishReason reason);
 
 class OpenAiFormatter {
  public:
+  // The formatters of one request's choices, in index order (at least one).
+  using Choices = std::span<const OpenAiFormatter* const>;
+
   // `pieces` may be null (logprobs then carry empty token strings) and must outlive the formatter.
   OpenAiFormatter(ResponseShape shape, const TokenPieces* pieces);
 
@@ -68,18 +73,26 @@ class OpenAiFormatter {
   // the chunk with finish_reason.
   std::string StreamMessage(const smallmind::v1::GenerateResponse& message);
   // After the last message: the usage chunk when asked, then "data: [DONE]".
-  std::string StreamEnd();
+  std::string StreamEnd() const;
+  // The same for every choice of a request: one usage chunk for all of them (UsageOf).
+  static std::string StreamEndOf(Choices choices);
+  // A stream cut short by the server (a drain): the chunk ending this choice with finish_reason
+  // "abort"; "" when it already finished.
+  std::string StreamAbort();
   // A failure after the stream began: one event holding the OpenAI error object.
   static std::string StreamError(const HttpError& error);
 
   // Whole response: add every message, then take the body.
   void Add(const smallmind::v1::GenerateResponse& message);
   std::string Body() const;
+  // One body with every choice of a request, its usage theirs together (UsageOf).
+  static std::string BodyOf(Choices choices);
 
  private:
   nlohmann::ordered_json Chunk(nlohmann::ordered_json choice) const;
   nlohmann::ordered_json Choice() const;
-  nlohmann::ordered_json Usage() const;
+  // The prompt once (the most cached of any choice), the completion tokens of all choices.
+  static nlohmann::ordered_json UsageOf(Choices choices);
   // The `tool_calls` array of a forced call: with its header (index, id, type, name) or, for a
   // stream's later chunks, the index and an arguments piece only.
   nlohmann::ordered_json ToolCall(const std::string& name, const std::string& arguments,

@@ -217,11 +217,11 @@ bool ReadCommon(Fields& f, OpenAiRequest& r) {
     }
   }
   int64_t n = 1;
-  if (f.Int("n", 1, std::numeric_limits<int32_t>::max(), &n) && n != 1) {
-    return f.Fail("n", fmt::format("`n` must be 1: this server returns one choice per request, "
-                                   "got {} (send {} requests instead)",
-                                   n, n));
+  if (f.Int("n", 1, std::numeric_limits<int32_t>::max(), &n) && n > kMaxChoices) {
+    return f.Fail(
+        "n", fmt::format("`n` must be at most {} (choices per request), got {}", kMaxChoices, n));
   }
+  r.n = static_cast<uint32_t>(n);
   bool ignore_eos = false;
   if (f.Bool("ignore_eos", &ignore_eos)) g.mutable_stopping()->set_ignore_eos(ignore_eos);
   bool deterministic = false;
@@ -469,6 +469,33 @@ bool ReadChat(Fields& f, OpenAiRequest& r) {
   return f.ok();
 }
 
+// `tool_calls` of messages[i], when present: what a template reads of a call (the function's name
+// and arguments, JSON text or an object) is there.
+bool CheckToolCalls(const Json& m, size_t i, HttpError* error) {
+  auto calls = m.find("tool_calls");
+  if (calls == m.end() || calls->is_null()) return true;
+  for (size_t j = 0; calls->is_array() && j < calls->size(); ++j) {
+    const Json& call = (*calls)[j];
+    auto fn = call.is_object() ? call.find("function") : call.end();
+    auto args = fn != call.end() && fn->is_object() ? fn->find("arguments") : call.end();
+    const bool ok = fn != call.end() && fn->is_object() && fn->contains("name") &&
+                    (*fn)["name"].is_string() &&
+                    (args == fn->end() || args->is_string() || args->is_object());
+    if (!ok) {
+      *error = MakeError(400,
+                         fmt::format("`messages[{}].tool_calls[{}]` must be {{\"type\": "
+                                     "\"function\", \"function\": {{\"name\": \"...\", "
+                                     "\"arguments\": \"{{...}}\"}}}}",
+                                     i, j),
+                         "messages");
+      return false;
+    }
+  }
+  if (calls->is_array()) return true;
+  *error = MakeError(400, fmt::format("`messages[{}].tool_calls` must be an array", i), "messages");
+  return false;
+}
+
 }  // namespace
 
 std::optional<Json> ParseJsonObject(std::string_view body, HttpError* error) {
@@ -510,6 +537,7 @@ bool CheckMessages(const Json& messages, HttpError* error) {
                          "messages");
       return false;
     }
+    if (!CheckToolCalls(m, i, error)) return false;
   }
   return true;
 }

@@ -37,12 +37,15 @@ inline constexpr shared::JsonLimits kBodyJsonLimits{.max_depth = 200,
 
 // Our `timeout` extension's largest value, in seconds (one day).
 inline constexpr double kMaxTimeoutSeconds = 86400;
+// `n`, the choices one request may ask for: each is a sequence of its own on the worker.
+inline constexpr int64_t kMaxChoices = 8;
 
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   std::string model;  // as sent; "" when omitted or null
   // Everything the worker needs. For chat, the prompt is set after the messages are rendered.
   smallmind::v1::GenerateRequest generate;
+  uint32_t n = 1;  // choices, each its own sequence (seed + index when a seed is given)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool echo = false;           // completions: the prompt text goes first
@@ -70,7 +73,7 @@ struct OpenAiRequest {
 };
 
 // Parses `body` for `endpoint`. On a bad body returns nullopt and fills `error` (400, naming the
-// field: malformed JSON, a wrong type, n > 1, a missing prompt/messages).
+// field: malformed JSON, a wrong type, n > kMaxChoices, a missing prompt/messages).
 std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_view body,
                                                 HttpError* error);
 

@@ -82,8 +82,9 @@ TEST_F(HttpErrorsTest, MalformedJsonAndWrongTypesAre400NamingTheField) {
   EXPECT_EQ(e["param"], "max_tokens");
   e = ExpectError(Post("/v1/chat/completions", R"({"messages":"hi"})"), 400);
   EXPECT_EQ(e["param"], "messages");
-  e = ExpectError(Post("/v1/completions", R"({"prompt":"a","n":3})"), 400);
+  e = ExpectError(Post("/v1/completions", R"({"prompt":"a","n":9})"), 400);
   EXPECT_EQ(e["param"], "n");
+  EXPECT_NE(e["message"].get<std::string>().find("at most 8"), std::string::npos);
 }
 
 // A number beyond a double's range once ended the gateway (an exception the JSON library throws

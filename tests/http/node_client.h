@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/child_process.h"
+#include "tests/testing/shared_data.h"
 
 namespace smallmind::testing {
 
@@ -27,6 +28,16 @@ inline std::string NodeMissing() {
   }
   return "";
 }
+
+// In a test body: skips the test when node or the openai client is missing (fails it under CI).
+#define SM_REQUIRE_NODE()                                                 \
+  do {                                                                    \
+    const std::string node_missing = ::smallmind::testing::NodeMissing(); \
+    if (!node_missing.empty()) {                                          \
+      if (::smallmind::testing::InCi()) FAIL() << node_missing;           \
+      GTEST_SKIP() << node_missing;                                       \
+    }                                                                     \
+  } while (0)
 
 // Runs tests/http/`script` with `args` (and `env`, NAME=VALUE, added to the environment); prints
 // its output and returns its exit status (0 = every check passed).

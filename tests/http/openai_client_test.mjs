@@ -1,6 +1,7 @@
 // The HTTP door through the official `openai` npm client: models list, chat (streamed and whole,
 // with usage), completion with stop and seed, greedy completion against run.c's golden text,
-// JSON output (response_format json_object and json_schema), logit_bias, a forced tool call.
+// JSON output (response_format json_object and json_schema), logit_bias, a forced tool call, the
+// agent round trip (content null + tool_calls, then a tool message), n choices.
 // Run by tests/http/http_api_test.cc against a real gateway + worker:
 //   node openai_client_test.mjs --base-url http://127.0.0.1:PORT/v1 --model ID [--golden FILE]
 // Exits 0 when every check passed, 1 with the failures printed otherwise.
@@ -231,6 +232,67 @@ check("tool_choice required among two tools: a call of one, whole and streamed a
   const { name, args } = await streamedCall(req);
   assert.equal(name, call.function.name);
   assert.equal(args, call.function.arguments);
+});
+
+check("the agent round trip: content null with tool_calls, then a tool message", async () => {
+  const messages = [
+    { role: "user", content: "Weather in Paris?" },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function",
+      function: { name: "get_weather", arguments: JSON.stringify({ city: "Paris" }) } }] },
+    { role: "tool", tool_call_id: "call_1", content: "21 degrees" }];
+  const tools = [{ type: "function", function: { name: "get_weather", parameters: {
+    type: "object", properties: { city: { type: "string" } } } } }];
+  const r = await client.chat.completions.create({ model, messages, tools, max_tokens: 4,
+                                                   temperature: 0 });
+  assert.equal(r.choices[0].message.role, "assistant");
+  // The prompt shows the call and its result (the ChatML fallback: stories260K has no template).
+  const base = args["base-url"].replace(/\/v1\/?$/, "");
+  const headers = { "Content-Type": "application/json" };
+  if (args["api-key"]) headers.Authorization = `Bearer ${args["api-key"]}`;
+  const prompt = (await (await fetch(`${base}/apply-template`, { method: "POST", headers,
+    body: JSON.stringify({ messages, tools }) })).json()).prompt;
+  assert.ok(prompt.includes('<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris"}}' +
+                            "\n</tool_call>"), prompt);
+  assert.ok(prompt.includes("<tool_response>\n21 degrees\n</tool_response>"), prompt);
+});
+
+check("n choices: each its own sequence, choice i is n = 1 with seed + i, usage adds up", async () => {
+  const req = { model, prompt: "Once upon a time", max_tokens: 30, temperature: 1.5, seed: 40,
+                deterministic: true };
+  const r = await client.completions.create({ ...req, n: 3 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+  const alone = await Promise.all([0, 1, 2].map((i) =>
+    client.completions.create({ ...req, seed: 40 + i })));
+  for (let i = 0; i < 3; i++) assert.equal(r.choices[i].text, alone[i].choices[0].text, `choice ${i}`);
+  assert.ok(new Set(r.choices.map((c) => c.text)).size > 1, JSON.stringify(r.choices));
+  assert.equal(r.usage.prompt_tokens, alone[0].usage.prompt_tokens);
+  assert.equal(r.usage.completion_tokens,
+               alone.reduce((sum, a) => sum + a.usage.completion_tokens, 0));
+  // Streamed: chunks name their choice; each finishes; one usage chunk for all.
+  const texts = ["", "", ""];
+  const finish = [null, null, null];
+  let usage = null;
+  for await (const c of await client.completions.create({ ...req, n: 3, stream: true,
+                                                          stream_options: { include_usage: true } })) {
+    for (const choice of c.choices) {
+      texts[choice.index] += choice.text ?? "";
+      finish[choice.index] = choice.finish_reason ?? finish[choice.index];
+    }
+    usage = c.usage ?? usage;
+  }
+  assert.deepEqual(texts, r.choices.map((c) => c.text));
+  assert.deepEqual(finish, r.choices.map((c) => c.finish_reason));
+  assert.equal(usage.completion_tokens, r.usage.completion_tokens);
+  // The choices after the first start once it has its first token: they find the prompt's full
+  // KV blocks in the worker's prefix cache (a prompt this test sends nowhere else).
+  const shared = await client.completions.create({ model, n: 3, max_tokens: 4, seed: 1,
+    prompt: "A little dog ran in the park with a red ball and a happy girl. ".repeat(4) });
+  assert.ok(shared.usage.prompt_tokens_details.cached_tokens >= 16, JSON.stringify(shared.usage));
+  const chat = await client.chat.completions.create({
+    model, messages: [{ role: "user", content: "Hi" }], max_tokens: 6, n: 2, seed: 1 });
+  assert.deepEqual(chat.choices.map((c) => c.index), [0, 1]);
+  await assert.rejects(client.completions.create({ ...req, n: 9 }),
+                       (e) => e.status === 400 && e.error?.param === "n" && /at most 8/.test(e.message));
 });
 
 check("a bad field is a 400 APIError naming it", async () => {

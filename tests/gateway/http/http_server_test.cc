@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <string>
+#include <thread>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -51,6 +52,14 @@ class ServerTest : public ::testing::Test {
       });
       return;
     }
+    if (r.target() == "/stoppable") {  // ends its stream with a last event when told
+      e->OnServerStop([e] {
+        e->Send("data: bye\n\n", nullptr);
+        e->EndStream(/*close=*/true);
+      });
+      e->Send("data: 1\n\n", [this](bool) { streaming_.set_value(); });
+      return;
+    }
     if (r.target() == "/hang") {
       e->OnClientGone([this, e] {
         gone_.set_value();
@@ -78,6 +87,7 @@ class ServerTest : public ::testing::Test {
   beast::flat_buffer buffer_;
   HttpServer server_;
   std::promise<void> gone_;
+  std::promise<void> streaming_;
 };
 
 TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
@@ -151,6 +161,20 @@ TEST_F(ServerTest, ShutdownClosesIdleConnectionsAndRefusesNewOnes) {
                           static_cast<unsigned short>(server_.port())),
             ec);
   EXPECT_TRUE(ec) << "connected after shutdown";
+}
+
+// A drain past its deadline tells the handlers that asked; their streams end with their own last
+// event before the connection closes (a handler that did not ask is just closed, as /hang is).
+TEST_F(ServerTest, ShutdownLetsAStreamThatAskedEndWithItsLastEvent) {
+  std::future<void> streaming = streaming_.get_future();
+  tcp::socket s = Connect();
+  net::write(s, net::buffer(std::string("GET /stoppable HTTP/1.1\r\nHost: x\r\n\r\n")));
+  ASSERT_EQ(streaming.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  std::thread stop([this] { server_.Shutdown(std::chrono::system_clock::now()); });
+  auto r = Read(s);  // the whole chunked response, its terminating chunk included
+  stop.join();
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body(), "data: 1\n\ndata: bye\n\n");
 }
 
 }  // namespace

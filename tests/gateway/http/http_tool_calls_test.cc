@@ -5,6 +5,7 @@
 // exactly what a model of that family would write. Whole and streamed replies; tool_choice
 // "none", an unknown function and "auto" over a template that teaches no syntax leave the text as
 // it was; malformed tools are a 400.
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,11 +36,17 @@ const json kTools = json::parse(R"([
 
 class HttpToolCallsTest : public ::testing::Test {
  protected:
-  void Start(const std::string& syntax, const std::string& reasoning = "auto") {
+  // `chat_template` non-empty: served as --chat-template (else the fake model's none: ChatML).
+  void Start(const std::string& syntax, const std::string& reasoning = "auto",
+             const std::string& chat_template = "") {
     worker_ = std::make_unique<FakeWorker>(0, tmp_.File("w0.sock"));
     ASSERT_TRUE(worker_->started());
     GatewayConfig config = gateway::testing::OneWorkerConfig(*worker_);
     config.http.port = 0;
+    if (!chat_template.empty()) {
+      config.http.chat_template_file = tmp_.File("template.jinja");
+      std::ofstream(config.http.chat_template_file) << chat_template;
+    }
     config.http.tool_call_syntax = syntax;
     config.http.reasoning_format = reasoning;
     const shared::Status status = gateway::testing::StartWithHttpDoor(config, &gateway_, &door_);
@@ -179,10 +186,19 @@ TEST_F(HttpToolCallsTest, WhatIsNoCallOfAnOfferedFunctionStaysText) {
 }
 
 TEST_F(HttpToolCallsTest, AutoOverATemplateWithoutToolSyntaxLeavesText) {
-  Start("auto");  // the fake model has no template: ChatML, which teaches no call syntax
+  Start("auto", "auto", "{% for m in messages %}{{ m.content }}{% endfor %}");
   const HttpReply r = Chat(kHermesReply, /*stream=*/false);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json()["choices"][0]["message"]["content"], kHermesReply);
+}
+
+TEST_F(HttpToolCallsTest, AutoOverTheChatMlFallbackReadsTheHermesCallsItTeaches) {
+  Start("auto");  // the fake model has no template: ChatML, which writes tools as Hermes does
+  const HttpReply r = Chat(kHermesReply, /*stream=*/false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json message = r.json()["choices"][0]["message"];
+  ASSERT_EQ(message["tool_calls"].size(), 2u) << r.body;
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
 }
 
 // A reasoning model (--reasoning-format think): its <think> section is reasoning_content, the

@@ -326,3 +326,61 @@ TEST(OpenAiFormatterTest, ReceiptBecomesTheSystemFingerprintOfTheLastChunkAndThe
 
 }  // namespace
 }  // namespace smallmind::gateway::http
+
+namespace smallmind::gateway::http {
+namespace {
+
+// Choice `index` of a request whose reply is `text`, finished with `completion` tokens.
+OpenAiFormatter ChoiceOf(uint32_t index, const std::string& text, uint32_t completion,
+                         uint32_t cached, bool usage = true) {
+  ResponseShape shape = Shape(Endpoint::kChatCompletions, usage);
+  shape.index = index;
+  OpenAiFormatter f(shape, nullptr);
+  GenerateResponse m = Message(text, {1}, smallmind::v1::EOS);
+  m.mutable_usage()->set_completion_tokens(completion);
+  m.mutable_usage()->set_cached_prompt_tokens(cached);
+  f.Add(m);
+  return f;
+}
+
+TEST(OpenAiFormatterTest, SeveralChoicesAreOneBodyWithThePromptCountedOnce) {
+  const OpenAiFormatter a = ChoiceOf(0, "A", 3, 0), b = ChoiceOf(1, "B", 5, 4);
+  const OpenAiFormatter* both[] = {&a, &b};
+  const auto body = nlohmann::json::parse(OpenAiFormatter::BodyOf(both));
+  ASSERT_EQ(body["choices"].size(), 2u);
+  EXPECT_EQ(body["choices"][0]["index"], 0);
+  EXPECT_EQ(body["choices"][0]["message"]["content"], "A");
+  EXPECT_EQ(body["choices"][1]["index"], 1);
+  EXPECT_EQ(body["choices"][1]["message"]["content"], "B");
+  EXPECT_EQ(
+      body["usage"].dump(),
+      R"({"completion_tokens":8,"prompt_tokens":4,"prompt_tokens_details":{"cached_tokens":4},"total_tokens":12})");
+  const auto end = OpenAiFormatter::StreamEndOf(both);
+  EXPECT_NE(end.find(R"("usage":{"prompt_tokens":4,"completion_tokens":8,"total_tokens":12)"),
+            std::string::npos)
+      << end;
+}
+
+TEST(OpenAiFormatterTest, StreamedChoicesCarryTheirIndex) {
+  ResponseShape shape = Shape(Endpoint::kChatCompletions);
+  shape.index = 3;
+  OpenAiFormatter f(shape, nullptr);
+  const std::string sse = f.StreamStart() + f.StreamMessage(Message("x", {1}));
+  EXPECT_EQ(sse.find(R"("index":0)"), std::string::npos) << sse;
+  EXPECT_NE(sse.find(R"("choices":[{"index":3,"delta":{"role":"assistant")"), std::string::npos)
+      << sse;
+}
+
+TEST(OpenAiFormatterTest, AStreamCutShortEndsEachUnfinishedChoiceWithAbort) {
+  OpenAiFormatter f(Shape(Endpoint::kChatCompletions), nullptr);
+  f.StreamStart();
+  f.StreamMessage(Message("Hi", {5}));
+  EXPECT_EQ(f.StreamAbort(), ChatEvent("{}", R"("abort")"));
+  EXPECT_EQ(f.StreamAbort(), "");  // once
+  OpenAiFormatter done(Shape(Endpoint::kCompletions), nullptr);
+  done.StreamMessage(Message("Hi", {5}, smallmind::v1::EOS));
+  EXPECT_EQ(done.StreamAbort(), "");  // it finished on its own
+}
+
+}  // namespace
+}  // namespace smallmind::gateway::http

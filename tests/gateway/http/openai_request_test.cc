@@ -74,7 +74,8 @@ TEST(OpenAiRequestTest, WrongTypesNameTheFieldAndWhatItMustBe) {
            Case{R"({"prompt":"a","stream":"yes"})", "stream", "must be a boolean"},
            Case{R"({"prompt":"a","stop":[1]})", "stop", "a string or an array of strings"},
            Case{R"({"prompt":"a","seed":-1})", "seed", "[0, 2^64)"},
-           Case{R"({"prompt":"a","n":2})", "n", "`n` must be 1"},
+           Case{R"({"prompt":"a","n":9})", "n", "`n` must be at most 8"},
+           Case{R"({"prompt":"a","n":0})", "n", "must be in [1,"},
            Case{R"({"prompt":{"x":1}})", "prompt", "a string or an array of token ids"},
            Case{R"({"prompt":["a","b"]})", "prompt", "batches of 2 prompts"},
            Case{R"({"prompt":[1,-2]})", "prompt", "token ids must be integers"},
@@ -398,6 +399,55 @@ TEST(OpenAiRequestTest, ChatMessagesMustBeRoleObjects) {
     EXPECT_FALSE(Parse(Endpoint::kChatCompletions, body, &error)) << body;
     EXPECT_EQ(error.status, 400);
     EXPECT_FALSE(error.param.empty()) << body;
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::gateway::http
+
+namespace smallmind::gateway::http {
+namespace {
+
+TEST(OpenAiRequestTest, AssistantToolCallsWithNullContentAndToolResultsAreAccepted) {
+  HttpError error;
+  auto r = Parse(Endpoint::kChatCompletions, R"({"messages":[
+      {"role":"user","content":"Weather?"},
+      {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
+        "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
+      {"role":"tool","tool_call_id":"call_1","content":"21"}]})",
+                 &error);
+  ASSERT_TRUE(r) << error.message;
+  EXPECT_TRUE(r->messages[1]["content"].is_null());
+}
+
+TEST(OpenAiRequestTest, MalformedToolCallsAre400NamingTheMessage) {
+  for (const char* calls : {R"("x")", R"([1])", R"([{"function":{"arguments":"{}"}}])",
+                            R"([{"function":{"name":"f","arguments":5}}])", R"([{"id":"c"}])"}) {
+    HttpError error;
+    const std::string body = std::string(R"({"messages":[{"role":"user","content":"q"},)") +
+                             R"({"role":"assistant","tool_calls":)" + calls + "}]}";
+    EXPECT_FALSE(Parse(Endpoint::kChatCompletions, body, &error)) << body;
+    EXPECT_EQ(error.status, 400);
+    EXPECT_EQ(error.param, "messages");
+    EXPECT_NE(error.message.find("`messages[1].tool_calls"), std::string::npos) << error.message;
+  }
+}
+
+}  // namespace
+}  // namespace smallmind::gateway::http
+
+namespace smallmind::gateway::http {
+namespace {
+
+TEST(OpenAiRequestTest, NUpToTheLimitAsksForThatManyChoices) {
+  for (const auto& [endpoint, head] : kBothEndpoints) {
+    HttpError error;
+    auto r = Parse(endpoint, head + R"("n":8})", &error);
+    ASSERT_TRUE(r) << error.message;
+    EXPECT_EQ(r->n, 8u);
+    r = Parse(endpoint, head + R"("seed":1})", &error);
+    ASSERT_TRUE(r) << error.message;
+    EXPECT_EQ(r->n, 1u);
   }
 }
 
