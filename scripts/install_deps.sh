@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages smallmind needs to build, test and run, when they are missing.
 # Idempotent: does nothing (and needs no network) when everything is present.
+#   scripts/install_deps.sh          everything: build, serve, tests (and the tests' npm folder)
+#   scripts/install_deps.sh --serve  only what building and running the serving programs needs
+#                                    (`make run`): no test packages, no Node, no npm ci
 set -euo pipefail
 
+mode=all
+case "${1:-}" in
+  "") ;;
+  --serve) mode=serve ;;
+  *) echo "usage: $0 [--serve]" >&2; exit 2 ;;
+esac
+
 packages=(
-  build-essential cmake pkg-config ccache clang-format git
+  build-essential cmake pkg-config ccache git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libssl-dev openssl
   libabsl-dev  # shared/grpc_process.cc sets Abseil's Mutex deadlock detection (gRPC pulls it in too)
   libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
   prometheus-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
-  python3 python3-grpcio python3-protobuf python3-jinja2
-  python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
-  docker-compose  # only `docker-compose config` in a test (compose.yaml and its monitoring profile)
+  # The test suite's build needs these too (CMake finds GTest when SMALLMIND_BUILD_TESTS is on).
+  libgtest-dev libgmock-dev libbenchmark-dev
 )
+if [ "$mode" = all ]; then
+  packages+=(
+    clang-format
+    python3 python3-grpcio python3-protobuf python3-jinja2
+    python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
+    docker-compose  # only `docker-compose config` in a test (compose.yaml and its monitoring profile)
+    prometheus  # promtool: `promtool check metrics` on a live scrape (integration_test)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,7 +39,7 @@ for p in "${packages[@]}"; do
   fi
 done
 # Node runs the HTTP door's tests with the official openai client; any node >= 18 will do.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+if [ "$mode" = all ] && { ! command -v node >/dev/null || ! command -v npm >/dev/null; }; then
   missing+=(nodejs npm)
 fi
 
@@ -37,6 +54,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+[ "$mode" = serve ] && exit 0
 # The tests' own npm folder (tests/http/package-lock.json pins the openai client).
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ ! -d "$root/tests/http/node_modules/openai" ] ||
