@@ -23,8 +23,9 @@ TEST(ServedModelsTest, AliasesReplaceTheDefaultAndAnotherNameIsNotFound) {
   EXPECT_FALSE(m.Accepts("llama.gguf"));
   const shared::Status s = m.Check("gpt-4");
   EXPECT_EQ(s.code(), shared::StatusCode::kNotFound);
-  EXPECT_EQ(s.message(), "the model `gpt-4` is not served here; this server serves `chat`, "
-                         "`chat-v2`");
+  EXPECT_EQ(s.message(),
+            "the model `gpt-4` is not served here; this server serves `chat`, "
+            "`chat-v2`");
   EXPECT_TRUE(m.Check("chat").ok());
 }
 
