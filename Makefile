@@ -1,5 +1,6 @@
 # The two commands of README.md: `make run` serves, `make test` tests. Both install missing Debian
-# packages (scripts/install_deps.sh) and build first.
+# packages (scripts/install_deps.sh) and build first: `make run` only the serving programs and
+# their packages (install_deps.sh --serve: no test packages, no npm ci).
 BUILD ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
@@ -14,20 +15,35 @@ WORKER_FLAGS ?=
 # The tests' data folder (golden outputs, models, tokenizer vectors); without it ~51 tests skip.
 SHARED_DATA ?= ../shared
 
-.PHONY: all deps configure build test check-test-data run clean
+# What `make run` builds: the gateway, the worker it spawns and the client.
+SERVE_TARGETS = smallmind-gateway smallmind-worker smallmind
+
+.PHONY: all deps serve-deps configure serve-configure build serve-build test check-test-data run \
+	clean
 
 all: build
 
 deps:
 	@scripts/install_deps.sh
 
+serve-deps:
+	@scripts/install_deps.sh --serve
+
+CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	-DSMALLMIND_SHARED_DATA_DIR=$(abspath $(SHARED_DATA)) > $(BUILD).configure.log 2>&1 || \
+	(cat $(BUILD).configure.log; exit 1)
+
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-		-DSMALLMIND_SHARED_DATA_DIR=$(abspath $(SHARED_DATA)) > $(BUILD).configure.log 2>&1 || \
-		(cat $(BUILD).configure.log; exit 1)
+	@$(CONFIGURE)
+
+serve-configure: serve-deps
+	@$(CONFIGURE)
 
 build: configure
 	@cmake --build $(BUILD) -j$(JOBS)
+
+serve-build: serve-configure
+	@cmake --build $(BUILD) -j$(JOBS) --target $(SERVE_TARGETS)
 
 test: check-test-data build
 	@ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) --timeout 300
@@ -45,7 +61,7 @@ check-test-data:
 		fi;; \
 	esac
 
-run: build
+run: serve-build
 	$(BUILD)/bin/smallmind-gateway --model $(MODEL) --workers $(WORKERS) --port $(PORT) \
 	  $(if $(HTTP_PORT),--http-port $(HTTP_PORT)) $(if $(WORKER_FLAGS),--worker-flags="$(WORKER_FLAGS)") \
 	  $(GATEWAY_FLAGS)

@@ -1,7 +1,10 @@
 #include "cli/bench_command.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -275,7 +278,20 @@ shared::Result<int> BenchCommand::RunLoad() const {
   SM_ASSIGN_OR_RETURN(LoadPlan plan, MakePlan(client.channel()));
   const std::unique_ptr<StreamOpener> opener =
       worker_ ? WorkerOpener(client.channel()) : GatewayOpener(client.channel());
+  // On a terminal, one stderr line counts the requests as they end; a pipe or a file gets only
+  // the report.
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  std::mutex progress_mu;
+  if (terminal) {
+    options.progress = [&progress_mu](uint64_t ended, uint64_t planned) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      std::fprintf(stderr, "\rbench: %llu%s requests ended", static_cast<unsigned long long>(ended),
+                   planned > 0 ? fmt::format("/{}", planned).c_str() : "");
+      std::fflush(stderr);
+    };
+  }
   const LoadBenchReport report = RunLoadBench(*opener, plan, options);
+  if (terminal) std::fputc('\n', stderr);
   const std::string target = fmt::format("{} {}", worker_ ? "worker" : "gateway", client_.addr);
   const std::string text = json_ ? LoadBenchReportJson(target, options, report)
                                  : FormatLoadBenchReport(target, options, report);

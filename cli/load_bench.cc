@@ -204,6 +204,7 @@ LoadBenchReport RunLoadBench(StreamOpener& opener, const LoadPlan& plan,
                              const LoadBenchOptions& options) {
   std::vector<ClientTally> tallies(static_cast<size_t>(options.concurrency));  // [client]
   std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> ended{0};
   const Clock::time_point start = Clock::now();
   const bool timed = options.duration.count() > 0;
   const Clock::time_point stop_starting =
@@ -217,6 +218,8 @@ LoadBenchReport RunLoadBench(StreamOpener& opener, const LoadPlan& plan,
         if (options.requests > 0 && index >= options.requests) break;
         ++tally.counts.started;
         RunOne(opener, plan.Request(index), options.api_key, tally);
+        const uint64_t now_ended = ++ended;
+        if (options.progress) options.progress(now_ended, options.requests);
       }
     });
   }

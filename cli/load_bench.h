@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,9 @@ struct LoadBenchOptions {
   // No request starts after this long; 0 = no bound (then `requests` bounds the run).
   std::chrono::duration<double> duration{0};
   std::string api_key;  // sent as `authorization: Bearer <key>` when set
+  // Called from the client threads (must be thread-safe) each time a request ends: requests ended
+  // so far, and `requests` (0 = bounded by `duration`). Unset = nothing.
+  std::function<void(uint64_t ended, uint64_t planned)> progress;
 };
 
 struct LatencySummary {

@@ -8,6 +8,8 @@
 // K-quants need dim and ffn to be
 // multiples of 256 (not tiny). Prints what it wrote (shapes, tensor types, parameter count,
 // bytes); errors go to stderr, exit 1.
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -100,10 +102,23 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
   return o;
 }
 
+// "writing tensors 12/201, 35% of 1.2 GiB" on one stderr line redrawn in place, when stderr is a
+// terminal; nothing otherwise (a log or a test reading the output sees the summary only).
+w::GgufWriter::Progress TerminalProgress() {
+  if (!isatty(STDERR_FILENO)) return {};
+  return [](size_t done, size_t total, uint64_t bytes_done, uint64_t bytes_total) {
+    const double percent = bytes_total > 0 ? 100.0 * bytes_done / bytes_total : 100.0;
+    std::fprintf(stderr, "\rwriting tensors %zu/%zu, %.0f%% of %.2f GiB", done, total, percent,
+                 bytes_total / 1073741824.0);
+    if (done == total) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  };
+}
+
 Result<w::GgufBuildSummary> Run(const Flags& f) {
   if (f.from_llama2c.empty()) {
     SM_ASSIGN_OR_RETURN(w::GeneratorOptions o, OptionsFromFlags(f));
-    return w::WriteGeneratedModel(o, f.out);
+    return w::WriteGeneratedModel(o, f.out, TerminalProgress());
   }
   if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads || f.ffn ||
       f.vocab || f.context || f.classifier_gain || f.rope_theta || f.embd_spread || f.tied ||

@@ -37,6 +37,10 @@ Gateway::Gateway(GatewayConfig config)
 
 Gateway::~Gateway() { Shutdown(); }
 
+std::string Gateway::listen_address() const {
+  return FormatListenAddress(config_.listen_host, port_);
+}
+
 std::string Gateway::connect_address() const {
   const std::string host = IsWildcardHost(config_.listen_host) ? "127.0.0.1" : config_.listen_host;
   return fmt::format("{}:{}", host, port_);
@@ -48,13 +52,22 @@ shared::Status Gateway::Start(std::stop_token stop) {
   // Before any worker exists: a second gateway on a taken port must not start (and with port
   // reuse off below, gRPC would refuse it anyway, but only after the workers were up).
   SM_RETURN_IF_ERROR(CheckPortFree(config_.listen_host, config_.port));
+  if (config_.http.enabled()) {
+    // The HTTP door binds after the workers answer (it needs their model): refuse a taken
+    // --http-port now, before anything is spawned.
+    shared::Status http_free = CheckPortFree(config_.listen_host, config_.http.port);
+    if (!http_free.ok()) {
+      return shared::Status(http_free.code(), "--http-port: " + http_free.message());
+    }
+  }
   SM_RETURN_IF_ERROR(StartMetrics());
   SM_RETURN_IF_ERROR(StartWorkers(stop));
   SM_RETURN_IF_ERROR(StartServer());
   SM_RETURN_IF_ERROR(StartDoors());
-  spdlog::info("serving {} ({}, vocab {}, context {}) with {} worker(s) on {}:{}",
-               model_info_.model(), model_info_.architecture(), model_info_.vocab_size(),
-               model_info_.context_length(), env_->pool->size(), config_.listen_host, port_);
+  spdlog::info("serving {} as `{}` ({}, vocab {}, context {}) with {} worker(s) on {}",
+               model_info_.model(), fmt::join(env_->served_models.names(), "`, `"),
+               model_info_.architecture(), model_info_.vocab_size(), model_info_.context_length(),
+               env_->pool->size(), listen_address());
   return shared::Status::Ok();
 }
 
@@ -142,6 +155,8 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
     return shared::Internal(fmt::format("worker reported vocab_size {} and context_length {}",
                                         model_info_.vocab_size(), model_info_.context_length()));
   }
+  env_->served_models = ServedModels(config_.served_model_names, model_info_.model());
+  metrics_->SetModelName(env_->served_models.primary());
   pool->PollOnce();
   pool->StartPolling();
   return shared::Status::Ok();

@@ -53,6 +53,8 @@ class Gateway {
   shared::Status ReloadApiKeys();
 
   int port() const { return port_; }
+  // The address the gRPC port is bound to: --listen-host and the port, e.g. 0.0.0.0:50051.
+  std::string listen_address() const;
   // Where a client on this machine connects: 127.0.0.1:PORT when listening on a wildcard host.
   std::string connect_address() const;
   const smallmind::v1::ModelInfo& model_info() const { return model_info_; }

@@ -7,6 +7,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "gateway/relay/served_models.h"
 #include "shared/log.h"
 
 namespace smallmind::gateway {
@@ -41,21 +42,8 @@ Status CheckRange(std::string_view flag, int64_t value, int64_t lo, int64_t hi) 
   return InvalidArgument(fmt::format("{} must be in [{}, {}], got {}", flag, lo, hi, value));
 }
 
-}  // namespace
-
-std::vector<std::string> SplitCommaList(std::string_view text) {
-  std::vector<std::string> out;
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    std::string_view piece = text.substr(0, comma);
-    if (!piece.empty()) out.emplace_back(piece);
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
-void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
+// What is served, and the names it is served by.
+void AddModelFlags(CLI::App& app, GatewayConfig& c) {
   app.add_option("--model", c.model,
                  "model the spawned workers serve: builtin:NAME, a .gguf file or a llama2.c .bin "
                  "(see smallmind-worker --help)")
@@ -63,6 +51,15 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
   app.add_option("--tokenizer", c.tokenizer, "tokenizer.bin of a llama2.c checkpoint")
       ->type_name("PATH")
       ->default_str("found beside the model");
+  AddList(app, "--served-model-name", c.served_model_names,
+          "names clients call the model by (/v1/models; a request's `model`), the first its id; "
+          "comma-separated")
+      ->type_name("NAME,...")
+      ->default_str("the model file's name without its folder");
+}
+
+// The workers: spawned (how many, on which CPUs, with which flags) or attached.
+void AddWorkerProcessFlags(CLI::App& app, GatewayConfig& c) {
   app.add_option("--workers", c.workers, "workers to spawn");
   app.add_option("--cpus-per-worker", c.supervisor.cpus_per_worker,
                  "CPUs pinned per worker; 0 = the allowed CPUs split evenly");
@@ -88,10 +85,18 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
       ->default_str("none");
   AddMilliseconds(app, "--resolve-interval-ms", c.pool.resolve_interval,
                   "how often DNS names in --worker-endpoints are resolved again");
+}
+
+// Where the gRPC port and the metrics endpoint listen.
+void AddListenFlags(CLI::App& app, GatewayConfig& c) {
   app.add_option("--listen-host", c.listen_host, "address to listen on")->type_name("HOST");
   app.add_option("--port", c.port, "port to listen on; 0 = any free port, printed on stdout");
   app.add_option("--metrics-port", c.metrics_port,
                  "Prometheus /metrics port (HTTP, on --listen-host); 0 = any free port, -1 = off");
+}
+
+// API keys and TLS on the public ports.
+void AddSecurityFlags(CLI::App& app, GatewayConfig& c) {
   // Keys in the environment stay out of `ps` output; the flag wins when both are given.
   AddList(app, "--api-keys", c.api_keys,
           "require `authorization: Bearer <key>` with one of these keys")
@@ -112,6 +117,10 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                  "PEM CA certificates: require client certificates they signed (mutual TLS)")
       ->type_name("PATH")
       ->default_str("none");
+}
+
+// Logging, start and stop: drain, worker start and stop timeouts, runtime files, outboxes.
+void AddLifecycleFlags(CLI::App& app, GatewayConfig& c) {
   app.add_option("--log-level", c.log_level, std::string("one of ") + shared::kLogLevelNames)
       ->type_name("LEVEL");
   app.add_option_function<double>(
@@ -135,6 +144,10 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
       ->default_str("$TMPDIR or /tmp");
   app.add_option("--outbox", c.relay.outbox_capacity, "worker messages buffered per slow client")
       ->type_name("N");
+}
+
+// The OpenAI-compatible HTTP door and its chat handling.
+void AddHttpFlags(CLI::App& app, GatewayConfig& c) {
   app.add_option("--http-port", c.http.port,
                  "serve the OpenAI-compatible HTTP API on this port (0 = any free port)")
       ->default_str("off");
@@ -159,6 +172,10 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                  "the date strftime_now() gives chat templates")
       ->type_name("YYYY-MM-DD")
       ->default_str("today");
+}
+
+// The gateway queue and routing.
+void AddAdmissionFlags(CLI::App& app, GatewayConfig& c) {
   app.add_option("--max-queue", c.admission.max_queue,
                  "requests waiting for a worker slot; more get RESOURCE_EXHAUSTED")
       ->type_name("N");
@@ -175,27 +192,65 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
       ->type_name("N");
 }
 
-Status GatewayConfig::Validate() const {
-  if (worker_endpoints.empty()) {
-    if (model.empty())
-      return InvalidArgument("--model must not be empty (e.g. builtin:stories260K)");
-    SM_RETURN_IF_ERROR(CheckRange("--workers", workers, 1, 1024));
+}  // namespace
+
+std::vector<std::string> SplitCommaList(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view piece = text.substr(0, comma);
+    if (!piece.empty()) out.emplace_back(piece);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
   }
-  for (const std::string& endpoint : worker_endpoints) {
+  return out;
+}
+
+void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
+  AddModelFlags(app, c);
+  AddWorkerProcessFlags(app, c);
+  AddListenFlags(app, c);
+  AddSecurityFlags(app, c);
+  AddLifecycleFlags(app, c);
+  AddHttpFlags(app, c);
+  AddAdmissionFlags(app, c);
+}
+
+namespace {
+
+// Where the workers come from, and the names they serve by.
+Status ValidateWorkerSource(const GatewayConfig& c) {
+  if (c.worker_endpoints.empty()) {
+    if (c.model.empty())
+      return InvalidArgument("--model must not be empty (e.g. builtin:stories260K)");
+    SM_RETURN_IF_ERROR(CheckRange("--workers", c.workers, 1, 1024));
+  }
+  for (const std::string& endpoint : c.worker_endpoints) {
     SM_RETURN_IF_ERROR(ParseWorkerEndpoint(endpoint).status());
   }
+  SM_RETURN_IF_ERROR(ValidateServedModelNames(c.served_model_names));
   SM_RETURN_IF_ERROR(
-      CheckRange("--resolve-interval-ms", pool.resolve_interval.count(), 100, kMaxMs));
-  SM_RETURN_IF_ERROR(CheckRange("--port", port, 0, 65535));
-  SM_RETURN_IF_ERROR(CheckRange("--metrics-port", metrics_port, -1, 65535));
-  if (listen_host.empty()) return InvalidArgument("--listen-host must not be empty");
-  for (const auto& key : api_keys) {
+      CheckRange("--resolve-interval-ms", c.pool.resolve_interval.count(), 100, kMaxMs));
+  return Status::Ok();
+}
+
+// The public ports and the API keys.
+Status ValidateListenAndKeys(const GatewayConfig& c) {
+  SM_RETURN_IF_ERROR(CheckRange("--port", c.port, 0, 65535));
+  SM_RETURN_IF_ERROR(CheckRange("--metrics-port", c.metrics_port, -1, 65535));
+  if (c.listen_host.empty()) return InvalidArgument("--listen-host must not be empty");
+  for (const auto& key : c.api_keys) {
     if (key.find_first_of(" \t") != std::string::npos) {
       return InvalidArgument("--api-keys entries must not contain spaces");
     }
   }
-  SM_RETURN_IF_ERROR(CheckRange("--cpus-per-worker", supervisor.cpus_per_worker, 0, 4096));
-  SM_RETURN_IF_ERROR(CheckRange("--threads-per-worker", supervisor.threads_per_worker, 0, 4096));
+  return Status::Ok();
+}
+
+// How spawned workers run: CPUs, threads, and the flags the gateway leaves them.
+Status ValidateSpawnedWorkers(const GatewayConfig& c) {
+  SM_RETURN_IF_ERROR(CheckRange("--cpus-per-worker", c.supervisor.cpus_per_worker, 0, 4096));
+  SM_RETURN_IF_ERROR(CheckRange("--threads-per-worker", c.supervisor.threads_per_worker, 0, 4096));
   // The worker flags the supervisor sets itself, and where a user sets them instead.
   static constexpr std::pair<std::string_view, std::string_view> kOwnWorkerFlags[] = {
       {"--model", " (pass --model to the gateway)"},
@@ -206,7 +261,7 @@ Status GatewayConfig::Validate() const {
       {"--threads", " (use --threads-per-worker)"},
       {"--kv-segment", ""},
       {"--exit-with-parent", ""}};
-  for (const std::string& flag : supervisor.worker_flags) {
+  for (const std::string& flag : c.supervisor.worker_flags) {
     const std::string_view name = std::string_view(flag).substr(0, flag.find('='));
     for (const auto& [own, instead] : kOwnWorkerFlags) {
       if (name == own) {
@@ -215,41 +270,64 @@ Status GatewayConfig::Validate() const {
       }
     }
   }
-  if (!shared::IsLogLevelName(log_level)) {
-    return InvalidArgument(
-        fmt::format("--log-level must be one of {}, got '{}'", shared::kLogLevelNames, log_level));
+  return Status::Ok();
+}
+
+// Logging, TLS, start and stop.
+Status ValidateLifecycle(const GatewayConfig& c) {
+  if (!shared::IsLogLevelName(c.log_level)) {
+    return InvalidArgument(fmt::format("--log-level must be one of {}, got '{}'",
+                                       shared::kLogLevelNames, c.log_level));
   }
-  if (drain_timeout.count() < 0 || drain_timeout.count() > kMaxMs) {
+  if (c.drain_timeout.count() < 0 || c.drain_timeout.count() > kMaxMs) {
     return InvalidArgument(fmt::format("--drain-seconds must be in [0, {}]", kMaxMs / 1000));
   }
-  if (tls.enabled() != !tls.key_file.empty()) {
+  if (c.tls.enabled() != !c.tls.key_file.empty()) {
     return InvalidArgument("--tls-cert and --tls-key go together: give both or neither");
   }
-  if (!tls.client_ca_file.empty() && !tls.enabled()) {
+  if (!c.tls.client_ca_file.empty() && !c.tls.enabled()) {
     return InvalidArgument("--tls-client-ca needs --tls-cert and --tls-key");
   }
-  SM_RETURN_IF_ERROR(CheckRange("--ready-timeout-ms", supervisor.ready_timeout.count(), 1, kMaxMs));
-  SM_RETURN_IF_ERROR(CheckRange("--stop-grace-ms", supervisor.stop_grace.count(), 1, kMaxMs));
-  SM_RETURN_IF_ERROR(CheckRange("--outbox", static_cast<int64_t>(relay.outbox_capacity), 1, 1024));
-  if (http.enabled()) {
-    SM_RETURN_IF_ERROR(CheckRange("--http-port", http.port, 0, 65535));
-    SM_RETURN_IF_ERROR(CheckRange("--http-threads", http.threads, 1, 64));
-    SM_RETURN_IF_ERROR(CheckRange("--http-max-connections", http.max_connections, 1, 1 << 20));
+  SM_RETURN_IF_ERROR(
+      CheckRange("--ready-timeout-ms", c.supervisor.ready_timeout.count(), 1, kMaxMs));
+  SM_RETURN_IF_ERROR(CheckRange("--stop-grace-ms", c.supervisor.stop_grace.count(), 1, kMaxMs));
+  SM_RETURN_IF_ERROR(
+      CheckRange("--outbox", static_cast<int64_t>(c.relay.outbox_capacity), 1, 1024));
+  return Status::Ok();
+}
+
+// The HTTP door, the queue and the restart backoff.
+Status ValidateDoorsAndAdmission(const GatewayConfig& c) {
+  if (c.http.enabled()) {
+    SM_RETURN_IF_ERROR(CheckRange("--http-port", c.http.port, 0, 65535));
+    SM_RETURN_IF_ERROR(CheckRange("--http-threads", c.http.threads, 1, 64));
+    SM_RETURN_IF_ERROR(
+        CheckRange("--http-max-connections", c.http.max_connections, 1, 1 << 20));
   }
-  const std::string& date = http.chat_template_date;
+  const std::string& date = c.http.chat_template_date;
   if (!date.empty() && (date.size() != 10 || date[4] != '-' || date[7] != '-')) {
     return InvalidArgument(
         fmt::format("--chat-template-date must be a date YYYY-MM-DD, got '{}'", date));
   }
   SM_RETURN_IF_ERROR(
-      CheckRange("--max-queue", static_cast<int64_t>(admission.max_queue), 0, 1000000));
+      CheckRange("--max-queue", static_cast<int64_t>(c.admission.max_queue), 0, 1000000));
   SM_RETURN_IF_ERROR(
-      CheckRange("--max-in-flight-per-worker", admission.max_in_flight_per_worker, 0, 1000000));
-  if (supervisor.restart_backoff_initial.count() <= 0 ||
-      supervisor.restart_backoff_max < supervisor.restart_backoff_initial) {
+      CheckRange("--max-in-flight-per-worker", c.admission.max_in_flight_per_worker, 0, 1000000));
+  if (c.supervisor.restart_backoff_initial.count() <= 0 ||
+      c.supervisor.restart_backoff_max < c.supervisor.restart_backoff_initial) {
     return InvalidArgument("restart backoff must be positive and its maximum >= its start");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status GatewayConfig::Validate() const {
+  SM_RETURN_IF_ERROR(ValidateWorkerSource(*this));
+  SM_RETURN_IF_ERROR(ValidateListenAndKeys(*this));
+  SM_RETURN_IF_ERROR(ValidateSpawnedWorkers(*this));
+  SM_RETURN_IF_ERROR(ValidateLifecycle(*this));
+  return ValidateDoorsAndAdmission(*this);
 }
 
 }  // namespace smallmind::gateway

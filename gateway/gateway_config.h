@@ -25,6 +25,9 @@ namespace smallmind::gateway {
 struct GatewayConfig {
   std::string model = shared::kDefaultModel;
   std::string tokenizer;  // "" = the model's own
+  // The names clients may call the model by (/v1/models, a request's `model`); the first is its
+  // id. Empty = the model file's name without its folder (gateway/relay/served_models.h).
+  std::vector<std::string> served_model_names;
   int workers = 2;
   std::string listen_host = "0.0.0.0";
   int port = 50051;  // 0 = any free port, printed at startup
@@ -55,7 +58,7 @@ struct GatewayConfig {
 
 // Binds every flag of the gateway to its field of `config` (whose current values are the defaults
 // --help shows); parse with shared::ParseCommandLine. A new flag is a field above plus one line in
-// this function (and its range in Validate()).
+// the step of this function that binds its group (and its range in Validate()'s matching step).
 void AddGatewayFlags(CLI::App& app, GatewayConfig& config);
 
 // "a,b,,c" -> {"a","b","c"}.

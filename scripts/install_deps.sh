@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages smallmind needs to build, test and run, when they are missing.
 # Idempotent: does nothing (and needs no network) when everything is present.
+#   scripts/install_deps.sh          everything: build, serve, tests (and the tests' npm folder)
+#   scripts/install_deps.sh --serve  only what building and running the serving programs needs
+#                                    (`make run`): no test packages, no Node, no npm ci
 set -euo pipefail
 
-# Usage: install_deps.sh [--serve]
-#   (no flag)  what `make test` needs: the build, the tests, their clients and checkers
-#   --serve    only what building the serving programs needs (`make run`, the container image)
-mode="${1:-all}"
-case "$mode" in all|--serve) ;; *) echo "usage: $0 [--serve]" >&2; exit 2;; esac
+mode=all
+case "${1:-}" in
+  "") ;;
+  --serve) mode=serve ;;
+  *) echo "usage: $0 [--serve]" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake pkg-config ccache git
@@ -15,14 +19,17 @@ packages=(
   libabsl-dev  # shared/grpc_process.cc sets Abseil's Mutex deadlock detection (gRPC pulls it in too)
   libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
   prometheus-cpp-dev
+  # The test suite's build needs these too (CMake finds GTest when SMALLMIND_BUILD_TESTS is on).
+  libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [ "$mode" = all ]; then
   packages+=(
-    clang-format libgtest-dev libgmock-dev libbenchmark-dev
+    clang-format
     python3 python3-grpcio python3-protobuf python3-jinja2
     python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
     docker-compose  # only `docker-compose config` in a test (compose.yaml and its monitoring profile)
     podman podman-compose runc debootstrap  # scripts/container_check.sh (ctest deploy.container)
+    prometheus  # promtool: `promtool check metrics` on a live scrape (integration_test)
   )
 fi
 
@@ -48,6 +55,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+[ "$mode" = serve ] && exit 0
 # The tests' own npm folders: tests/http (the official openai client) and tests/deploy (the
 # Kubernetes schema check); each package-lock.json pins its packages.
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "shared/build_info.h"
+
 namespace smallmind::shared {
 namespace {
 
@@ -171,6 +173,15 @@ void ConfigureCommandLine(CLI::App& app) {
   app.get_formatter()->column_width(32);
   app.option_defaults()->always_capture_default()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag(
+      "--version", [&app] { return VersionTextOf(app); },
+      "print the version, commit, build type and kernel ISAs, then exit");
+}
+
+std::string VersionTextOf(const CLI::App& app) {
+  const CLI::App* top = &app;
+  while (top->get_parent() != nullptr) top = top->get_parent();
+  return VersionText(top->get_name());
 }
 
 Result<CommandLineAction> ParseCommandLine(CLI::App& app, int argc, const char* const* argv) {
@@ -180,6 +191,8 @@ Result<CommandLineAction> ParseCommandLine(CLI::App& app, int argc, const char* 
     return CommandLineAction::kShowHelp;
   } catch (const CLI::CallForAllHelp&) {
     return CommandLineAction::kShowHelp;
+  } catch (const CLI::CallForVersion&) {
+    return CommandLineAction::kShowVersion;
   } catch (const CLI::ParseError& e) {
     return InvalidArgument(DescribeParseError(app, e));
   }
@@ -207,6 +220,10 @@ std::optional<int> ParseCommandLineOrExitCode(CLI::App& app, int argc, const cha
   }
   if (*action == CommandLineAction::kShowHelp) {
     std::fputs(HelpText(app).c_str(), stdout);
+    return 0;
+  }
+  if (*action == CommandLineAction::kShowVersion) {
+    std::printf("%s\n", VersionTextOf(app).c_str());
     return 0;
   }
   return std::nullopt;

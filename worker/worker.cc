@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <spdlog/spdlog.h>
 
@@ -14,6 +15,13 @@
 #include "worker/model/model_fingerprint.h"
 
 namespace smallmind::worker {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 Worker::Worker(WorkerConfig config) : config_(std::move(config)) {}
 
@@ -132,22 +140,9 @@ shared::Status Worker::Start() {
   } else {
     SM_ASSIGN_OR_RETURN(cpus_, shared::ParseCpuList(config_.cpus));
   }
-  SM_ASSIGN_OR_RETURN(model_, LoadModel(config_.model));
-  const ModelConfig& c = model_->llama.config;
-  model_fingerprint_ = ModelFingerprint(model_->llama);
-  spdlog::info("model {}: {} dim={} layers={} heads={}/{} vocab={} context={} ({}), fingerprint {}",
-               model_->source, c.architecture, c.dim, c.n_layers, c.n_heads, c.n_kv_heads,
-               c.vocab_size, c.context_length, model_->quantization,
-               FormatFingerprint(model_fingerprint_));
+  SM_RETURN_IF_ERROR(LoadModelTimed());
   SM_RETURN_IF_ERROR(PlanKv());
-  EngineOptions engine_options;
-  engine_options.max_step_tokens = config_.scheduler.max_step_tokens;
-  engine_options.max_seqs = config_.scheduler.max_seqs;
-  engine_options.num_threads =
-      config_.threads > 0 ? config_.threads : std::max<int>(1, static_cast<int>(cpus_.size()));
-  engine_options.cpus = cpus_;
-  engine_options.isa = config_.isa;
-  engine_ = std::make_unique<Engine>(c, model_->llama.weights, kv_pool_.get(), engine_options);
+  const EngineOptions engine_options = BuildEngine();
   AdoptKvBlocks();
   scheduler_ =
       std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(), config_.kv.block_size);
@@ -157,7 +152,45 @@ shared::Status Worker::Start() {
   pump_ = std::make_unique<OutputPump>(&outputs_);
   pump_->Start();
   scheduler_thread_ = std::thread([this] { SchedulerThreadMain(); });
+  return StartService(engine_options);
+}
 
+// Reading (and for GGUF, mapping and checking) the file is the long part of a start on a big
+// model: say so before and after, so a slow start is not silence.
+shared::Status Worker::LoadModelTimed() {
+  const auto start = std::chrono::steady_clock::now();
+  spdlog::info("loading model {}", config_.model.model);
+  SM_ASSIGN_OR_RETURN(model_, LoadModel(config_.model));
+  const ModelConfig& c = model_->llama.config;
+  model_fingerprint_ = ModelFingerprint(model_->llama);
+  spdlog::info("model {}: {} dim={} layers={} heads={}/{} vocab={} context={} ({}), fingerprint {}",
+               model_->source, c.architecture, c.dim, c.n_layers, c.n_heads, c.n_kv_heads,
+               c.vocab_size, c.context_length, model_->quantization,
+               FormatFingerprint(model_fingerprint_));
+  spdlog::info("model loaded in {:.1f} s ({:.1f} MiB of weights)", SecondsSince(start),
+               model_->llama.weights.storage.size() / 1048576.0);
+  return shared::Status::Ok();
+}
+
+// The engine's constructor repacks the matrices its kernels read in another layout (the other
+// long part of a start).
+EngineOptions Worker::BuildEngine() {
+  EngineOptions engine_options;
+  engine_options.max_step_tokens = config_.scheduler.max_step_tokens;
+  engine_options.max_seqs = config_.scheduler.max_seqs;
+  engine_options.num_threads =
+      config_.threads > 0 ? config_.threads : std::max<int>(1, static_cast<int>(cpus_.size()));
+  engine_options.cpus = cpus_;
+  engine_options.isa = config_.isa;
+  const auto start = std::chrono::steady_clock::now();
+  spdlog::info("packing weights for the kernels and planning buffers");
+  engine_ = std::make_unique<Engine>(model_->llama.config, model_->llama.weights, kv_pool_.get(),
+                                     engine_options);
+  spdlog::info("engine ready in {:.1f} s", SecondsSince(start));
+  return engine_options;
+}
+
+shared::Status Worker::StartService(const EngineOptions& engine_options) {
   RunFacts facts;
   const kernels::Isa isa =
       engine_options.isa == kernels::Isa::kBest ? kernels::BestIsa() : engine_options.isa;

@@ -43,7 +43,10 @@ class Worker {
 
  private:
   // Sizes the KV pool and opens its segment (re-attaching a predecessor's), before the engine.
+  shared::Status LoadModelTimed();
   shared::Status PlanKv();
+  EngineOptions BuildEngine();
+  shared::Status StartService(const EngineOptions& engine_options);
   // After the engine: the prefix cache's chain roots and the block pool, which keeps the cached
   // blocks of a re-attached segment.
   void AdoptKvBlocks();

@@ -150,8 +150,12 @@ shared::Result<WorkerConfig> ParseWorkerFlags(int argc, char** argv) {
   const shared::Result<shared::CommandLineAction> action =
       shared::ParseCommandLine(app, argc, argv);
   if (!action.ok()) return usage_error(action.status());
+  // Help and version are NotFound: main prints the message to stdout and exits 0.
   if (*action == shared::CommandLineAction::kShowHelp) {
     return shared::NotFound(shared::HelpText(app));
+  }
+  if (*action == shared::CommandLineAction::kShowVersion) {
+    return shared::NotFound(shared::VersionTextOf(app));
   }
   if (shared::Status valid = c.Validate(); !valid.ok()) return usage_error(valid);
   return c;

@@ -118,29 +118,11 @@ grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* cont
                                                v1::WorkerStats* response) {
   auto load = [](const auto& a) { return a.load(std::memory_order_relaxed); };
   response->set_worker_id(worker_id_);
-  response->set_running(load(stats_->running));
-  response->set_waiting(load(stats_->waiting));
-  response->set_kv_pages_used(load(stats_->kv_pages_used));
-  response->set_kv_pages_total(load(stats_->kv_pages_total));
-  response->set_requests_total(load(stats_->requests_total));
-  response->set_prompt_tokens_total(load(stats_->prompt_tokens_total));
-  response->set_generation_tokens_total(load(stats_->generation_tokens_total));
   response->set_pid(static_cast<uint32_t>(getpid()));
-  response->set_kv_pages_cached(load(stats_->kv_pages_cached));
-  response->set_kv_tokens_stored(load(stats_->kv_tokens_stored));
-  response->set_kv_token_slots(load(stats_->kv_token_slots));
-  response->set_prefix_cache_lookups_total(load(stats_->prefix_cache_lookups_total));
-  response->set_prefix_cache_hits_total(load(stats_->prefix_cache_hits_total));
-  response->set_prefix_cache_hit_blocks_total(load(stats_->prefix_cache_hit_blocks_total));
-  response->set_prefix_cache_hit_tokens_total(load(stats_->prefix_cache_hit_tokens_total));
-  response->set_prefix_cache_evictions_total(load(stats_->prefix_cache_evictions_total));
-  response->set_preemptions_total(load(stats_->preemptions_total));
-  response->set_steps_total(load(stats_->steps_total));
-  response->set_prefill_tokens_total(load(stats_->prefill_tokens_total));
-  response->set_decode_tokens_total(load(stats_->decode_tokens_total));
-  response->set_tokens_per_step(load(stats_->tokens_per_step));
-  response->set_sequences_per_step(load(stats_->sequences_per_step));
-  response->set_context_shifts_total(load(stats_->context_shifts_total));
+  auto& values = *response->mutable_values();
+  for (const shared::WorkerStatDescriptor& d : shared::kWorkerStatTable) {
+    values[std::string(d.name)] = stats_->Get(d.id);
+  }
   const uint32_t n_keys =
       std::min<uint32_t>(load(stats_->cached_prefix_key_count), SchedulerStats::kMaxPrefixKeys);
   for (uint32_t i = 0; i < n_keys; ++i) {

@@ -67,6 +67,9 @@ grpc::ServerWriteReactor<GenerateResponse>* InferenceService::Generate(
     grpc::CallbackServerContext* context, const GenerateRequest* request) {
   shared::Status auth = Authenticate(*context);
   if (!auth.ok()) return new GenerateReactor(context, env_, std::move(auth));
+  if (shared::Status model = env_->served_models.Check(request->model()); !model.ok()) {
+    return new GenerateReactor(context, env_, std::move(model));
+  }
   return new GenerateReactor(context, env_, Validate(*request, NextRequestId()));
 }
 

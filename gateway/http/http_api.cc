@@ -21,11 +21,6 @@ std::string RandomHex() {
   return fmt::format("{:08x}", static_cast<uint32_t>(rd()));
 }
 
-std::string_view BaseName(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 Response ErrorResponse(const HttpError& error) {
   Response r = JsonResponse(error.status, ErrorBody(error));
   if (error.status == 429) r.set(beast_http::field::retry_after, "1");
@@ -47,18 +42,14 @@ HttpApi::HttpApi(std::shared_ptr<RelayEnv> env, smallmind::v1::ModelInfo info,
       info_(std::move(info)),
       prompter_(std::move(prompter)),
       options_(std::move(options)),
-      model_id_(info_.model()),
+      model_id_(env_->served_models.primary()),
       created_(std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count()),
       id_prefix_(RandomHex()) {}
 
 bool HttpApi::AcceptsModel(std::string_view name) const {
-  if (name.empty() || name == model_id_) return true;
-  const std::string_view base = BaseName(model_id_);
-  if (name == base) return true;
-  const size_t dot = base.rfind('.');
-  return dot != std::string_view::npos && dot > 0 && name == base.substr(0, dot);
+  return env_->served_models.Accepts(name);
 }
 
 std::string HttpApi::NextId(std::string_view prefix) {
@@ -125,21 +116,25 @@ Response HttpApi::Health() const {
 }
 
 Response HttpApi::Models(std::string_view path) const {
-  Json model{{"id", model_id_},
-             {"object", "model"},
-             {"created", created_},
-             {"owned_by", "smallmind"},
-             {"max_model_len", info_.context_length()},
-             {"context_length", info_.context_length()}};
+  auto entry = [this](const std::string& id) {
+    return Json{{"id", id},
+                {"object", "model"},
+                {"created", created_},
+                {"owned_by", "smallmind"},
+                {"max_model_len", info_.context_length()},
+                {"context_length", info_.context_length()}};
+  };
   if (path.starts_with("/v1/models/")) {
-    const std::string_view name = path.substr(std::string_view("/v1/models/").size());
+    const std::string name(path.substr(std::string_view("/v1/models/").size()));
     if (!AcceptsModel(name) || name.empty()) {
       return ErrorResponse(MakeError(404, fmt::format("The model `{}` does not exist", name),
                                      "model", "model_not_found"));
     }
-    return JsonResponse(200, model.dump() + "\n");
+    return JsonResponse(200, entry(name).dump() + "\n");
   }
-  Json list{{"object", "list"}, {"data", Json::array({model})}};
+  Json data = Json::array();
+  for (const std::string& name : env_->served_models.names()) data.push_back(entry(name));
+  Json list{{"object", "list"}, {"data", std::move(data)}};
   return JsonResponse(200, list.dump() + "\n");
 }
 
@@ -148,11 +143,9 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   HttpError error;
   std::optional<OpenAiRequest> r = ParseOpenAiRequest(endpoint, request.body(), &error);
   if (!r) return exchange->Reply(ErrorResponse(error));
-  if (!AcceptsModel(r->model)) {
-    return exchange->Reply(ErrorResponse(MakeError(
-        404,
-        fmt::format("The model `{}` does not exist; this server serves `{}`", r->model, model_id_),
-        "model", "model_not_found")));
+  if (shared::Status model = env_->served_models.Check(r->model); !model.ok()) {
+    return exchange->Reply(
+        ErrorResponse(MakeError(404, model.message(), "model", "model_not_found")));
   }
   const bool chat = endpoint == Endpoint::kChatCompletions;
   if (chat) {

@@ -46,10 +46,9 @@ class HttpApi {
 
   // Token id -> text, for logprobs; set before serving (empty = tokens print as "").
   void SetTokenPieces(TokenPieces pieces) { pieces_ = std::move(pieces); }
-  // The id /v1/models lists and responses carry: the --model value.
+  // The id responses carry: the first --served-model-name (gateway/relay/served_models.h).
   const std::string& model_id() const { return model_id_; }
-  // Whether `name` (from a request's `model`) names the served model: "", the id, its file name
-  // or its file name without extension.
+  // Whether `name` (from a request's `model`) names the served model: "" or a served name.
   bool AcceptsModel(std::string_view name) const;
 
  private:

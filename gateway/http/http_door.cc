@@ -39,6 +39,12 @@ shared::Result<TokenPieces> FetchTokenPieces(WorkerPool& pool, uint32_t vocab_si
   return TokenPieces(response.pieces().begin(), response.pieces().end());
 }
 
+// "host:port", a bare IPv6 host bracketed.
+std::string HostPort(const std::string& host, int port) {
+  const bool bare_ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+  return fmt::format("{}:{}", bare_ipv6 ? "[" + host + "]" : host, port);
+}
+
 }  // namespace
 
 HttpDoor::~HttpDoor() { Shutdown(std::chrono::system_clock::now()); }
@@ -96,7 +102,7 @@ shared::Status HttpDoor::Start(const DoorContext& context) {
   SM_RETURN_IF_ERROR(server_.Start(server_options, [api = api_.get()](Request r, auto exchange) {
     api->Handle(std::move(r), std::move(exchange));
   }));
-  spdlog::info("HTTP (OpenAI API) on {}", address());
+  spdlog::info("HTTP (OpenAI API) on {}", listen_address());
   return shared::Status::Ok();
 }
 
@@ -104,13 +110,14 @@ void HttpDoor::Shutdown(std::chrono::system_clock::time_point deadline) {
   server_.Shutdown(deadline);
 }
 
+std::string HttpDoor::listen_address() const {
+  return HostPort(host_.empty() ? "0.0.0.0" : host_, server_.port());
+}
+
 std::string HttpDoor::address() const {
   const bool wildcard = host_ == "0.0.0.0" || host_ == "::" || host_ == "[::]" || host_.empty();
-  const std::string host = wildcard ? "127.0.0.1" : host_;
-  return fmt::format(
-      "{}://{}:{}", tls_ ? "https" : "http",
-      host.find(':') != std::string::npos && host.front() != '[' ? "[" + host + "]" : host,
-      server_.port());
+  return fmt::format("{}://{}", tls_ ? "https" : "http",
+                     HostPort(wildcard ? "127.0.0.1" : host_, server_.port()));
 }
 
 }  // namespace smallmind::gateway::http

@@ -25,6 +25,9 @@ class HttpDoor final : public PublicDoor {
   std::string address() const override;
 
   int port() const { return server_.port(); }
+  // The address bound: --listen-host and the port, e.g. 0.0.0.0:8080 (address() is where a
+  // local client connects).
+  std::string listen_address() const;
 
  private:
   const HttpOptions options_;

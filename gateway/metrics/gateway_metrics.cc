@@ -14,17 +14,31 @@ void GatewayMetrics::AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetri
   workers_ = std::move(workers);
 }
 
+void GatewayMetrics::SetModelName(std::string name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  model_name_ = std::move(name);
+}
+
 std::vector<prometheus::MetricFamily> GatewayMetrics::Collect() const {
   std::vector<prometheus::MetricFamily> families = registry_.Collect();
   std::shared_ptr<const WorkerStatsCollector> workers;
+  std::string model_name;
   {
     std::lock_guard<std::mutex> lock(mu_);
     workers = workers_;
+    model_name = model_name_;
   }
   if (workers) {
     std::vector<prometheus::MetricFamily> more = workers->Collect();
     families.insert(families.end(), std::make_move_iterator(more.begin()),
                     std::make_move_iterator(more.end()));
+  }
+  if (!model_name.empty()) {
+    for (prometheus::MetricFamily& family : families) {
+      for (prometheus::ClientMetric& metric : family.metric) {
+        metric.label.push_back({"model_name", model_name});
+      }
+    }
   }
   return families;
 }

@@ -30,6 +30,9 @@ class GatewayMetrics final : public prometheus::Collectable {
   // From now on scrapes include the workers of `pool`. Called once the pool exists (again to
   // replace it).
   void AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources);
+  // From now on every series carries model_name="`name`" (the first --served-model-name), as
+  // vLLM's do, so dashboards built for vLLM can filter by it. Unset: no such label.
+  void SetModelName(std::string name);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
   // The whole exposition in the Prometheus text format (version 0.0.4), as served on
@@ -41,6 +44,7 @@ class GatewayMetrics final : public prometheus::Collectable {
   RequestMetrics requests_;
   mutable std::mutex mu_;
   std::shared_ptr<const WorkerStatsCollector> workers_;  // guarded by mu_; null until attached
+  std::string model_name_;                               // guarded by mu_; "" until set
 };
 
 // The Content-Type of RenderText()'s body.

@@ -14,7 +14,14 @@ namespace {
 // DESIGN §6 ranges: TTFT resolves 1 ms to 60 s, inter-token latency 0.1 ms to 5 s.
 constexpr double kTtftLo = 0.001, kTtftHi = 60;
 constexpr double kItlLo = 0.0001, kItlHi = 5;
+// A request's phases: 1 ms (a queue-free short answer) to 20 min (a long generation).
+constexpr double kPhaseLo = 0.001, kPhaseHi = 1200;
 constexpr int kLastCode = static_cast<int>(shared::StatusCode::kUnimplemented);
+
+prometheus::Histogram& PhaseHistogram(prometheus::Registry& registry, const std::string& name,
+                                      const std::string& help, const std::vector<double>& buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, buckets);
+}
 
 }  // namespace
 
@@ -63,7 +70,23 @@ RequestMetrics::RequestMetrics(prometheus::Registry& registry)
               .Help("Tokens the gateway received from workers for its requests, cancelled "
                     "streams' included")
               .Register(registry)
-              .Add({})) {
+              .Add({})),
+      phase_buckets_(LatencyBuckets(kPhaseLo, kPhaseHi)),
+      e2e_(PhaseHistogram(registry, "smallmind_e2e_request_latency_seconds",
+                          "From the gateway accepting a request to its last message (OK ones)",
+                          phase_buckets_)),
+      queue_(PhaseHistogram(registry, "smallmind_request_queue_time_seconds",
+                            "Time a request waited in the gateway's and the worker's queues "
+                            "(timings.queue_ms of OK requests)",
+                            phase_buckets_)),
+      prefill_(PhaseHistogram(registry, "smallmind_request_prefill_time_seconds",
+                              "From the end of a request's queue wait to its first token reaching "
+                              "the gateway (OK requests)",
+                              phase_buckets_)),
+      decode_(PhaseHistogram(registry, "smallmind_request_decode_time_seconds",
+                             "From a request's first token to its last reaching the gateway (OK "
+                             "requests)",
+                             phase_buckets_)) {
   // Every code's series exists from the start, so rates and ratios see zeros, not gaps.
   for (int code = 0; code <= kLastCode; ++code) {
     requests_by_code_.push_back(&requests_.Add(
@@ -96,20 +119,42 @@ void RequestMetrics::ObserveFinished(shared::StatusCode code, uint64_t prompt_to
   prompt_tokens_.Increment(static_cast<double>(prompt_tokens));
 }
 
+void RequestMetrics::ObserveLatencies(const RequestLatencies& latencies) {
+  e2e_.Observe(latencies.e2e.count());
+  if (latencies.queue) queue_.Observe(latencies.queue->count());
+  if (latencies.prefill) prefill_.Observe(latencies.prefill->count());
+  if (latencies.decode) decode_.Observe(latencies.decode->count());
+}
+
 void RequestTracker::OnTokens(size_t tokens, Clock::time_point now) {
   if (metrics_ == nullptr || tokens == 0) return;
   if (last_tokens_) {
     metrics_->ObserveNextTokens(now - *last_tokens_, tokens);
   } else {
     metrics_->ObserveFirstTokens(now - start_, tokens);
+    first_tokens_ = now;
   }
   last_tokens_ = now;
 }
 
-void RequestTracker::OnFinished(shared::StatusCode code, uint64_t prompt_tokens) {
+void RequestTracker::OnFinished(shared::StatusCode code, uint64_t prompt_tokens,
+                                std::optional<RequestMetrics::Seconds> queue,
+                                Clock::time_point now) {
   if (metrics_ == nullptr || finished_) return;
   finished_ = true;
   metrics_->ObserveFinished(code, prompt_tokens);
+  if (code != shared::StatusCode::kOk) return;
+  RequestLatencies latencies;
+  latencies.e2e = now - start_;
+  latencies.queue = queue;
+  if (first_tokens_) {
+    const RequestMetrics::Seconds to_first = *first_tokens_ - start_;
+    // The queue as the worker measured it may exceed the gateway's own span by clock jitter.
+    latencies.prefill =
+        std::max(to_first - queue.value_or(RequestMetrics::Seconds(0)), RequestMetrics::Seconds(0));
+    latencies.decode = *last_tokens_ - *first_tokens_;
+  }
+  metrics_->ObserveLatencies(latencies);
 }
 
 }  // namespace smallmind::gateway

@@ -1,6 +1,7 @@
 // RequestMetrics: the request-level Prometheus families (DESIGN §6) that the gateway's relay core
 // observes for every Generate stream, whichever door it came in by: requests by status, time to
-// first token, inter-token latency, prompt and generated tokens. Families live in a
+// first token, inter-token latency, prompt and generated tokens, and vLLM's per-request phase
+// histograms (end-to-end, queue, prefill, decode). Families live in a
 // prometheus::Registry the caller owns. Thread-safe (prometheus-cpp metrics are atomic).
 #pragma once
 
@@ -23,6 +24,15 @@ namespace smallmind::gateway {
 // decade, `hi` last), so histogram_quantile interpolates within ~50% anywhere in the range.
 std::vector<double> LatencyBuckets(double lo, double hi);
 
+// Where one successful request's time went, by the gateway's clock (vLLM's phase histograms).
+struct RequestLatencies {
+  using Seconds = std::chrono::duration<double>;
+  Seconds e2e{0};                  // accepted -> last message
+  std::optional<Seconds> queue;    // waiting, gateway queue and worker queue (timings.queue_ms)
+  std::optional<Seconds> prefill;  // end of the queue -> first token
+  std::optional<Seconds> decode;   // first token -> last token
+};
+
 class RequestMetrics {
  public:
   using Seconds = std::chrono::duration<double>;
@@ -44,6 +54,8 @@ class RequestMetrics {
   // The request ended with `code` (once per request, refused ones included). `prompt_tokens` is
   // the prompt length when known (the worker's usage, or the ids sent), else 0.
   void ObserveFinished(shared::StatusCode code, uint64_t prompt_tokens);
+  // A request that ended OK: its phases, each into its histogram (absent ones are not observed).
+  void ObserveLatencies(const RequestLatencies& latencies);
 
   const std::vector<double>& ttft_buckets() const { return ttft_buckets_; }
   const std::vector<double>& itl_buckets() const { return itl_buckets_; }
@@ -57,6 +69,11 @@ class RequestMetrics {
   prometheus::Histogram& itl_;
   prometheus::Counter& prompt_tokens_;
   prometheus::Counter& generation_tokens_;
+  const std::vector<double> phase_buckets_;
+  prometheus::Histogram& e2e_;
+  prometheus::Histogram& queue_;
+  prometheus::Histogram& prefill_;
+  prometheus::Histogram& decode_;
 };
 
 // One request as RequestMetrics sees it: turns "k tokens reached the gateway now" into the TTFT
@@ -71,13 +88,18 @@ class RequestTracker {
       : metrics_(metrics), start_(start) {}
 
   void OnTokens(size_t tokens, Clock::time_point now);
-  // The first call counts; later ones are ignored (a relay may see a late worker error).
-  void OnFinished(shared::StatusCode code, uint64_t prompt_tokens);
+  // The first call counts; later ones are ignored (a relay may see a late worker error). `queue`
+  // is the time the request waited (the last message's timings.queue_ms) when known; an OK end
+  // also observes the request's phases (RequestLatencies) as of `now`.
+  void OnFinished(shared::StatusCode code, uint64_t prompt_tokens,
+                  std::optional<RequestMetrics::Seconds> queue = std::nullopt,
+                  Clock::time_point now = Clock::now());
 
  private:
   RequestMetrics* const metrics_;
   const Clock::time_point start_;
-  std::optional<Clock::time_point> last_tokens_;  // when the previous token-bearing message came
+  std::optional<Clock::time_point> first_tokens_;  // when the first token-bearing message came
+  std::optional<Clock::time_point> last_tokens_;   // when the previous token-bearing message came
   bool finished_ = false;
 };
 

@@ -3,80 +3,17 @@
 #include <string>
 #include <utility>
 
+#include "shared/worker_stat_table.h"
+
 namespace smallmind::gateway {
 namespace {
 
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
+using shared::ReadWorkerStat;
+using shared::WorkerStat;
 using smallmind::v1::WorkerStats;
-
-// One series per worker taken from its last Stats answer.
-struct StatsSeries {
-  const char* name;
-  const char* help;
-  MetricType type;
-  double (*value)(const WorkerStats&);
-};
-
-constexpr StatsSeries kStatsSeries[] = {
-    {"smallmind_worker_running_sequences", "Sequences in the worker's running batch",
-     MetricType::Gauge, [](const WorkerStats& s) { return double(s.running()); }},
-    {"smallmind_worker_waiting_sequences", "Sequences queued in the worker, not yet started",
-     MetricType::Gauge, [](const WorkerStats& s) { return double(s.waiting()); }},
-    {"smallmind_kv_pages_used", "KV blocks referenced by the worker's running sequences",
-     MetricType::Gauge, [](const WorkerStats& s) { return double(s.kv_pages_used()); }},
-    {"smallmind_kv_pages_total", "KV blocks in the worker's pool", MetricType::Gauge,
-     [](const WorkerStats& s) { return double(s.kv_pages_total()); }},
-    {"smallmind_kv_pages_cached", "Unreferenced KV blocks kept for prefix reuse (evictable)",
-     MetricType::Gauge, [](const WorkerStats& s) { return double(s.kv_pages_cached()); }},
-    {"smallmind_kv_tokens_stored", "Positions holding K/V in used blocks (a shared block once)",
-     MetricType::Gauge, [](const WorkerStats& s) { return double(s.kv_tokens_stored()); }},
-    {"smallmind_kv_token_slots",
-     "Positions the used blocks could hold; tokens_stored / token_slots is KV utilisation",
-     MetricType::Gauge, [](const WorkerStats& s) { return double(s.kv_token_slots()); }},
-    {"smallmind_worker_requests_total", "Requests the worker process admitted", MetricType::Counter,
-     [](const WorkerStats& s) { return double(s.requests_total()); }},
-    {"smallmind_worker_prompt_tokens_total",
-     "Prompt tokens the worker process admitted (cached ones included)", MetricType::Counter,
-     [](const WorkerStats& s) { return double(s.prompt_tokens_total()); }},
-    {"smallmind_worker_generation_tokens_total", "Tokens the worker process generated",
-     MetricType::Counter, [](const WorkerStats& s) { return double(s.generation_tokens_total()); }},
-    {"smallmind_worker_preemptions_total",
-     "Sequences preempted (blocks freed, recomputed later) because the KV pool ran out",
-     MetricType::Counter, [](const WorkerStats& s) { return double(s.preemptions_total()); }},
-    {"smallmind_worker_steps_total", "Engine steps (one pass over the running batch)",
-     MetricType::Counter, [](const WorkerStats& s) { return double(s.steps_total()); }},
-    {"smallmind_worker_prefill_tokens_total",
-     "Positions computed as prefill (prompt chunks, recomputation; prefix-cache hits excluded)",
-     MetricType::Counter, [](const WorkerStats& s) { return double(s.prefill_tokens_total()); }},
-    {"smallmind_worker_decode_tokens_total",
-     "Positions computed as decode (one per sequence a step)", MetricType::Counter,
-     [](const WorkerStats& s) { return double(s.decode_tokens_total()); }},
-    {"smallmind_worker_tokens_per_step", "Tokens fed per step, recent average (about 16 steps)",
-     MetricType::Gauge, [](const WorkerStats& s) { return s.tokens_per_step(); }},
-    {"smallmind_worker_sequences_per_step",
-     "Sequences per step (the batch size), recent average (about 16 steps)", MetricType::Gauge,
-     [](const WorkerStats& s) { return s.sequences_per_step(); }},
-    {"smallmind_worker_context_shifts_total", "Context shifts (stopping.context_overflow = SHIFT)",
-     MetricType::Counter, [](const WorkerStats& s) { return double(s.context_shifts_total()); }},
-    {"smallmind_prefix_cache_lookups_total", "Admissions that looked for a cached prefix",
-     MetricType::Counter,
-     [](const WorkerStats& s) { return double(s.prefix_cache_lookups_total()); }},
-    {"smallmind_prefix_cache_hits_total", "Admissions that reused at least one cached KV block",
-     MetricType::Counter, [](const WorkerStats& s) { return double(s.prefix_cache_hits_total()); }},
-    {"smallmind_prefix_cache_hit_blocks_total", "Cached KV blocks reused instead of recomputed",
-     MetricType::Counter,
-     [](const WorkerStats& s) { return double(s.prefix_cache_hit_blocks_total()); }},
-    {"smallmind_prefix_cache_hit_tokens_total",
-     "Prompt positions not recomputed thanks to the cache", MetricType::Counter,
-     [](const WorkerStats& s) { return double(s.prefix_cache_hit_tokens_total()); }},
-    {"smallmind_prefix_cache_evictions_total", "Cached KV blocks evicted to make room",
-     MetricType::Counter,
-     [](const WorkerStats& s) { return double(s.prefix_cache_evictions_total()); }},
-    {"smallmind_worker_start_time_seconds", "When the worker process started (Unix seconds)",
-     MetricType::Gauge, [](const WorkerStats& s) { return s.start_time_unix_ms() / 1000.0; }},
-};
 
 MetricFamily NewFamily(std::string name, std::string help, MetricType type) {
   MetricFamily family;
@@ -116,18 +53,29 @@ std::vector<MetricFamily> WorkerFamilies(std::span<const WorkerSnapshot> workers
     AddSample(up, w.index, w.healthy ? 1 : 0);
     AddSample(in_flight, w.index, w.in_flight);
     AddSample(restarts, w.index, static_cast<double>(w.restarts));
-    if (w.healthy && w.stats) queued += w.stats->waiting();
+    if (w.healthy && w.stats) queued += ReadWorkerStat(w.stats->values(), WorkerStat::kWaiting);
   }
   out.push_back(std::move(up));
   out.push_back(std::move(in_flight));
   out.push_back(std::move(restarts));
-  for (const StatsSeries& series : kStatsSeries) {
-    MetricFamily family = NewFamily(series.name, series.help, series.type);
+  for (const shared::WorkerStatDescriptor& d : shared::kWorkerStatTable) {
+    MetricFamily family =
+        NewFamily(std::string(d.name), std::string(d.help),
+                  d.kind == shared::StatKind::kCounter ? MetricType::Counter : MetricType::Gauge);
     for (const WorkerSnapshot& w : workers) {
-      if (w.healthy && w.stats) AddSample(family, w.index, series.value(*w.stats));
+      if (w.healthy && w.stats) {
+        AddSample(family, w.index, shared::ReadWorkerStat(w.stats->values(), d.id));
+      }
     }
     out.push_back(std::move(family));
   }
+  MetricFamily start =
+      NewFamily("smallmind_worker_start_time_seconds",
+                "When the worker process started (Unix seconds)", MetricType::Gauge);
+  for (const WorkerSnapshot& w : workers) {
+    if (w.healthy && w.stats) AddSample(start, w.index, w.stats->start_time_unix_ms() / 1000.0);
+  }
+  out.push_back(std::move(start));
   MetricFamily depth = NewFamily(
       "smallmind_request_queue_depth",
       "Requests accepted but not started: the gateway's queue plus the workers' waiting sequences",

@@ -38,6 +38,7 @@ void RequestRecord::OnMessage(smallmind::v1::GenerateResponse& message, Clock::t
   }
   if (message.finish_reason() == smallmind::v1::FINISH_REASON_UNSPECIFIED) return;
   finish_reason_ = message.finish_reason();
+  if (message.has_timings()) queue_ms_ = message.timings().queue_ms();
   auto* timings = message.mutable_timings();
   timings->set_worker_id(worker_id_);
   if (first_token_) timings->set_ttft_ms(MsBetween(start_, *first_token_));
@@ -65,7 +66,9 @@ std::optional<ServiceSample> RequestRecord::Served() const {
 }
 
 void RequestRecord::OnFinished(const shared::Status& status) {
-  tracker_.OnFinished(status.code(), prompt_tokens_);
+  std::optional<RequestMetrics::Seconds> queue;
+  if (queue_ms_) queue = RequestMetrics::Seconds(*queue_ms_ / 1000);
+  tracker_.OnFinished(status.code(), prompt_tokens_, queue);
 }
 
 std::string RequestRecord::FinishedLine(const shared::Status& status) const {

@@ -59,6 +59,7 @@ class RequestRecord {
   Clock::time_point last_token_;
   smallmind::v1::FinishReason finish_reason_ = smallmind::v1::FINISH_REASON_UNSPECIFIED;
   uint32_t completion_tokens_ = 0;   // from the last message's usage
+  std::optional<double> queue_ms_;   // the last message's timings.queue_ms
   double prefill_tokens_per_s_ = 0;  // the worker's figures, when it gave them
   double decode_tokens_per_s_ = 0;
   RequestTracker tracker_;

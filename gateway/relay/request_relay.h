@@ -20,6 +20,7 @@
 #include "gateway/relay/relay_options.h"
 #include "gateway/relay/relay_state.h"
 #include "gateway/relay/request_record.h"
+#include "gateway/relay/served_models.h"
 #include "gateway/relay/worker_attempt.h"
 #include "gateway/workers/worker_pool.h"
 #include "shared/status.h"
@@ -37,6 +38,8 @@ struct RelayEnv {
   ActiveRequests active;
   // What /metrics counts (issue 10); null counts nothing. Shares the GatewayMetrics' lifetime.
   std::shared_ptr<RequestMetrics> metrics;
+  // The names a request's `model` may give; set by Gateway::Start before any door opens.
+  ServedModels served_models;
 };
 
 // How a request ended, for the door to translate (gRPC status and trailing metadata; HTTP

@@ -14,7 +14,7 @@ struct WorkerLoad {
   bool healthy = false;
   uint32_t in_flight = 0;           // requests the gateway has open on this worker
   uint64_t outstanding_tokens = 0;  // their prompt + max_new_tokens, as the gateway estimates them
-  double kv_used = 0;               // kv_pages_used / kv_pages_total in its last Stats, [0, 1]
+  double kv_used = 0;               // kv_pages_used / kv_pages_capacity in its last Stats, [0, 1]
   // The longest cut of this request's prompt (shared/prompt_prefix_key.h: 256, 1024, 4096 or
   // 16384 bytes) the worker probably holds in its prefix cache; 0 = none.
   uint32_t prefix_match_bytes = 0;

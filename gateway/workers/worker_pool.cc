@@ -6,6 +6,7 @@
 
 #include "gateway/workers/router.h"
 #include "shared/request_limits.h"
+#include "shared/worker_stat_table.h"
 
 namespace smallmind::gateway {
 
@@ -133,8 +134,11 @@ std::vector<WorkerLoad> WorkerPool::Loads(const Members& links,
     w.in_flight = link.in_flight();
     w.outstanding_tokens = link.outstanding_tokens();
     const std::optional<smallmind::v1::WorkerStats> stats = link.last_stats();
-    if (stats && stats->kv_pages_total() > 0) {
-      w.kv_used = static_cast<double>(stats->kv_pages_used()) / stats->kv_pages_total();
+    const double capacity =
+        stats ? shared::ReadWorkerStat(stats->values(), shared::WorkerStat::kKvPagesCapacity) : 0;
+    if (capacity > 0) {
+      w.kv_used =
+          shared::ReadWorkerStat(stats->values(), shared::WorkerStat::kKvPagesUsed) / capacity;
     }
     if (keys && keys->count > 0) {
       std::span<const uint64_t> reported;

@@ -107,8 +107,9 @@ TEST(GrafanaDashboardTest, EveryDesignMetricHasAPanel) {
        {"smallmind_requests_total", "smallmind_request_queue_depth",
         "smallmind_time_to_first_token_seconds_bucket",
         "smallmind_inter_token_latency_seconds_bucket", "smallmind_prompt_tokens_total",
-        "smallmind_generation_tokens_total", "smallmind_kv_pages_used", "smallmind_kv_pages_total",
-        "smallmind_prefix_cache_hits_total", "smallmind_worker_restarts_total"}) {
+        "smallmind_generation_tokens_total", "smallmind_kv_pages_used",
+        "smallmind_kv_pages_capacity", "smallmind_prefix_cache_hits_total",
+        "smallmind_worker_restarts_total"}) {
     EXPECT_NE(all.find(name), std::string::npos) << name << " is on no panel";
   }
   EXPECT_NE(all.find("histogram_quantile(0.99, sum by (le) "

@@ -73,7 +73,7 @@ TEST(MetricsEndpointTest, AGatewayShowsItsAttachedWorkersOnItsMetricsPort) {
   const smallmind::testing::MetricsText m = Get(gateway.metrics_port());
   EXPECT_EQ(m.Value("smallmind_worker_up", {{"worker", "0"}}), 1.0);
   EXPECT_EQ(m.Value("smallmind_worker_restarts_total", {{"worker", "0"}}), 0.0);
-  EXPECT_EQ(m.Value("smallmind_kv_pages_total", {{"worker", "0"}}), 0.0);
+  EXPECT_EQ(m.Value("smallmind_kv_pages_capacity", {{"worker", "0"}}), 0.0);
   EXPECT_EQ(m.Value("smallmind_request_queue_depth"), 0.0);
   gateway.Shutdown();
   worker.Shutdown();

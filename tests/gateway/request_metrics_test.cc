@@ -125,5 +125,36 @@ TEST(RequestTrackerTest, FirstMessageIsTtftFromTheStartLaterOnesGapsFromThePrevi
   detached.OnFinished(shared::StatusCode::kOk, 1);
 }
 
+TEST(RequestTrackerTest, AnOkRequestSplitsIntoQueuePrefillAndDecodePhases) {
+  prometheus::Registry registry;
+  RequestMetrics metrics(registry);
+  using std::chrono::milliseconds;
+  const RequestTracker::Clock::time_point t0{};
+  RequestTracker tracker(&metrics, t0);
+  tracker.OnTokens(1, t0 + milliseconds(300));
+  tracker.OnTokens(3, t0 + milliseconds(500));
+  tracker.OnFinished(shared::StatusCode::kOk, 7, Seconds(0.1), t0 + milliseconds(600));
+  const testing::MetricsText m = Scrape(registry);
+  EXPECT_EQ(m.Value("smallmind_e2e_request_latency_seconds_count"), 1.0);
+  EXPECT_DOUBLE_EQ(*m.Value("smallmind_e2e_request_latency_seconds_sum"), 0.6);
+  EXPECT_DOUBLE_EQ(*m.Value("smallmind_request_queue_time_seconds_sum"), 0.1);
+  EXPECT_DOUBLE_EQ(*m.Value("smallmind_request_prefill_time_seconds_sum"), 0.2);
+  EXPECT_DOUBLE_EQ(*m.Value("smallmind_request_decode_time_seconds_sum"), 0.2);
+  EXPECT_EQ(m.types.at("smallmind_request_decode_time_seconds"), "histogram");
+}
+
+TEST(RequestTrackerTest, AFailedRequestObservesNoPhases) {
+  prometheus::Registry registry;
+  RequestMetrics metrics(registry);
+  const RequestTracker::Clock::time_point t0{};
+  RequestTracker tracker(&metrics, t0);
+  tracker.OnTokens(1, t0 + std::chrono::milliseconds(10));
+  tracker.OnFinished(shared::StatusCode::kUnavailable, 3, Seconds(0.001),
+                     t0 + std::chrono::milliseconds(20));
+  const testing::MetricsText m = Scrape(registry);
+  EXPECT_EQ(m.Value("smallmind_e2e_request_latency_seconds_count"), 0.0);
+  EXPECT_EQ(m.Value("smallmind_request_queue_time_seconds_count"), 0.0);
+}
+
 }  // namespace
 }  // namespace smallmind::gateway

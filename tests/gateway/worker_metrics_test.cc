@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 
+#include "shared/worker_stat_table.h"
 #include "tests/testing/prometheus_text.h"
 
 namespace smallmind::gateway {
@@ -19,12 +20,15 @@ testing::MetricsText Render(std::span<const WorkerSnapshot> workers, uint64_t ga
 
 v1::WorkerStats Stats(uint32_t waiting, uint32_t kv_used, uint64_t hits) {
   v1::WorkerStats s;
-  s.set_waiting(waiting);
-  s.set_running(3);
-  s.set_kv_pages_used(kv_used);
-  s.set_kv_pages_total(64);
-  s.set_prefix_cache_hits_total(hits);
-  s.set_preemptions_total(2);
+  auto set = [&s](shared::WorkerStat stat, double value) {
+    (*s.mutable_values())[std::string(shared::Describe(stat).name)] = value;
+  };
+  set(shared::WorkerStat::kWaiting, waiting);
+  set(shared::WorkerStat::kRunning, 3);
+  set(shared::WorkerStat::kKvPagesUsed, kv_used);
+  set(shared::WorkerStat::kKvPagesCapacity, 64);
+  set(shared::WorkerStat::kPrefixCacheHits, hits);
+  set(shared::WorkerStat::kPreemptions, 2);
   s.set_start_time_unix_ms(1700000000500);
   return s;
 }
@@ -36,7 +40,7 @@ TEST(WorkerMetricsTest, HealthyWorkersReportTheirStatsUnderTheirLabel) {
   const testing::MetricsText m = Render(workers, 0);
   EXPECT_EQ(m.Value("smallmind_kv_pages_used", {{"worker", "0"}}), 10.0);
   EXPECT_EQ(m.Value("smallmind_kv_pages_used", {{"worker", "1"}}), 20.0);
-  EXPECT_EQ(m.Value("smallmind_kv_pages_total", {{"worker", "1"}}), 64.0);
+  EXPECT_EQ(m.Value("smallmind_kv_pages_capacity", {{"worker", "1"}}), 64.0);
   EXPECT_EQ(m.Value("smallmind_prefix_cache_hits_total", {{"worker", "1"}}), 9.0);
   EXPECT_EQ(m.Value("smallmind_worker_running_sequences", {{"worker", "0"}}), 3.0);
   EXPECT_EQ(m.Value("smallmind_worker_preemptions_total", {{"worker", "0"}}), 2.0);
@@ -47,6 +51,29 @@ TEST(WorkerMetricsTest, HealthyWorkersReportTheirStatsUnderTheirLabel) {
                    1700000000.5);
   EXPECT_EQ(m.types.at("smallmind_prefix_cache_hits_total"), "counter");
   EXPECT_EQ(m.types.at("smallmind_kv_pages_used"), "gauge");
+}
+
+TEST(WorkerMetricsTest, EveryRowOfTheWorkerStatTableBecomesAFamilyOfItsKind) {
+  v1::WorkerStats s;
+  for (size_t i = 0; i < shared::kWorkerStatCount; ++i) {
+    (*s.mutable_values())[std::string(shared::kWorkerStatTable[i].name)] = 1000.0 + i;
+  }
+  std::vector<WorkerSnapshot> workers(1);
+  workers[0] = {2, true, 0, 0, s};
+  const testing::MetricsText m = Render(workers, 0);
+  for (size_t i = 0; i < shared::kWorkerStatCount; ++i) {
+    const shared::WorkerStatDescriptor& d = shared::kWorkerStatTable[i];
+    const std::string name(d.name);
+    EXPECT_EQ(m.Value(name, {{"worker", "2"}}), 1000.0 + i) << name;
+    EXPECT_EQ(m.types.at(name), d.kind == shared::StatKind::kCounter ? "counter" : "gauge") << name;
+  }
+}
+
+TEST(WorkerMetricsTest, AStatTheWorkerDidNotSendReadsZero) {
+  std::vector<WorkerSnapshot> workers(1);
+  workers[0] = {0, true, 0, 0, v1::WorkerStats{}};
+  const testing::MetricsText m = Render(workers, 0);
+  EXPECT_EQ(m.Value("smallmind_kv_pages_capacity", {{"worker", "0"}}), 0.0);
 }
 
 TEST(WorkerMetricsTest, ADownWorkerShowsUpZeroAndNoStaleStats) {

@@ -10,6 +10,7 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 
+#include "shared/worker_stat_table.h"
 #include "tests/http/http_client.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
@@ -51,9 +52,14 @@ TEST(HttpCancelTest, ClientLeavingMidStreamCancelsItsWorkerRequestAndFreesItsKvB
 
   const shared::Result<v1::WorkerStats> after = gateway.WaitForIdleWorker(0);
   ASSERT_TRUE(after.ok()) << after.status().ToString();
-  EXPECT_EQ(after->running() + after->waiting(), 0u) << "the request is still scheduled";
-  EXPECT_EQ(after->kv_pages_used(), 0u) << "its KV blocks were not freed";
-  EXPECT_LT(after->generation_tokens_total() - before->generation_tokens_total(),
+  EXPECT_EQ(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kRunning) +
+                shared::ReadWorkerStat(after->values(), shared::WorkerStat::kWaiting),
+            0u)
+      << "the request is still scheduled";
+  EXPECT_EQ(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kKvPagesUsed), 0u)
+      << "its KV blocks were not freed";
+  EXPECT_LT(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kGenerationTokens) -
+                shared::ReadWorkerStat(before->values(), shared::WorkerStat::kGenerationTokens),
             static_cast<uint64_t>(kMaxNew))
       << "it ran to the end instead of being cancelled";
   // The door still serves.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "shared/worker_stat_table.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/test_models.h"
@@ -43,9 +44,14 @@ TEST(GatewayDeadlineTest, ExpiredDeadlineEndsTheStreamAndFreesTheWorkersKvBlocks
 
   const shared::Result<v1::WorkerStats> after = gateway.WaitForIdleWorker(0);
   ASSERT_TRUE(after.ok()) << after.status().ToString();
-  EXPECT_EQ(after->running() + after->waiting(), 0u) << "the expired sequence is still scheduled";
-  EXPECT_EQ(after->kv_pages_used(), 0u) << "the expired sequence's KV blocks were not freed";
-  EXPECT_LT(after->generation_tokens_total() - before->generation_tokens_total(),
+  EXPECT_EQ(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kRunning) +
+                shared::ReadWorkerStat(after->values(), shared::WorkerStat::kWaiting),
+            0u)
+      << "the expired sequence is still scheduled";
+  EXPECT_EQ(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kKvPagesUsed), 0u)
+      << "the expired sequence's KV blocks were not freed";
+  EXPECT_LT(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kGenerationTokens) -
+                shared::ReadWorkerStat(before->values(), shared::WorkerStat::kGenerationTokens),
             static_cast<uint64_t>(kMaxNew))
       << "the worker ran the request to its end instead of stopping at the deadline";
 

@@ -108,6 +108,39 @@ TEST_F(GatewayLifecycleTest, ABusyPortRefusesToStartBeforeSpawningAWorker) {
   EXPECT_TRUE((*first)->stub().GetModelInfo(&context, {}, &info).ok());
 }
 
+TEST_F(GatewayLifecycleTest, ABusyHttpPortRefusesToStartBeforeSpawningAWorker) {
+  testing::GatewayOptions options;
+  options.http = true;
+  auto first = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const std::string http = (*first)->http_address();  // http://127.0.0.1:PORT
+  const testing::ScopedTempDir runtime("second");
+  auto second = testing::ChildProcess::Spawn({testing::BinaryPath("smallmind-gateway"), "--port",
+                                              "0", "--listen-host", "127.0.0.1", "--http-port",
+                                              std::to_string(PortOf(http)), "--workers", "1",
+                                              "--runtime-dir", runtime.path()});
+  ASSERT_TRUE(second.ok());
+  const int status = (*second)->Wait(milliseconds(60000));
+  ASSERT_NE(status, -1) << "the second gateway should exit at once";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "wait status " << status;
+  EXPECT_TRUE(Entries(runtime.path()).empty())
+      << "no worker socket directory: no worker was spawned";
+}
+
+TEST_F(GatewayLifecycleTest, TheStartLineNamesTheAddressBoundAndWhereToConnect) {
+  const testing::ScopedTempDir runtime("wildcard");
+  auto gateway = testing::ChildProcess::Spawn(
+      {testing::BinaryPath("smallmind-gateway"), "--port", "0", "--listen-host", "0.0.0.0",
+       "--model", "builtin:tiny", "--workers", "1", "--runtime-dir", runtime.path()});
+  ASSERT_TRUE(gateway.ok());
+  auto line = (*gateway)->WaitForLine("listening on", milliseconds(60000));
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  const std::string port = std::to_string(PortOf(*line));
+  EXPECT_NE(line->find("listening on 0.0.0.0:" + port + ","), std::string::npos) << *line;
+  EXPECT_TRUE(line->ends_with("connect to 127.0.0.1:" + port)) << *line;
+  EXPECT_NE((*gateway)->Terminate(milliseconds(30000)), -1);
+}
+
 TEST_F(GatewayLifecycleTest, TheListeningPortCannotBeSharedThroughSoReuseport) {
   auto gateway = testing::GatewayFixture::Start({});
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();

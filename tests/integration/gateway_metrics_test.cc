@@ -4,15 +4,22 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "shared/worker_stat_table.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/rpc/gateway_fixture.h"
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/testing/shared_data.h"
 
 namespace smallmind {
 namespace {
@@ -89,10 +96,18 @@ TEST(GatewayMetricsTest, EveryDesignMetricIsLiveAndAKilledWorkerCountsOneRestart
     EXPECT_EQ(ValueOr(m, "smallmind_worker_up", w), 1) << worker;
     EXPECT_EQ(ValueOr(m, "smallmind_worker_restarts_total", w), 0) << worker;
     EXPECT_GE(ValueOr(m, "smallmind_kv_pages_used", w), 0) << worker;
-    pages_total += ValueOr(m, "smallmind_kv_pages_total", w);
+    pages_total += ValueOr(m, "smallmind_kv_pages_capacity", w);
     hits += ValueOr(m, "smallmind_prefix_cache_hits_total", w);
   }
   EXPECT_GT(pages_total, 0);
+  // Every row of the worker stat table reaches /metrics, per worker, with its kind.
+  for (const shared::WorkerStatDescriptor& d : shared::kWorkerStatTable) {
+    const std::string name(d.name);
+    EXPECT_EQ(m.types[name], d.kind == shared::StatKind::kCounter ? "counter" : "gauge") << name;
+    for (const std::string worker : {"0", "1"}) {
+      EXPECT_TRUE(m.Value(name, {{"worker", worker}}).has_value()) << name << " worker " << worker;
+    }
+  }
   // 6 requests with one prompt on 2 workers: one of them saw it at least twice.
   EXPECT_GE(hits, 1) << "the repeated prompt's prefix was not reused";
   EXPECT_EQ(worker_tokens(m), kRequests * 12);
@@ -117,6 +132,52 @@ TEST(GatewayMetricsTest, EveryDesignMetricIsLiveAndAKilledWorkerCountsOneRestart
   EXPECT_EQ(ValueOr(after, "smallmind_worker_restarts_total", {{"worker", "1"}}), 0);
   // The gateway's own counters survive the worker.
   EXPECT_EQ(ValueOr(after, "smallmind_requests_total", {{"status", "OK"}}), kRequests);
+}
+
+// `promtool check metrics` (Debian's prometheus package; scripts/install_deps.sh installs it) on
+// `body`: its exit status and what it printed.
+struct PromtoolResult {
+  int status = -1;
+  std::string output;
+};
+std::optional<PromtoolResult> Promtool(const std::string& body) {
+  if (std::system("command -v promtool > /dev/null 2>&1") != 0) return std::nullopt;
+  const testing::ScopedTempDir dir("promtool");
+  const std::string file = dir.File("metrics.txt");
+  std::ofstream(file) << body;
+  FILE* pipe = ::popen(("promtool check metrics < " + file + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  PromtoolResult result;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;)
+    result.output.append(buffer, n);
+  result.status = ::pclose(pipe);
+  return result;
+}
+
+TEST(GatewayMetricsTest, ALiveScrapePassesPromtoolCheckMetrics) {
+  if (std::system("command -v promtool > /dev/null 2>&1") != 0) {
+    if (testing::InCi()) GTEST_FAIL() << "promtool not found (apt-get install prometheus)";
+    GTEST_SKIP() << "promtool not found (apt-get install prometheus); set CI=true to fail";
+  }
+  testing::GatewayOptions options;
+  options.workers = 1;
+  options.extra_args = {"--metrics-port", "0"};
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  const int port = std::stoi(line->substr(line->rfind(' ') + 1));
+  ASSERT_TRUE(testing::RunGenerate(gateway.stub(), Request(4, 1)).status.ok());
+  auto response = testing::HttpGet("127.0.0.1", port, "/metrics");
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_NE(response->body.find("model_name=\""), std::string::npos) << "vLLM's label";
+  EXPECT_NE(response->body.find("smallmind_e2e_request_latency_seconds_count"), std::string::npos);
+  const std::optional<PromtoolResult> checked = Promtool(response->body);
+  ASSERT_TRUE(checked.has_value()) << "promtool could not run";
+  EXPECT_EQ(checked->status, 0) << checked->output << "\n" << response->body;
+  EXPECT_EQ(checked->output, "") << "promtool's lint findings:\n" << checked->output;
 }
 
 }  // namespace

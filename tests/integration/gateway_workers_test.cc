@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "shared/request_limits.h"
+#include "shared/worker_stat_table.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/test_models.h"
@@ -126,7 +127,8 @@ TEST(GatewayCancelTest, CancelledStreamFreesItsKvBlocksAndServiceKeepsServing) {
   testing::GatewayFixture& gateway = **started;
   auto before = gateway.WorkerStats(0);
   ASSERT_TRUE(before.ok()) << before.status().ToString();
-  ASSERT_EQ(before->kv_pages_used(), 0u) << "no request is running yet";
+  ASSERT_EQ(shared::ReadWorkerStat(before->values(), shared::WorkerStat::kKvPagesUsed), 0u)
+      << "no request is running yet";
 
   grpc::ClientContext ctx;
   auto request = Request("cancel me", kMaxNew, 1);
@@ -145,10 +147,15 @@ TEST(GatewayCancelTest, CancelledStreamFreesItsKvBlocksAndServiceKeepsServing) {
   // Stats (bounded) until nothing runs and no page is in use.
   const shared::Result<v1::WorkerStats> after = gateway.WaitForIdleWorker(0);
   ASSERT_TRUE(after.ok()) << after.status().ToString();
-  EXPECT_EQ(after->running() + after->waiting(), 0u) << "the cancelled sequence is still scheduled";
-  EXPECT_EQ(after->kv_pages_used(), 0u) << "the cancelled sequence's KV blocks were not freed";
+  EXPECT_EQ(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kRunning) +
+                shared::ReadWorkerStat(after->values(), shared::WorkerStat::kWaiting),
+            0u)
+      << "the cancelled sequence is still scheduled";
+  EXPECT_EQ(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kKvPagesUsed), 0u)
+      << "the cancelled sequence's KV blocks were not freed";
   // And it was cancelled, not run to the end: the worker stopped generating early.
-  EXPECT_LT(after->generation_tokens_total() - before->generation_tokens_total(),
+  EXPECT_LT(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kGenerationTokens) -
+                shared::ReadWorkerStat(before->values(), shared::WorkerStat::kGenerationTokens),
             static_cast<uint64_t>(kMaxNew));
 
   auto next = testing::RunGenerate(gateway.stub(), Request("after cancel", 8, 2));

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "shared/shm_segment.h"
+#include "shared/worker_stat_table.h"
 #include "smallmind/v1/worker.grpc.pb.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/rpc/gateway_fixture.h"
@@ -162,9 +163,10 @@ TEST(KvWarmRestartTest, ASigkilledWorkersSuccessorReattachesAndServesTheCachedPr
   ASSERT_TRUE(second->WaitServing());
   EXPECT_EQ(second->Generate(Prompt(2)), kReusableTokens) << "the first request after a restart";
   const v1::WorkerStats stats = second->Stats();
-  EXPECT_EQ(stats.prefix_cache_lookups_total(), 1u);
-  EXPECT_EQ(stats.prefix_cache_hits_total(), 1u);
-  EXPECT_EQ(stats.prefix_cache_hit_tokens_total(), static_cast<uint64_t>(kReusableTokens));
+  EXPECT_EQ(shared::ReadWorkerStat(stats.values(), shared::WorkerStat::kPrefixCacheLookups), 1u);
+  EXPECT_EQ(shared::ReadWorkerStat(stats.values(), shared::WorkerStat::kPrefixCacheHits), 1u);
+  EXPECT_EQ(shared::ReadWorkerStat(stats.values(), shared::WorkerStat::kPrefixCacheHitTokens),
+            static_cast<uint64_t>(kReusableTokens));
   EXPECT_EQ(second->Generate(Prompt(3)), 0) << "another prompt is no hit";
   EXPECT_EQ(ModeOf(ShmSegment::PathOf(seg.name)), 0600u);
   second->Stop(SIGTERM);
@@ -277,7 +279,7 @@ TEST(KvWarmRestartTest, AGatewayRestartsAKilledWorkerWarmAndLeavesNothingInDevSh
   EXPECT_EQ(served_by_w, 1);
   const auto after = FreshWorkerStats(runtime_dir, w);
   ASSERT_TRUE(after.has_value());
-  EXPECT_EQ(after->prefix_cache_hits_total(), 1u);
+  EXPECT_EQ(shared::ReadWorkerStat(after->values(), shared::WorkerStat::kPrefixCacheHits), 1u);
   const shared::Status stopped = (*gateway)->Stop();
   EXPECT_TRUE(stopped.ok()) << stopped.ToString();
   EXPECT_TRUE(GatewaySegments(pid).empty()) << "a clean shutdown leaves nothing in /dev/shm";

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "shared/build_info.h"
+
 namespace smallmind::shared {
 namespace {
 
@@ -46,6 +48,20 @@ TEST(CommandLineTest, UnknownFlagsAndCommandsAreNamedWithTheClosestValidOne) {
   EXPECT_EQ(Program().Parse({"rnu"}).status().message(),
             "unknown command 'rnu' (did you mean run?); commands: run");
   EXPECT_EQ(Program().Parse({}).status().message(), "a command is required: run");
+}
+
+TEST(CommandLineTest, VersionNamesTheProgramCommitBuildTypeAndKernelIsas) {
+  Program p;
+  auto action = p.Parse({"--version"});
+  ASSERT_TRUE(action.ok()) << action.status().ToString();
+  EXPECT_EQ(*action, CommandLineAction::kShowVersion);
+  const std::string text = VersionTextOf(p.app);
+  const BuildInfo& b = GetBuildInfo();
+  EXPECT_EQ(text, "prog " + std::string(b.version) + " (commit " + std::string(b.commit) + ", " +
+                      std::string(b.build_type) + ", kernels: " + std::string(b.kernel_isas) + ")");
+  EXPECT_FALSE(b.version.empty());
+  EXPECT_FALSE(b.commit.empty());
+  EXPECT_TRUE(b.kernel_isas.starts_with("ref")) << b.kernel_isas;
 }
 
 TEST(CommandLineTest, HelpIsTheChosenCommandsWithDefaultsAfterTheMeaning) {

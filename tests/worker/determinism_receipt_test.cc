@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "shared/worker_stat_table.h"
 #include "tests/worker/in_process_worker.h"
 #include "worker/model/model_fingerprint.h"
 
@@ -104,9 +105,11 @@ TEST(DeterminismReceiptTest, SaysWhatRanAndReplaysBitForBitOnAnotherWorkerInABat
   Background a(&second);
   Background b(&second);
   int polls = 0;
-  while (second.Stats().running() < 2 && ++polls < 100000) {
+  while (shared::ReadWorkerStat(second.Stats().values(), shared::WorkerStat::kRunning) < 2 &&
+         ++polls < 100000) {
   }
-  ASSERT_EQ(second.Stats().running(), 2u) << "the background streams never started";
+  ASSERT_EQ(shared::ReadWorkerStat(second.Stats().values(), shared::WorkerStat::kRunning), 2u)
+      << "the background streams never started";
 
   v1::GenerateRequest replay = Sampled(/*deterministic=*/true);
   replay.mutable_sampling()->set_seed(receipt.seed());

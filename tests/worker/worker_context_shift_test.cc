@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "shared/worker_stat_table.h"
 #include "tests/worker/in_process_worker.h"
 
 namespace smallmind::worker {
@@ -48,7 +49,7 @@ TEST(WorkerContextShiftTest, FinishEndsAtTheContextAndShiftGoesOnAndReportsEachS
   EXPECT_EQ(reported, 1u);
   EXPECT_EQ(shift.last().usage().context_shifts(), 1u);
   EXPECT_EQ(shift.last().usage().completion_tokens(), 400u);
-  EXPECT_EQ(w.Stats().context_shifts_total(), 1u);
+  EXPECT_EQ(shared::ReadWorkerStat(w.Stats().values(), shared::WorkerStat::kContextShifts), 1u);
 }
 
 TEST(WorkerContextShiftTest, AnNKeepOfHalfTheContextIsInvalidArgument) {

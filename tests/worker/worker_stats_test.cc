@@ -6,6 +6,7 @@
 #include <string>
 
 #include "shared/prompt_prefix_key.h"
+#include "shared/worker_stat_table.h"
 #include "tests/worker/in_process_worker.h"
 
 namespace smallmind::worker {
@@ -29,16 +30,18 @@ TEST(WorkerStatsTest, StatsCountStepsAndTokensAndListTheCachedPromptsPrefixKeys)
   ASSERT_TRUE(b.status.ok()) << b.status.error_message();
 
   const v1::WorkerStats s = w.Stats();
-  EXPECT_EQ(s.preemptions_total(), 0u);
-  EXPECT_EQ(s.decode_tokens_total(), 4u) << "2 sampled tokens fed per request";
+  EXPECT_EQ(shared::ReadWorkerStat(s.values(), shared::WorkerStat::kPreemptions), 0u);
+  EXPECT_EQ(shared::ReadWorkerStat(s.values(), shared::WorkerStat::kDecodeTokens), 4u)
+      << "2 sampled tokens fed per request";
   // Every prompt position is computed once (no prefix shared: the prompts differ from the start).
-  EXPECT_EQ(s.prefill_tokens_total(),
+  EXPECT_EQ(shared::ReadWorkerStat(s.values(), shared::WorkerStat::kPrefillTokens),
             uint64_t{a.last().usage().prompt_tokens()} + b.last().usage().prompt_tokens());
   EXPECT_EQ(a.last().usage().prompt_tokens(), 301u) << "builtin:tiny: one token per 'k', plus BOS";
-  EXPECT_GE(s.steps_total(), 6u);
-  EXPECT_GT(s.tokens_per_step(), 1.0);
-  EXPECT_DOUBLE_EQ(s.sequences_per_step(), 1.0) << "the two requests ran one after the other";
-  EXPECT_EQ(s.context_shifts_total(), 0u);
+  EXPECT_GE(shared::ReadWorkerStat(s.values(), shared::WorkerStat::kSteps), 6u);
+  EXPECT_GT(shared::ReadWorkerStat(s.values(), shared::WorkerStat::kTokensPerStep), 1.0);
+  EXPECT_DOUBLE_EQ(shared::ReadWorkerStat(s.values(), shared::WorkerStat::kSequencesPerStep), 1.0)
+      << "the two requests ran one after the other";
+  EXPECT_EQ(shared::ReadWorkerStat(s.values(), shared::WorkerStat::kContextShifts), 0u);
   ASSERT_EQ(s.cached_prefix_keys_size(), 1) << "one prompt reaches the first cut; 'short' none";
   EXPECT_EQ(s.cached_prefix_keys(0), shared::TextPromptPrefixKeys(prompt).keys[0].key);
 }

@@ -35,7 +35,7 @@ bool EngineLoop::RunOnce() {
 bool EngineLoop::Step() {
   while (!scheduler_->Schedule(&shape_)) {
     scheduler_->PreemptNewest();
-    stats_->preemptions_total.fetch_add(1, std::memory_order_relaxed);
+    stats_->Add(shared::WorkerStat::kPreemptions, 1);
   }
   if (shape_.entries.empty()) {
     scheduler_->PublishStats(stats_);

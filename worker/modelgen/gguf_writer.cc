@@ -221,11 +221,13 @@ std::vector<uint8_t> GgufWriter::HeaderAndInfos() const {
   return out;
 }
 
-Status GgufWriter::Emit(const Sink& sink) const {
+Status GgufWriter::Emit(const Sink& sink, const Progress& progress) const {
   SM_RETURN_IF_ERROR(status_);
   SM_RETURN_IF_ERROR(sink(HeaderAndInfos()));
   const std::vector<uint8_t> zeros(alignment_, 0);
   std::vector<uint8_t> scratch;
+  size_t done = 0;
+  uint64_t bytes_done = 0;
   for (const Tensor& t : tensors_) {
     if (t.fill) {
       scratch.assign(t.n_bytes, 0);
@@ -236,6 +238,8 @@ Status GgufWriter::Emit(const Sink& sink) const {
     }
     const uint64_t pad = AlignUp(t.n_bytes, alignment_) - t.n_bytes;
     SM_RETURN_IF_ERROR(sink(std::span<const uint8_t>(zeros.data(), pad)));
+    bytes_done += t.n_bytes + pad;
+    if (progress) progress(++done, tensors_.size(), bytes_done, data_bytes_);
   }
   return Status::Ok();
 }
@@ -249,7 +253,7 @@ Result<std::vector<uint8_t>> GgufWriter::WriteBuffer() const {
   return out;
 }
 
-Status GgufWriter::WriteFile(const std::string& path) const {
+Status GgufWriter::WriteFile(const std::string& path, const Progress& progress) const {
   SM_RETURN_IF_ERROR(status_);
   // Write beside the target and rename, so a reader never sees a half-written model.
   const std::string tmp = path + ".tmp";
@@ -257,12 +261,14 @@ Status GgufWriter::WriteFile(const std::string& path) const {
   if (f == nullptr) {
     return shared::Internal(tmp + ": cannot create: " + std::strerror(errno));
   }
-  Status st = Emit([&](std::span<const uint8_t> bytes) {
-    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
-      return shared::Internal(tmp + ": write failed: " + std::strerror(errno));
-    }
-    return Status::Ok();
-  });
+  Status st = Emit(
+      [&](std::span<const uint8_t> bytes) {
+        if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+          return shared::Internal(tmp + ": write failed: " + std::strerror(errno));
+        }
+        return Status::Ok();
+      },
+      progress);
   if (std::fclose(f) != 0 && st.ok()) {
     st = shared::Internal(tmp + ": close failed: " + std::strerror(errno));
   }

@@ -94,8 +94,11 @@ class GgufWriter {
   void AddTensor(std::string_view name, kernels::DType type, std::span<const int64_t> dims,
                  TensorFill fill);
 
+  // Called after each tensor is written: tensors done and in all, data bytes done and in all.
+  using Progress = std::function<void(size_t, size_t, uint64_t, uint64_t)>;
+
   const shared::Status& status() const { return status_; }
-  shared::Status WriteFile(const std::string& path) const;
+  shared::Status WriteFile(const std::string& path, const Progress& progress = {}) const;
   shared::Result<std::vector<uint8_t>> WriteBuffer() const;
 
  private:
@@ -114,7 +117,7 @@ class GgufWriter {
   bool CheckTensor(std::string_view name, kernels::DType type, std::span<const int64_t> dims,
                    uint64_t* n_bytes);
   std::vector<uint8_t> HeaderAndInfos() const;
-  shared::Status Emit(const Sink& sink) const;
+  shared::Status Emit(const Sink& sink, const Progress& progress = {}) const;
 
   uint32_t alignment_;
   shared::Status status_;

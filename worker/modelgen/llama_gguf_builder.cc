@@ -219,9 +219,10 @@ void LlamaGgufBuilder::AddTensor(std::string_view name, std::vector<int64_t> dim
       });
 }
 
-shared::Result<GgufBuildSummary> LlamaGgufBuilder::WriteFile(const std::string& path) {
+shared::Result<GgufBuildSummary> LlamaGgufBuilder::WriteFile(const std::string& path,
+                                                             const GgufWriter::Progress& progress) {
   SM_RETURN_IF_ERROR(status_);
-  SM_RETURN_IF_ERROR(writer_.WriteFile(path));
+  SM_RETURN_IF_ERROR(writer_.WriteFile(path, progress));
   GgufBuildSummary summary = summary_;
   std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(path, ec);

@@ -72,7 +72,8 @@ class LlamaGgufBuilder {
   void AddVector(std::string_view name, int64_t n, RowSource source);
 
   // The first error of any Add call fails these.
-  shared::Result<GgufBuildSummary> WriteFile(const std::string& path);
+  shared::Result<GgufBuildSummary> WriteFile(const std::string& path,
+                                             const GgufWriter::Progress& progress = {});
   shared::Result<std::vector<uint8_t>> WriteBuffer(GgufBuildSummary* summary = nullptr);
 
  private:

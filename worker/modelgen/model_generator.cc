@@ -291,9 +291,10 @@ shared::Result<std::unique_ptr<LlamaGgufBuilder>> GeneratedBuilder(const Generat
 }  // namespace
 
 shared::Result<GgufBuildSummary> WriteGeneratedModel(const GeneratorOptions& o,
-                                                     const std::string& path) {
+                                                     const std::string& path,
+                                                     const GgufWriter::Progress& progress) {
   SM_ASSIGN_OR_RETURN(std::unique_ptr<LlamaGgufBuilder> builder, GeneratedBuilder(o));
-  return builder->WriteFile(path);
+  return builder->WriteFile(path, progress);
 }
 
 shared::Result<std::vector<uint8_t>> GenerateModelBuffer(const GeneratorOptions& o,

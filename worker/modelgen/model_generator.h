@@ -81,8 +81,10 @@ ModelConfig GeneratorConfig(const GeneratorOptions& options);
 // time, so memory holds at most one encoded tensor plus one F32 row. The same options give the
 // same bytes on every machine (integer PRNG, seekable: each tensor's values depend only on the
 // seed and the tensor, not on the order tensors are written).
+// `progress` (may be empty) hears of every tensor written (GgufWriter::Progress).
 shared::Result<GgufBuildSummary> WriteGeneratedModel(const GeneratorOptions& options,
-                                                     const std::string& path);
+                                                     const std::string& path,
+                                                     const GgufWriter::Progress& progress = {});
 // The same file's bytes in memory.
 shared::Result<std::vector<uint8_t>> GenerateModelBuffer(const GeneratorOptions& options,
                                                          GgufBuildSummary* summary = nullptr);

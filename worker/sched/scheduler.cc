@@ -275,28 +275,29 @@ void Scheduler::Finish(Sequence* seq, FinishReason reason, shared::Status status
 void Scheduler::Release(Sequence* seq) { prefix_cache_.Release(&seq->block_table); }
 
 void Scheduler::PublishStats(SchedulerStats* stats) const {
-  stats->running.store(static_cast<uint32_t>(running_.size()), std::memory_order_relaxed);
-  stats->waiting.store(static_cast<uint32_t>(waiting_.size()), std::memory_order_relaxed);
-  stats->kv_pages_used.store(pool_->num_used(), std::memory_order_relaxed);
-  stats->kv_pages_total.store(pool_->num_total(), std::memory_order_relaxed);
-  stats->requests_total.store(requests_total_, std::memory_order_relaxed);
-  stats->prompt_tokens_total.store(prompt_tokens_total_, std::memory_order_relaxed);
-  stats->generation_tokens_total.store(generation_tokens_total_, std::memory_order_relaxed);
-  stats->kv_pages_cached.store(pool_->num_cached(), std::memory_order_relaxed);
-  stats->kv_tokens_stored.store(pool_->tokens_in_used_blocks(), std::memory_order_relaxed);
-  stats->kv_token_slots.store(int64_t{pool_->num_used()} * block_size_, std::memory_order_relaxed);
+  using enum shared::WorkerStat;
+  stats->Set(kRunning, static_cast<double>(running_.size()));
+  stats->Set(kWaiting, static_cast<double>(waiting_.size()));
+  stats->Set(kKvPagesUsed, pool_->num_used());
+  stats->Set(kKvPagesCapacity, pool_->num_total());
+  stats->Set(kRequests, static_cast<double>(requests_total_));
+  stats->Set(kPromptTokens, static_cast<double>(prompt_tokens_total_));
+  stats->Set(kGenerationTokens, static_cast<double>(generation_tokens_total_));
+  stats->Set(kKvPagesCached, pool_->num_cached());
+  stats->Set(kKvTokensStored, static_cast<double>(pool_->tokens_in_used_blocks()));
+  stats->Set(kKvTokenSlots, static_cast<double>(int64_t{pool_->num_used()} * block_size_));
   const PrefixCacheCounters& c = prefix_cache_.counters();
-  stats->prefix_cache_lookups_total.store(c.lookups, std::memory_order_relaxed);
-  stats->prefix_cache_hits_total.store(c.hits, std::memory_order_relaxed);
-  stats->prefix_cache_hit_blocks_total.store(c.hit_blocks, std::memory_order_relaxed);
-  stats->prefix_cache_hit_tokens_total.store(c.hit_tokens, std::memory_order_relaxed);
-  stats->prefix_cache_evictions_total.store(pool_->evictions(), std::memory_order_relaxed);
-  stats->steps_total.store(totals_.steps, std::memory_order_relaxed);
-  stats->prefill_tokens_total.store(totals_.prefill_tokens, std::memory_order_relaxed);
-  stats->decode_tokens_total.store(totals_.decode_tokens, std::memory_order_relaxed);
-  stats->tokens_per_step.store(totals_.tokens_per_step, std::memory_order_relaxed);
-  stats->sequences_per_step.store(totals_.sequences_per_step, std::memory_order_relaxed);
-  stats->context_shifts_total.store(context_shifts_total_, std::memory_order_relaxed);
+  stats->Set(kPrefixCacheLookups, static_cast<double>(c.lookups));
+  stats->Set(kPrefixCacheHits, static_cast<double>(c.hits));
+  stats->Set(kPrefixCacheHitBlocks, static_cast<double>(c.hit_blocks));
+  stats->Set(kPrefixCacheHitTokens, static_cast<double>(c.hit_tokens));
+  stats->Set(kPrefixCacheEvictions, static_cast<double>(pool_->evictions()));
+  stats->Set(kSteps, static_cast<double>(totals_.steps));
+  stats->Set(kPrefillTokens, static_cast<double>(totals_.prefill_tokens));
+  stats->Set(kDecodeTokens, static_cast<double>(totals_.decode_tokens));
+  stats->Set(kTokensPerStep, totals_.tokens_per_step);
+  stats->Set(kSequencesPerStep, totals_.sequences_per_step);
+  stats->Set(kContextShifts, static_cast<double>(context_shifts_total_));
   std::array<uint64_t, SchedulerStats::kMaxPrefixKeys> keys;
   const int n = cached_prefixes_.Live(*pool_, keys);
   for (int i = 0; i < n; ++i)

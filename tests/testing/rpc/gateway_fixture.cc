@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "shared/worker_stat_table.h"
+
 namespace smallmind::testing {
 
 using std::chrono::milliseconds;
@@ -149,7 +151,12 @@ shared::Result<v1::WorkerStats> GatewayFixture::WorkerStats(size_t index) {
 shared::Result<v1::WorkerStats> GatewayFixture::WaitForIdleWorker(size_t index) {
   shared::Result<v1::WorkerStats> stats = WorkerStats(index);
   for (int polls = 1; polls < 500 && stats.ok(); ++polls) {
-    if (stats->kv_pages_used() == 0 && stats->running() + stats->waiting() == 0) break;
+    using shared::WorkerStat;
+    const auto stat = [&](WorkerStat s) { return shared::ReadWorkerStat(stats->values(), s); };
+    if (stat(WorkerStat::kKvPagesUsed) == 0 &&
+        stat(WorkerStat::kRunning) + stat(WorkerStat::kWaiting) == 0) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     stats = WorkerStats(index);
   }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "shared/worker_stat_table.h"
 #include "tests/worker/sched/stream_recorder.h"
 #include "worker/engine/engine.h"
 #include "worker/kv/kv_pool.h"
@@ -125,7 +126,7 @@ TEST_F(EngineLoopTest, ExhaustedPoolPreemptsNewestAndEverySequenceStillCompletes
     commands_->Push(SubmitCommand{MakeSeq(i + 1, prompts[i], 60)});
   }
   RunToIdle();
-  EXPECT_GT(stats_.preemptions_total.load(), 0u);
+  EXPECT_GT(stats_.Get(shared::WorkerStat::kPreemptions), 0u);
   for (size_t i = 0; i < prompts.size(); ++i) {
     EXPECT_EQ(recorder_[i + 1].ids, solo[i]) << "recomputation after preemption, same tokens";
     EXPECT_EQ(recorder_[i + 1].finish.reason, FinishReason::kLength);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "shared/worker_stat_table.h"
 #include "tests/worker/engine/test_models.h"
 #include "tests/worker/sched/stream_recorder.h"
 #include "worker/engine/engine.h"
@@ -265,19 +266,19 @@ TEST(PrefixCacheEngineTest, HitsAndUtilisationAreCountedInTheStats) {
   h.Submit(3, {7, 8, 9}, ExecMode::kParallel, 30);
   SchedulerStats stats;
   h.scheduler().PublishStats(&stats);
-  EXPECT_EQ(stats.prefix_cache_lookups_total.load(), 1u);
-  EXPECT_EQ(stats.kv_pages_cached.load(),
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kPrefixCacheLookups), 1u);
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kKvPagesCached),
             5u);  // 43 computed positions: 5 full blocks, unreferenced
   h.Run();
   h.scheduler().PublishStats(&stats);
-  EXPECT_EQ(stats.prefix_cache_lookups_total.load(), 3u);
-  EXPECT_EQ(stats.prefix_cache_hits_total.load(), 1u);
-  EXPECT_EQ(stats.prefix_cache_hit_blocks_total.load(), 4u);
-  EXPECT_EQ(stats.prefix_cache_hit_tokens_total.load(), 32u);
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kPrefixCacheLookups), 3u);
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kPrefixCacheHits), 1u);
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kPrefixCacheHitBlocks), 4u);
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kPrefixCacheHitTokens), 32u);
   EXPECT_EQ(h.stream(2).finish.cached_prompt_tokens, 32);
   EXPECT_EQ(h.stream(3).finish.cached_prompt_tokens, 0);
-  EXPECT_EQ(stats.kv_pages_used.load(), 0u);
-  EXPECT_EQ(stats.kv_tokens_stored.load(), 0u);
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kKvPagesUsed), 0u);
+  EXPECT_EQ(stats.Get(shared::WorkerStat::kKvTokensStored), 0u);
 }
 
 }  // namespace

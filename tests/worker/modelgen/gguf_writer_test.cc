@@ -115,6 +115,23 @@ TEST(GgufWriterTest, AlignsTensorDataAndWritesDimsInnermostFirst) {
   EXPECT_EQ(*buf, want.bytes());
 }
 
+TEST(GgufWriterTest, WriteFileReportsProgressAfterEveryTensor) {
+  GgufWriter w(64);
+  const int64_t w_dims[] = {3, 2};
+  const int64_t b_dims[] = {5};
+  w.AddTensor("w", DType::kF32, w_dims, F32Bytes({1, 2, 3, 4, 5, 6}));
+  w.AddTensor("b", DType::kF32, b_dims, F32Bytes({7, 8, 9, 10, 11}));
+  const testing::ScopedTempDir dir("progress");
+  std::vector<std::vector<uint64_t>> calls;
+  ASSERT_TRUE(w.WriteFile(dir.File("m.gguf"), [&](size_t done, size_t total, uint64_t bytes,
+                                                  uint64_t bytes_total) {
+                 calls.push_back({done, total, bytes, bytes_total});
+               }).ok());
+  // Each tensor's bytes padded to 64: 24 -> 64, 20 -> 64.
+  const std::vector<std::vector<uint64_t>> want = {{1, 2, 64, 128}, {2, 2, 128, 128}};
+  EXPECT_EQ(calls, want);
+}
+
 TEST(GgufWriterTest, FillFunctionProducesTensorDataAtWriteTime) {
   GgufWriter w;
   const int64_t dims[] = {64, 2};  // two Q8_0 rows of two blocks

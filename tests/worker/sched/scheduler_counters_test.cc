@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "shared/worker_stat_table.h"
 #include "worker/sched/scheduler.h"
 #include "worker/tokenizer/spm_tokenizer.h"
 
@@ -76,13 +77,13 @@ TEST_F(SchedulerCountersTest, CountsStepsPrefillAndDecodeTokensAndTheirRecentAve
   while (steps < 100 && Step()) ++steps;
   ASSERT_EQ(steps, 4);  // one prefill step, then the first three sampled tokens are fed
   SchedulerStats& s = Stats();
-  EXPECT_EQ(s.steps_total.load(), 4u);
-  EXPECT_EQ(s.prefill_tokens_total.load(), 16u);
-  EXPECT_EQ(s.decode_tokens_total.load(), 6u);
+  EXPECT_EQ(s.Get(shared::WorkerStat::kSteps), 4u);
+  EXPECT_EQ(s.Get(shared::WorkerStat::kPrefillTokens), 16u);
+  EXPECT_EQ(s.Get(shared::WorkerStat::kDecodeTokens), 6u);
   double tokens = 16;
   for (int i = 0; i < 3; ++i) tokens += (2 - tokens) / 16;
-  EXPECT_DOUBLE_EQ(s.tokens_per_step.load(), tokens);
-  EXPECT_DOUBLE_EQ(s.sequences_per_step.load(), 2.0);
+  EXPECT_DOUBLE_EQ(s.Get(shared::WorkerStat::kTokensPerStep), tokens);
+  EXPECT_DOUBLE_EQ(s.Get(shared::WorkerStat::kSequencesPerStep), 2.0);
 }
 
 TEST_F(SchedulerCountersTest, RecomputationAfterAPreemptionCountsAsPrefill) {
@@ -100,9 +101,9 @@ TEST_F(SchedulerCountersTest, RecomputationAfterAPreemptionCountsAsPrefill) {
   // Step 1 prefills both prompts (8); sequence 2 is preempted at its first decode; sequence 1
   // decodes twice and finishes; sequence 2 recomputes its prompt and first token (5, prefill)
   // and decodes once.
-  EXPECT_EQ(s.prefill_tokens_total.load(), 13u);
-  EXPECT_EQ(s.decode_tokens_total.load(), 3u);
-  EXPECT_EQ(s.steps_total.load(), static_cast<uint64_t>(steps));
+  EXPECT_EQ(s.Get(shared::WorkerStat::kPrefillTokens), 13u);
+  EXPECT_EQ(s.Get(shared::WorkerStat::kDecodeTokens), 3u);
+  EXPECT_EQ(s.Get(shared::WorkerStat::kSteps), static_cast<uint64_t>(steps));
 }
 
 TEST_F(SchedulerCountersTest, PublishesThePrefixKeysOfPromptsWhoseBlocksAreCached) {
