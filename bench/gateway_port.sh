@@ -14,3 +14,16 @@ GatewayPort() {
   echo "gateway did not start" >&2
   return 1
 }
+
+# StopAndRemove DIR PID...: ends each process (SIGTERM, then waits for it) and removes DIR; for an
+# EXIT trap under `set -e` (a `wait` on a process the kill ended returns 143).
+StopAndRemove() {
+  local dir=$1 pid
+  shift
+  set +e
+  for pid in "$@"; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  rm -rf "$dir"
+}

@@ -97,8 +97,8 @@ void RegisterMatmuls() {
   }
   if (isas.empty()) isas.push_back(Isa::kRef);
   for (Isa isa : isas) {
-    for (DType type :
-         {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K, DType::kQ6_K}) {
+    for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K,
+                       DType::kQ5_K, DType::kQ6_K}) {
       for (const Shape& s : shapes) {
         for (int n_tokens : {1, 3, 7, 8, 12, 16, 25, 128}) {
           // Batched decode (3-25 tokens: whole tiles and ragged batches) where the served
@@ -251,7 +251,7 @@ void BM_Rope(benchmark::State& state, Isa isa, int n_tokens) {
   std::vector<int32_t> pos(static_cast<size_t>(n_tokens));
   for (int i = 0; i < n_tokens; i++) pos[i] = 100 + i;
   for (auto _ : state) {
-    k.rope(x.data(), pos.data(), heads, head_dim, 10000.0f, RopeLayout::kInterleaved,
+    k.rope(x.data(), pos.data(), heads, head_dim, RopeFreqs{}, RopeLayout::kInterleaved,
            AllRows(n_tokens * heads));
   }
   Rates(state, 8.0 * n_tokens * heads * head_dim, 3.0 * n_tokens * heads * head_dim);

@@ -93,6 +93,12 @@ BenchCommand::BenchCommand(CLI::App& parent)
   CLI::Option* offline =
       a.add_flag("--offline", offline_, "measure the engine in this process, without a server");
   prompt_.AddFlags(a, "prompt", "the prompt every request sends");
+  for (CLI::Option* option : AddLoadFlags(a)) option->excludes(offline);
+  AddOfflineFlags(a, offline);
+  AddClientFlags(a, client_);
+}
+
+std::vector<CLI::Option*> BenchCommand::AddLoadFlags(CLI::App& a) {
   std::vector<CLI::Option*> online = sampling_.AddFlags(a);
   // bench's --max-tokens takes a range: it replaces the one the sampling flags share.
   std::erase_if(online, [&a](CLI::Option* option) {
@@ -134,7 +140,10 @@ BenchCommand::BenchCommand(CLI::App& parent)
                               "--addr is a worker: call Worker.Submit directly, without the "
                               "gateway (to measure the gateway's cost)"));
   online.push_back(a.add_flag("--json", json_, "print the report as one JSON object"));
-  for (CLI::Option* option : online) option->excludes(offline);
+  return online;
+}
+
+void BenchCommand::AddOfflineFlags(CLI::App& a, CLI::Option* offline) {
   a.add_option("--model", engine_.model, "model to load (anything smallmind-worker --model takes)")
       ->type_name("SPEC")
       ->needs(offline);
@@ -161,7 +170,6 @@ BenchCommand::BenchCommand(CLI::App& parent)
       ->type_name("TYPE")
       ->default_str("f16")
       ->needs(offline);
-  AddClientFlags(a, client_);
 }
 
 shared::Status BenchCommand::CheckOnePromptSource() const {

@@ -22,6 +22,10 @@ class BenchCommand : public Command {
   shared::Result<int> Run() const override;
 
  private:
+  // The flags of a load test against a server (returned, so --offline can exclude them) and
+  // those of --offline (which need it).
+  std::vector<CLI::Option*> AddLoadFlags(CLI::App& a);
+  void AddOfflineFlags(CLI::App& a, CLI::Option* offline);
   // One of: a prompt (or --prompt-file), --prompt-list, --prompt-tokens / --shared-prefixes; the
   // error names what was given.
   shared::Status CheckOnePromptSource() const;

@@ -3,8 +3,9 @@
 //                      [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N] [--vocab N]
 //                      [--context N] [--embd-type T] [--name S] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
-// T: f32 | f16 | q8_0 | q4_0 | q4_k | q6_k | q4_k_m (Q4_K with Q6_K for output.weight and the
-// attn_v / ffn_down of some layers, as llama.cpp's Q4_K_M); K-quants need dim and ffn to be
+// T: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | q4_k_m | q5_k_m (Q4_K / Q5_K with Q6_K for
+// output.weight and the attn_v / ffn_down of some layers, as llama.cpp's Q4_K_M / Q5_K_M);
+// K-quants need dim and ffn to be
 // multiples of 256 (not tiny). Prints what it wrote (shapes, tensor types, parameter count,
 // bytes); errors go to stderr, exit 1.
 #include <cstdint>
@@ -36,6 +37,9 @@ struct Flags {
   std::optional<std::string> name;
   std::optional<int> dim, layers, heads, kv_heads, ffn, vocab, context;
   std::optional<float> classifier_gain;
+  std::optional<float> rope_theta, embd_spread;
+  bool tied = false;
+  std::string rope_freqs;  // "" or "llama3"
   std::string from_llama2c;
   std::string tokenizer;
 };
@@ -82,6 +86,14 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
     if (*flag) *field = **flag;
   }
   if (f.classifier_gain) o.classifier_gain = *f.classifier_gain;
+  if (f.rope_theta) o.rope_theta = *f.rope_theta;
+  if (f.embd_spread) o.embedding_spread = *f.embd_spread;
+  if (f.tied) o.tied_embeddings = true;
+  if (!f.rope_freqs.empty() && f.rope_freqs != "llama3") {
+    return smallmind::shared::InvalidArgument("--rope-freqs '" + f.rope_freqs +
+                                              "' is not one modelgen writes (llama3)");
+  }
+  o.llama3_rope_freqs = f.rope_freqs == "llama3";
   // Overriding the heads of a preset without its kv heads keeps plain multi-head attention.
   if (f.heads && !f.kv_heads) o.n_kv_heads = o.n_heads;
   SM_RETURN_IF_ERROR(w::ValidateGeneratorOptions(o));
@@ -94,7 +106,8 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
     return w::WriteGeneratedModel(o, f.out);
   }
   if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads || f.ffn ||
-      f.vocab || f.context || f.classifier_gain) {
+      f.vocab || f.context || f.classifier_gain || f.rope_theta || f.embd_spread || f.tied ||
+      !f.rope_freqs.empty()) {
     return smallmind::shared::InvalidArgument(
         "--from-llama2c takes its shapes and weights from the checkpoint: drop --preset, --seed, "
         "--embd-type and the shape flags");
@@ -116,9 +129,10 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->type_name("NAME")
       ->default_str("tiny");
   app.add_option("--type", f.type,
-                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q6_k | q4_k_m (K-quants need "
-                 "dim and ffn multiples of 256; q4_k_m is Q4_K with Q6_K for output.weight and the "
-                 "attn_v / ffn_down of llama.cpp's Q4_K_M layers)")
+                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | q4_k_m | q5_k_m "
+                 "(K-quants need dim and ffn multiples of 256; q4_k_m / q5_k_m are Q4_K / Q5_K "
+                 "with Q6_K for output.weight and the attn_v / ffn_down of llama.cpp's _K_M "
+                 "layers)")
       ->type_name("TYPE");
   app.add_option("--embd-type", f.embd_type, "token_embd type")
       ->type_name("TYPE")
@@ -139,6 +153,14 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--classifier-gain", f.classifier_gain,
                  "spread of the logits on a unit-RMS final state (output.weight's spread times "
                  "sqrt(dim)); smaller makes the distribution flatter")
+      ->default_str("the preset's");
+  app.add_option("--rope-theta", f.rope_theta, "rope.freq_base")->default_str("10000");
+  app.add_option("--rope-freqs", f.rope_freqs,
+                 "write rope_freqs.weight: llama3 (Llama 3.1/3.2's rope scaling divisors)")
+      ->type_name("KIND");
+  app.add_flag("--tied", f.tied, "no output.weight: the classifier is token_embd");
+  app.add_option("--embd-spread", f.embd_spread,
+                 "spread of token_embd's values (and so of a tied classifier's)")
       ->default_str("the preset's");
   CLI::Option* from = app.add_option("--from-llama2c", f.from_llama2c,
                                      "convert this llama2.c checkpoint instead of generating");

@@ -81,6 +81,20 @@ Row Measure(Engine& engine, kernels::ExecMode mode, int vocab, const std::vector
   return row;
 }
 
+// Prints the matrix bytes a decoded token reads and the read bandwidth of each thread count;
+// returns the bandwidths (bytes/s, by position in `threads`).
+std::vector<double> PrintBandwidths(uint64_t matrix_bytes, const std::vector<int>& threads) {
+  std::printf("%.1f MiB of matrices read per decoded token; read bandwidth per thread count:",
+              static_cast<double>(matrix_bytes) / (1 << 20));
+  std::vector<double> bandwidth;
+  for (int t : threads) {
+    bandwidth.push_back(shared::MeasureReadBandwidth(t));
+    std::printf(" %d: %.1f GB/s", t, bandwidth.back() / 1e9);
+  }
+  std::printf("\n");
+  return bandwidth;
+}
+
 }  // namespace
 
 shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
@@ -101,14 +115,7 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
               kernels::IsaName(kernels::BestIsa()), kernels::KvTypeName(o.kv_type), kPrompt,
               kGenerated, o.repetitions);
   const uint64_t matrix_bytes = worker::MatrixBytesPerToken(model->llama.weights);
-  std::printf("%.1f MiB of matrices read per decoded token; read bandwidth per thread count:",
-              static_cast<double>(matrix_bytes) / (1 << 20));
-  std::vector<double> bandwidth;  // bytes/s, by position in o.threads
-  for (int threads : o.threads) {
-    bandwidth.push_back(shared::MeasureReadBandwidth(threads));
-    std::printf(" %d: %.1f GB/s", threads, bandwidth.back() / 1e9);
-  }
-  std::printf("\n");
+  const std::vector<double> bandwidth = PrintBandwidths(matrix_bytes, o.threads);
   std::printf(
       "| path | threads | pp%d tok/s | tg%d tok/s | tg %% of read bw | cached %d tok/s | recompute "
       "%d tok/s | cache gain |\n",

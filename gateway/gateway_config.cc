@@ -139,6 +139,8 @@ void AddGatewayFlags(CLI::App& app, GatewayConfig& c) {
                  "serve the OpenAI-compatible HTTP API on this port (0 = any free port)")
       ->default_str("off");
   app.add_option("--http-threads", c.http.threads, "threads of the HTTP server");
+  app.add_option("--http-max-connections", c.http.max_connections,
+                 "open HTTP connections at most; one more is answered 503 and closed");
   app.add_option("--chat-template", c.http.chat_template_file,
                  "Jinja chat template file for /v1/chat/completions, instead of the model's")
       ->type_name("FILE")
@@ -232,6 +234,7 @@ Status GatewayConfig::Validate() const {
   if (http.enabled()) {
     SM_RETURN_IF_ERROR(CheckRange("--http-port", http.port, 0, 65535));
     SM_RETURN_IF_ERROR(CheckRange("--http-threads", http.threads, 1, 64));
+    SM_RETURN_IF_ERROR(CheckRange("--http-max-connections", http.max_connections, 1, 1 << 20));
   }
   const std::string& date = http.chat_template_date;
   if (!date.empty() && (date.size() != 10 || date[4] != '-' || date[7] != '-')) {

@@ -22,6 +22,7 @@
 #include "gateway/http/http_door.h"
 #include "gateway/signal_policy.h"
 #include "shared/command_line.h"
+#include "shared/fd_limit.h"
 #include "shared/grpc_process.h"
 #include "shared/log.h"
 
@@ -48,6 +49,11 @@ int Run(int argc, char** argv) {
     return 2;
   }
   smallmind::shared::InitLogging("gateway", config.log_level);
+  if (auto fds = smallmind::shared::RaiseFdLimit(); !fds.ok()) {
+    spdlog::warn("{}", fds.status().message());
+  } else if (fds->after != fds->before) {
+    spdlog::info("open-file limit raised from {} to {}", fds->before, fds->after);
+  }
   const double drain_seconds = static_cast<double>(config.drain_timeout.count()) / 1000;
 
   // Every thread (gRPC's included, created later) inherits this mask, so only the watcher's

@@ -5,13 +5,14 @@ namespace smallmind::kernels {
 const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
   // Block layouts from the GGUF/ggml definitions: Q8_0 = f16 scale + 32 int8; Q4_0 = f16 scale +
   // 16 bytes of nibbles; Q4_K = 2 f16 + 12 bytes of scales + 128 bytes of nibbles per 256;
-  // Q6_K = 128 + 64 + 16 bytes + f16 per 256.
+  // Q5_K = Q4_K plus 32 bytes of high bits per 256; Q6_K = 128 + 64 + 16 bytes + f16 per 256
   static constexpr DTypeTraits kF32{"F32", 1, 4};
   static constexpr DTypeTraits kF16{"F16", 1, 2};
   static constexpr DTypeTraits kBF16{"BF16", 1, 2};
   static constexpr DTypeTraits kQ8_0{"Q8_0", 32, 34};
   static constexpr DTypeTraits kQ4_0{"Q4_0", 32, 18};
   static constexpr DTypeTraits kQ4_K{"Q4_K", 256, 144};
+  static constexpr DTypeTraits kQ5_K{"Q5_K", 256, 176};
   static constexpr DTypeTraits kQ6_K{"Q6_K", 256, 210};
   switch (static_cast<DType>(ggml_type)) {
     case DType::kF32: return &kF32;
@@ -20,6 +21,7 @@ const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
     case DType::kQ8_0: return &kQ8_0;
     case DType::kQ4_0: return &kQ4_0;
     case DType::kQ4_K: return &kQ4_K;
+    case DType::kQ5_K: return &kQ5_K;
     case DType::kQ6_K: return &kQ6_K;
   }
   return nullptr;

@@ -14,6 +14,7 @@ enum class DType : uint32_t {
   kQ4_0 = 2,
   kQ8_0 = 8,
   kQ4_K = 12,
+  kQ5_K = 13,
   kQ6_K = 14,
   kBF16 = 30,
 };

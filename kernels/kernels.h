@@ -21,6 +21,16 @@ enum class RopeLayout {
   kNeox,         // rotate (i, i + head_dim/2) inside each head (GPT-NeoX, qwen2)
 };
 
+// The frequencies RoPE turns each pair by: pair i (frequency index j = 2i of head_dim) turns by
+// pos * scale * theta^(-j / head_dim) / factors[i]. Defaults: plain RoPE (computed without the
+// scale and the factors, bitwise as before they existed).
+struct RopeFreqs {
+  float theta = 10000.0f;  // the base (`rope.freq_base`)
+  float scale = 1.0f;      // linear scaling (1 / `rope.scaling.factor`), llama.cpp's freq_scale
+  // [head_dim / 2] divisors of each pair's frequency (Llama 3.1+ `rope_freqs.weight`), or null.
+  const float* factors = nullptr;
+};
+
 // Element type of the K/V cache rows: float; IEEE half (converted from float with
 // round-to-nearest-even when stored, exactly back to float when read); or 8-bit quants (kQ8: each
 // block of 32 values of a row as int8 quants q = round-half-even(x / d), d = max|x| / 127, the
@@ -144,8 +154,8 @@ using RmsNormFn = void (*)(const float* x, const float* weight, float* out, int 
                            RowRange tokens);
 // Rotates x: [n_tokens, n_heads, head_dim] in place; token t at positions[t]. Rows are the flat
 // (token, head) pairs r = t * n_heads + h.
-using RopeFn = void (*)(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
-                        RopeLayout layout, RowRange rows);
+using RopeFn = void (*)(float* x, const int32_t* positions, int n_heads, int head_dim,
+                        const RopeFreqs& freqs, RopeLayout layout, RowRange rows);
 // x: [n_rows, row_len]; each row in rows becomes softmax(row), in place.
 using SoftmaxFn = void (*)(float* x, int row_len, RowRange rows);
 // gate[t, i] = silu(gate[t, i]) * up[t, i] for t in tokens; gate, up: [n, hidden].
@@ -170,7 +180,7 @@ using F32ToQ8Fn = void (*)(const float* x, int8_t* qs, float* d, int64_t n);
 
 // Weight types with a matmul slot, in slot order.
 inline constexpr DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
-                                         DType::kQ4_0, DType::kQ4_K, DType::kQ6_K};
+                                         DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kQ5_K};
 inline constexpr int kNumWeightTypes = sizeof(kWeightTypes) / sizeof(kWeightTypes[0]);
 
 // Slot of `t` in kWeightTypes, or -1.

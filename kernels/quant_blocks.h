@@ -1,6 +1,7 @@
 // Quantized block layouts bit-compatible with GGUF/ggml (ggml-common.h block_q8_0, block_q4_0,
-// block_q4_K, block_q6_K) and the scalar fp16/bf16 <-> fp32 conversions they need. Used by loaders,
-// the model generator and every quantized kernel. Plain data and pure functions; thread-safe.
+// block_q4_K, block_q5_K, block_q6_K) and the scalar fp16/bf16 <-> fp32 conversions they need. Used
+// by loaders, the model generator and every quantized kernel. Plain data and pure functions;
+// thread-safe.
 #pragma once
 
 #include <bit>
@@ -38,6 +39,17 @@ struct BlockQ4_K {
   uint8_t qs[kQkK / 2];         // 4-bit quants
 };
 
+// Q4_K with a fifth bit: x = d * sc_s * q - dmin * m_s with q = nibble | (bit s of qh[l]) << 4
+// in 0..31, where element l of a group of 64 (l < 32: sub-block 2k, else 2k + 1, l taken mod 32)
+// takes its nibble as Q4_K does and its high bit from qh[l mod 32], bit 2k or 2k + 1.
+struct BlockQ5_K {
+  uint16_t d;                   // fp16 super-block scale of the scales
+  uint16_t dmin;                // fp16 super-block scale of the mins
+  uint8_t scales[kKScaleSize];  // 6-bit scales and mins, packed as Q4_K's
+  uint8_t qh[kQkK / 8];         // high bits: bit s of qh[l] for element l of sub-block s
+  uint8_t qs[kQkK / 2];         // low 4 bits, as Q4_K's qs
+};
+
 // 16 sub-blocks of 16 with int8 scales; x = d * scales[s] * (q - 32), q a 6-bit quant made of 4 low
 // bits in ql and 2 high bits in qh (layout in kernels/ref/dequant_ref.cc).
 struct BlockQ6_K {
@@ -50,9 +62,10 @@ struct BlockQ6_K {
 static_assert(sizeof(BlockQ8_0) == 34 && std::is_trivially_copyable_v<BlockQ8_0>);
 static_assert(sizeof(BlockQ4_0) == 18 && std::is_trivially_copyable_v<BlockQ4_0>);
 static_assert(sizeof(BlockQ4_K) == 144 && std::is_trivially_copyable_v<BlockQ4_K>);
+static_assert(sizeof(BlockQ5_K) == 176 && std::is_trivially_copyable_v<BlockQ5_K>);
 static_assert(sizeof(BlockQ6_K) == 210 && std::is_trivially_copyable_v<BlockQ6_K>);
 static_assert(alignof(BlockQ8_0) == 2 && alignof(BlockQ4_0) == 2 && alignof(BlockQ4_K) == 2 &&
-              alignof(BlockQ6_K) == 2);
+              alignof(BlockQ5_K) == 2 && alignof(BlockQ6_K) == 2);
 
 // IEEE binary16 -> binary32; exact for every input (subnormals, inf, NaN payloads kept).
 inline float Fp16ToFp32(uint16_t h) {

@@ -59,7 +59,9 @@ def walk_files(root, top):
             continue
         yield name + "/"
         for dirpath, dirnames, filenames in os.walk(full):
-            dirnames[:] = [d for d in dirnames if not is_build_dir(os.path.join(dirpath, d))]
+            # node_modules: npm's packages (tests/http, tests/deploy), not this repository's docs.
+            dirnames[:] = [d for d in dirnames if d != "node_modules" and
+                           not is_build_dir(os.path.join(dirpath, d))]
             for d in dirnames:
                 yield os.path.relpath(os.path.join(dirpath, d), root) + "/"
             for f in filenames:
@@ -86,8 +88,8 @@ def exists(root, base_dir, path):
 
 
 def looks_like_path(span, top, local_dirs):
-    if not span or any(c.isspace() for c in span):
-        return False
+    if not span or any(c.isspace() for c in span) or span in (".", "./"):
+        return False  # `./` is the doc's own folder
     if span.startswith(SKIPPED_PREFIXES) or PLACEHOLDER.search(span):
         return False
     first = span.split("/", 1)[0]

@@ -69,7 +69,7 @@ def workers_up(addr):
 
 def container(project, service):
     r = run("podman", "ps", "--filter", f"label=io.podman.compose.project={project}",
-            "--filter", f"label=io.podman.compose.service={service}", "--format", "{{.Names}}")
+            "--filter", f"label=com.docker.compose.service={service}", "--format", "{{.Names}}")
     names = r.stdout.split()
     if len(names) != 1:
         fail(f"expected one running container of {service}, podman ps says {names}")

@@ -1,5 +1,7 @@
 #include "shared/grpc_status.h"
 
+#include <string>
+
 namespace smallmind::shared {
 
 grpc::StatusCode ToGrpcCode(StatusCode code) {
@@ -42,6 +44,13 @@ grpc::Status ToGrpcStatus(const Status& status) {
 
 Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return Status::Ok();
+  // gRPC's own size limit ("Received message larger than max (N vs. M)") shares its code with a
+  // full queue, which callers retry elsewhere and HTTP answers 429 queue_full: a request too
+  // large stays too large, so it is the caller's error.
+  if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+      status.error_message().find("message larger than max") != std::string::npos) {
+    return InvalidArgument("the request is too large for its next hop: " + status.error_message());
+  }
   return Status(FromGrpcCode(status.error_code()), status.error_message());
 }
 

@@ -14,6 +14,8 @@ grpc::StatusCode ToGrpcCode(StatusCode code);
 StatusCode FromGrpcCode(grpc::StatusCode code);
 
 grpc::Status ToGrpcStatus(const Status& status);
+// Keeps code and message, except that gRPC's RESOURCE_EXHAUSTED for a message over a size limit
+// becomes INVALID_ARGUMENT (never retried, never a 429 queue_full), saying so.
 Status FromGrpcStatus(const grpc::Status& status);
 
 }  // namespace smallmind::shared

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/json_nesting.h"
+#include "shared/json_reader.h"
 
 namespace smallmind::shared {
 
@@ -197,28 +198,9 @@ class JsonSchemaCompiler {
                     fmt::format("keyword `{}` is not supported (it would not be enforced)", key));
       }
     }
-    // The keywords that stand for the whole schema: their siblings may only be annotations.
+    // The keywords that stand for the whole schema.
     for (const char* whole : {"$ref", "allOf", "anyOf", "oneOf"}) {
-      if (!s.contains(whole)) continue;
-      for (const auto& [key, value] : s.items()) {
-        if (key != whole && kAnnotations.count(key) == 0) {
-          return Fail(path, fmt::format("`{}` beside `{}` is not supported", key, whole));
-        }
-      }
-      const Json& v = s.at(whole);
-      const std::string at = Child(path, whole);
-      if (std::string_view(whole) == "$ref") return Ref(v, at);
-      if (!v.is_array() || v.empty()) return Fail(at, "must be a non-empty array of schemas");
-      if (std::string_view(whole) == "allOf") {
-        if (v.size() != 1) return Fail(at, "allOf with more than one schema is not supported");
-        return Compile(v[0], Child(at, "0"));
-      }
-      std::vector<int32_t> alternatives;
-      for (size_t i = 0; i < v.size(); i++) {
-        SM_ASSIGN_OR_RETURN(int32_t alt, Compile(v[i], Child(at, std::to_string(i))));
-        alternatives.push_back(alt);
-      }
-      return AnyOf(alternatives, at);
+      if (s.contains(whole)) return Whole(s, whole, path);
     }
     if (s.contains("const") || s.contains("enum")) return Literals(s, path);
     if (const auto type = s.find("type"); type != s.end()) {
@@ -245,6 +227,30 @@ class JsonSchemaCompiler {
     if (s.contains("minLength") || s.contains("maxLength")) return Typed(s, "string", path);
     if (NumericBound(s) != nullptr) return Typed(s, "number", path);
     return JsonSchema::kAnyValue;
+  }
+
+  // A schema that `whole` ($ref, allOf, anyOf or oneOf) stands for: its siblings may only be
+  // annotations.
+  Result<int32_t> Whole(const Json& s, const char* whole, const std::string& path) {
+    for (const auto& [key, value] : s.items()) {
+      if (key != whole && kAnnotations.count(key) == 0) {
+        return Fail(path, fmt::format("`{}` beside `{}` is not supported", key, whole));
+      }
+    }
+    const Json& v = s.at(whole);
+    const std::string at = Child(path, whole);
+    if (std::string_view(whole) == "$ref") return Ref(v, at);
+    if (!v.is_array() || v.empty()) return Fail(at, "must be a non-empty array of schemas");
+    if (std::string_view(whole) == "allOf") {
+      if (v.size() != 1) return Fail(at, "allOf with more than one schema is not supported");
+      return Compile(v[0], Child(at, "0"));
+    }
+    std::vector<int32_t> alternatives;
+    for (size_t i = 0; i < v.size(); i++) {
+      SM_ASSIGN_OR_RETURN(int32_t alt, Compile(v[i], Child(at, std::to_string(i))));
+      alternatives.push_back(alt);
+    }
+    return AnyOf(alternatives, at);
   }
 
   Result<int32_t> Typed(const Json& s, const std::string& type, const std::string& path) {
@@ -751,17 +757,16 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view t
     return InvalidArgument(
         fmt::format("json_schema nests arrays and objects more than {} deep", kMaxSchemaNesting));
   }
-  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    try {  // say where, as the parser's exception does
-      const Json ignored = Json::parse(text);
-      (void)ignored;
-    } catch (const Json::exception& e) {
-      return InvalidArgument(fmt::format("json_schema is not valid JSON: {}", e.what()));
-    }
-    return InvalidArgument("json_schema is not valid JSON");
-  }
-  return JsonSchemaCompiler(doc).Run();
+  // Linear in the text (ordered_json::parse is quadratic in the keys of one object), with the
+  // HTTP body's caps on keys; the schema's own size bounds its strings.
+  const Result<Json> doc = ReadJson(text,
+                                    JsonLimits{.max_depth = kMaxSchemaNesting,
+                                               .max_object_keys = 4096,
+                                               .max_key_bytes = 1024,
+                                               .max_string_bytes = kMaxSchemaBytes},
+                                    "json_schema");
+  if (!doc.ok()) return doc.status();
+  return JsonSchemaCompiler(doc.value()).Run();
 }
 
 std::shared_ptr<const JsonSchema> JsonSchema::AnyObject() {

@@ -46,6 +46,22 @@ Status Lock(const bip::shared_memory_object& shm, const std::string& name) {
       fmt::format("cannot lock {}: {}", ShmSegment::PathOf(name), std::strerror(errno)));
 }
 
+// A segment this process may trust: owned by its effective uid, no group or other permission bit
+// (what Create makes). Anything else may have been planted, or be read, by another local user.
+Status CheckOwned(const bip::shared_memory_object& shm, const std::string& name) {
+  struct stat st {};
+  if (::fstat(NativeFd(shm), &st) != 0) {
+    return Internal(
+        fmt::format("cannot stat {}: {}", ShmSegment::PathOf(name), std::strerror(errno)));
+  }
+  if (st.st_uid == ::geteuid() && (st.st_mode & 077) == 0) return Status::Ok();
+  return FailedPrecondition(fmt::format(
+      "shared-memory segment {} is owned by uid {} with mode {:04o}, not by this process's uid {} "
+      "with mode 0600: refusing to use it (another user could read or write it); remove it or "
+      "choose another name",
+      ShmSegment::PathOf(name), st.st_uid, st.st_mode & 07777, ::geteuid()));
+}
+
 }  // namespace
 
 ShmSegment::ShmSegment(std::string name, std::unique_ptr<Handle> handle, bool created)
@@ -119,6 +135,7 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::Attach(const std::string& name) 
     return Unavailable(fmt::format("cannot open shared-memory segment {}: {} (another user's?)",
                                    PathOf(name), Describe(e)));
   }
+  SM_RETURN_IF_ERROR(CheckOwned(handle->shm, name));
   SM_RETURN_IF_ERROR(Lock(handle->shm, name));
   try {
     bip::offset_t size = 0;

@@ -24,7 +24,9 @@ class ShmSegment {
   // already exists.
   static Result<std::unique_ptr<ShmSegment>> Create(const std::string& name, size_t bytes);
   // Maps the existing segment `name` at its current size. NotFound when there is none;
-  // Unavailable when a live process holds it.
+  // FailedPrecondition when it is not owned by this process's effective uid or has any group or
+  // other permission bit (planted or readable by another user: never attached); Unavailable when
+  // a live process holds it.
   static Result<std::unique_ptr<ShmSegment>> Attach(const std::string& name);
   // Unlinks segment `name` (mappings stay valid until unmapped); true when it existed.
   static bool Remove(const std::string& name);

@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shared/fd_limit.h"
 #include "shared/grpc_process.h"
 #include "shared/log.h"
 #include "worker/worker.h"
@@ -26,6 +27,11 @@ int Run(int argc, char** argv) {
     return help ? 0 : 2;
   }
   smallmind::shared::InitLogging("worker-" + std::to_string(config->worker_id), config->log_level);
+  if (auto fds = smallmind::shared::RaiseFdLimit(); !fds.ok()) {
+    spdlog::warn("{}", fds.status().message());
+  } else if (fds->after != fds->before) {
+    spdlog::info("open-file limit raised from {} to {}", fds->before, fds->after);
+  }
 
   // Signals are taken by one thread with sigwait, so no handler runs inside library code.
   sigset_t signals;

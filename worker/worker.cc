@@ -19,20 +19,22 @@ Worker::Worker(WorkerConfig config) : config_(std::move(config)) {}
 
 Worker::~Worker() { Shutdown(); }
 
-shared::Status Worker::PlanKv() {
-  const ModelConfig& c = model_->llama.config;
-  const int bs = config_.kv.block_size;
-  SM_RETURN_IF_ERROR(KvPool::CheckType(c, config_.kv.dtype));
+namespace {
+
+// Blocks of the KV pool: --kv-blocks, or as many as the --kv-memory-mb budget holds (at most a
+// full context for every --max-seqs sequence); refused when one full context does not fit.
+shared::Result<int64_t> KvBlockCount(const ModelConfig& c, const WorkerConfig& config) {
+  const int bs = config.kv.block_size;
   // The whole segment stays within the budget: each block's data, metadata and token ids, plus
   // the header and alignment (so --kv-memory-mb 1024 fits a 1 GiB /dev/shm, as compose.yaml has).
-  const int64_t bytes_per_block = KvPool::BytesFor(c, 1, bs, config_.kv.dtype) +
+  const int64_t bytes_per_block = KvPool::BytesFor(c, 1, bs, config.kv.dtype) +
                                   sizeof(shared::KvBlockMeta) + int64_t{bs} * sizeof(int32_t);
   const int64_t fixed_bytes = 3 * shared::kKvSegmentDataAlignment;
   const int context_blocks = (c.context_length + bs - 1) / bs;
-  int64_t blocks = config_.kv.num_blocks;
+  int64_t blocks = config.kv.num_blocks;
   if (blocks == 0) {
-    int64_t budget = static_cast<int64_t>(config_.kv.memory_mb) << 20;
-    int64_t wanted = static_cast<int64_t>(context_blocks) * config_.scheduler.max_seqs;
+    int64_t budget = static_cast<int64_t>(config.kv.memory_mb) << 20;
+    int64_t wanted = static_cast<int64_t>(context_blocks) * config.scheduler.max_seqs;
     blocks = std::min(wanted, std::max<int64_t>(0, budget - fixed_bytes) / bytes_per_block);
   }
   // One sequence must always fit alone, so preemption can always make progress.
@@ -42,8 +44,14 @@ shared::Status Worker::PlanKv() {
                                    std::to_string(c.context_length) +
                                    " tokens; raise --kv-memory-mb or --kv-blocks");
   }
+  return blocks;
+}
+
+// The geometry the KV segment's header records (a successor re-attaches only the same).
+shared::KvGeometry KvGeometryOf(const ModelConfig& c, int block_size, kernels::KvType dtype,
+                                int64_t blocks) {
   shared::KvGeometry geometry;
-  geometry.block_size = static_cast<uint32_t>(bs);
+  geometry.block_size = static_cast<uint32_t>(block_size);
   geometry.n_layers = static_cast<uint32_t>(c.n_layers);
   geometry.n_kv_heads = static_cast<uint32_t>(c.n_kv_heads);
   geometry.head_dim = static_cast<uint32_t>(c.head_dim());
@@ -61,10 +69,20 @@ shared::Status Worker::PlanKv() {
                         kernels::KvRowElems(kernels::KvType::kF16, 64) *
                             kernels::KvTypeBytes(kernels::KvType::kF16),
                 "the segment's block size is the pool's");
-  geometry.dtype = static_cast<uint32_t>(config_.kv.dtype);
+  geometry.dtype = static_cast<uint32_t>(dtype);
   geometry.block_count = static_cast<uint32_t>(blocks);
-  const KvSegmentSpec spec{KvSegmentNameFor(config_.kv.segment, config_.listen), geometry,
-                           model_fingerprint_};
+  return geometry;
+}
+
+}  // namespace
+
+shared::Status Worker::PlanKv() {
+  const ModelConfig& c = model_->llama.config;
+  const int bs = config_.kv.block_size;
+  SM_RETURN_IF_ERROR(KvPool::CheckType(c, config_.kv.dtype));
+  SM_ASSIGN_OR_RETURN(const int64_t blocks, KvBlockCount(c, config_));
+  const KvSegmentSpec spec{KvSegmentNameFor(config_.kv.segment, config_.listen),
+                           KvGeometryOf(c, bs, config_.kv.dtype, blocks), model_fingerprint_};
   SM_ASSIGN_OR_RETURN(kv_segment_, KvSegment::Open(spec));
   // Bind before reserving, so that fresh pages are allocated on the engine's node.
   BindToNumaNode(kv_segment_->data().data(), kv_segment_->data().size_bytes(),

@@ -44,6 +44,12 @@ const kLlamaShape = ["--preset", "bench-110M", "--dim", "256", "--ffn", "768", "
                      "--heads", "4", "--kv-heads", "2", "--vocab", "1024", "--context", "512",
                      "--seed", "1", "--classifier-gain", "1"];
 
+// Llama-3.2-shaped (issue 42 item 1): rope_freqs.weight with Llama 3.1's scaling divisors, rope
+// base 500000, tied embeddings (no output.weight); token_embd's spread 1/sqrt(dim) gives the tied
+// classifier the untied one's logit spread of 1.
+const kLlama3Shape = [...kLlamaShape, "--rope-theta", "500000", "--rope-freqs", "llama3", "--tied",
+                      "--embd-spread", "0.0625"];
+
 // stories260K (real weights) converted by smallmind-modelgen; "$SHARED" is the ../shared folder.
 const kStoriesFlags = ["--from-llama2c", "$SHARED/models/stories260K.bin", "--tokenizer",
                        "$SHARED/models/tok512.bin"];
@@ -69,6 +75,10 @@ const kCases = {
   "llama-q4_k": {modelgen: [...kLlamaShape, "--type", "q4_k"]},
   "llama-q6_k": {modelgen: [...kLlamaShape, "--type", "q6_k"]},
   "llama-q4_k_m": {modelgen: [...kLlamaShape, "--type", "q4_k_m"]},
+  "llama-q5_k": {modelgen: [...kLlamaShape, "--type", "q5_k"]},
+  "llama-q5_k_m": {modelgen: [...kLlamaShape, "--type", "q5_k_m"]},
+  "llama3-f32": {modelgen: [...kLlama3Shape, "--type", "f32"]},
+  "llama3-q8_0": {modelgen: [...kLlama3Shape, "--type", "q8_0"]},
   "stories260k": {shared: "models/stories260K.gguf", text: "story"},
   "stories260k-q8_0": {modelgen: [...kStoriesFlags, "--type", "q8_0"], text: "story",
                        disabled: kRealWeightSensitivity},

@@ -87,6 +87,7 @@ shared::Status HttpDoor::Start(const DoorContext& context) {
   server_options.host = context.listen_host;
   server_options.port = options_.port;
   server_options.threads = options_.threads;
+  server_options.max_connections = options_.max_connections;
   server_options.limits.max_body_bytes = options_.max_body_bytes;
   server_options.tls = {context.tls_cert_chain_pem, context.tls_private_key_pem,
                         context.tls_client_ca_pem};

@@ -14,6 +14,9 @@ namespace smallmind::gateway {
 struct HttpOptions {
   int port = -1;  // -1 = off; 0 = any free port
   int threads = 2;
+  // Open connections at most (--http-max-connections): one more is answered 503 and closed, so
+  // idle connections cannot take every file descriptor the gRPC port needs too.
+  int max_connections = 1024;
   std::string chat_template_file;  // "" = the model's own template (ChatML when it has none)
   std::string chat_template_date;  // "YYYY-MM-DD" pins strftime_now; "" = today
   // How the model writes the tool calls it makes on its own: "auto" (read off the chat

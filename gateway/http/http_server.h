@@ -18,8 +18,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "gateway/http/http_session.h"
+#include "shared/rate_limited_log.h"
 #include "shared/status.h"
 
 namespace smallmind::gateway::http {
@@ -35,6 +37,9 @@ struct HttpServerOptions {
   std::string host = "0.0.0.0";
   int port = 0;  // 0 = any free port (see port())
   int threads = 2;
+  // Open connections at most; one more is answered 503 and closed (TLS: closed), so that idle
+  // connections cannot take every descriptor of the process (--http-max-connections).
+  int max_connections = 1024;
   SessionLimits limits;
   HttpTls tls;
 };
@@ -63,6 +68,10 @@ class HttpServer final : private SessionOwner {
 
  private:
   void Accept();
+  void Accepted(boost::asio::ip::tcp::socket socket);
+  // After a failed accept: the next one at once, or after a pause that grows while descriptors
+  // stay exhausted (EMFILE/ENFILE), so the loop neither spins nor floods the log.
+  void AcceptFailed(const boost::system::error_code& ec);
   void ForEachSession(const std::function<void(SessionControl&)>& fn);
   void SessionEnded(const void* session) override;
   bool draining() const override;
@@ -74,6 +83,9 @@ class HttpServer final : private SessionOwner {
   boost::asio::io_context io_;
   std::optional<boost::asio::ssl::context> tls_;
   std::optional<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::optional<boost::asio::steady_timer> accept_pause_;
+  std::chrono::milliseconds accept_backoff_{0};  // accept loop only
+  shared::RateLimitedLog accept_log_{std::chrono::seconds(10)};
   std::vector<std::thread> threads_;
   int port_ = 0;
   bool stopped_ = false;

@@ -10,7 +10,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "shared/json_nesting.h"
+#include "shared/json_reader.h"
 #include "shared/json_schema.h"
 
 namespace smallmind::gateway::http {
@@ -244,9 +244,10 @@ bool ReadCommon(Fields& f, OpenAiRequest& r) {
   std::string user;
   f.String("user", &user);  // accepted, ignored
   f.Number("timeout", &r.timeout_s);
-  if (f.ok() && (r.timeout_s < 0 || !std::isfinite(r.timeout_s))) {
-    return f.Fail("timeout",
-                  fmt::format("`timeout` must be >= 0 seconds (0 = none), got {}", r.timeout_s));
+  // Capped: 1e300 seconds once overflowed the deadline's arithmetic into an instant 504.
+  if (f.ok() && !(r.timeout_s >= 0 && r.timeout_s <= kMaxTimeoutSeconds)) {
+    return f.Fail("timeout", fmt::format("`timeout` must be 0 (none) to {} seconds, got {}",
+                                         kMaxTimeoutSeconds, r.timeout_s));
   }
   return f.ok();
 }
@@ -498,34 +499,18 @@ bool CheckToolCalls(const Json& m, size_t i, HttpError* error) {
 }  // namespace
 
 std::optional<Json> ParseJsonObject(std::string_view body, HttpError* error) {
-  // Printing, copying into a template and compiling a schema recurse once per level.
-  if (const int depth = shared::JsonNesting(body, kMaxBodyNesting); depth > kMaxBodyNesting) {
+  // Linear in the body whatever its shape, with the caps of kBodyJsonLimits (docs/security.md).
+  shared::Result<Json> json = shared::ReadJson(body, kBodyJsonLimits, "the body");
+  if (!json.ok()) {
+    *error = MakeError(400, json.status().message(), {}, "invalid_json");
+    return std::nullopt;
+  }
+  if (!json.value().is_object()) {
     *error = MakeError(
-        400, fmt::format("the body nests arrays and objects more than {} deep", kMaxBodyNesting),
-        {}, "invalid_json");
+        400, fmt::format("the body must be a JSON object, got {}", TypeName(json.value())));
     return std::nullopt;
   }
-  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
-    // Say where, the way a parser with exceptions would. Any exception of the library: besides
-    // parse_error it throws out_of_range for a number too large for a double (1e999), which
-    // allow_exceptions = false above does not turn into a discarded value here.
-    try {
-      Json ignored = Json::parse(body);
-      (void)ignored;
-    } catch (const Json::exception& e) {
-      *error = MakeError(400, fmt::format("the body is not valid JSON: {}", e.what()), {},
-                         "invalid_json");
-      return std::nullopt;
-    }
-    *error = MakeError(400, "the body is not valid JSON", {}, "invalid_json");
-    return std::nullopt;
-  }
-  if (!json.is_object()) {
-    *error = MakeError(400, fmt::format("the body must be a JSON object, got {}", TypeName(json)));
-    return std::nullopt;
-  }
-  return json;
+  return std::move(json.value());
 }
 
 bool CheckMessages(const Json& messages, HttpError* error) {

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/http/http_error.h"
+#include "shared/json_reader.h"
+#include "shared/request_limits.h"
 #include "smallmind/v1/inference.pb.h"
 
 namespace smallmind::gateway::http {
@@ -26,9 +28,17 @@ inline constexpr uint32_t kCompletionsDefaultMaxTokens = 16;
 inline constexpr int64_t kMaxTopLogprobs = 20;
 // `n`, the choices one request may ask for: each is a sequence of its own on the worker.
 inline constexpr int64_t kMaxChoices = 8;
-// Arrays and objects a request body may nest: past any real request (a tool's parameters, a
-// JSON Schema), and far short of the stack the recursive steps after parsing need.
-inline constexpr int kMaxBodyNesting = 200;
+// The caps on one JSON body (docs/security.md), past any real request: nesting 200 deep (a tool's
+// parameters, a JSON Schema), far short of the stack the recursive steps after parsing need;
+// 4096 keys per object (logit_bias takes 4096 token ids); 1 KiB keys. Strings are bounded by the
+// body's own limit (HttpOptions::max_body_bytes).
+inline constexpr shared::JsonLimits kBodyJsonLimits{.max_depth = 200,
+                                                    .max_object_keys = 4096,
+                                                    .max_key_bytes = 1024,
+                                                    .max_string_bytes = shared::kMaxRequestBytes};
+
+// Our `timeout` extension's largest value, in seconds (one day).
+inline constexpr double kMaxTimeoutSeconds = 86400;
 
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;

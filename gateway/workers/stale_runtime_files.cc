@@ -6,10 +6,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
 #include <string_view>
 #include <system_error>
 
@@ -37,7 +43,40 @@ pid_t PidOf(std::string_view name) {
   return pid;
 }
 
-bool ProcessExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+// Seconds since the epoch at which this system booted (/proc/stat's btime); 0 when unknown.
+int64_t BootTime() {
+  std::ifstream stat("/proc/stat");
+  std::string key;
+  int64_t value = 0;
+  while (stat >> key) {
+    if (key == "btime" && stat >> value) return value;
+    stat.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+// Whether process `pid` may still be the gateway that made a file last changed at `changed`
+// (seconds since the epoch). No: it does not exist, it is a zombie (dead, not yet reaped), or it
+// started after the file changed (the pid was reused). Without /proc, existence alone decides.
+bool GatewayMayBeAlive(pid_t pid, int64_t changed) {
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(file, line)) return true;
+  const size_t paren = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (paren == std::string::npos) return true;
+  std::istringstream fields(line.substr(paren + 1));
+  char state = 0;
+  fields >> state;
+  if (state == 'Z' || state == 'X') return false;
+  std::string skipped;
+  for (int i = 4; i < 22; ++i) fields >> skipped;  // ppid .. itrealvalue: fields 4-21
+  int64_t start_ticks = 0;
+  const int64_t boot = BootTime();
+  const long ticks_per_s = ::sysconf(_SC_CLK_TCK);
+  if (!(fields >> start_ticks) || boot == 0 || ticks_per_s <= 0) return true;
+  return boot + start_ticks / ticks_per_s <= changed + 1;  // 1 s: btime and ticks round down
+}
 
 // True when some process accepts connections on the Unix socket at `path`.
 bool SocketIsLive(const fs::path& path) {
@@ -59,7 +98,7 @@ bool OwnedAndOrphaned(const fs::path& path, bool directory) {
   if (::lstat(path.c_str(), &st) != 0 || st.st_uid != ::getuid()) return false;
   if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) return false;
   const pid_t pid = PidOf(path.filename().string());
-  return pid > 0 && !ProcessExists(pid);
+  return pid > 0 && !GatewayMayBeAlive(pid, std::min<int64_t>(st.st_mtime, st.st_ctime));
 }
 
 bool IsStaleSocketDir(const fs::path& dir) {

@@ -11,10 +11,11 @@
 namespace smallmind::gateway {
 
 // Removes every directory smallmind-<pid>-* in `runtime_dir` ("" = $TMPDIR, else /tmp) that this
-// user owns, whose gateway process <pid> no longer exists and none of whose sockets accepts a
+// user owns, whose gateway process <pid> is gone (no such process, a zombie, or a process that
+// started after the directory last changed: the pid was reused) and none of whose sockets accepts a
 // connection (so a live gateway in another PID namespace sharing the directory is left alone),
-// and every segment smallmind-<pid>-* of a gone <pid> that no live process holds. Returns the
-// paths removed; logs each one.
+// and every segment smallmind-<pid>-* of a gone <pid>, in the same sense, that no live process
+// holds. Returns the paths removed; logs each one.
 std::vector<std::string> ReclaimStaleRuntimeFiles(const std::string& runtime_dir);
 
 }  // namespace smallmind::gateway

@@ -1,20 +1,21 @@
 // Avx2KernelTable(): the AVX2 kernels for one ExecMode (the embedding row lookup stays the
 // reference one: it runs once per token, off the hot loops).
 //
-// Q8_0, Q4_0, Q4_K and Q6_K matrices run the packed integer kernels over Q8 activations on both
-// paths (the K-quants over kQ8K rows, the others over kQ8: llama.cpp's pairing, kernels.h): each
-// output element is one lane reducing its row's blocks left to right, and activations are quantized
-// per token row, so the result does not depend on the batch, the row split or the thread count,
-// which is all the deterministic path asks (DESIGN.md section 4). Both paths then read one packed
-// copy of those matrices. The float types keep float activations.
+// Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices run the packed integer kernels over Q8 activations on
+// both paths (the K-quants over kQ8K rows, the others over kQ8: llama.cpp's pairing, kernels.h):
+// each output element is one lane reducing its row's blocks left to right, and activations are
+// quantized per token row, so the result does not depend on the batch, the row split or the thread
+// count, which is all the deterministic path asks (DESIGN.md section 4). Both paths then read one
+// packed copy of those matrices. The float types keep float activations.
 #include "kernels/avx2/kernels_avx2.h"
 #include "kernels/ref/quantize_ref.h"
 
 namespace smallmind::kernels::avx2 {
 
 KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
-  KernelTable t = WithPackedMatmuls(RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
-                                    &MatmulQ4_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2);
+  KernelTable t =
+      WithPackedMatmuls(RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
+                        {&MatmulQ4_Kx8Q8Avx2, &MatmulQ5_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2});
   t.matmul[WeightSlot(DType::kF32)] = MatmulOp{&MatmulF32Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
@@ -36,21 +37,21 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   return t;
 }
 
-KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
-                              MatmulFn q6_k) {
+KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, const KQuantFns& k) {
   t.matmul[WeightSlot(DType::kQ8_0)] =
       MatmulOp{q8_0, MatmulInput::kQ8, &PackQ8_0x8, &PackedQ8_0x8Bytes};
   t.matmul[WeightSlot(DType::kQ4_0)] = Q4_0x8Op(q4_0, MatmulInput::kQ8);
   t.matmul[WeightSlot(DType::kQ4_K)] =
-      MatmulOp{q4_k, MatmulInput::kQ8K, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
+      MatmulOp{k.q4_k, MatmulInput::kQ8K, &PackQ4_Kx8, &PackedQ4_Kx8Bytes};
+  t.matmul[WeightSlot(DType::kQ5_K)] =
+      MatmulOp{k.q5_k, MatmulInput::kQ8K, &PackQ5_Kx8, &PackedQ5_Kx8Bytes};
   t.matmul[WeightSlot(DType::kQ6_K)] =
-      MatmulOp{q6_k, MatmulInput::kQ8K, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
+      MatmulOp{k.q6_k, MatmulInput::kQ8K, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
   return t;
 }
 
-KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulOp q4_0, MatmulFn q4_k,
-                                  MatmulFn q6_k) {
-  t = WithPackedMatmuls(t, q8_0.fn, q4_0.fn, q4_k, q6_k);
+KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulOp q4_0, const KQuantFns& k) {
+  t = WithPackedMatmuls(t, q8_0.fn, q4_0.fn, k);
   t.matmul[WeightSlot(DType::kQ8_0)] = q8_0;
   t.matmul[WeightSlot(DType::kQ4_0)] = q4_0;
   return t;

@@ -9,20 +9,26 @@
 namespace smallmind::kernels::avx2 {
 
 // The table for `mode`. Every AVX2 kernel is batch-invariant, so both modes get the same table:
-// the quantized types' matmuls (Q8_0, Q4_0, Q4_K, Q6_K) read Q8 activations (integer dot
+// the quantized types' matmuls (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) read Q8 activations (integer dot
 // products) and packed weights, the float types float activations (kernel_table_avx2.cc says why
 // this is deterministic).
 KernelTable Avx2KernelTable(ExecMode mode);
 
-// `table` with the Q8_0, Q4_0, Q4_K and Q6_K matmuls set to these functions over Q8 activations
+// The K-quant matmuls of one integer core, over kQ8K rows and the packed layouts below
+// (PackQ4_Kx8, PackQ5_Kx8, PackQ6_Kx8).
+struct KQuantFns {
+  MatmulFn q4_k = nullptr;
+  MatmulFn q5_k = nullptr;
+  MatmulFn q6_k = nullptr;
+};
+// `table` with the Q8_0, Q4_0 and K-quant matmuls set to these functions over Q8 activations
 // and the packed layouts of the pack functions below: this table's own.
-KernelTable WithPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, MatmulFn q4_k,
-                              MatmulFn q6_k);
+KernelTable WithPackedMatmuls(KernelTable table, MatmulFn q8_0, MatmulFn q4_0, const KQuantFns& k);
 // The same for the VNNI flavours (kernels/avx512/, kernels/avx_vnni/), whose kernels give these
-// kernels' bits: Q8_0 and Q4_0 the ops given (made by the functions below), Q4_K and Q6_K packed
+// kernels' bits: Q8_0 and Q4_0 the ops given (made by the functions below), the K-quants packed
 // as above.
-KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulOp q4_0, MatmulFn q4_k,
-                                  MatmulFn q6_k);
+KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulOp q4_0,
+                                  const KQuantFns& k);
 // A Q8_0 matmul over Q8 activations on Q8_0 packed 8 rows a group with unsigned quants
 // (PackQ8_0x8u: the 256-bit VNNI cores') or 16 (PackQ8_0x16u: the 512-bit and AMX kernels'); a
 // Q4_0 one on Q4_0 packed 8 rows a group (PackQ4_0x8: the 256-bit cores') or 16 (PackQ4_0x16:
@@ -74,15 +80,19 @@ void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
 void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 
-// Q4_K/Q6_K matmuls of both paths (matmul_kquant_avx2.cc): the same scheme over the packed
+// Q4_K/Q5_K/Q6_K matmuls of both paths (matmul_kquant_avx2.cc): the same scheme over the packed
 // layouts kquant_x8.h states (the size of the source), bitwise MatmulQ4_KQ8ActRef /
-// MatmulQ6_KQ8ActRef: y[t, r] = per activation block of 32 in order, in one float, fma(float(exact
-// scaled isum), d * dx, y) (Q4_K then fma(-(dmin * m), s, y)).
+// MatmulQ5_KQ8ActRef / MatmulQ6_KQ8ActRef: y[t, r] = per activation block of 32 in order, in one
+// float, fma(float(exact scaled isum), d * dx, y) (Q4_K, Q5_K then fma(-(dmin * m), s, y)).
 void PackQ4_Kx8(const void* src, void* dst, int rows, int cols);
+void PackQ5_Kx8(const void* src, void* dst, int rows, int cols);
 void PackQ6_Kx8(const void* src, void* dst, int rows, int cols);
 size_t PackedQ4_Kx8Bytes(int rows, int cols);
+size_t PackedQ5_Kx8Bytes(int rows, int cols);
 size_t PackedQ6_Kx8Bytes(int rows, int cols);
 void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ5_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
@@ -99,7 +109,7 @@ void AddAvx2(float* x, const float* delta, int dim, RowRange tokens);
 void AddBiasAvx2(float* x, const float* bias, int dim, RowRange tokens);
 
 // RoPE (rope_avx2.cc): bitwise the reference (same angles, same products, no FMA).
-void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
+void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, const RopeFreqs& freqs,
               RopeLayout layout, RowRange rows);
 
 // Attention (attention_avx2.cc), per (token, head) row: scores q.k over head_dim in 8 lanes (FMA)

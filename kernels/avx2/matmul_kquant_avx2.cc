@@ -1,12 +1,13 @@
-// AVX2 matmuls of Q4_K / Q6_K weights over Q8 activations (both paths), the K-quant siblings of
-// matmul_q8_avx2.cc: weights repacked 8 rows at a time so one 256-bit register holds 4 consecutive
-// quants of each of 8 rows, a maddubs against 4 activation quants broadcast to every lane advances
-// 8 rows at once (Q6_K: |q - 32| against the quants with q - 32's sign), and each int32 lane ends
-// an activation block of 32 holding its row's exact scaled integer dot product (the sub-block
-// scales are applied by the madd that widens the int16 sums). Per block and row the one float
-// accumulator then gets the fmas MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef state, blocks left to
-// right: bitwise those references. Tiles (q8_rows.h; prefill Q4_K 2 groups x 4 tokens, Q6_K
-// 1 x 4; decode Q4_K 4 groups x 1 token, Q6_K 1 x 1 with software prefetch) only share loads and
+// AVX2 matmuls of Q4_K / Q5_K / Q6_K weights over Q8 activations (both paths), the K-quant siblings
+// of matmul_q8_avx2.cc: weights repacked 8 rows at a time so one 256-bit register holds 4
+// consecutive quants of each of 8 rows, a maddubs against 4 activation quants broadcast to every
+// lane advances 8 rows at once (Q6_K: |q - 32| against the quants with q - 32's sign), and each
+// int32 lane ends an activation block of 32 holding its row's exact scaled integer dot product (the
+// sub-block scales are applied by the madd that widens the int16 sums). Per block and row the one
+// float accumulator then gets the fmas MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef state, blocks left
+// to right: bitwise those references (Q5_K: MatmulQ5_KQ8ActRef). Tiles (q8_rows.h; prefill Q4_K 2
+// groups x 4 tokens, Q5_K and Q6_K 1 x 4; decode Q4_K 4 groups x 1 token, Q5_K and Q6_K 1 x 1 with
+// software prefetch) only share loads and
 // registers, so every tile shape gives a (token, row) the same bits.
 //
 // The packed layouts, the walks, the float steps and the tiles are in kquant_x8.h (shared
@@ -52,7 +53,9 @@ void ScaleMinK4(int j, const uint8_t* q, int* scale, int* min) {
   }
 }
 
-void PackBlock(const BlockQ4_K& s, int lane, Q4_Kx8& p) {
+// The fields Q4_Kx8 and Q5_Kx8 share (kquant_x8.h) from a Q4_K or Q5_K block.
+template <typename Block, typename Packed>
+void PackScaleMinBlock(const Block& s, int lane, Packed& p) {
   p.d[lane] = s.d;
   p.dmin[lane] = s.dmin;
   for (int j = 0; j < 8; j++) {
@@ -64,6 +67,13 @@ void PackBlock(const BlockQ4_K& s, int lane, Q4_Kx8& p) {
   for (int q = 0; q < 4; q++) {
     for (int m = 0; m < 8; m++) std::memcpy(&p.qs[q][m][4 * lane], &s.qs[32 * q + 4 * m], 4);
   }
+}
+
+void PackBlock(const BlockQ4_K& s, int lane, Q4_Kx8& p) { PackScaleMinBlock(s, lane, p); }
+
+void PackBlock(const BlockQ5_K& s, int lane, Q5_Kx8& p) {
+  PackScaleMinBlock(s, lane, p);
+  for (int m = 0; m < 8; m++) std::memcpy(&p.qh[m][4 * lane], &s.qh[4 * m], 4);
 }
 
 void PackBlock(const BlockQ6_K& s, int lane, Q6_Kx8& p) {
@@ -94,11 +104,17 @@ void Pack(const void* src, void* dst, int rows, int cols) {
 void PackQ4_Kx8(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ4_K, Q4_Kx8>(src, dst, rows, cols);
 }
+void PackQ5_Kx8(const void* src, void* dst, int rows, int cols) {
+  Pack<BlockQ5_K, Q5_Kx8>(src, dst, rows, cols);
+}
 void PackQ6_Kx8(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ6_K, Q6_Kx8>(src, dst, rows, cols);
 }
 size_t PackedQ4_Kx8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / kQkK) * sizeof(Q4_Kx8);
+}
+size_t PackedQ5_Kx8Bytes(int rows, int cols) {
+  return GroupsOf(rows) * (cols / kQkK) * sizeof(Q5_Kx8);
 }
 size_t PackedQ6_Kx8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / kQkK) * sizeof(Q6_Kx8);
@@ -107,6 +123,10 @@ size_t PackedQ6_Kx8Bytes(int rows, int cols) {
 void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q4_Kx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulQ5_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  MatmulKQuantPacked<Q5_Kx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {

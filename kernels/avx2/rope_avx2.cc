@@ -14,12 +14,11 @@ namespace {
 
 constexpr int kMaxHalf = 512;  // head_dim <= 1024; larger heads take the scalar path
 
-// cos/sin of pos * theta^(-j / head_dim) for the head_dim / 2 pairs, in pair order; j as RopeRef.
-void Angles(int pos, int head_dim, float theta, float* cos_out, float* sin_out) {
+// cos/sin of pos * RopeFrequency(j) for the head_dim / 2 pairs, in pair order; j as RopeRef.
+void Angles(int pos, int head_dim, const RopeFreqs& freqs, float* cos_out, float* sin_out) {
   for (int i = 0; i < head_dim / 2; i++) {
     const int j = 2 * i;  // the frequency index of pair i in both layouts
-    const float freq = 1.0f / std::pow(theta, j / static_cast<float>(head_dim));
-    const float angle = pos * freq;
+    const float angle = pos * RopeFrequency(j, head_dim, freqs);
     cos_out[i] = std::cos(angle);
     sin_out[i] = std::sin(angle);
   }
@@ -80,14 +79,17 @@ class AngleMemo {
   static constexpr int kMaxMemoHalf = 64;  // heads up to 128 dims are memoized
 
   // c and s of `pos`: from the memo, or computed into it.
-  void Get(int pos, int head_dim, float theta, const float** c, const float** s) {
+  void Get(int pos, int head_dim, const RopeFreqs& freqs, const float** c, const float** s) {
     Entry& e = entries_[static_cast<unsigned>(pos) % kSlots];
     const int64_t key = int64_t{pos} + 1;
-    if (e.key != key || e.head_dim != head_dim || e.theta != theta) {
-      Angles(pos, head_dim, theta, e.c, e.s);
+    if (e.key != key || e.head_dim != head_dim || e.theta != freqs.theta ||
+        e.scale != freqs.scale || e.factors != freqs.factors) {
+      Angles(pos, head_dim, freqs, e.c, e.s);
       e.key = key;
       e.head_dim = head_dim;
-      e.theta = theta;
+      e.theta = freqs.theta;
+      e.scale = freqs.scale;
+      e.factors = freqs.factors;
     }
     *c = e.c;
     *s = e.s;
@@ -101,6 +103,9 @@ class AngleMemo {
     int64_t key;  // position + 1; 0: empty
     int head_dim;
     float theta;
+    float scale;
+    // The factors by address: a model's rope_freqs tensor does not change while it is loaded.
+    const float* factors;
   };
   Entry entries_[kSlots];
 };
@@ -109,7 +114,7 @@ thread_local AngleMemo angle_memo;
 
 }  // namespace
 
-void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
+void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, const RopeFreqs& freqs,
               RopeLayout layout, RowRange rows) {
   float own_c[kMaxHalf], own_s[kMaxHalf];  // angles of heads too large for the memo
   const float* c = own_c;
@@ -118,14 +123,14 @@ void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, flo
   for (int r = rows.begin; r < rows.end; r++) {
     const int t = r / n_heads;
     if (head_dim / 2 > kMaxHalf) {
-      RopeRef(x, positions, n_heads, head_dim, theta, layout, RowRange{r, r + 1});
+      RopeRef(x, positions, n_heads, head_dim, freqs, layout, RowRange{r, r + 1});
       continue;
     }
     if (t != angles_of) {
       if (head_dim / 2 <= AngleMemo::kMaxMemoHalf) {
-        angle_memo.Get(positions[t], head_dim, theta, &c, &s);
+        angle_memo.Get(positions[t], head_dim, freqs, &c, &s);
       } else {
-        Angles(positions[t], head_dim, theta, own_c, own_s);
+        Angles(positions[t], head_dim, freqs, own_c, own_s);
       }
       angles_of = t;
     }

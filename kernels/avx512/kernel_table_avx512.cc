@@ -1,6 +1,6 @@
-// Avx512KernelTable(): the AVX2 table with the VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls. Q8_0 and
+// Avx512KernelTable(): the AVX2 table with the VNNI Q8_0 / Q4_0 / K-quant matmuls. Q8_0 and
 // Q4_0 run on 512-bit registers, packed 16 rows a group (Q8_0x16u with its quants offset to
-// unsigned, the AMX kernel's layout; Q4_0x16); Q4_K and Q6_K read the AVX2 kernels' packed
+// unsigned, the AMX kernel's layout; Q4_0x16); the K-quants read the AVX2 kernels' packed
 // layouts on 256-bit registers. Attention over float and half caches serves the rows of a tile that
 // share a KV head two to a 512-bit register (AttentionAvx512); softmax and SwiGLU compute 16 exps
 // at a time (SoftmaxAvx512, SwiGluAvx512); matmul inputs are quantized into octets a block of 8
@@ -15,8 +15,8 @@ namespace smallmind::kernels::avx512 {
 KernelTable Avx512KernelTable(ExecMode mode) {
   KernelTable t = avx2::WithVnniPackedMatmuls(
       avx2::Avx2KernelTable(mode), avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Avx512, MatmulInput::kQ8Octets),
-      avx2::Q4_0x16Op(&MatmulQ4_0x16Q8Avx512, MatmulInput::kQ8Octets), &MatmulQ4_Kx8Q8Vnni,
-      &MatmulQ6_Kx8Q8Vnni);
+      avx2::Q4_0x16Op(&MatmulQ4_0x16Q8Avx512, MatmulInput::kQ8Octets),
+      {&MatmulQ4_Kx8Q8Vnni, &MatmulQ5_Kx8Q8Vnni, &MatmulQ6_Kx8Q8Vnni});
   t.attention = &AttentionAvx512;
   t.softmax = &SoftmaxAvx512;
   t.swiglu = &SwiGluAvx512;

@@ -9,15 +9,17 @@
 
 namespace smallmind::kernels::avx512 {
 
-// The AVX2 table with the Q8_0, Q4_0, Q4_K and Q6_K matmuls replaced by the VNNI ones below.
+// The AVX2 table with the Q8_0, Q4_0 and K-quant matmuls replaced by the VNNI ones below.
 // Every entry gives the AVX2 kernel's bits (the VNNI matmuls compute the same exact integers), so
 // a result does not depend on which of the two tables ran it.
 KernelTable Avx512KernelTable(ExecMode mode);
 
 // Matmuls over Q8 activations (matmul_avx512.cc) on the AVX2 kernels' packed layouts
-// (avx2::PackQ4_Kx8, PackQ6_Kx8), EVEX vpdpbusd integer cores on 256-bit registers: bitwise
-// avx2::MatmulQ4_Kx8Q8Avx2 and MatmulQ6_Kx8Q8Avx2.
+// (avx2::PackQ4_Kx8, PackQ5_Kx8, PackQ6_Kx8), EVEX vpdpbusd integer cores on 256-bit registers:
+// bitwise avx2::MatmulQ4_Kx8Q8Avx2, MatmulQ5_Kx8Q8Avx2 and MatmulQ6_Kx8Q8Avx2.
 void MatmulQ4_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ5_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);

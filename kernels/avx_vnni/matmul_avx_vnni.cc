@@ -35,6 +35,10 @@ void MatmulQ4_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens
                            int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q4_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
+void MatmulQ5_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                           int out_dim, RowRange rows) {
+  MatmulKQuantPacked<Q5_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
 void MatmulQ6_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);

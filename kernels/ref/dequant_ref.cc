@@ -56,13 +56,22 @@ void ScaleMinK4(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
 
 }  // namespace
 
-void DequantizeQ4_KRef(const BlockQ4_K* x, float* y, int64_t n) {
+namespace {
+
+// The fifth bit (0 or 16) of element l (0..31) of sub-block j: none for Q4_K, bit j of qh[l] for
+// Q5_K.
+int HighBit(const BlockQ4_K&, int, int) { return 0; }
+int HighBit(const BlockQ5_K& blk, int j, int l) { return ((blk.qh[l] >> j) & 1) << 4; }
+
+// Q4_K and Q5_K: each group of 64 outputs reads 32 bytes of qs: low nibbles = sub-block 2g,
+// high = sub-block 2g + 1, each with its high bit (HighBit); x = d * sc * q - dmin * m.
+template <typename Block>
+void DequantizeScaleMinRef(const Block* x, float* y, int64_t n) {
   for (int64_t b = 0; b < n / kQkK; b++) {
     const float d = Fp16ToFp32(x[b].d);
     const float dmin = Fp16ToFp32(x[b].dmin);
     const uint8_t* q = x[b].qs;
     float* out = y + b * kQkK;  // [256]
-    // Each group of 64 outputs reads 32 bytes: low nibbles = sub-block 2g, high = sub-block 2g + 1.
     for (int g = 0; g < kQkK / 64; g++) {
       uint8_t sc_lo, m_lo, sc_hi, m_hi;
       ScaleMinK4(2 * g, x[b].scales, &sc_lo, &m_lo);
@@ -70,12 +79,20 @@ void DequantizeQ4_KRef(const BlockQ4_K* x, float* y, int64_t n) {
       const float d_lo = d * sc_lo, min_lo = dmin * m_lo;
       const float d_hi = d * sc_hi, min_hi = dmin * m_hi;
       for (int l = 0; l < 32; l++) {
-        out[64 * g + l] = d_lo * static_cast<float>(q[32 * g + l] & 0x0f) - min_lo;
-        out[64 * g + 32 + l] = d_hi * static_cast<float>(q[32 * g + l] >> 4) - min_hi;
+        const int lo = (q[32 * g + l] & 0x0f) | HighBit(x[b], 2 * g, l);
+        const int hi = (q[32 * g + l] >> 4) | HighBit(x[b], 2 * g + 1, l);
+        out[64 * g + l] = d_lo * static_cast<float>(lo) - min_lo;
+        out[64 * g + 32 + l] = d_hi * static_cast<float>(hi) - min_hi;
       }
     }
   }
 }
+
+}  // namespace
+
+void DequantizeQ4_KRef(const BlockQ4_K* x, float* y, int64_t n) { DequantizeScaleMinRef(x, y, n); }
+
+void DequantizeQ5_KRef(const BlockQ5_K* x, float* y, int64_t n) { DequantizeScaleMinRef(x, y, n); }
 
 void DequantizeQ6_KRef(const BlockQ6_K* x, float* y, int64_t n) {
   for (int64_t b = 0; b < n / kQkK; b++) {
@@ -116,6 +133,7 @@ bool DequantizeRef(DType type, const void* x, float* y, int64_t n) {
     case DType::kQ8_0: DequantizeQ8_0Ref(static_cast<const BlockQ8_0*>(x), y, n); return true;
     case DType::kQ4_0: DequantizeQ4_0Ref(static_cast<const BlockQ4_0*>(x), y, n); return true;
     case DType::kQ4_K: DequantizeQ4_KRef(static_cast<const BlockQ4_K*>(x), y, n); return true;
+    case DType::kQ5_K: DequantizeQ5_KRef(static_cast<const BlockQ5_K*>(x), y, n); return true;
     case DType::kQ6_K: DequantizeQ6_KRef(static_cast<const BlockQ6_K*>(x), y, n); return true;
   }
   return false;
@@ -160,9 +178,11 @@ void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n) {
 namespace {
 
 constexpr float kMaxFp16 = 65504.0f;  // largest finite half: the cap of every super-block scale
-// The largest magnitudes the formats can reach are 65504 * 63 * 15 ~ 6.2e7 (Q4_K) and
-// 65504 * 127 * 32 ~ 2.7e8 (Q6_K); clamping inputs a little beyond keeps every sum finite.
+// The largest magnitudes the formats can reach are 65504 * 63 * 15 ~ 6.2e7 (Q4_K), 65504 * 63 *
+// 31 ~ 1.3e8 (Q5_K) and 65504 * 127 * 32 ~ 2.7e8 (Q6_K); clamping inputs a little beyond keeps
+// every sum finite.
 constexpr float kQ4KInputLimit = 1e8f;
+constexpr float kQ5KInputLimit = 2e8f;
 constexpr float kQ6KInputLimit = 1e9f;
 // Each sub-block tries the step that spans its range in exactly the format's levels, and steps
 // that span it in up to 1 level fewer or more, kFitStep apart, each refined by least squares. On
@@ -217,10 +237,11 @@ struct ScaleMin {
   float min;    // >= 0; x ~ scale * q - min
 };
 
-// Least-squares fit of x ~ scale * q - min with q in 0..15 and min >= 0 over one Q4_K sub-block
-// x: [n]. q comes from spreading [min(x, 0), max(x)] over 15 +- kFitCandidates * kFitStep levels;
-// each candidate q gets its best (scale, min) and the smallest squared error wins.
-ScaleMin FitQ4KSubBlock(const float* x, int n) {
+// Least-squares fit of x ~ scale * q - min with q in 0..qmax (Q4_K 15, Q5_K 31) and min >= 0
+// over one sub-block x: [n]. q comes from spreading [min(x, 0), max(x)] over qmax +-
+// kFitCandidates * kFitStep levels; each candidate q gets its best (scale, min) and the smallest
+// squared error wins.
+ScaleMin FitScaleMinSubBlock(const float* x, int n, int qmax) {
   float lo = 0.0f, hi = x[0];
   double sx = 0.0, sxx = 0.0;
   for (int i = 0; i < n; i++) {
@@ -229,14 +250,15 @@ ScaleMin FitQ4KSubBlock(const float* x, int n) {
     sx += x[i];
     sxx += double{x[i]} * x[i];
   }
-  ScaleMin best{(hi - lo) / 15.0f, 0.0f - lo};  // 0 - lo: +0, never -0, for lo = 0
+  const float levels = static_cast<float>(qmax);
+  ScaleMin best{(hi - lo) / levels, 0.0f - lo};  // 0 - lo: +0, never -0, for lo = 0
   // A constant <= 0 (zeros included) is x = -min exactly; a range below kMinRange would give
   // a step that underflows fp16 anyway (and an infinite inverse step).
   if (!(hi - lo > kMinRange)) return {0.0f, best.min};
   double best_err = std::numeric_limits<double>::infinity();
   for (int c = -kFitCandidates; c <= kFitCandidates; c++) {
-    const float iscale = (15.0f + kFitStep * static_cast<float>(c)) / (hi - lo);
-    const QuantSums sums = SumQuants(x, n, lo, iscale, 0, 15);
+    const float iscale = (levels + kFitStep * static_cast<float>(c)) / (hi - lo);
+    const QuantSums sums = SumQuants(x, n, lo, iscale, 0, qmax);
     const double sq = sums.q, sqq = sums.qq, sqx = sums.qx;
     // Minimise sum (a q + b - x)^2 over a and b <= 0 (b = -min): the 2x2 normal equations,
     // or b = 0 with a alone when their b would be positive.
@@ -301,37 +323,59 @@ void PackScaleMinK4(const uint8_t* sc, const uint8_t* m, uint8_t* q) {
   }
 }
 
-void QuantizeQ4_KBlock(const float* in, BlockQ4_K* y) {
+// The shared part of the Q4_K / Q5_K quantizers: the 8 sub-blocks of in: [256] (clamped to
+// `limit`) fitted with quants 0..qmax, the super-block scales d and dmin in fp16, the 6-bit
+// scales and mins packed into `scales`, and every quant q: [256] against the stored scale and min.
+void QuantizeScaleMinBlock(const float* in, float limit, int qmax, uint16_t* d_out,
+                           uint16_t* dmin_out, uint8_t* scales, uint8_t* q) {
   constexpr int kSub = 32, kSubs = kQkK / kSub;
   float x[kQkK];
-  ClampInto(in, kQkK, kQ4KInputLimit, x);
+  ClampInto(in, kQkK, limit, x);
   ScaleMin fit[kSubs];
   float max_scale = 0.0f, max_min = 0.0f;
   for (int s = 0; s < kSubs; s++) {
-    fit[s] = FitQ4KSubBlock(x + kSub * s, kSub);
+    fit[s] = FitScaleMinSubBlock(x + kSub * s, kSub, qmax);
     max_scale = std::fmax(max_scale, fit[s].scale);
     max_min = std::fmax(max_min, fit[s].min);
   }
-  y->d = SuperScale(max_scale / 63.0f);
-  y->dmin = SuperScale(max_min / 63.0f);
-  const float d = Fp16ToFp32(y->d), dmin = Fp16ToFp32(y->dmin);
+  *d_out = SuperScale(max_scale / 63.0f);
+  *dmin_out = SuperScale(max_min / 63.0f);
+  const float d = Fp16ToFp32(*d_out), dmin = Fp16ToFp32(*dmin_out);
   uint8_t sc[kSubs], m[kSubs];
   for (int s = 0; s < kSubs; s++) {
     sc[s] = static_cast<uint8_t>(d > 0.0f ? RoundClamp(fit[s].scale / d, 0, 63) : 0);
     m[s] = static_cast<uint8_t>(dmin > 0.0f ? RoundClamp(fit[s].min / dmin, 0, 63) : 0);
   }
-  PackScaleMinK4(sc, m, y->scales);
-  uint8_t q[kQkK];  // quants against the stored (quantized) scales and mins
+  PackScaleMinK4(sc, m, scales);
   for (int s = 0; s < kSubs; s++) {
     const float step = d * sc[s], offset = dmin * m[s];
     for (int i = kSub * s; i < kSub * (s + 1); i++) {
-      q[i] = static_cast<uint8_t>(step > 0.0f ? RoundClamp((x[i] + offset) / step, 0, 15) : 0);
+      q[i] = static_cast<uint8_t>(step > 0.0f ? RoundClamp((x[i] + offset) / step, 0, qmax) : 0);
     }
   }
+}
+
+void QuantizeQ4_KBlock(const float* in, BlockQ4_K* y) {
+  uint8_t q[kQkK];
+  QuantizeScaleMinBlock(in, kQ4KInputLimit, 15, &y->d, &y->dmin, y->scales, q);
   // Group g of 64 elements: the first 32 in the low nibbles of qs[32g ..], the next 32 high.
   for (int g = 0; g < kQkK / 64; g++) {
     for (int l = 0; l < 32; l++) {
       y->qs[32 * g + l] = static_cast<uint8_t>(q[64 * g + l] | (q[64 * g + 32 + l] << 4));
+    }
+  }
+}
+
+void QuantizeQ5_KBlock(const float* in, BlockQ5_K* y) {
+  uint8_t q[kQkK];
+  QuantizeScaleMinBlock(in, kQ5KInputLimit, 31, &y->d, &y->dmin, y->scales, q);
+  // Q4_K's nibbles, and the fifth bit of element l of sub-block s in bit s of qh[l].
+  std::memset(y->qh, 0, sizeof(y->qh));
+  for (int g = 0; g < kQkK / 64; g++) {
+    for (int l = 0; l < 32; l++) {
+      const uint8_t lo = q[64 * g + l], hi = q[64 * g + 32 + l];
+      y->qs[32 * g + l] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
+      y->qh[l] |= static_cast<uint8_t>(((lo >> 4) << (2 * g)) | ((hi >> 4) << (2 * g + 1)));
     }
   }
 }
@@ -372,6 +416,10 @@ void QuantizeQ6_KBlock(const float* in, BlockQ6_K* y) {
 
 void QuantizeQ4_KRef(const float* x, BlockQ4_K* y, int64_t n) {
   for (int64_t b = 0; b < n / kQkK; b++) QuantizeQ4_KBlock(x + b * kQkK, y + b);
+}
+
+void QuantizeQ5_KRef(const float* x, BlockQ5_K* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQkK; b++) QuantizeQ5_KBlock(x + b * kQkK, y + b);
 }
 
 void QuantizeQ6_KRef(const float* x, BlockQ6_K* y, int64_t n) {

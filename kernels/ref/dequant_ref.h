@@ -1,6 +1,6 @@
 // Scalar reference dequantization (every GGUF tensor type smallmind reads -> f32), the ggml
-// reference quantizers for Q8_0 and Q4_0 and smallmind's own Q4_K / Q6_K quantizers (used by the
-// model generator). The oracles that SIMD dequant/matmul variants are tested against. Pure
+// reference quantizers for Q8_0 and Q4_0 and smallmind's own Q4_K / Q5_K / Q6_K quantizers (used by
+// the model generator). The oracles that SIMD dequant/matmul variants are tested against. Pure
 // functions; thread-safe on disjoint outputs.
 #pragma once
 
@@ -17,6 +17,7 @@ void DequantizeBf16Ref(const uint16_t* x, float* y, int64_t n);
 void DequantizeQ8_0Ref(const BlockQ8_0* x, float* y, int64_t n);
 void DequantizeQ4_0Ref(const BlockQ4_0* x, float* y, int64_t n);
 void DequantizeQ4_KRef(const BlockQ4_K* x, float* y, int64_t n);
+void DequantizeQ5_KRef(const BlockQ5_K* x, float* y, int64_t n);
 void DequantizeQ6_KRef(const BlockQ6_K* x, float* y, int64_t n);
 
 // Dispatches on `type` (F32 is a copy). x holds n elements of that type (n a multiple of its block
@@ -38,9 +39,11 @@ void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n);
 //   Q4_K: each sub-block of 32 fits x ~ s * q - m (q in 0..15, m >= 0) by least squares over a
 //         few candidate steps; d = max s / 63 and dmin = max m / 63 in fp16; s and m rounded to
 //         6 bits against them; then every q rounded against the quantized s and m.
+//   Q5_K: Q4_K's fit with q in 0..31.
 //   Q6_K: each sub-block of 16 fits x ~ s * q (q in -32..31, s signed) the same way; d =
 //         max |s| / 127 in fp16, s rounded to int8, then every q against the quantized s.
 void QuantizeQ4_KRef(const float* x, BlockQ4_K* y, int64_t n);
+void QuantizeQ5_KRef(const float* x, BlockQ5_K* y, int64_t n);
 void QuantizeQ6_KRef(const float* x, BlockQ6_K* y, int64_t n);
 
 }  // namespace smallmind::kernels

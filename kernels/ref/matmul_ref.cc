@@ -68,6 +68,11 @@ void MatmulQ4_KRef(const void* w, const void* x, float* y, int n_tokens, int in_
   MatmulBlocks<BlockQ4_K, kQkK, DequantizeQ4_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
 }
 
+void MatmulQ5_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows) {
+  MatmulBlocks<BlockQ5_K, kQkK, DequantizeQ5_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
 void MatmulQ6_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows) {
   MatmulBlocks<BlockQ6_K, kQkK, DequantizeQ6_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);

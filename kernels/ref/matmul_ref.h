@@ -26,6 +26,8 @@ void MatmulQ4_0Ref(const void* w, const void* x, float* y, int n_tokens, int in_
                    RowRange rows);
 void MatmulQ4_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows);
+void MatmulQ5_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
 void MatmulQ6_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows);
 

@@ -69,6 +69,19 @@ int SubBlockDot(const BlockQ4_K& blk, int j, const int8_t* x, int* scale, int* m
   return sum;
 }
 
+// Q5_K: sub-block j against 32 activation quants as Q4_K's, the quant's fifth bit (bit j of qh[l])
+// added.
+int SubBlockDot(const BlockQ5_K& blk, int j, const int8_t* x, int* scale, int* min) {
+  ScaleMinK4(j, blk.scales, scale, min);
+  const uint8_t* q = blk.qs + 32 * (j / 2);
+  const int shift = 4 * (j % 2);
+  int sum = 0;
+  for (int l = 0; l < 32; l++) {
+    sum += (((q[l] >> shift) & 0x0f) | (((blk.qh[l] >> j) & 1) << 4)) * x[l];
+  }
+  return sum;
+}
+
 // Q6_K: the quant (0..63, offset not applied) of element e (0..255) of the super-block.
 int Q6Quant(const BlockQ6_K& blk, int e) {
   const int h = e / 128, k = e % 128 / 32, l = e % 32;  // half, quarter of the half, position
@@ -109,6 +122,15 @@ void MatmulKQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_
       y[static_cast<int64_t>(t) * out_dim + r] = val;
     }
   }
+}
+
+// The Q4_K / Q5_K step of activation block j of a super-block: the scaled integers, then the min.
+template <typename Block>
+float ScaleMinStep(const Block& blk, int j, const int8_t* x, float dx, float sx, float val) {
+  int scale = 0, min = 0;
+  const int isum = SubBlockDot(blk, j, x, &scale, &min);
+  val = std::fmaf(static_cast<float>(scale * isum), Fp16ToFp32(blk.d) * dx, val);
+  return std::fmaf(-(Fp16ToFp32(blk.dmin) * static_cast<float>(min)), sx, val);
 }
 
 }  // namespace
@@ -225,14 +247,12 @@ void MatmulQ4_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
 
 void MatmulQ4_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
-  const auto step = [](const BlockQ4_K& blk, int j, const int8_t* x, float dx, float sx,
-                       float val) {
-    int scale = 0, min = 0;
-    const int isum = SubBlockDot(blk, j, x, &scale, &min);
-    val = std::fmaf(static_cast<float>(scale * isum), Fp16ToFp32(blk.d) * dx, val);
-    return std::fmaf(-(Fp16ToFp32(blk.dmin) * static_cast<float>(min)), sx, val);
-  };
-  MatmulKQ8Act<BlockQ4_K>(w, xq, y, n_tokens, in_dim, out_dim, rows, step);
+  MatmulKQ8Act<BlockQ4_K>(w, xq, y, n_tokens, in_dim, out_dim, rows, ScaleMinStep<BlockQ4_K>);
+}
+
+void MatmulQ5_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  MatmulKQ8Act<BlockQ5_K>(w, xq, y, n_tokens, in_dim, out_dim, rows, ScaleMinStep<BlockQ5_K>);
 }
 
 void MatmulQ6_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,

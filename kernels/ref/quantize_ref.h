@@ -1,6 +1,7 @@
 // Scalar reference of the integer matmuls: activation quantization to Q8 rows (kernels/q8_act.h),
-// those rows as octets, and the Q8_0 / Q4_0 / Q4_K / Q6_K weight matmuls over them. The oracles the
-// SIMD parallel kernels are tested against. Pure functions; thread-safe on disjoint outputs.
+// those rows as octets, and the Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K weight matmuls over them. The
+// oracles the SIMD parallel kernels are tested against. Pure functions; thread-safe on disjoint
+// outputs.
 #pragma once
 
 #include <cstdint>
@@ -39,13 +40,16 @@ void MatmulQ4_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
                         int out_dim, RowRange rows);
 
 // K-quants (w in GGUF layout, in_dim a multiple of 256). Activation block b (32 wide) meets one
-// Q4_K sub-block j = b % 8 (scale sc, min m, super-block scales d, dmin) or two Q6_K sub-blocks of
-// 16 (int8 scales sc0, sc1, super-block scale d). With isum the exact integer dot product, y[t, r]
-// = one float, blocks b left to right, of
+// Q4_K / Q5_K sub-block j = b % 8 (scale sc, min m, super-block scales d, dmin) or two Q6_K
+// sub-blocks of 16 (int8 scales sc0, sc1, super-block scale d). With isum the exact integer dot
+// product, y[t, r] = one float, blocks b left to right, of
 //   Q4_K: y = fma(float(sc * isum(nibbles)), d * dx_b, y); y = fma(-(dmin * m), s_b, y)
+//   Q5_K: Q4_K's steps with the 5-bit quants (nibble | high bit << 4)
 //   Q6_K: y = fma(float(sc0 * isum0(q - 32) + sc1 * isum1(q - 32)), d * dx_b, y)
 // (fma rounds once; d * dx_b rounds; dmin * m and the integer parts are exact).
 void MatmulQ4_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ5_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ6_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);

@@ -5,10 +5,10 @@
 namespace smallmind::kernels {
 namespace {
 
-// Rotates (x[a], x[b]) by pos * theta^(-j / head_dim) with run.c's float arithmetic.
-inline void RotatePair(float* x, int a, int b, int j, int pos, int head_dim, float theta) {
-  const float freq = 1.0f / std::pow(theta, j / static_cast<float>(head_dim));
-  const float angle = pos * freq;
+// Rotates (x[a], x[b]) by pos * RopeFrequency(j) with run.c's float arithmetic.
+inline void RotatePair(float* x, int a, int b, int j, int pos, int head_dim,
+                       const RopeFreqs& freqs) {
+  const float angle = pos * RopeFrequency(j, head_dim, freqs);
   const float fcr = std::cos(angle);
   const float fci = std::sin(angle);
   const float v0 = x[a];
@@ -19,16 +19,16 @@ inline void RotatePair(float* x, int a, int b, int j, int pos, int head_dim, flo
 
 }  // namespace
 
-void RopeRef(float* x, const int32_t* positions, int n_heads, int head_dim, float theta,
+void RopeRef(float* x, const int32_t* positions, int n_heads, int head_dim, const RopeFreqs& freqs,
              RopeLayout layout, RowRange rows) {
   const int half = head_dim / 2;
   for (int r = rows.begin; r < rows.end; r++) {
     const int pos = positions[r / n_heads];
     float* head = x + static_cast<int64_t>(r) * head_dim;  // [head_dim]
     if (layout == RopeLayout::kInterleaved) {
-      for (int i = 0; i < head_dim; i += 2) RotatePair(head, i, i + 1, i, pos, head_dim, theta);
+      for (int i = 0; i < head_dim; i += 2) RotatePair(head, i, i + 1, i, pos, head_dim, freqs);
     } else {
-      for (int i = 0; i < half; i++) RotatePair(head, i, i + half, 2 * i, pos, head_dim, theta);
+      for (int i = 0; i < half; i++) RotatePair(head, i, i + half, 2 * i, pos, head_dim, freqs);
     }
   }
 }

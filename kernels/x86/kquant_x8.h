@@ -1,4 +1,4 @@
-// The Q4_K / Q6_K packed-row matmuls over Q8 activations, templated on their integer core:
+// The Q4_K / Q5_K / Q6_K packed-row matmuls over Q8 activations, templated on their integer core:
 // the packed layouts, sub-block walks, float steps and tile shapes. matmul_kquant_avx2.cc
 // instantiates them with the maddubs core, kernels/avx512/matmul_avx512.cc and
 // kernels/avx_vnni/matmul_avx_vnni.cc with the VNNI one (vnni_cores.h); all give the same
@@ -19,6 +19,8 @@
 //     scales[j][r] = sc_j | (m_j >> 4) << 6, uint8 mins[4][8] with mins[p][r] = (m_2p & 15) |
 //     (m_2p+1 & 15) << 4, uint8 qs[4][8][32] with qs[p][m][4r + i] = row r's qs[32p + 4m + i]
 //     (low nibbles: sub-block 2p, element 4m + i; high nibbles: sub-block 2p + 1).
+//   Q5_Kx8 (1408 B): Q4_Kx8's d, dmin, scales and mins, then uint8 qh[8][32] with qh[m][4r + i] =
+//     row r's qh[4m + i] (bit j: the fifth bit of that element of sub-block j), then Q4_Kx8's qs.
 //   Q6_Kx8 (1680 B): uint16 d[8], int8 scales[16][8] (scales[s][r] = row r's scales[s]), uint8
 //     ql[2][16][32] with ql[h][m][4r + i] = row r's ql[64h + 4m + i], uint8 qh[2][8][32] with
 //     qh[h][m][4r + i] = row r's qh[32h + 4m + i] (bit layout of the half as in dequant_ref.cc).
@@ -42,6 +44,14 @@ struct Q4_Kx8 {
   uint8_t mins[4][kRowGroup];
   uint8_t qs[4][8][32];
 };
+struct Q5_Kx8 {
+  uint16_t d[kRowGroup];
+  uint16_t dmin[kRowGroup];
+  uint8_t scales[8][kRowGroup];
+  uint8_t mins[4][kRowGroup];
+  uint8_t qh[8][32];
+  uint8_t qs[4][8][32];
+};
 struct Q6_Kx8 {
   uint16_t d[kRowGroup];
   int8_t scales[16][kRowGroup];
@@ -49,6 +59,7 @@ struct Q6_Kx8 {
   uint8_t qh[2][8][32];
 };
 static_assert(sizeof(Q4_Kx8) == kRowGroup * sizeof(BlockQ4_K));
+static_assert(sizeof(Q5_Kx8) == kRowGroup * sizeof(BlockQ5_K));
 static_assert(sizeof(Q6_Kx8) == kRowGroup * sizeof(BlockQ6_K));
 
 // 8 bytes widened to int32 lanes: unsigned / signed.
@@ -61,9 +72,10 @@ inline __m256i Bytes(const int8_t* p) {
 
 // ---- Q4_K ----
 
-// Sub-blocks 2p and 2p + 1 of a Q4_Kx8: their scales as Core factors and dmin * m (exact).
-template <class Core>
-inline void Q4_KScales(const Q4_Kx8& blk, int p, __m256 dmin, __m256i* sc, __m256* mins) {
+// Sub-blocks 2p and 2p + 1 of a Q4_Kx8 (or Q5_Kx8): their scales as Core factors and dmin * m
+// (exact).
+template <class Core, class Packed>
+inline void Q4_KScales(const Packed& blk, int p, __m256 dmin, __m256i* sc, __m256* mins) {
   const __m256i a0 = Bytes(blk.scales[2 * p]), a1 = Bytes(blk.scales[2 * p + 1]);
   const __m256i lo = Bytes(blk.mins[p]);
   const __m256i six = _mm256_set1_epi32(63), four = _mm256_set1_epi32(15);
@@ -203,6 +215,57 @@ inline void SubBlockPairOneToken(const Q4_Kx8* const* grp, const XRow& x, int sb
   }
 }
 
+// ---- Q5_K ----
+
+// The 5-bit quants of elements 4m .. 4m + 3 of sub-block 2p + half for the 8 rows: Q4_K's nibbles
+// with bit 2p + half of the qh bytes as bit 4.
+inline __m256i Q5Quants(const Q5_Kx8& blk, int p, int half, int m) {
+  __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs[p][m]));
+  if (half == 1) q = _mm256_srli_epi16(q, 4);
+  q = _mm256_and_si256(q, _mm256_set1_epi8(0x0f));
+  const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (2 * p + half)));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh[m]));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit);
+  return _mm256_or_si256(q, _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
+}
+
+// One Q5_Kx8 super-block into acc[t] for T tokens: Q4_K's float steps; each sub-block's integers
+// in two runs of 4 steps (a maddubs int16 lane holds 4 * 2 * 31 * 127 = 31496, not 8 steps), each
+// scaled exactly, then added in int32.
+template <class Core, int T>
+inline void SuperBlock(const Q5_Kx8& blk, const XRow* x, int sb, __m256* acc) {
+  const __m256 d = LoadHalves(blk.d), dmin = LoadHalves(blk.dmin);
+  for (int p = 0; p < 4; p++) {
+    __m256i sc[2];
+    __m256 mins[2];
+    Q4_KScales<Core>(blk, p, dmin, sc, mins);
+    for (int half = 0; half < 2; half++) {
+      const int b = 8 * sb + 2 * p + half;
+      __m256i isum[T];
+      for (int t = 0; t < T; t++) isum[t] = _mm256_setzero_si256();
+      for (int run = 0; run < 2; run++) {
+        __m256i acc16[T];
+        for (int t = 0; t < T; t++) acc16[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int m = 4 * run; m < 4 * run + 4; m++) {
+          const __m256i q = Q5Quants(blk, p, half, m);
+          for (int t = 0; t < T; t++) {
+            acc16[t] = Core::Add(acc16[t], q, Broadcast4(x[t].qs + 32 * b + 4 * m));
+          }
+        }
+        for (int t = 0; t < T; t++) {
+          isum[t] = _mm256_add_epi32(isum[t], Core::Scale(acc16[t], sc[half]));
+        }
+      }
+      for (int t = 0; t < T; t++) {
+        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[t].d[b]));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
+        acc[t] = _mm256_fnmadd_ps(mins[half], _mm256_set1_ps(x[t].s[b]), acc[t]);
+      }
+    }
+  }
+}
+
 // ---- Q6_K ----
 
 // Quarters K0 and K0 + 2 (K0 = 0 or 1) of half h share the ql bytes (low / high nibbles) and the
@@ -334,6 +397,8 @@ template <typename Packed>
 constexpr int kKqPrefetchSupers = 0;
 template <>
 constexpr int kKqPrefetchSupers<Q6_Kx8> = 1;
+template <>
+constexpr int kKqPrefetchSupers<Q5_Kx8> = 1;
 
 // Super-block sb of groups grp[0 .. G) for T tokens. Q4_K tiles of several groups interleave them
 // sub-block by sub-block; otherwise group after group.

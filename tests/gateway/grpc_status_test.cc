@@ -33,5 +33,19 @@ TEST(GrpcStatusTest, CodesTheProjectDoesNotUseBecomeInternal) {
   EXPECT_EQ(s.message(), "disk");
 }
 
+// A request over the worker's message limit once came back to HTTP clients as 429 queue_full
+// (retry!) and was retried on every other worker first.
+TEST(GrpcStatusTest, AMessageOverTheSizeLimitIsTheCallersErrorNotAFullQueue) {
+  const Status s = FromGrpcStatus(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                               "Received message larger than max (70000000 vs. "
+                                               "67108864)"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "the request is too large for its next hop: Received message larger than max "
+            "(70000000 vs. 67108864)");
+  EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "queue full")).code(),
+            StatusCode::kResourceExhausted);
+}
+
 }  // namespace
 }  // namespace smallmind::shared

@@ -1,7 +1,7 @@
-// The AVX2 Q4_K / Q6_K integer matmuls over Q8 activations: bitwise their scalar references
-// (MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef) on random shapes, row splits and tiles, at the
-// extremes of the int16 partial sums, and within the activation quantization error of the float
-// reference (dequantize + MatmulF32Ref).
+// The AVX2 Q4_K / Q5_K / Q6_K integer matmuls over Q8 activations: bitwise their scalar
+// references (MatmulQ4_KQ8ActRef / MatmulQ5_KQ8ActRef / MatmulQ6_KQ8ActRef) on random shapes, row
+// splits and tiles, at the extremes of the int16 partial sums, and within the activation
+// quantization error of the float reference (dequantize + MatmulF32Ref).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,11 +18,17 @@
 namespace smallmind::kernels {
 namespace {
 
-constexpr DType kKQuants[] = {DType::kQ4_K, DType::kQ6_K};
+constexpr DType kKQuants[] = {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
 const char* Name(DType t) { return GetDTypeTraits(static_cast<uint32_t>(t))->name; }
 
-MatmulFn Q8Ref(DType t) { return t == DType::kQ4_K ? &MatmulQ4_KQ8ActRef : &MatmulQ6_KQ8ActRef; }
+MatmulFn Q8Ref(DType t) {
+  return t == DType::kQ4_K   ? &MatmulQ4_KQ8ActRef
+         : t == DType::kQ5_K ? &MatmulQ5_KQ8ActRef
+                             : &MatmulQ6_KQ8ActRef;
+}
+// Q4_K and Q5_K: a d and dmin term per sub-block (the blocks open with fp16 d, dmin).
+bool HasMins(DType t) { return t == DType::kQ4_K || t == DType::kQ5_K; }
 
 class Avx2KQuantQ8Test : public ::testing::Test {
  protected:
@@ -118,21 +124,23 @@ TEST_F(Avx2KQuantQ8Test, EveryBatchSizeAndRowSplitGivesTheReferenceBits) {
 }
 
 // Every quant at its largest magnitude against activations at +-127 (the int16 partial sums at
-// their bounds: Q4_K 16 * 15 * 127, Q6_K 8 * 32 * 127), with the largest scales.
+// their bounds: Q4_K 16 * 15 * 127, Q5_K 8 * 31 * 127, Q6_K 8 * 32 * 127), with the largest
+// scales.
 TEST_F(Avx2KQuantQ8Test, EqualsTheReferenceAtTheExtremesOfTheIntegerSums) {
   const KernelTable table = avx2::Avx2KernelTable(ExecMode::kParallel);
   const int in_dim = 512, out_dim = 9, n_tokens = 5;
   for (DType type : kKQuants) {
-    const size_t block = type == DType::kQ4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K);
-    // Q4_K: d, dmin, then 12 scale bytes, then quants. Q6_K: quants, 16 int8 scales, then d.
-    const size_t scales_begin = type == DType::kQ4_K ? 4 : 192;
-    const size_t scales_end = scales_begin + (type == DType::kQ4_K ? 12 : 16);
+    const size_t block = GetDTypeTraits(static_cast<uint32_t>(type))->block_bytes;
+    // Q4_K / Q5_K: d, dmin, then 12 scale bytes, then quants (Q5_K: high bits, then nibbles).
+    // Q6_K: quants, 16 int8 scales, then d.
+    const size_t scales_begin = HasMins(type) ? 4 : 192;
+    const size_t scales_end = scales_begin + (HasMins(type) ? 12 : 16);
     const uint8_t fills[][2] = {{0x00, 0x80}, {0xff, 0x7f}, {0xff, 0x80}, {0x00, 0xff}};
     for (const auto& [quant_fill, scale_fill] : fills) {
       std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, quant_fill);
       for (size_t i = 0; i < w.size(); i++) {
         const size_t off = i % block;
-        const bool d_bytes = type == DType::kQ4_K ? off < 4 : off >= 208;
+        const bool d_bytes = HasMins(type) ? off < 4 : off >= 208;
         if (!d_bytes) w[i] = off >= scales_begin && off < scales_end ? scale_fill : quant_fill;
       }
       std::vector<float> x(size_t(n_tokens) * in_dim);
@@ -146,13 +154,12 @@ TEST_F(Avx2KQuantQ8Test, EqualsTheReferenceAtTheExtremesOfTheIntegerSums) {
   }
 }
 
-// |w| elementwise, and for Q4_K the magnitude of the two terms the kernel sums,
+// |w| elementwise, and for Q4_K / Q5_K the magnitude of the two terms the kernel sums,
 // d * sc * q + dmin * m (the weights with dmin negated; RandomWeights draws d, dmin > 0).
 std::vector<float> TermMagnitudes(DType type, std::vector<uint8_t> w, int rows, int cols) {
-  if (type == DType::kQ4_K) {
-    for (size_t b = 0; b < w.size() / sizeof(BlockQ4_K); b++) {
-      reinterpret_cast<BlockQ4_K*>(w.data())[b].dmin ^= 0x8000;
-    }
+  if (HasMins(type)) {
+    const size_t block = GetDTypeTraits(static_cast<uint32_t>(type))->block_bytes;
+    for (size_t b = 0; b < w.size() / block; b++) w[b * block + 3] ^= 0x80;  // dmin's sign bit
   }
   std::vector<float> mag = testing::DequantizeAll(type, w, rows, cols);
   for (float& v : mag) v = std::fabs(v);
@@ -178,8 +185,8 @@ TEST_F(Avx2KQuantQ8Test, StaysWithinTheActivationQuantizationErrorOfTheFloatRefe
       for (int t = 0; t < n_tokens; t++) {
         for (int r = 0; r < out_dim; r++) {
           // Quantizing x moves each element by at most half its block's step: sum |w_k| * d_b / 2.
-          // Float rounding: 2 roundings per block (4 for Q4_K's two fmas), each within 2^-24 of
-          // a partial sum bounded by the sum of the magnitudes of the terms.
+          // Float rounding: 2 roundings per block (4 for Q4_K's / Q5_K's two fmas), each within
+          // 2^-24 of a partial sum bounded by the sum of the magnitudes of the terms.
           double quant_bound = 0, abs_terms = 0;
           for (int k = 0; k < in_dim; k++) {
             float amax = 0;

@@ -101,9 +101,10 @@ TEST_F(Avx2OpsTest, RopeIsBitwiseTheReferenceInBothLayouts) {
       const std::vector<int32_t> positions = {0, 7, 1999};
       std::vector<float> got = RandomFloats(size_t(n_tokens) * n_heads * head_dim, head_dim);
       std::vector<float> want = got;
-      avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, 10000.0f, layout,
+      avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, RopeFreqs{}, layout,
                      RowRange{2, 14});
-      RopeRef(want.data(), positions.data(), n_heads, head_dim, 10000.0f, layout, RowRange{2, 14});
+      RopeRef(want.data(), positions.data(), n_heads, head_dim, RopeFreqs{}, layout,
+              RowRange{2, 14});
       EXPECT_EQ(got, want) << "head_dim " << head_dim << " layout " << static_cast<int>(layout);
     }
   }
@@ -122,10 +123,38 @@ TEST_F(Avx2OpsTest, RopeAnglesRememberedAcrossCallsStayBitwiseTheReference) {
             RandomFloats(positions.size() * n_heads * head_dim, head_dim + round);
         std::vector<float> want = got;
         const RowRange all{0, static_cast<int>(positions.size()) * n_heads};
-        avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, theta, RopeLayout::kNeox,
-                       all);
-        RopeRef(want.data(), positions.data(), n_heads, head_dim, theta, RopeLayout::kNeox, all);
+        avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, RopeFreqs{theta},
+                       RopeLayout::kNeox, all);
+        RopeRef(want.data(), positions.data(), n_heads, head_dim, RopeFreqs{theta},
+                RopeLayout::kNeox, all);
         EXPECT_EQ(got, want) << "round " << round << " theta " << theta << " head_dim " << head_dim;
+      }
+    }
+  }
+}
+
+// With rope_freqs factors and a linear scale the AVX2 angles (memoized or not) stay bitwise the
+// reference's, and a call with other factors at the same positions does not reuse the memo's.
+TEST_F(Avx2OpsTest, RopeWithFactorsAndScaleIsBitwiseTheReference) {
+  const std::vector<int32_t> positions = {3, 200, 3};
+  const int n_heads = 2;
+  for (int head_dim : {64, 256}) {
+    std::vector<float> factors_a(head_dim / 2), factors_b(head_dim / 2);
+    for (int i = 0; i < head_dim / 2; i++) {
+      factors_a[i] = 1.0f + static_cast<float>(i % 5);
+      factors_b[i] = 32.0f / (1.0f + static_cast<float>(i % 3));
+    }
+    for (const RopeFreqs& freqs :
+         {RopeFreqs{500000.0f, 1.0f, factors_a.data()},
+          RopeFreqs{500000.0f, 1.0f, factors_b.data()},
+          RopeFreqs{500000.0f, 0.5f, factors_b.data()}, RopeFreqs{500000.0f, 0.5f, nullptr}}) {
+      for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kNeox}) {
+        std::vector<float> got = RandomFloats(positions.size() * n_heads * head_dim, head_dim);
+        std::vector<float> want = got;
+        const RowRange all{0, static_cast<int>(positions.size()) * n_heads};
+        avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, freqs, layout, all);
+        RopeRef(want.data(), positions.data(), n_heads, head_dim, freqs, layout, all);
+        EXPECT_EQ(got, want) << "head_dim " << head_dim << " scale " << freqs.scale;
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/quant_blocks.h"
@@ -159,12 +160,35 @@ constexpr uint8_t kQ4KScales[12] = {
     0x10,  // (16 & 15) | (17 & 15) << 4
 };
 
-TEST(DequantTest, Q4_KAppliesSixBitScalesAndMinsPerSubBlock) {
-  BlockQ4_K b = {};
+// A Q4_K or Q5_K block with d = 1, dmin = 0.5, kQ4KScales and nibbles l % 16 (low), 15 - l % 16.
+template <typename Block>
+Block ScaleMinTestBlock() {
+  Block b = {};
   b.d = 0x3c00;     // 1
   b.dmin = 0x3800;  // 0.5
   std::memcpy(b.scales, kQ4KScales, sizeof(kQ4KScales));
   for (int l = 0; l < 128; l++) b.qs[l] = static_cast<uint8_t>((l % 16) | ((15 - l % 16) << 4));
+  return b;
+}
+
+// Every element of a ScaleMinTestBlock's dequantization y: [256] against the format's definition
+// (element e: group g = e / 64 reads qs[32g .. 32g + 31], low nibbles for sub-block 2g, high for
+// 2g + 1; Q5_K's qh adds bit `sub` of qh[e % 32] as 16).
+void ExpectScaleMinElements(const float* y, const uint8_t* qs, const uint8_t* qh) {
+  const int scale[8] = {1, 2, 3, 4, 33, 10, 63, 16};
+  const int min[8] = {0, 5, 7, 1, 40, 2, 63, 17};
+  for (int e = 0; e < 256; e++) {
+    const int g = e / 64, p = e % 64;
+    const int sub = 2 * g + (p >= 32 ? 1 : 0);
+    const uint8_t byte = qs[32 * g + p % 32];
+    const int high = qh != nullptr ? 16 * ((qh[p % 32] >> sub) & 1) : 0;
+    const int q = (p < 32 ? (byte & 15) : (byte >> 4)) + high;
+    ASSERT_EQ(y[e], static_cast<float>(scale[sub] * q) - 0.5f * min[sub]) << "element " << e;
+  }
+}
+
+TEST(DequantTest, Q4_KAppliesSixBitScalesAndMinsPerSubBlock) {
+  const BlockQ4_K b = ScaleMinTestBlock<BlockQ4_K>();
   float y[256];
   DequantizeQ4_KRef(&b, y, 256);
   // Element e: group g = e / 64 reads qs[32g .. 32g + 31]; e % 64 < 32 takes low nibbles with
@@ -177,15 +201,7 @@ TEST(DequantTest, Q4_KAppliesSixBitScalesAndMinsPerSubBlock) {
   EXPECT_EQ(y[170], 1 * 10 * 5 - 0.5f * 2);     // sub 5, qs[74] high = 15 - 10 = 5
   EXPECT_EQ(y[200], 1 * 63 * 8 - 0.5f * 63);    // sub 6, qs[104] low = 8
   EXPECT_EQ(y[255], 1 * 16 * 0 - 0.5f * 17);    // sub 7, qs[127] high = 0
-  const int scale[8] = {1, 2, 3, 4, 33, 10, 63, 16};
-  const int min[8] = {0, 5, 7, 1, 40, 2, 63, 17};
-  for (int e = 0; e < 256; e++) {
-    const int g = e / 64, p = e % 64;
-    const int sub = 2 * g + (p >= 32 ? 1 : 0);
-    const uint8_t byte = b.qs[32 * g + p % 32];
-    const int q = p < 32 ? (byte & 15) : (byte >> 4);
-    ASSERT_EQ(y[e], static_cast<float>(scale[sub] * q) - 0.5f * min[sub]) << "element " << e;
-  }
+  ExpectScaleMinElements(y, b.qs, nullptr);
 }
 
 TEST(DequantTest, Q6_KCombinesLowNibblesAndHighBitPairs) {
@@ -323,9 +339,21 @@ TEST(QuantizeTest, RoundTripErrorStaysWithinTheStepBound) {
   EXPECT_LT(std::sqrt(sum_sq_err4 / sum_sq), 0.15);
 }
 
+// Q5_K: Q4_K's scales, mins and nibbles, and the fifth bit of element l of sub-block s in bit s
+// of qh[l % 32].
+TEST(DequantTest, Q5_KAddsTheHighBitOfEachSubBlockFromQh) {
+  BlockQ5_K b = ScaleMinTestBlock<BlockQ5_K>();
+  for (int l = 0; l < 32; l++) b.qh[l] = static_cast<uint8_t>(l * 37 + 11);
+  float y[256];
+  DequantizeQ5_KRef(&b, y, 256);
+  EXPECT_EQ(y[0], 1 * 1 * (0 + 16 * (11 & 1)) - 0.5f * 0);  // sub 0, qh[0] = 11: bit 0 set
+  EXPECT_EQ(y[255], 1 * 16 * (0 + 16 * (((31 * 37 + 11) >> 7) & 1)) - 0.5f * 17);  // sub 7
+  ExpectScaleMinElements(y, b.qs, b.qh);
+}
+
 // Relative RMS error sqrt(sum (x - y)^2 / sum x^2) of every type's round trip of x: [n].
 struct RoundTripErrors {
-  double q8_0, q4_0, q4_k, q6_k;
+  double q8_0, q4_0, q4_k, q5_k, q6_k;
 };
 
 double RelativeRms(const std::vector<float>& x, const std::vector<float>& y) {
@@ -353,6 +381,10 @@ RoundTripErrors RoundTrip(const std::vector<float>& x) {
   QuantizeQ4_KRef(x.data(), k4.data(), n);
   DequantizeQ4_KRef(k4.data(), y.data(), n);
   e.q4_k = RelativeRms(x, y);
+  std::vector<BlockQ5_K> k5(n / 256);
+  QuantizeQ5_KRef(x.data(), k5.data(), n);
+  DequantizeQ5_KRef(k5.data(), y.data(), n);
+  e.q5_k = RelativeRms(x, y);
   std::vector<BlockQ6_K> k6(n / 256);
   QuantizeQ6_KRef(x.data(), k6.data(), n);
   DequantizeQ6_KRef(k6.data(), y.data(), n);
@@ -373,11 +405,14 @@ std::vector<float> ScaledBlocks(bool one_sided) {
   return x;
 }
 
-// Measured (seed 1234): Q8_0 0.0055, Q6_K 0.0174, Q4_K 0.0716, Q4_0 0.0872. On Gaussian data
-// the 4-bit step is set by the range either way; Q4_K's gain is its least-squares fit and the
-// 16th level Q4_0 leaves unused. Bounds leave ~5% margin.
-TEST(QuantizeKTest, GaussianRoundTripErrorRanksQ8_0Q6_KQ4_KQ4_0) {
+// Measured (seed 1234): Q8_0 0.0055, Q6_K 0.0174, Q5_K 0.0359, Q4_K 0.0716, Q4_0 0.0872. On
+// Gaussian data the 4-bit step is set by the range either way; Q4_K's gain is its least-squares fit
+// and the 16th level Q4_0 leaves unused. Bounds leave ~5% margin.
+TEST(QuantizeKTest, GaussianRoundTripErrorRanksQ8_0Q6_KQ5_KQ4_KQ4_0) {
   const RoundTripErrors e = RoundTrip(ScaledBlocks(false));
+  EXPECT_LT(e.q5_k, 0.0375);
+  EXPECT_LT(e.q6_k, e.q5_k);
+  EXPECT_LT(e.q5_k, e.q4_k / 1.8);
   EXPECT_LT(e.q6_k, 0.0185);
   EXPECT_LT(e.q4_k, 0.075);
   EXPECT_LT(e.q8_0, e.q6_k);
@@ -385,18 +420,24 @@ TEST(QuantizeKTest, GaussianRoundTripErrorRanksQ8_0Q6_KQ4_KQ4_0) {
   EXPECT_LT(e.q4_k, 0.87 * e.q4_0);
 }
 
-// Measured: Q4_0 0.0596, Q4_K 0.0291 (its min shifts the 16 levels onto [0, max]), Q6_K 0.0127.
+// Measured: Q4_0 0.0596, Q4_K 0.0291 (its min shifts the 16 levels onto [0, max]), Q5_K 0.0142,
+// Q6_K 0.0127.
 TEST(QuantizeKTest, OneSidedDataUsesTheQ4_KMinForHalfTheQ4_0Error) {
   const RoundTripErrors e = RoundTrip(ScaledBlocks(true));
   EXPECT_LT(e.q4_k, 0.031);
+  EXPECT_LT(e.q5_k, 0.015);
   EXPECT_LT(e.q4_k, 0.55 * e.q4_0);
   EXPECT_LT(e.q6_k, 0.0135);
 }
 
 // A block the format can hold exactly (every sub-block uses its lowest and highest quant, so the
 // range fit finds its step) comes back bit for bit, and so do its bytes.
-TEST(QuantizeKTest, RepresentableQ4_KBlockSurvivesExactly) {
-  BlockQ4_K want = {};
+// A Q4_K or Q5_K block the format can hold exactly: d = 1, dmin = 0.5, kQ4KScales, varied
+// nibbles (and high bits), and in every sub-block its lowest and highest quant (so the range fit
+// finds its step).
+template <typename Block>
+Block RepresentableScaleMinBlock() {
+  Block want = {};
   want.d = 0x3c00;     // 1
   want.dmin = 0x3800;  // 0.5
   // Scales up to 63 and mins up to 63, so the fit's d = 63 / 63 and dmin = 0.5 * 63 / 63 exactly.
@@ -404,18 +445,39 @@ TEST(QuantizeKTest, RepresentableQ4_KBlockSurvivesExactly) {
   for (int l = 0; l < 128; l++) {
     want.qs[l] = static_cast<uint8_t>(((l * 5) % 16) | (((l * 7 + 3) % 16) << 4));
   }
-  for (int g = 0; g < 4; g++) {  // quants 0 and 15 in both nibbles of each group
+  for (int g = 0; g < 4; g++) {  // quants 0 and 15 (Q5_K: 0 and 31) in both nibbles of a group
     want.qs[32 * g] = 0xf0;
     want.qs[32 * g + 1] = 0x0f;
   }
+  if constexpr (std::is_same_v<Block, BlockQ5_K>) {
+    for (int l = 2; l < 32; l++) want.qh[l] = static_cast<uint8_t>(l * 73 + 5);
+    want.qh[0] = 0xaa;  // element 0: even sub-blocks 0, odd ones 15 + 16
+    want.qh[1] = 0x55;  // element 1: even sub-blocks 15 + 16, odd ones 0
+  }
+  return want;
+}
+
+// The block comes back bit for bit, and so do its bytes.
+template <typename Block, void (*Quantize)(const float*, Block*, int64_t),
+          void (*Dequantize)(const Block*, float*, int64_t)>
+void ExpectRepresentableBlockSurvives() {
+  const Block want = RepresentableScaleMinBlock<Block>();
   float x[256];
-  DequantizeQ4_KRef(&want, x, 256);
-  BlockQ4_K got;
-  QuantizeQ4_KRef(x, &got, 256);
+  Dequantize(&want, x, 256);
+  Block got;
+  Quantize(x, &got, 256);
   float y[256];
-  DequantizeQ4_KRef(&got, y, 256);
+  Dequantize(&got, y, 256);
   for (int e = 0; e < 256; e++) ASSERT_EQ(y[e], x[e]) << "element " << e;
   EXPECT_EQ(std::memcmp(&got, &want, sizeof(got)), 0);
+}
+
+TEST(QuantizeKTest, RepresentableQ4_KBlockSurvivesExactly) {
+  ExpectRepresentableBlockSurvives<BlockQ4_K, QuantizeQ4_KRef, DequantizeQ4_KRef>();
+}
+
+TEST(QuantizeKTest, RepresentableQ5_KBlockSurvivesExactly) {
+  ExpectRepresentableBlockSurvives<BlockQ5_K, QuantizeQ5_KRef, DequantizeQ5_KRef>();
 }
 
 TEST(QuantizeKTest, RepresentableQ6_KBlockSurvivesExactly) {
@@ -468,19 +530,25 @@ TEST(QuantizeKTest, ExtremeInputsGiveFiniteValuesAndLeaveOtherBlocksAlone) {
   for (int i = 256; i < 512; i++) x[i] = (i % 2 ? 1e30f : -1e30f);  // block 1: huge both ways
   for (int i = 512; i < 768; i++) x[i] = 1e-20f * normal(rng);      // block 2: below fp16
   std::vector<BlockQ4_K> k4(4);
+  std::vector<BlockQ5_K> k5(4);
   std::vector<BlockQ6_K> k6(4);
   QuantizeQ4_KRef(x.data(), k4.data(), 1024);
+  QuantizeQ5_KRef(x.data(), k5.data(), 1024);
   QuantizeQ6_KRef(x.data(), k6.data(), 1024);
-  std::vector<float> y4(1024), y6(1024);
+  std::vector<float> y4(1024), y5(1024), y6(1024);
   DequantizeQ4_KRef(k4.data(), y4.data(), 1024);
+  DequantizeQ5_KRef(k5.data(), y5.data(), 1024);
   DequantizeQ6_KRef(k6.data(), y6.data(), 1024);
   for (int i = 0; i < 1024; i++) {
-    ASSERT_TRUE(std::isfinite(y4[i]) && std::isfinite(y6[i])) << "element " << i;
+    ASSERT_TRUE(std::isfinite(y4[i]) && std::isfinite(y5[i]) && std::isfinite(y6[i]))
+        << "element " << i;
   }
+  EXPECT_GT(y5[3], 1e7f);
   EXPECT_GT(y4[3], 1e7f);  // saturated, with the sign kept
   EXPECT_LT(y6[100], -1e7f);
   const std::vector<float> x3(x.begin() + 768, x.end());
   EXPECT_LT(RelativeRms(x3, std::vector<float>(y4.begin() + 768, y4.end())), 0.08);
+  EXPECT_LT(RelativeRms(x3, std::vector<float>(y5.begin() + 768, y5.end())), 0.04);
   EXPECT_LT(RelativeRms(x3, std::vector<float>(y6.begin() + 768, y6.end())), 0.02);
 }
 

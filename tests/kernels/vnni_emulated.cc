@@ -31,6 +31,10 @@ void MatmulQ4_K(const void* w, const void* xq, float* y, int n_tokens, int in_di
                 RowRange rows) {
   MatmulKQuantPacked<Q4_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
+void MatmulQ5_K(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                RowRange rows) {
+  MatmulKQuantPacked<Q5_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
 void MatmulQ6_K(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
@@ -45,7 +49,7 @@ KernelTable EmulatedVnniKernelTable(ExecMode mode) {
   namespace e = vnni_emulated;
   return avx2::WithVnniPackedMatmuls(avx2::Avx2KernelTable(mode), avx2::Q8_0x8uOp(&e::MatmulQ8_0),
                                      avx2::Q4_0x8Op(&e::MatmulQ4_0, MatmulInput::kQ8Octets),
-                                     &e::MatmulQ4_K, &e::MatmulQ6_K);
+                                     {&e::MatmulQ4_K, &e::MatmulQ5_K, &e::MatmulQ6_K});
 }
 
 }  // namespace smallmind::kernels::testing

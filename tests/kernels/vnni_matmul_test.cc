@@ -1,9 +1,9 @@
-// The VNNI Q8_0 / Q4_0 / Q4_K / Q6_K matmuls of both flavours (avx512: AVX-512 VNNI, its Q8_0 and
-// Q4_0 on 512-bit registers; avxvnni: AVX-VNNI), and the amx table (its AMX Q8_0 matmul, the avx512
-// ones beside it), against the AVX2 ones they replace: the same packed weights and Q8 activations
-// give the same bits for every batch size, place in the batch, row range and shape (odd block
-// counts, out_dim ending groups and chunks early), and at the extremes of the quants (w = -128 and
-// 127 against x = +-127, where the AVX2 core's int16 steps come closest to saturating; the
+// The VNNI Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K matmuls of both flavours (avx512: AVX-512 VNNI, its
+// Q8_0 and Q4_0 on 512-bit registers; avxvnni: AVX-VNNI), and the amx table (its AMX Q8_0 matmul,
+// the avx512 ones beside it), against the AVX2 ones they replace: the same packed weights and Q8
+// activations give the same bits for every batch size, place in the batch, row range and shape (odd
+// block counts, out_dim ending groups and chunks early), and at the extremes of the quants (w =
+// -128 and 127 against x = +-127, where the AVX2 core's int16 steps come closest to saturating; the
 // K-quants' random quant bytes and scales cover their ranges). The AVX2 ones are checked against
 // the scalar reference elsewhere (avx2_matmul_test.cc, avx2_q8_tiling_test.cc), so this makes the
 // VNNI and AMX ones as good. Dispatch: the best set is avx512 where the CPU has it, else avxvnni
@@ -104,12 +104,13 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
                                   : &avx_vnni::MatmulQ8_0x8Q8AvxVnni,
       avx512 ? &avx512::MatmulQ4_0x16Q8Avx512 : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
       avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
+      avx512 ? &avx512::MatmulQ5_Kx8Q8Vnni : &avx_vnni::MatmulQ5_Kx8Q8AvxVnni,
       avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni};
   for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
     const KernelTable t = SelectKernels(GetParam().isa, mode);
     const KernelTable base = SelectKernels(Isa::kAvx2, mode);
     int i = 0;
-    for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+    for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
       EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
       // Q8_0 offset to unsigned quants for vpdpbusd; Q8_0 (also for TDPBSUD) and Q4_0 16 rows a
       // group for the 512-bit vpdpbusd; the rest as the AVX2 kernels pack them.
@@ -149,7 +150,8 @@ TEST_P(VnniMatmulTest, EveryBatchSizeAndShapeGivesTheAvx2Bits) {
     ExpectEveryBatchSizeGivesTheAvx2Bits(
         GetParam(), type, {{32, 40}, {96, 33}, {768, 56}, {2048, 24}, {64, 100}, {32 * 187, 72}});
   }
-  for (DType type : {DType::kQ4_K, DType::kQ6_K}) {  // rows of whole 256-element super-blocks
+  // rows of whole 256-element super-blocks
+  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     ExpectEveryBatchSizeGivesTheAvx2Bits(GetParam(), type,
                                          {{256, 40}, {768, 33}, {2048, 24}, {256 * 7, 100}});
   }
@@ -159,8 +161,8 @@ TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kDeterministic);
   const KernelTable vnni = GetParam().Table(ExecMode::kDeterministic);
   std::mt19937 rng(23);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
-    const bool k_quant = type == DType::kQ4_K || type == DType::kQ6_K;
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    const bool k_quant = type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K;
     const int in_dim = k_quant ? 512 : 160, out_dim = 120, n_tokens = 9;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, rng());
     const std::vector<uint8_t> xq =

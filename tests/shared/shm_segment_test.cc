@@ -1,7 +1,10 @@
 #include "shared/shm_segment.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -87,6 +90,34 @@ TEST(ShmSegmentTest, AKeptSegmentIsAttachedWithItsBytesOnceItsHolderIsGone) {
   EXPECT_FALSE((*seg)->created());
   EXPECT_EQ((*seg)->size(), 4096u);
   EXPECT_STREQ(static_cast<const char*>((*seg)->data()), "warm");
+}
+
+// A segment planted under a worker's name by another user (mode 0666, or 0600 but theirs) was
+// once attached read-write as a warm restart, and its planter read the prompts back out of it.
+// Now only a segment of this uid with no group/other bit is attached.
+TEST(ShmSegmentTest, AttachRefusesASegmentOthersCanReadOrThatIsNotOurs) {
+  NameGuard g;
+  for (mode_t mode : {0666, 0640, 0604, 0660}) {
+    const int fd = ::shm_open(g.name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    ASSERT_EQ(::ftruncate(fd, 4096), 0);
+    ASSERT_EQ(::fchmod(fd, mode), 0);
+    auto seg = ShmSegment::Attach(g.name);
+    ASSERT_FALSE(seg.ok()) << mode;
+    EXPECT_EQ(seg.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(seg.status().message().find("refusing to use it"), std::string::npos)
+        << seg.status().message();
+    if (::geteuid() == 0 && mode == 0666) {  // root can plant a segment as another user
+      ASSERT_EQ(::fchmod(fd, 0600), 0);
+      ASSERT_EQ(::fchown(fd, 65534, 65534), 0);
+      auto theirs = ShmSegment::Attach(g.name);
+      ASSERT_FALSE(theirs.ok());
+      EXPECT_NE(theirs.status().message().find("owned by uid 65534"), std::string::npos)
+          << theirs.status().message();
+    }
+    ::close(fd);
+    ASSERT_TRUE(ShmSegment::Remove(g.name));
+  }
 }
 
 TEST(ShmSegmentTest, AttachOfAMissingNameIsNotFound) {

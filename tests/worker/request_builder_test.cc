@@ -78,6 +78,31 @@ TEST_F(RequestBuilderTest, PromptMustLeaveRoomForOneNewToken) {
   EXPECT_NE(ErrorFor(long_text).find("the model's context is 64"), std::string::npos);
 }
 
+// A 7 MB prompt once cost ~6 s of tokenizing before the context check refused it. Now a text
+// that must take more tokens than the context, counting the most bytes one token stands for, is
+// refused before any tokenizing; a text under that bound is tokenized and checked as before.
+TEST_F(RequestBuilderTest, TextTooLongForTheContextIsRefusedBeforeItIsTokenized) {
+  model_.max_token_text_bytes = MaxTokenTextBytes(*model_.tokenizer);
+  const size_t per_token = model_.max_token_text_bytes;
+  ASSERT_GE(per_token, 4u);
+  v1::GenerateRequest huge;
+  huge.set_prompt(std::string(7 << 20, 'a'));
+  const std::string error = ErrorFor(huge);
+  EXPECT_EQ(error.rfind("the prompt is 7340032 bytes, so at least ", 0), 0u) << error;
+  EXPECT_NE(error.find("but the model's context is 64"), std::string::npos) << error;
+  v1::GenerateRequest edge;  // ceil(bytes / per_token) + BOS = 64 tokens at least: refused
+  edge.set_prompt(std::string(62 * per_token + 1, 'a'));
+  EXPECT_EQ(ErrorFor(edge).rfind("the prompt is ", 0), 0u);
+  v1::GenerateRequest under;  // 63 at least: tokenized (101 byte tokens), refused by its count
+  under.set_prompt(std::string(100, 'a'));
+  if (62 * per_token >= 100) {
+    EXPECT_EQ(ErrorFor(under).rfind("the prompt has 101 tokens", 0), 0u) << ErrorFor(under);
+  }
+  v1::GenerateRequest fits;
+  fits.set_prompt(std::string(10, 'a'));
+  EXPECT_TRUE(Build(fits).ok());
+}
+
 TEST_F(RequestBuilderTest, EmptyTextWithoutBosIsRejected) {
   v1::GenerateRequest r;
   r.set_prompt("");

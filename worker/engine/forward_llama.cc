@@ -92,6 +92,10 @@ void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& 
                   Activations* a) {
   const ModelConfig& c = m.config;
   const kernels::RopeLayout rope = Layout(c.rope_style);
+  const kernels::RopeFreqs freqs{
+      .theta = c.rope_theta,
+      .scale = c.rope_freq_scale,
+      .factors = m.weights.rope_freqs.present() ? m.weights.rope_freqs.f32() : nullptr};
   const float eps = c.rms_norm_eps;
   float* x = a->x.data();      // [n, dim]
   float* xb = a->xb.data();    // [n, dim]
@@ -115,8 +119,8 @@ void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& 
     if (w.bq.present()) ops.AddBias(q, w.bq, n);
     if (w.bk.present()) ops.AddBias(k, w.bk, n);
     if (w.bv.present()) ops.AddBias(v, w.bv, n);
-    ops.Rope(q, a->positions.data(), n, c.n_heads, c.head_dim(), c.rope_theta, rope);
-    ops.Rope(k, a->positions.data(), n, c.n_kv_heads, c.head_dim(), c.rope_theta, rope);
+    ops.Rope(q, a->positions.data(), n, c.n_heads, c.head_dim(), freqs, rope);
+    ops.Rope(k, a->positions.data(), n, c.n_kv_heads, c.head_dim(), freqs, rope);
     StoreKv(plan, l, *a, ops, m.kv);
     Attend(m, plan, l, ops, a);  // xb = attention output
     MatmulSource attn_out = OpRunner::Source(xb, n, c.dim);

@@ -50,6 +50,84 @@ int64_t ItemWork(const AttentionItem& item, std::span<const kernels::AttentionAr
   return rows * (a.start_pos + (first_token + end_token) / 2 + 1);
 }
 
+// The attention items of a step before any cut, and the op's size.
+struct AttentionWork {
+  int n_items = 0;
+  int rows = 0;           // (token, head) rows of every seq
+  int64_t positions = 0;  // (token, head, attended position) triples: the op's work
+};
+
+// Items: each seq's tokens in even runs of up to kAttentionTileTokens (a kernel call walks the
+// cache once for all of a run's tokens), written to items[0, n_items).
+AttentionWork TokenRuns(std::span<const kernels::AttentionArgs> args, AttentionItem* items) {
+  AttentionWork w;
+  for (int s = 0; s < static_cast<int>(args.size()); s++) {
+    const kernels::AttentionArgs& a = args[s];
+    const int runs =
+        (a.n_tokens + kernels::kAttentionTileTokens - 1) / kernels::kAttentionTileTokens;
+    const int per_item = (a.n_tokens + runs - 1) / std::max(1, runs);
+    for (int t = 0; t < a.n_tokens; t += per_item) {
+      const int end = std::min(a.n_tokens, t + per_item);
+      items[w.n_items++] = AttentionItem{s, RowRange{t * a.n_heads, end * a.n_heads}};
+    }
+    w.rows += a.n_tokens * a.n_heads;
+    w.positions += static_cast<int64_t>(a.start_pos + a.n_tokens) * a.n_tokens * a.n_heads;
+  }
+  return w;
+}
+
+// Whether a run of tokens is cut by KV heads (each part reads only its heads' slices, once for
+// all the tokens) rather than by rows: not over a kQ8 cache, whose rows end in every head's scales.
+bool CutByKvHeads(const AttentionItem& item, const kernels::AttentionArgs& a) {
+  return item.rows.size() > a.n_heads && a.n_kv_heads > 1 && a.kv.type != kernels::KvType::kQ8;
+}
+
+// How many parts the items are shared out as. Fewer items than parts to share out (a few decodes,
+// a short prefill chunk): each is cut (CutItems), so the threads get even shares. On more than
+// one thread the parallel path cuts finer, into parts the threads take as they finish, where a
+// finer cut reads nothing twice: a few decodes (their rows attend to different lengths) and runs
+// cut by KV heads (a 16-token prefix-cache hit: in two parts, a core slowed by anything else held
+// the step back; decode_bench pp16@d512, 2 threads: attention 2.9 -> 2.3 ms). Not runs of tokens
+// over a kQ8 cache, which are nearly even: cut finer, each part would read the cache again.
+int CutTarget(std::span<const kernels::AttentionArgs> args, const AttentionItem* items, int n_items,
+              const OpLimits& limits) {
+  int target = limits.max_threads;
+  if (limits.mode == ExecMode::kParallel && target > 1 && n_items < 4 * target &&
+      std::all_of(items, items + n_items, [&](const AttentionItem& item) {
+        return args[item.seq].n_tokens == 1 || CutByKvHeads(item, args[item.seq]);
+      })) {
+    target *= 4;
+  }
+  return target;
+}
+
+// Cuts each of items[0, n_items) into ceil(target / n_items) parts in place (some may be empty)
+// and returns the new count: a decode token into runs of its heads (the kernel reads a run's slice
+// of every cache row), a run of tokens into runs of its KV heads (CutByKvHeads) or else of rows.
+int CutItems(std::span<const kernels::AttentionArgs> args, AttentionItem* items, int n_items,
+             int target) {
+  const int pieces = (target + n_items - 1) / n_items;
+  for (int i = n_items - 1; i >= 0; i--) {  // back to front: item i moves to i * pieces
+    const AttentionItem item = items[i];
+    const kernels::AttentionArgs& a = args[item.seq];
+    const bool kv_cut = CutByKvHeads(item, a);
+    const int len = kv_cut ? a.n_kv_heads : item.rows.size();
+    const int n = std::min(pieces, len);
+    for (int k = 0; k < pieces; k++) {
+      AttentionItem& part = items[i * pieces + k];
+      part = AttentionItem{item.seq, RowRange{item.rows.end, item.rows.end}};  // empty
+      if (k >= n) continue;
+      if (kv_cut) {
+        part.rows = item.rows;
+        part.kv_heads = RowRange{len * k / n, len * (k + 1) / n};
+      } else {
+        part.rows = RowRange{item.rows.begin + len * k / n, item.rows.begin + len * (k + 1) / n};
+      }
+    }
+  }
+  return n_items * pieces;
+}
+
 // Reorders items[0, n) so that the static split of ParallelFor (`threads` runs of consecutive
 // items, kernels::StaticRows) gives the threads even work: a causal chunk's later runs and
 // deeper sequences attend to more positions, so the items are dealt out heaviest first, in snake
@@ -185,12 +263,12 @@ void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int
 }
 
 void OpRunner::Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
-                    float theta, kernels::RopeLayout layout) {
+                    const kernels::RopeFreqs& freqs, kernels::RopeLayout layout) {
   const OpTimer timer(limits_.profile, OpKind::kRope);
   const int rows = n * n_heads;
   pool_->ParallelFor(
       rows, Threads(rows, 4 * head_dim), Partition::kStaticRows,
-      [&](RowRange r, int) { table_.rope(x, positions, n_heads, head_dim, theta, layout, r); });
+      [&](RowRange r, int) { table_.rope(x, positions, n_heads, head_dim, freqs, layout, r); });
 }
 
 void OpRunner::SwiGlu(float* gate, const float* up, int n, int hidden) {
@@ -231,70 +309,16 @@ void OpRunner::Embed(const TensorView& table, std::span<const int32_t> tokens, f
 
 void OpRunner::Attention(std::span<const kernels::AttentionArgs> args) {
   const OpTimer timer(limits_.profile, OpKind::kAttention);
-  // Items: each seq's tokens in even runs of up to kAttentionTileTokens (a kernel call walks the
-  // cache once for all of a run's tokens).
   AttentionItem* items = act_->attention_items.data();
-  int n_items = 0, rows = 0;
-  int64_t positions = 0;  // (token, head, attended position) triples: the op's work
-  for (int s = 0; s < static_cast<int>(args.size()); s++) {
-    const kernels::AttentionArgs& a = args[s];
-    const int runs =
-        (a.n_tokens + kernels::kAttentionTileTokens - 1) / kernels::kAttentionTileTokens;
-    const int per_item = (a.n_tokens + runs - 1) / std::max(1, runs);
-    for (int t = 0; t < a.n_tokens; t += per_item) {
-      const int end = std::min(a.n_tokens, t + per_item);
-      items[n_items++] = AttentionItem{s, RowRange{t * a.n_heads, end * a.n_heads}};
-    }
-    rows += a.n_tokens * a.n_heads;
-    positions += static_cast<int64_t>(a.start_pos + a.n_tokens) * a.n_tokens * a.n_heads;
-  }
-  if (rows == 0) return;
-  // Fewer items than parts to share out (a few decodes, a short prefill chunk): each is cut, so
-  // the threads get even shares. A decode token into runs of its heads (the kernel reads a run's
-  // slice of every cache row); a run of tokens into runs of its KV heads, every token in each (each
-  // part reads only its heads' slices, once for all the tokens), except over a kQ8 cache (whose
-  // rows end in every head's scales), into runs of tokens. On more than one thread the parallel
-  // path cuts finer, into parts the threads take as they finish, where a finer cut reads nothing
-  // twice: a few decodes (their rows attend to different lengths) and runs cut by KV heads (a
-  // 16-token prefix-cache hit: in two parts, a core slowed by anything else held the step back;
-  // decode_bench pp16@d512, 2 threads: attention 2.9 -> 2.3 ms). Not runs of tokens over a kQ8
-  // cache, which are nearly even: cut finer, each part would read the cache again.
-  const auto by_kv_heads = [](const AttentionItem& item, const kernels::AttentionArgs& a) {
-    return item.rows.size() > a.n_heads && a.n_kv_heads > 1 && a.kv.type != kernels::KvType::kQ8;
-  };
-  int target = limits_.max_threads;
-  if (limits_.mode == ExecMode::kParallel && target > 1 && n_items < 4 * target &&
-      std::all_of(items, items + n_items, [&](const AttentionItem& item) {
-        return args[item.seq].n_tokens == 1 || by_kv_heads(item, args[item.seq]);
-      })) {
-    target *= 4;
-  }
-  if (n_items < target) {
-    const int pieces = (target + n_items - 1) / n_items;
-    for (int i = n_items - 1; i >= 0; i--) {  // back to front: item i moves to i * pieces
-      const AttentionItem item = items[i];
-      const kernels::AttentionArgs& a = args[item.seq];
-      const bool kv_cut = by_kv_heads(item, a);
-      const int len = kv_cut ? a.n_kv_heads : item.rows.size();
-      const int n = std::min(pieces, len);
-      for (int k = 0; k < pieces; k++) {
-        AttentionItem& part = items[i * pieces + k];
-        part = AttentionItem{item.seq, RowRange{item.rows.end, item.rows.end}};  // empty
-        if (k >= n) continue;
-        if (kv_cut) {
-          part.rows = item.rows;
-          part.kv_heads = RowRange{len * k / n, len * (k + 1) / n};
-        } else {
-          part.rows = RowRange{item.rows.begin + len * k / n, item.rows.begin + len * (k + 1) / n};
-        }
-      }
-    }
-    n_items *= pieces;
-  }
+  const AttentionWork work = TokenRuns(args, items);
+  if (work.rows == 0) return;
+  const int target = CutTarget(args, items, work.n_items, limits_);
+  const int n_items =
+      work.n_items < target ? CutItems(args, items, work.n_items, target) : work.n_items;
   SM_DCHECK(n_items <= static_cast<int>(act_->attention_items.size()));
   // Threads by (token, head) rows: average positions attended per row times the per-position
   // work (q.k and the V sum).
-  const int threads = Threads(rows, positions / rows * 4 * args[0].head_dim);
+  const int threads = Threads(work.rows, work.positions / work.rows * 4 * args[0].head_dim);
   // Rows are independent, so any split gives the same bits; the parallel path balances the
   // uneven causal rows dynamically, the deterministic path's fixed split by the items' order.
   if (limits_.mode == ExecMode::kDeterministic) {

@@ -63,8 +63,8 @@ class OpRunner {
   // out[t, :] = rmsnorm(x[t, :]) * weight for t < n.
   void RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim, float eps);
   // Rotates the n_heads heads of each of n tokens of x in place.
-  void Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim, float theta,
-            kernels::RopeLayout layout);
+  void Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
+            const kernels::RopeFreqs& freqs, kernels::RopeLayout layout);
   void SwiGlu(float* gate, const float* up, int n, int hidden);
   void Add(float* x, const float* delta, int n, int dim);
   void AddBias(float* x, const TensorView& bias, int n);

@@ -18,6 +18,41 @@ void StoreSeal(KvBlockMeta& m, uint64_t seal) {
   std::atomic_ref<uint64_t>(m.seal).store(seal, std::memory_order_release);
 }
 
+// Restore's chain check: a candidate block stays (2) when its parent is one of `roots` or a block
+// that stays, else it goes (3); non-candidates stay 0. Each block is resolved once (state 0
+// unknown, 1 on the current path, 2 stays, 3 goes), so this is O(n).
+std::vector<char> ResolveChains(std::span<const shared::KvBlockMeta> meta,
+                                const BlockHashTable& table, std::span<const uint64_t> roots,
+                                const std::vector<char>& candidate) {
+  const int n = static_cast<int>(meta.size());
+  std::vector<char> state(n, 0);
+  std::vector<int32_t> path;
+  for (int32_t b = 0; b < n; ++b) {
+    if (!candidate[b] || state[b] != 0) continue;
+    path.clear();
+    int32_t cur = b;
+    char verdict = 3;
+    while (true) {
+      state[cur] = 1;
+      path.push_back(cur);
+      const uint64_t parent = meta[cur].parent_hash;
+      if (std::find(roots.begin(), roots.end(), parent) != roots.end()) {
+        verdict = 2;
+        break;
+      }
+      const int32_t p = table.Find(parent);
+      if (p < 0 || state[p] == 1 || state[p] == 3) break;  // missing, a cycle, or going
+      if (state[p] == 2) {
+        verdict = 2;
+        break;
+      }
+      cur = p;
+    }
+    for (int32_t q : path) state[q] = verdict;
+  }
+  return state;
+}
+
 }  // namespace
 
 BlockPool::BlockPool(int num_blocks, int block_size)
@@ -200,33 +235,8 @@ void BlockPool::Restore(std::span<const uint64_t> roots) {
       ++restore_report_.dropped_incomplete;
     }
   }
-  // 2. Chains: a block stays when its parent is a root or a block that stays. Each block is
-  // resolved once (state 0 unknown, 1 on the current path, 2 stays, 3 goes), so this is O(n).
-  std::vector<char> state(n, 0);
-  std::vector<int32_t> path;
-  for (int32_t b = 0; b < n; ++b) {
-    if (!candidate[b] || state[b] != 0) continue;
-    path.clear();
-    int32_t cur = b;
-    char verdict = 3;
-    while (true) {
-      state[cur] = 1;
-      path.push_back(cur);
-      const uint64_t parent = meta_[cur].parent_hash;
-      if (std::find(roots.begin(), roots.end(), parent) != roots.end()) {
-        verdict = 2;
-        break;
-      }
-      const int32_t p = table_.Find(parent);
-      if (p < 0 || state[p] == 1 || state[p] == 3) break;  // missing, a cycle, or going
-      if (state[p] == 2) {
-        verdict = 2;
-        break;
-      }
-      cur = p;
-    }
-    for (int32_t q : path) state[q] = verdict;
-  }
+  // 2. Chains: a block stays when its parent is a root or a block that stays.
+  const std::vector<char> state = ResolveChains(meta_, table_, roots, candidate);
   // 3. Kept blocks are cached in their old LRU order; everything else is cleared and free.
   std::vector<int32_t> kept;
   for (int32_t b = 0; b < n; ++b) {

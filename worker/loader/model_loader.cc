@@ -193,6 +193,7 @@ shared::Result<std::unique_ptr<LoadedModel>> LoadModel(const ModelSpec& spec) {
   DescribeTensors(m.get());
   SM_RETURN_IF_ERROR(CheckKernelsExist(*m));
   m->token_bytes = std::make_unique<const TokenBytes>(*m->tokenizer);
+  m->max_token_text_bytes = MaxTokenTextBytes(*m->tokenizer);
   return m;
 }
 

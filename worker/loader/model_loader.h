@@ -29,6 +29,9 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   // Every token's bytes, for the JSON output constraint (response_format JSON_OBJECT).
   std::unique_ptr<const TokenBytes> token_bytes;
+  // MaxTokenTextBytes(*tokenizer): a prompt of more than (context - 1) times this many bytes is
+  // refused before it is tokenized. 0 = not known (no such early refusal).
+  size_t max_token_text_bytes = 0;
   std::string source;            // the spec's model string
   std::string tokenizer_source;  // where the tokenizer came from
   uint64_t file_size = 0;        // bytes of the model file (of the embedded one for builtin:)

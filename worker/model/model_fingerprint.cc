@@ -18,6 +18,8 @@ void HashConfig(const ModelConfig& c, shared::StreamHasher* h) {
   }
   h->UpdateWord(std::bit_cast<uint32_t>(c.rms_norm_eps));
   h->UpdateWord(std::bit_cast<uint32_t>(c.rope_theta));
+  // Only when set, so the fingerprints (and cached K/V) of models without it stay what they were.
+  if (c.rope_freq_scale != 1.0f) h->UpdateWord(std::bit_cast<uint32_t>(c.rope_freq_scale));
 }
 
 void HashTensor(const WeightStorage& storage, const TensorView& t, shared::StreamHasher* h) {
@@ -53,6 +55,7 @@ uint64_t ModelFingerprint(const LlamaModel& model) {
   const bool tied = w.classifier.data == w.token_embedding.data;
   h.UpdateWord(tied ? 1 : 0);  // a tied classifier is the embedding: no second pass over it
   if (!tied) HashTensor(w.storage, w.classifier, &h);
+  if (w.rope_freqs.present()) HashTensor(w.storage, w.rope_freqs, &h);  // absent: as before
   return h.Finish();
 }
 

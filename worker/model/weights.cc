@@ -150,6 +150,10 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
     SM_RETURN_IF_ERROR(CheckOptional(lw.bv, p + "bv", c.kv_dim()));
   }
   SM_RETURN_IF_ERROR(CheckShape(w.final_norm, "final_norm", 1, c.dim));
+  SM_RETURN_IF_ERROR(CheckOptional(w.rope_freqs, "rope_freqs", c.head_dim() / 2));
+  if (w.rope_freqs.present() && w.rope_freqs.type != kernels::DType::kF32) {
+    return shared::InvalidArgument("tensor rope_freqs must be F32");
+  }
   return CheckShape(w.classifier, "classifier", c.vocab_size, c.dim);
 }
 

@@ -95,6 +95,9 @@ struct Weights {
   std::vector<LayerWeights> layers;  // [n_layers]
   TensorView final_norm;             // [1, dim]
   TensorView classifier;             // [vocab_size, dim]; may alias token_embedding
+  // [1, head_dim / 2] optional F32: divisors of each RoPE pair's frequency (Llama 3.1+
+  // rope_freqs.weight, kernels::RopeFreqs::factors), shared by every layer.
+  TensorView rope_freqs;
 };
 
 // A loaded llama-family model: its hyperparameters and weights.

@@ -53,7 +53,8 @@ std::string NamePattern(std::string_view name) {
 
 bool IsWritableWeightType(DType type) {
   return type == DType::kF32 || type == DType::kF16 || type == DType::kQ8_0 ||
-         type == DType::kQ4_0 || type == DType::kQ4_K || type == DType::kQ6_K;
+         type == DType::kQ4_0 || type == DType::kQ4_K || type == DType::kQ5_K ||
+         type == DType::kQ6_K;
 }
 
 shared::Result<DType> ParseWeightType(std::string_view name) {
@@ -64,9 +65,10 @@ shared::Result<DType> ParseWeightType(std::string_view name) {
   if (lower == "q8_0") return DType::kQ8_0;
   if (lower == "q4_0") return DType::kQ4_0;
   if (lower == "q4_k") return DType::kQ4_K;
+  if (lower == "q5_k") return DType::kQ5_K;
   if (lower == "q6_k") return DType::kQ6_K;
   return shared::InvalidArgument("weight type '" + std::string(name) +
-                                 "' is not one of f32, f16, q8_0, q4_0, q4_k, q6_k");
+                                 "' is not one of f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k");
 }
 
 uint32_t LlamaFileType(DType type) {
@@ -76,6 +78,7 @@ uint32_t LlamaFileType(DType type) {
     case DType::kQ4_0: return 2;
     case DType::kQ8_0: return 7;
     case DType::kQ4_K: return 14;  // MOSTLY_Q4_K_S: every 2-D weight Q4_K
+    case DType::kQ5_K: return 16;  // MOSTLY_Q5_K_S: every 2-D weight Q5_K
     case DType::kQ6_K: return 18;
     default: break;
   }
@@ -103,6 +106,9 @@ void EncodeF32Row(std::span<const float> x, DType type, uint8_t* out) {
       return;
     case DType::kQ4_K:
       kernels::QuantizeQ4_KRef(x.data(), reinterpret_cast<kernels::BlockQ4_K*>(out), n);
+      return;
+    case DType::kQ5_K:
+      kernels::QuantizeQ5_KRef(x.data(), reinterpret_cast<kernels::BlockQ5_K*>(out), n);
       return;
     case DType::kQ6_K:
       kernels::QuantizeQ6_KRef(x.data(), reinterpret_cast<kernels::BlockQ6_K*>(out), n);

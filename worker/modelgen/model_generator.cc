@@ -5,6 +5,7 @@
 // weights draw from a second stream so their noise never shifts the matrices.
 #include "worker/modelgen/model_generator.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "kernels/quant_blocks.h"
+#include "worker/modelgen/llama3_rope.h"
 
 namespace smallmind::worker {
 
@@ -92,8 +94,8 @@ DrawLayout LayoutOf(const ModelConfig& c) {
   return d;
 }
 
-// llama.cpp's use_more_bits(i_layer, n_layers): the layers whose attn_v and ffn_down Q4_K_M
-// stores in Q6_K.
+// llama.cpp's use_more_bits(i_layer, n_layers): the layers whose attn_v and ffn_down Q4_K_M and
+// Q5_K_M store in Q6_K.
 bool UsesMoreBits(int layer, int n_layers) {
   return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
@@ -104,7 +106,7 @@ void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout&
   const uint64_t ul = static_cast<uint64_t>(l);
   const std::string p = "blk." + std::to_string(l) + ".";
   const DType t = o.weight_type;
-  const DType more = o.q4_k_m && UsesMoreBits(l, c.n_layers) ? DType::kQ6_K : t;
+  const DType more = o.k_m_mix && UsesMoreBits(l, c.n_layers) ? DType::kQ6_K : t;
   const auto matrix = [&](const char* name, int64_t rows, int64_t cols, uint64_t first,
                           DType type) {
     b->AddMatrix(p + name, rows, cols, type,
@@ -121,6 +123,15 @@ void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout&
   matrix("ffn_down.weight", dim, hidden, d.w2, more);
 }
 
+// rope_freqs.weight of a Llama 3.1/3.2 file: F32 divisors, one per RoPE pair of a head.
+void AddLlama3RopeFreqs(const ModelConfig& c, LlamaGgufBuilder* b) {
+  b->AddVector(
+      "rope_freqs.weight", c.head_dim() / 2,
+      [factors = Llama3RopeFactors(c.head_dim(), c.rope_theta)](int64_t, std::span<float> out) {
+        std::copy(factors.begin(), factors.end(), out.begin());
+      });
+}
+
 void AddTensors(const GeneratorOptions& o, LlamaGgufBuilder* b) {
   const ModelConfig c = GeneratorConfig(o);
   const DrawLayout d = LayoutOf(c);
@@ -129,9 +140,10 @@ void AddTensors(const GeneratorOptions& o, LlamaGgufBuilder* b) {
   for (int l = 0; l < c.n_layers; l++) AddLayer(o, c, d, l, b);
   b->AddVector("output_norm.weight", c.dim, NormRow(o, uint64_t(2) * c.n_layers * c.dim));
   if (!o.tied_embeddings) {
-    b->AddMatrix("output.weight", c.vocab_size, c.dim, o.q4_k_m ? DType::kQ6_K : o.weight_type,
+    b->AddMatrix("output.weight", c.vocab_size, c.dim, o.k_m_mix ? DType::kQ6_K : o.weight_type,
                  DrawnRows(o, d.output, c.dim, o.classifier_gain * FanInSpread(c.dim)));
   }
+  if (o.llama3_rope_freqs) AddLlama3RopeFreqs(c, b);
 }
 
 shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {
@@ -140,19 +152,19 @@ shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {
                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
-bool IsKQuant(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K; }
+bool IsKQuant(DType t) { return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K; }
 
 // K-quant rows are whole super-blocks: refuse a row length that is not here, naming the option,
 // before anything is generated (the builder would refuse the first such matrix too).
 shared::Status CheckKQuantRows(const GeneratorOptions& o) {
   const bool k =
-      IsKQuant(o.weight_type) || o.q4_k_m || (o.embedding_type && IsKQuant(*o.embedding_type));
+      IsKQuant(o.weight_type) || o.k_m_mix || (o.embedding_type && IsKQuant(*o.embedding_type));
   if (!k) return shared::Status::Ok();
   for (auto [what, cols] :
        {std::pair{"dim", o.dim}, std::pair{"ffn (hidden) size", o.hidden_dim}}) {
     if (cols % kernels::kQkK == 0) continue;
     return shared::InvalidArgument(
-        std::string("K-quant types (q4_k, q6_k, q4_k_m) store rows in blocks of ") +
+        std::string("K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m) store rows in blocks of ") +
         std::to_string(kernels::kQkK) + " elements, but the row length " + std::to_string(cols) +
         " (" + what + ") is not a multiple of " + std::to_string(kernels::kQkK) +
         ": use q8_0 / q4_0 or a " + what + " that is");
@@ -166,10 +178,12 @@ shared::Status CheckSpread(const char* what, float v, bool zero_ok) {
                                  (zero_ok ? "finite and >= 0" : "finite and > 0"));
 }
 
-// general.file_type: llama.cpp's MOSTLY_Q4_K_M for the mix, else the weight type's.
+// general.file_type: llama.cpp's MOSTLY_Q4_K_M / MOSTLY_Q5_K_M for the mixes, else the weight
+// type's.
 std::optional<uint32_t> LlamaFileTypeOf(const GeneratorOptions& o) {
-  constexpr uint32_t kMostlyQ4KM = 15;
-  return o.q4_k_m ? std::optional<uint32_t>(kMostlyQ4KM) : std::nullopt;
+  constexpr uint32_t kMostlyQ4KM = 15, kMostlyQ5KM = 17;
+  if (!o.k_m_mix) return std::nullopt;
+  return o.weight_type == DType::kQ5_K ? kMostlyQ5KM : kMostlyQ4KM;
 }
 
 }  // namespace
@@ -204,13 +218,13 @@ shared::Result<GeneratorOptions> GeneratorPreset(std::string_view preset) {
 shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* o) {
   std::string lower(name);
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  o->q4_k_m = lower == "q4_k_m";
-  if (o->q4_k_m) {
-    o->weight_type = DType::kQ4_K;
+  o->k_m_mix = lower == "q4_k_m" || lower == "q5_k_m";
+  if (o->k_m_mix) {
+    o->weight_type = lower == "q5_k_m" ? DType::kQ5_K : DType::kQ4_K;
     return shared::Status::Ok();
   }
   shared::Result<DType> type = ParseWeightType(name);
-  if (!type.ok()) return shared::InvalidArgument(type.status().message() + " or q4_k_m");
+  if (!type.ok()) return shared::InvalidArgument(type.status().message() + ", q4_k_m or q5_k_m");
   o->weight_type = *type;
   return shared::Status::Ok();
 }
@@ -232,10 +246,10 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   }
   if (!IsWritableWeightType(o.weight_type) ||
       (o.embedding_type && !IsWritableWeightType(*o.embedding_type))) {
-    return shared::InvalidArgument("weight types must be F32, F16, Q8_0, Q4_0, Q4_K or Q6_K");
+    return shared::InvalidArgument("weight types must be F32, F16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K");
   }
-  if (o.q4_k_m && o.weight_type != DType::kQ4_K) {
-    return shared::InvalidArgument("the q4_k_m mix needs the Q4_K weight type");
+  if (o.k_m_mix && o.weight_type != DType::kQ4_K && o.weight_type != DType::kQ5_K) {
+    return shared::InvalidArgument("the _k_m mixes need the Q4_K or Q5_K weight type");
   }
   SM_RETURN_IF_ERROR(CheckKQuantRows(o));
   SM_RETURN_IF_ERROR(CheckSpread("rms_norm_eps", o.rms_norm_eps, false));

@@ -1,7 +1,7 @@
 // Model generator: llama-shaped GGUF files with seeded pseudo-random weights (the presets of
-// DESIGN.md §7 or any shape), weights in F32/F16/Q8_0/Q4_0/Q4_K/Q6_K (or the Q4_K_M mix) and a
-// synthetic SentencePiece vocabulary in the metadata. Used by smallmind-modelgen, builtin:tiny
-// and tests. Stateless functions; thread-safe.
+// DESIGN.md §7 or any shape), weights in F32/F16/Q8_0/Q4_0/Q4_K/Q5_K/Q6_K (or the Q4_K_M / Q5_K_M
+// mixes) and a synthetic SentencePiece vocabulary in the metadata. Used by smallmind-modelgen,
+// builtin:tiny and tests. Stateless functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -38,12 +38,15 @@ struct GeneratorOptions {
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
   kernels::DType weight_type = kernels::DType::kF32;  // attention, FFN and output matrices
-  // llama.cpp's Q4_K_M mix (needs weight_type Q4_K): output.weight, and attn_v / ffn_down of the
-  // layers its use_more_bits picks (the first and last eighth, every third one between), in Q6_K.
-  bool q4_k_m = false;
+  // llama.cpp's Q4_K_M / Q5_K_M mix (needs weight_type Q4_K / Q5_K): output.weight, and attn_v /
+  // ffn_down of the layers its use_more_bits picks (the first and last eighth, every third one
+  // between), in Q6_K; the rest weight_type.
+  bool k_m_mix = false;
   // token_embd's type; nullopt: weight_type, as llama.cpp's converter stores it.
   std::optional<kernels::DType> embedding_type;
   bool tied_embeddings = true;  // no output.weight: the classifier is token_embd
+  // A Llama 3.1/3.2 rope_freqs.weight (llama3_rope.h, Llama 3.1's scaling values) for the head.
+  bool llama3_rope_freqs = false;
   WeightInit init = WeightInit::kUniform;
   // Spreads s: token_embd (and so a tied classifier) embedding_spread; output.weight
   // classifier_gain / sqrt(dim), which makes logits of spread ~classifier_gain on a unit-RMS
@@ -62,7 +65,8 @@ struct GeneratorOptions {
 // untied output.weight and noisy norms. Unknown names are InvalidArgument listing the presets.
 shared::Result<GeneratorOptions> GeneratorPreset(std::string_view preset);
 
-// Sets weight_type (and q4_k_m) from a --type name: ParseWeightType's names or "q4_k_m".
+// Sets weight_type (and k_m_mix) from a --type name: ParseWeightType's names, "q4_k_m" or
+// "q5_k_m".
 shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* options);
 
 // Shapes in the ranges the GGUF loader accepts (heads dividing dim, an even head size), a

@@ -182,23 +182,28 @@ bool JsonPrefix::StartValue(unsigned char c, int32_t node) {
     default:
       if (c != '-' && !IsDigit(c)) return false;
       if (kind != Kind::kAny && kind != Kind::kNumber && kind != Kind::kInteger) return false;
-      mode_ = c == '-' ? Mode::kNumMinus : c == '0' ? Mode::kNumZero : Mode::kNumInt;
-      number_bytes_ = 1;
-      integer_ = kind == Kind::kInteger;
-      range_ = kind == Kind::kNumber && n.bounded ? &n.range : nullptr;
-      number_limit_ = static_cast<uint8_t>(integer_ ? kMaxIntegerDigits + (c == '-' ? 1 : 0)
-                                           : range_ ? kMaxBoundedNumberBytes
-                                                    : kMaxNumberBytes);
-      if (!DigitsTracked()) return true;
-      int_lo_ = n.min_int;
-      int_hi_ = n.max_int;
-      digits_ = shared::NumberDigits{};
-      digits_.negative = c == '-';
-      if (c != '-') digits_.Append(c - '0');
-      return Reachable();
+      return StartNumber(c, n);
   }
   mode_ = Mode::kLiteral;
   return true;
+}
+
+// The number `n` (of kind any, number or integer) describes, starting with `c`.
+bool JsonPrefix::StartNumber(unsigned char c, const shared::JsonSchema::Node& n) {
+  mode_ = c == '-' ? Mode::kNumMinus : c == '0' ? Mode::kNumZero : Mode::kNumInt;
+  number_bytes_ = 1;
+  integer_ = n.kind == Kind::kInteger;
+  range_ = n.kind == Kind::kNumber && n.bounded ? &n.range : nullptr;
+  number_limit_ = static_cast<uint8_t>(integer_ ? kMaxIntegerDigits + (c == '-' ? 1 : 0)
+                                       : range_ ? kMaxBoundedNumberBytes
+                                                : kMaxNumberBytes);
+  if (!DigitsTracked()) return true;
+  int_lo_ = n.min_int;
+  int_hi_ = n.max_int;
+  digits_ = shared::NumberDigits{};
+  digits_.negative = c == '-';
+  if (c != '-') digits_.Append(c - '0');
+  return Reachable();
 }
 
 // The '"' of a key in the top object: a free key (any string) or one of the properties the schema
@@ -346,8 +351,7 @@ bool JsonPrefix::Hex(unsigned char c) {
 }
 
 bool JsonPrefix::Number(unsigned char c) {
-  // Room for the digit a '.', an 'e' or a sign must be followed by.
-  const bool room = number_bytes_ < number_limit_;
+  // Room for the digit a sign must be followed by.
   const bool room_for_two = number_bytes_ + 1 < number_limit_;
   Mode next = mode_;
   switch (mode_) {
@@ -377,30 +381,40 @@ bool JsonPrefix::Number(unsigned char c) {
       }
       break;
     default:  // kNumZero, kNumInt, kNumFrac, kNumExp: the number may end here
-      if (IsDigit(c) && mode_ != Mode::kNumZero) {
-        if (!room) return false;
-        if (mode_ == Mode::kNumExp && exponent_digits_++ == kMaxExponentDigits) return false;
-        if (DigitsTracked()) {
-          if (range_ != nullptr && digits_.digits() == shared::NumberRange::kMaxDigits)
-            return false;
-          digits_.Append(c - '0');
-          if (!Reachable()) return false;
-        }
-      } else if (c == '.' && (mode_ == Mode::kNumZero || mode_ == Mode::kNumInt) && !integer_) {
-        if (!room_for_two) return false;
-        next = Mode::kNumDot;
-        if (range_ != nullptr) {
-          digits_.dot = true;
-          if (!Reachable()) return false;
-        }
-      } else if ((c == 'e' || c == 'E') && mode_ != Mode::kNumExp && !DigitsTracked()) {
-        if (!room_for_two) return false;
-        next = Mode::kNumE;
-      } else {
-        if (DigitsTracked() && !InRange()) return false;
-        EndValue();  // the number ends; `c` is what follows it
-        return Structural(c);
-      }
+      return NumberAfterDigit(c);
+  }
+  mode_ = next;
+  ++number_bytes_;
+  return true;
+}
+
+bool JsonPrefix::NumberAfterDigit(unsigned char c) {
+  // Room for a digit, and for the digit a '.' or an 'e' must be followed by.
+  const bool room = number_bytes_ < number_limit_;
+  const bool room_for_two = number_bytes_ + 1 < number_limit_;
+  Mode next = mode_;
+  if (IsDigit(c) && mode_ != Mode::kNumZero) {
+    if (!room) return false;
+    if (mode_ == Mode::kNumExp && exponent_digits_++ == kMaxExponentDigits) return false;
+    if (DigitsTracked()) {
+      if (range_ != nullptr && digits_.digits() == shared::NumberRange::kMaxDigits) return false;
+      digits_.Append(c - '0');
+      if (!Reachable()) return false;
+    }
+  } else if (c == '.' && (mode_ == Mode::kNumZero || mode_ == Mode::kNumInt) && !integer_) {
+    if (!room_for_two) return false;
+    next = Mode::kNumDot;
+    if (range_ != nullptr) {
+      digits_.dot = true;
+      if (!Reachable()) return false;
+    }
+  } else if ((c == 'e' || c == 'E') && mode_ != Mode::kNumExp && !DigitsTracked()) {
+    if (!room_for_two) return false;
+    next = Mode::kNumE;
+  } else {
+    if (DigitsTracked() && !InRange()) return false;
+    EndValue();  // the number ends; `c` is what follows it
+    return Structural(c);
   }
   mode_ = next;
   ++number_bytes_;

@@ -99,16 +99,18 @@ class JsonPrefix {
 
   bool Structural(unsigned char c);
   bool StartValue(unsigned char c, int32_t node);
+  bool StartNumber(unsigned char c, const shared::JsonSchema::Node& n);  // c: '-' or a digit
   bool BeginKey();
   bool KeyMatch(unsigned char c);
   bool Enum(unsigned char c);
   bool String(unsigned char c);
   bool Hex(unsigned char c);
   bool Number(unsigned char c);
-  bool IntegerReachable() const;  // the integer being read can still end within its bounds
-  bool IntegerInRange() const;    // ... and may end here
-  bool Reachable() const;         // the integer or bounded number can still end in range
-  bool InRange() const;           // ... and may end here
+  bool NumberAfterDigit(unsigned char c);  // Number in a mode where the number may end
+  bool IntegerReachable() const;           // the integer being read can still end within its bounds
+  bool IntegerInRange() const;             // ... and may end here
+  bool Reachable() const;                  // the integer or bounded number can still end in range
+  bool InRange() const;                    // ... and may end here
   bool DigitsTracked() const { return integer_ || range_ != nullptr; }
   bool Open(int32_t node);
   bool Close();

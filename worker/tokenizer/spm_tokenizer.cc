@@ -50,21 +50,8 @@ bool IsValidType(SpmTokenType t) {
 
 bool IsContinuationByte(char c) { return (static_cast<uint8_t>(c) & 0xC0) == 0x80; }
 
-}  // namespace
-
-// One node of the doubly linked symbol list. Symbols keep their input order; a merge grows the
-// left symbol over the right one and marks the right one dead (len 0).
-struct SpmTokenizer::Symbol {
-  int start;  // byte offset into the encoded input
-  int len;    // bytes covered; 0 once merged away
-  TokenId id;
-  int prev;        // index of the previous live symbol, -1 at the front
-  int next;        // index of the next live symbol, -1 at the back
-  bool mergeable;  // false for byte-fallback and unknown symbols
-};
-
-shared::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::Create(SpmVocab vocab,
-                                                                   TokenizerKind kind) {
+// A vocabulary's sizes agree and its special ids lie in it (Create's first checks).
+shared::Status CheckVocabShape(const SpmVocab& vocab) {
   const size_t n = vocab.pieces.size();
   if (n == 0) return shared::InvalidArgument("tokenizer vocabulary is empty");
   if (n > static_cast<size_t>(INT32_MAX)) {
@@ -82,6 +69,26 @@ shared::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::Create(SpmVocab voca
                                      " is outside the vocabulary of " + std::to_string(n));
     }
   }
+  return shared::Status::Ok();
+}
+
+}  // namespace
+
+// One node of the doubly linked symbol list. Symbols keep their input order; a merge grows the
+// left symbol over the right one and marks the right one dead (len 0).
+struct SpmTokenizer::Symbol {
+  int start;  // byte offset into the encoded input
+  int len;    // bytes covered; 0 once merged away
+  TokenId id;
+  int prev;        // index of the previous live symbol, -1 at the front
+  int next;        // index of the next live symbol, -1 at the back
+  bool mergeable;  // false for byte-fallback and unknown symbols
+};
+
+shared::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::Create(SpmVocab vocab,
+                                                                   TokenizerKind kind) {
+  SM_RETURN_IF_ERROR(CheckVocabShape(vocab));
+  const size_t n = vocab.pieces.size();
   std::unique_ptr<SpmTokenizer> tok(new SpmTokenizer());
   tok->kind_ = kind;
   tok->byte_token_.fill(-1);

@@ -1,5 +1,7 @@
 #include "worker/tokenizer/tokenizer.h"
 
+#include <algorithm>
+
 namespace smallmind::worker {
 
 std::vector<TokenId> Tokenizer::EncodeSpecial(std::string_view text, bool add_bos) const {
@@ -19,6 +21,14 @@ std::vector<TokenId> Tokenizer::EncodeSpecial(std::string_view text, bool add_bo
     out.insert(out.end(), ids.begin(), ids.end());
   }
   return out;
+}
+
+size_t MaxTokenTextBytes(const Tokenizer& tokenizer) {
+  size_t longest = 4;
+  for (TokenId id = 0; id < tokenizer.vocab_size(); ++id) {
+    longest = std::max(longest, tokenizer.Piece(id).size());
+  }
+  return longest;
 }
 
 }  // namespace smallmind::worker

@@ -48,4 +48,11 @@ class Tokenizer {
   virtual std::string_view Piece(TokenId id) const = 0;
 };
 
+// The most bytes of input text one token of `tokenizer` can stand for: its longest piece (a piece
+// spells its text at least as long as the input: SentencePiece's '▁' is 3 bytes for a space,
+// byte-level BPE 1-2 per byte, a special token its spelling) and at least 4 (an unknown symbol is
+// one UTF-8 character). A text of n bytes is at least ceil(n / this) tokens, which lets a prompt
+// too long for the context be refused before it is tokenized. O(vocabulary); call once.
+size_t MaxTokenTextBytes(const Tokenizer& tokenizer);
+
 }  // namespace smallmind::worker

@@ -22,6 +22,8 @@ struct ModelConfig {
   int context_length = 0;  // maximum positions per sequence
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
+  // Linear RoPE scaling: positions are multiplied by this (1 / rope.scaling.factor); 1: none.
+  float rope_freq_scale = 1.0f;
   RopeStyle rope_style = RopeStyle::kInterleaved;
 
   int head_dim() const { return dim / n_heads; }

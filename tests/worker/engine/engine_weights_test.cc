@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/worker/engine/test_models.h"
@@ -83,6 +84,40 @@ TEST(EngineWeightsTest, QkvBiasesChangeTheLogits) {
   for (LayerWeights& l : without.weights.layers) l.bq = l.bk = l.bv = TensorView{};
   EXPECT_NE(PrefillLogits(with, RefOptions(), kernels::ExecMode::kDeterministic),
             PrefillLogits(without, RefOptions(), kernels::ExecMode::kDeterministic));
+}
+
+// rope_freqs.weight (Llama 3.1+) divides each RoPE pair's frequency: all-ones divisors are
+// bitwise no tensor; others change the rotation of every position past 0, and so the logits of a
+// 9-token prompt, on the reference and the best ISA's kernels. A linear scale changes them too.
+TEST(EngineWeightsTest, RopeFreqsAndLinearScalingDriveTheRotation) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  LlamaModel m = testing::MakeRandomModel(spec);
+  const int pairs = m.config.head_dim() / 2;
+  std::vector<float> ones(static_cast<size_t>(pairs), 1.0f), factors(ones.size());
+  for (int i = 0; i < pairs; i++) factors[i] = 1.0f + 31.0f * static_cast<float>(i) / (pairs - 1);
+  const auto freqs_view = [&](const std::vector<float>& v) {
+    TensorView t;
+    t.type = DType::kF32;
+    t.data = v.data();
+    t.rows = 1;
+    t.cols = static_cast<int64_t>(v.size());
+    return t;
+  };
+  for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {
+    EngineOptions o = RefOptions();
+    o.isa = isa;
+    m.weights.rope_freqs = TensorView{};
+    const std::vector<float> plain = PrefillLogits(m, o, kernels::ExecMode::kDeterministic);
+    m.weights.rope_freqs = freqs_view(ones);
+    EXPECT_EQ(PrefillLogits(m, o, kernels::ExecMode::kDeterministic), plain);
+    m.weights.rope_freqs = freqs_view(factors);
+    EXPECT_NE(PrefillLogits(m, o, kernels::ExecMode::kDeterministic), plain);
+    m.weights.rope_freqs = TensorView{};
+    m.config.rope_freq_scale = 0.25f;
+    EXPECT_NE(PrefillLogits(m, o, kernels::ExecMode::kDeterministic), plain);
+    m.config.rope_freq_scale = 1.0f;
+  }
 }
 
 // max |a - b| / max |b|.

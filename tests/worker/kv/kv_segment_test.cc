@@ -118,6 +118,21 @@ TEST(KvSegmentTest, ASuccessorReattachesACrashedOwnersSegmentAndKeepsItsSealedBl
   EXPECT_EQ(data[b0 * per_block + 3], 4.5f);  // the K/V bytes survived too
 }
 
+// The takeover: a crashed worker's sealed segment made world-readable (as one planted by
+// another user would be) was reattached as a warm restart. Now the successor refuses it, naming
+// the segment, and leaves its bytes alone.
+TEST(KvSegmentTest, ASegmentOthersCanReadIsNotReattached) {
+  NameGuard g;
+  CrashAfterSealingOneBlock(g.name, KvChainRoot(77, 1));
+  ASSERT_EQ(::chmod(ShmSegment::PathOf(g.name).c_str(), 0666), 0);
+  auto seg = KvSegment::Open(Spec(g.name));
+  ASSERT_FALSE(seg.ok());
+  EXPECT_EQ(seg.status().code(), shared::StatusCode::kFailedPrecondition);
+  EXPECT_NE(seg.status().message().find("refusing to use it"), std::string::npos)
+      << seg.status().message();
+  EXPECT_TRUE(ShmSegment::Exists(g.name));
+}
+
 TEST(KvSegmentTest, AnotherModelsSegmentIsDiscardedAndRecreatedWithTheReason) {
   NameGuard g;
   CrashAfterSealingOneBlock(g.name, KvChainRoot(77, 1));

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/ref/dequant_ref.h"
@@ -261,7 +262,7 @@ TEST_F(ModelGeneratorTest, KQuantFilesLoadWithTheirTypesAndTheReferenceQuantizer
   ASSERT_TRUE(f32.ok()) << f32.status().ToString();
   const TensorView& ref = f32->llama.weights.layers[1].w2;  // ffn_down: rows of 512
   const int64_t n = ref.rows * ref.cols;
-  for (DType type : {DType::kQ4_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     auto m = LoadGgufModel(Write(KQuantOptions(type, 2), "k.gguf"));
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     EXPECT_EQ(m->llama.config.dim, 256);
@@ -280,12 +281,18 @@ TEST_F(ModelGeneratorTest, KQuantFilesLoadWithTheirTypesAndTheReferenceQuantizer
       err += (double{got[i]} - ref.f32()[i]) * (double{got[i]} - ref.f32()[i]);
       sum += double{ref.f32()[i]} * ref.f32()[i];
     }
-    // Near-normal weights: ~0.07 (Q4_K) and ~0.017 (Q6_K) relative RMS error.
-    EXPECT_LT(std::sqrt(err / sum), type == DType::kQ4_K ? 0.08 : 0.02);
+    // Near-normal weights: ~0.07 (Q4_K), ~0.035 (Q5_K) and ~0.017 (Q6_K) relative RMS error.
+    EXPECT_LT(std::sqrt(err / sum), type == DType::kQ4_K   ? 0.08
+                                    : type == DType::kQ5_K ? 0.04
+                                                           : 0.02);
     if (type == DType::kQ4_K) {
       std::vector<kernels::BlockQ4_K> want(n / 256);
       kernels::QuantizeQ4_KRef(ref.f32(), want.data(), n);
       EXPECT_EQ(std::memcmp(w.layers[1].w2.data, want.data(), want.size() * 144), 0);
+    } else if (type == DType::kQ5_K) {
+      std::vector<kernels::BlockQ5_K> want(n / 256);
+      kernels::QuantizeQ5_KRef(ref.f32(), want.data(), n);
+      EXPECT_EQ(std::memcmp(w.layers[1].w2.data, want.data(), want.size() * 176), 0);
     } else {
       std::vector<kernels::BlockQ6_K> want(n / 256);
       kernels::QuantizeQ6_KRef(ref.f32(), want.data(), n);
@@ -295,45 +302,53 @@ TEST_F(ModelGeneratorTest, KQuantFilesLoadWithTheirTypesAndTheReferenceQuantizer
   auto file = GgufFile::Open(Write(KQuantOptions(DType::kQ6_K, 1), "q6k.gguf"));
   ASSERT_TRUE(file.ok());
   EXPECT_EQ((*file)->GetU32("general.file_type").value(), 18u);  // LLAMA_FTYPE_MOSTLY_Q6_K
+  file = GgufFile::Open(Write(KQuantOptions(DType::kQ5_K, 1), "q5k.gguf"));
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->GetU32("general.file_type").value(), 16u);  // LLAMA_FTYPE_MOSTLY_Q5_K_S
 }
 
-TEST_F(ModelGeneratorTest, Q4_KMStoresOutputAndTheMoreBitsLayersAttnVAndFfnDownInQ6_K) {
-  GeneratorOptions o = KQuantOptions(DType::kF32, 8);
-  ASSERT_TRUE(SetWeightScheme("Q4_K_M", &o).ok());
-  EXPECT_EQ(o.weight_type, DType::kQ4_K);
-  EXPECT_TRUE(o.q4_k_m);
-  const std::string path = Write(o, "q4km.gguf");
-  auto m = LoadGgufModel(path);
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  const Weights& w = m->llama.weights;
-  EXPECT_EQ(w.token_embedding.type, DType::kQ4_K);
-  EXPECT_EQ(w.classifier.type, DType::kQ6_K);
-  // llama.cpp's use_more_bits for 8 layers: l < 1, l >= 7, or (l - 1) % 3 == 2.
-  const std::set<int> more_bits = {0, 3, 6, 7};
-  for (int l = 0; l < 8; l++) {
-    const DType want = more_bits.count(l) ? DType::kQ6_K : DType::kQ4_K;
-    const LayerWeights& lw = w.layers[l];
-    EXPECT_EQ(lw.wv.type, want) << "layer " << l;
-    EXPECT_EQ(lw.w2.type, want) << "layer " << l;
-    for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wo, &lw.w1, &lw.w3}) {
-      EXPECT_EQ(t->type, DType::kQ4_K) << "layer " << l;
+TEST_F(ModelGeneratorTest, KMMixesStoreOutputAndTheMoreBitsLayersAttnVAndFfnDownInQ6_K) {
+  // name, base type, llama.cpp's LLAMA_FTYPE_MOSTLY_Q4_K_M / MOSTLY_Q5_K_M
+  for (const auto& [name, base, ftype] :
+       {std::tuple{"Q4_K_M", DType::kQ4_K, 15u}, std::tuple{"q5_k_m", DType::kQ5_K, 17u}}) {
+    GeneratorOptions o = KQuantOptions(DType::kF32, 8);
+    ASSERT_TRUE(SetWeightScheme(name, &o).ok());
+    EXPECT_EQ(o.weight_type, base);
+    EXPECT_TRUE(o.k_m_mix);
+    const std::string path = Write(o, std::string(name) + ".gguf");
+    auto m = LoadGgufModel(path);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const Weights& w = m->llama.weights;
+    EXPECT_EQ(w.token_embedding.type, base) << name;
+    EXPECT_EQ(w.classifier.type, DType::kQ6_K) << name;
+    // llama.cpp's use_more_bits for 8 layers: l < 1, l >= 7, or (l - 1) % 3 == 2.
+    const std::set<int> more_bits = {0, 3, 6, 7};
+    for (int l = 0; l < 8; l++) {
+      const DType want = more_bits.count(l) ? DType::kQ6_K : base;
+      const LayerWeights& lw = w.layers[l];
+      EXPECT_EQ(lw.wv.type, want) << name << " layer " << l;
+      EXPECT_EQ(lw.w2.type, want) << name << " layer " << l;
+      for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wo, &lw.w1, &lw.w3}) {
+        EXPECT_EQ(t->type, base) << name << " layer " << l;
+      }
     }
+    auto file = GgufFile::Open(path);
+    ASSERT_TRUE(file.ok());
+    EXPECT_EQ((*file)->GetU32("general.file_type").value(), ftype) << name;
   }
-  auto file = GgufFile::Open(path);
-  ASSERT_TRUE(file.ok());
-  EXPECT_EQ((*file)->GetU32("general.file_type").value(), 15u);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
 }
 
 TEST_F(ModelGeneratorTest, KQuantTypesRefuseRowsThatAreNoWholeSuperBlock) {
   auto tiny = GeneratorPreset("tiny");
   ASSERT_TRUE(tiny.ok());
-  for (const char* type : {"q4_k", "q6_k", "q4_k_m"}) {
+  for (const char* type : {"q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m"}) {
     GeneratorOptions o = *tiny;
     ASSERT_TRUE(SetWeightScheme(type, &o).ok()) << type;
     const shared::Status s = ValidateGeneratorOptions(o);
     EXPECT_EQ(s.message(),
-              "K-quant types (q4_k, q6_k, q4_k_m) store rows in blocks of 256 elements, but the "
-              "row length 64 (dim) is not a multiple of 256: use q8_0 / q4_0 or a dim that is")
+              "K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m) store rows in blocks of 256 "
+              "elements, but the row length 64 (dim) is not a multiple of 256: use q8_0 / q4_0 or "
+              "a dim that is")
         << type;
     EXPECT_FALSE(GenerateModelBuffer(o).ok());
   }
@@ -343,10 +358,12 @@ TEST_F(ModelGeneratorTest, KQuantTypesRefuseRowsThatAreNoWholeSuperBlock) {
   EXPECT_NE(ValidateGeneratorOptions(o).message().find("row length 172 (ffn (hidden) size)"),
             std::string::npos);
   o = KQuantOptions(DType::kQ8_0, 1);
-  o.q4_k_m = true;
-  EXPECT_EQ(ValidateGeneratorOptions(o).message(), "the q4_k_m mix needs the Q4_K weight type");
-  EXPECT_EQ(SetWeightScheme("q5_k", &o).message(),
-            "weight type 'q5_k' is not one of f32, f16, q8_0, q4_0, q4_k, q6_k or q4_k_m");
+  o.k_m_mix = true;
+  EXPECT_EQ(ValidateGeneratorOptions(o).message(),
+            "the _k_m mixes need the Q4_K or Q5_K weight type");
+  EXPECT_EQ(SetWeightScheme("q9_k", &o).message(),
+            "weight type 'q9_k' is not one of f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m or "
+            "q5_k_m");
   // The builder refuses such a matrix too (the llama2.c converter relies on it), rather than
   // keeping it in F32 as it does for the 32-element types.
   LlamaGgufBuilder b(GeneratorConfig(*tiny), "ragged", DType::kQ4_K);

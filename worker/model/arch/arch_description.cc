@@ -1,0 +1,32 @@
+#include "worker/model/arch/arch_description.h"
+
+#include <array>
+#include <string>
+
+namespace smallmind::worker {
+namespace {
+
+// One line per family (its description lives in <family>_arch.cc).
+const std::array<const ArchDescription*, 2> kArchs = {&kLlamaArch, &kQwen2Arch};
+
+}  // namespace
+
+std::span<const ArchDescription* const> SupportedArchs() { return kArchs; }
+
+const ArchDescription* FindArch(std::string_view name) {
+  for (const ArchDescription* a : kArchs) {
+    if (a->name == name) return a;
+  }
+  return nullptr;
+}
+
+std::string_view SupportedArchNames() {
+  static const std::string names = [] {
+    std::string s;
+    for (const ArchDescription* a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a->name);
+    return s;
+  }();
+  return names;
+}
+
+}  // namespace smallmind::worker

@@ -1,0 +1,16 @@
+// llama: Llama 1-3.x, Mistral-style files without a window, TinyLlama, SmolLM2. The GGUF converter
+// permutes Q/K rows so RoPE rotates interleaved pairs. Llama 3.1+ carries rope_freqs.weight (the
+// "llama3" rope scaling as per-pair divisors); older fine-tunes may set linear rope scaling.
+#include "worker/model/arch/arch_description.h"
+
+namespace smallmind::worker {
+
+const ArchDescription kLlamaArch = {
+    .name = "llama",
+    .rope_style = RopeStyle::kInterleaved,
+    .qkv_bias = false,
+    .rope_freqs = true,
+    .rope_scaling_linear = true,
+};
+
+}  // namespace smallmind::worker
