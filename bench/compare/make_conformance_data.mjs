@@ -71,6 +71,7 @@ const kCases = {
   "llama-q4_k_m": {modelgen: [...kLlamaShape, "--type", "q4_k_m"]},
   "llama-q5_k": {modelgen: [...kLlamaShape, "--type", "q5_k"]},
   "llama-q5_k_m": {modelgen: [...kLlamaShape, "--type", "q5_k_m"]},
+  "llama-iq4_xs": {modelgen: [...kLlamaShape, "--type", "iq4_xs"]},
   "stories260k": {shared: "models/stories260K.gguf", text: "story"},
   "stories260k-q8_0": {modelgen: [...kStoriesFlags, "--type", "q8_0"], text: "story",
                        disabled: kRealWeightSensitivity},
