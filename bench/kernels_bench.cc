@@ -98,7 +98,7 @@ void RegisterMatmuls() {
   if (isas.empty()) isas.push_back(Isa::kRef);
   for (Isa isa : isas) {
     for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K,
-                       DType::kQ5_K, DType::kQ6_K}) {
+                       DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
       for (const Shape& s : shapes) {
         for (int n_tokens : {1, 3, 7, 8, 12, 16, 25, 128}) {
           // Batched decode (3-25 tokens: whole tiles and ragged batches) where the served

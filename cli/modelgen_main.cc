@@ -3,8 +3,8 @@
 //                      [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N] [--vocab N]
 //                      [--context N] [--embd-type T] [--name S] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
-// T: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | q4_k_m | q5_k_m (Q4_K / Q5_K with Q6_K for
-// output.weight and the attn_v / ffn_down of some layers, as llama.cpp's Q4_K_M / Q5_K_M);
+// T: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | iq4_xs | q4_k_m | q5_k_m (Q4_K / Q5_K with Q6_K
+// for output.weight and the attn_v / ffn_down of some layers, as llama.cpp's Q4_K_M / Q5_K_M);
 // K-quants need dim and ffn to be
 // multiples of 256 (not tiny). Prints what it wrote (shapes, tensor types, parameter count,
 // bytes); errors go to stderr, exit 1.
@@ -143,11 +143,13 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--preset", f.preset, "shapes to start from: tiny | bench-110M | bench-1B")
       ->type_name("NAME")
       ->default_str("tiny");
-  app.add_option("--type", f.type,
-                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | q4_k_m | q5_k_m "
-                 "(K-quants need dim and ffn multiples of 256; q4_k_m / q5_k_m are Q4_K / Q5_K "
-                 "with Q6_K for output.weight and the attn_v / ffn_down of llama.cpp's _K_M "
-                 "layers)")
+  app.add_option(
+         "--type", f.type,
+         "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | iq4_xs | q4_k_m | "
+         "q5_k_m "
+         "(K-quants need dim and ffn multiples of 256; q4_k_m / q5_k_m are Q4_K / Q5_K "
+         "with Q6_K for output.weight and the attn_v / ffn_down of llama.cpp's _K_M "
+         "layers)")
       ->type_name("TYPE");
   app.add_option("--embd-type", f.embd_type, "token_embd type")
       ->type_name("TYPE")

@@ -5,7 +5,8 @@ namespace smallmind::kernels {
 const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
   // Block layouts from the GGUF/ggml definitions: Q8_0 = f16 scale + 32 int8; Q4_0 = f16 scale +
   // 16 bytes of nibbles; Q4_K = 2 f16 + 12 bytes of scales + 128 bytes of nibbles per 256;
-  // Q5_K = Q4_K plus 32 bytes of high bits per 256; Q6_K = 128 + 64 + 16 bytes + f16 per 256
+  // Q5_K = Q4_K plus 32 bytes of high bits per 256; Q6_K = 128 + 64 + 16 bytes + f16 per 256;
+  // IQ4_XS = f16 + 2 + 4 bytes of 6-bit scales + 128 bytes of level indices per 256
   static constexpr DTypeTraits kF32{"F32", 1, 4};
   static constexpr DTypeTraits kF16{"F16", 1, 2};
   static constexpr DTypeTraits kBF16{"BF16", 1, 2};
@@ -14,6 +15,7 @@ const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
   static constexpr DTypeTraits kQ4_K{"Q4_K", 256, 144};
   static constexpr DTypeTraits kQ5_K{"Q5_K", 256, 176};
   static constexpr DTypeTraits kQ6_K{"Q6_K", 256, 210};
+  static constexpr DTypeTraits kIQ4_XS{"IQ4_XS", 256, 136};
   switch (static_cast<DType>(ggml_type)) {
     case DType::kF32: return &kF32;
     case DType::kF16: return &kF16;
@@ -23,6 +25,7 @@ const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
     case DType::kQ4_K: return &kQ4_K;
     case DType::kQ5_K: return &kQ5_K;
     case DType::kQ6_K: return &kQ6_K;
+    case DType::kIQ4_XS: return &kIQ4_XS;
   }
   return nullptr;
 }

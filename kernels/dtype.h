@@ -16,6 +16,7 @@ enum class DType : uint32_t {
   kQ4_K = 12,
   kQ5_K = 13,
   kQ6_K = 14,
+  kIQ4_XS = 23,
   kBF16 = 30,
 };
 

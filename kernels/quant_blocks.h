@@ -1,5 +1,6 @@
 // Quantized block layouts bit-compatible with GGUF/ggml (ggml-common.h block_q8_0, block_q4_0,
-// block_q4_K, block_q5_K, block_q6_K) and the scalar fp16/bf16 <-> fp32 conversions they need. Used
+// block_q4_K, block_q5_K, block_q6_K,
+// block_iq4_xs) and the scalar fp16/bf16 <-> fp32 conversions they need. Used
 // by loaders, the model generator and every quantized kernel. Plain data and pure functions;
 // thread-safe.
 #pragma once
@@ -59,13 +60,30 @@ struct BlockQ6_K {
   uint16_t d;                // fp16 super-block scale
 };
 
+// The 16 levels of the non-linear 4-bit types (ggml's kvalues_iq4nl), ascending: a 4-bit index
+// q stands for kIq4NlValues[q].
+inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
+// 8 sub-blocks of 32 with unsigned 6-bit scales ls_s (0..63); x = d * (ls_s - 32) *
+// kIq4NlValues[q]. ls_s: low 4 bits from nibble s % 2 of scales_l[s / 2], high 2 bits from bits
+// 2s, 2s + 1 of scales_h. Sub-block s reads qs[16s .. 16s + 16): low nibbles are its elements
+// 0..15, high nibbles 16..31.
+struct BlockIQ4_XS {
+  uint16_t d;                   // fp16 super-block scale
+  uint16_t scales_h;            // high 2 bits of the 8 scales
+  uint8_t scales_l[kQkK / 64];  // low 4 bits of the 8 scales
+  uint8_t qs[kQkK / 2];         // 4-bit indices into kIq4NlValues
+};
+
 static_assert(sizeof(BlockQ8_0) == 34 && std::is_trivially_copyable_v<BlockQ8_0>);
 static_assert(sizeof(BlockQ4_0) == 18 && std::is_trivially_copyable_v<BlockQ4_0>);
 static_assert(sizeof(BlockQ4_K) == 144 && std::is_trivially_copyable_v<BlockQ4_K>);
 static_assert(sizeof(BlockQ5_K) == 176 && std::is_trivially_copyable_v<BlockQ5_K>);
 static_assert(sizeof(BlockQ6_K) == 210 && std::is_trivially_copyable_v<BlockQ6_K>);
+static_assert(sizeof(BlockIQ4_XS) == 136 && std::is_trivially_copyable_v<BlockIQ4_XS>);
 static_assert(alignof(BlockQ8_0) == 2 && alignof(BlockQ4_0) == 2 && alignof(BlockQ4_K) == 2 &&
-              alignof(BlockQ5_K) == 2 && alignof(BlockQ6_K) == 2);
+              alignof(BlockQ5_K) == 2 && alignof(BlockQ6_K) == 2 && alignof(BlockIQ4_XS) == 2);
 
 // IEEE binary16 -> binary32; exact for every input (subnormals, inf, NaN payloads kept).
 inline float Fp16ToFp32(uint16_t h) {

@@ -79,6 +79,7 @@ const kCases = {
   "llama-q5_k_m": {modelgen: [...kLlamaShape, "--type", "q5_k_m"]},
   "llama3-f32": {modelgen: [...kLlama3Shape, "--type", "f32"]},
   "llama3-q8_0": {modelgen: [...kLlama3Shape, "--type", "q8_0"]},
+  "llama-iq4_xs": {modelgen: [...kLlamaShape, "--type", "iq4_xs"]},
   "stories260k": {shared: "models/stories260K.gguf", text: "story"},
   "stories260k-q8_0": {modelgen: [...kStoriesFlags, "--type", "q8_0"], text: "story",
                        disabled: kRealWeightSensitivity},

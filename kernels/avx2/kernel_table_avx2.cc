@@ -13,9 +13,9 @@
 namespace smallmind::kernels::avx2 {
 
 KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
-  KernelTable t =
-      WithPackedMatmuls(RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
-                        {&MatmulQ4_Kx8Q8Avx2, &MatmulQ5_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2});
+  KernelTable t = WithPackedMatmuls(
+      RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
+      {&MatmulQ4_Kx8Q8Avx2, &MatmulQ5_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2, &MatmulIQ4_XSx8Q8Avx2});
   t.matmul[WeightSlot(DType::kF32)] = MatmulOp{&MatmulF32Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
@@ -47,6 +47,8 @@ KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, const
       MatmulOp{k.q5_k, MatmulInput::kQ8K, &PackQ5_Kx8, &PackedQ5_Kx8Bytes};
   t.matmul[WeightSlot(DType::kQ6_K)] =
       MatmulOp{k.q6_k, MatmulInput::kQ8K, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
+  t.matmul[WeightSlot(DType::kIQ4_XS)] =
+      MatmulOp{k.iq4_xs, MatmulInput::kQ8K, &PackIQ4_XSx8, &PackedIQ4_XSx8Bytes};
   return t;
 }
 

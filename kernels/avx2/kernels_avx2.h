@@ -15,11 +15,12 @@ namespace smallmind::kernels::avx2 {
 KernelTable Avx2KernelTable(ExecMode mode);
 
 // The K-quant matmuls of one integer core, over kQ8K rows and the packed layouts below
-// (PackQ4_Kx8, PackQ5_Kx8, PackQ6_Kx8).
+// (PackQ4_Kx8, PackQ5_Kx8, PackQ6_Kx8, PackIQ4_XSx8).
 struct KQuantFns {
   MatmulFn q4_k = nullptr;
   MatmulFn q5_k = nullptr;
   MatmulFn q6_k = nullptr;
+  MatmulFn iq4_xs = nullptr;
 };
 // `table` with the Q8_0, Q4_0 and K-quant matmuls set to these functions over Q8 activations
 // and the packed layouts of the pack functions below: this table's own.
@@ -87,13 +88,18 @@ void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
 void PackQ4_Kx8(const void* src, void* dst, int rows, int cols);
 void PackQ5_Kx8(const void* src, void* dst, int rows, int cols);
 void PackQ6_Kx8(const void* src, void* dst, int rows, int cols);
+void PackIQ4_XSx8(const void* src, void* dst, int rows, int cols);
 size_t PackedQ4_Kx8Bytes(int rows, int cols);
 size_t PackedQ5_Kx8Bytes(int rows, int cols);
 size_t PackedQ6_Kx8Bytes(int rows, int cols);
+size_t PackedIQ4_XSx8Bytes(int rows, int cols);
 void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ5_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
+// IQ4_XS: bitwise MatmulIQ4_XSQ8ActRef, fma(float((ls - 32) * isum(levels)), d * dx, y).
+void MatmulIQ4_XSx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                          int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 

@@ -1,5 +1,5 @@
-// AVX2 matmuls of Q4_K / Q5_K / Q6_K weights over Q8 activations (both paths), the K-quant siblings
-// of matmul_q8_avx2.cc: weights repacked 8 rows at a time so one 256-bit register holds 4
+// AVX2 matmuls of Q4_K / Q5_K / Q6_K / IQ4_XS weights over Q8 activations (both paths), the K-quant
+// siblings of matmul_q8_avx2.cc: weights repacked 8 rows at a time so one 256-bit register holds 4
 // consecutive quants of each of 8 rows, a maddubs against 4 activation quants broadcast to every
 // lane advances 8 rows at once (Q6_K: |q - 32| against the quants with q - 32's sign), and each
 // int32 lane ends an activation block of 32 holding its row's exact scaled integer dot product (the
@@ -20,6 +20,7 @@
 #include "kernels/avx2/kernels_avx2.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/ref/dequant_ref.h"
 #include "kernels/x86/kquant_x8.h"
 #include "kernels/x86/q8_rows.h"
 
@@ -36,6 +37,10 @@ struct MaddubsCore {
     return _mm256_blend_epi16(sc, _mm256_slli_epi32(sc, 16), 0xAA);
   }
   static __m256i Scale(__m256i acc, __m256i factor) { return _mm256_madd_epi16(acc, factor); }
+  static __m256i AddWide(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_add_epi32(acc,
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+  }
 };
 
 // ---- packing ----
@@ -76,6 +81,14 @@ void PackBlock(const BlockQ5_K& s, int lane, Q5_Kx8& p) {
   for (int m = 0; m < 8; m++) std::memcpy(&p.qh[m][4 * lane], &s.qh[4 * m], 4);
 }
 
+void PackBlock(const BlockIQ4_XS& s, int lane, IQ4_XSx8& p) {
+  p.d[lane] = s.d;
+  for (int j = 0; j < 8; j++) p.scales[j][lane] = static_cast<int8_t>(Iq4XsScale(s, j));
+  for (int j = 0; j < 8; j++) {
+    for (int m = 0; m < 4; m++) std::memcpy(&p.qs[j][m][4 * lane], &s.qs[16 * j + 4 * m], 4);
+  }
+}
+
 void PackBlock(const BlockQ6_K& s, int lane, Q6_Kx8& p) {
   p.d[lane] = s.d;
   for (int k = 0; k < 16; k++) p.scales[k][lane] = s.scales[k];
@@ -107,6 +120,9 @@ void PackQ4_Kx8(const void* src, void* dst, int rows, int cols) {
 void PackQ5_Kx8(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ5_K, Q5_Kx8>(src, dst, rows, cols);
 }
+void PackIQ4_XSx8(const void* src, void* dst, int rows, int cols) {
+  Pack<BlockIQ4_XS, IQ4_XSx8>(src, dst, rows, cols);
+}
 void PackQ6_Kx8(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ6_K, Q6_Kx8>(src, dst, rows, cols);
 }
@@ -115,6 +131,9 @@ size_t PackedQ4_Kx8Bytes(int rows, int cols) {
 }
 size_t PackedQ5_Kx8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / kQkK) * sizeof(Q5_Kx8);
+}
+size_t PackedIQ4_XSx8Bytes(int rows, int cols) {
+  return GroupsOf(rows) * (cols / kQkK) * sizeof(IQ4_XSx8);
 }
 size_t PackedQ6_Kx8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / kQkK) * sizeof(Q6_Kx8);
@@ -127,6 +146,10 @@ void MatmulQ4_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
 void MatmulQ5_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q5_Kx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulIQ4_XSx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                          int out_dim, RowRange rows) {
+  MatmulKQuantPacked<IQ4_XSx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {

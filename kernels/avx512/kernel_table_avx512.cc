@@ -16,7 +16,7 @@ KernelTable Avx512KernelTable(ExecMode mode) {
   KernelTable t = avx2::WithVnniPackedMatmuls(
       avx2::Avx2KernelTable(mode), avx2::Q8_0x16uOp(&MatmulQ8_0x16Q8Avx512, MatmulInput::kQ8Octets),
       avx2::Q4_0x16Op(&MatmulQ4_0x16Q8Avx512, MatmulInput::kQ8Octets),
-      {&MatmulQ4_Kx8Q8Vnni, &MatmulQ5_Kx8Q8Vnni, &MatmulQ6_Kx8Q8Vnni});
+      {&MatmulQ4_Kx8Q8Vnni, &MatmulQ5_Kx8Q8Vnni, &MatmulQ6_Kx8Q8Vnni, &MatmulIQ4_XSx8Q8Vnni});
   t.attention = &AttentionAvx512;
   t.softmax = &SoftmaxAvx512;
   t.swiglu = &SwiGluAvx512;

@@ -26,6 +26,8 @@ void MatmulQ4_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens
                            int out_dim, RowRange rows);
 void MatmulQ5_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
+void MatmulIQ4_XSx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                             int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
 

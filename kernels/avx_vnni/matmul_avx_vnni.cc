@@ -39,6 +39,10 @@ void MatmulQ5_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens
                            int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q5_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
+void MatmulIQ4_XSx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                             int out_dim, RowRange rows) {
+  MatmulKQuantPacked<IQ4_XSx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
 void MatmulQ6_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);

@@ -135,6 +135,7 @@ bool DequantizeRef(DType type, const void* x, float* y, int64_t n) {
     case DType::kQ4_K: DequantizeQ4_KRef(static_cast<const BlockQ4_K*>(x), y, n); return true;
     case DType::kQ5_K: DequantizeQ5_KRef(static_cast<const BlockQ5_K*>(x), y, n); return true;
     case DType::kQ6_K: DequantizeQ6_KRef(static_cast<const BlockQ6_K*>(x), y, n); return true;
+    case DType::kIQ4_XS: DequantizeIQ4_XSRef(static_cast<const BlockIQ4_XS*>(x), y, n); return true;
   }
   return false;
 }

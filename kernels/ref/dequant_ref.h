@@ -19,6 +19,9 @@ void DequantizeQ4_0Ref(const BlockQ4_0* x, float* y, int64_t n);
 void DequantizeQ4_KRef(const BlockQ4_K* x, float* y, int64_t n);
 void DequantizeQ5_KRef(const BlockQ5_K* x, float* y, int64_t n);
 void DequantizeQ6_KRef(const BlockQ6_K* x, float* y, int64_t n);
+void DequantizeIQ4_XSRef(const BlockIQ4_XS* x, float* y, int64_t n);  // iq4_xs_ref.cc
+// ls_s - 32 of IQ4_XS sub-block s (0..7): the signed scale in -32..31 (BlockIQ4_XS).
+int Iq4XsScale(const BlockIQ4_XS& b, int s);
 
 // Dispatches on `type` (F32 is a copy). x holds n elements of that type (n a multiple of its block
 // size); y: [n]. Returns false, writing nothing, for a type with no routine here.
@@ -45,5 +48,10 @@ void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n);
 void QuantizeQ4_KRef(const float* x, BlockQ4_K* y, int64_t n);
 void QuantizeQ5_KRef(const float* x, BlockQ5_K* y, int64_t n);
 void QuantizeQ6_KRef(const float* x, BlockQ6_K* y, int64_t n);
+// IQ4_XS (smallmind's own, iq4_xs_ref.cc): each sub-block of 32 fits x ~ s * level (s signed,
+// levels kIq4NlValues) by least squares over candidate scales that put its element of largest
+// magnitude on the lowest or highest level; d = max |s| / 31 in fp16, s rounded to -32..31
+// against it, then every index the level nearest x / (d * s). Inputs clamped to +-1e9, NaN as 0.
+void QuantizeIQ4_XSRef(const float* x, BlockIQ4_XS* y, int64_t n);
 
 }  // namespace smallmind::kernels

@@ -25,7 +25,7 @@ KernelTable RefKernelTable() {
   KernelTable t;
   const MatmulFn matmuls[kNumWeightTypes] = {&MatmulF32Ref,  &MatmulF16Ref,  &MatmulBf16Ref,
                                              &MatmulQ8_0Ref, &MatmulQ4_0Ref, &MatmulQ4_KRef,
-                                             &MatmulQ6_KRef, &MatmulQ5_KRef};
+                                             &MatmulQ6_KRef, &MatmulQ5_KRef, &MatmulIQ4_XSRef};
   const DequantRowFn rows[kNumWeightTypes] = {&DequantRowF32,
                                               &DequantRow<uint16_t, DequantizeF16Ref>,
                                               &DequantRow<uint16_t, DequantizeBf16Ref>,
@@ -33,7 +33,8 @@ KernelTable RefKernelTable() {
                                               &DequantRow<BlockQ4_0, DequantizeQ4_0Ref>,
                                               &DequantRow<BlockQ4_K, DequantizeQ4_KRef>,
                                               &DequantRow<BlockQ6_K, DequantizeQ6_KRef>,
-                                              &DequantRow<BlockQ5_K, DequantizeQ5_KRef>};
+                                              &DequantRow<BlockQ5_K, DequantizeQ5_KRef>,
+                                              &DequantRow<BlockIQ4_XS, DequantizeIQ4_XSRef>};
   for (int i = 0; i < kNumWeightTypes; i++) {
     t.matmul[i] = MatmulOp{matmuls[i], MatmulInput::kF32};
     t.dequant_row[i] = rows[i];

@@ -78,4 +78,9 @@ void MatmulQ6_KRef(const void* w, const void* x, float* y, int n_tokens, int in_
   MatmulBlocks<BlockQ6_K, kQkK, DequantizeQ6_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
 }
 
+void MatmulIQ4_XSRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                     RowRange rows) {
+  MatmulBlocks<BlockIQ4_XS, kQkK, DequantizeIQ4_XSRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
 }  // namespace smallmind::kernels

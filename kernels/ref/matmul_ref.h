@@ -30,5 +30,7 @@ void MatmulQ5_KRef(const void* w, const void* x, float* y, int n_tokens, int in_
                    RowRange rows);
 void MatmulQ6_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows);
+void MatmulIQ4_XSRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                     RowRange rows);
 
 }  // namespace smallmind::kernels

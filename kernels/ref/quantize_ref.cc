@@ -7,6 +7,7 @@
 
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/ref/dequant_ref.h"
 
 namespace smallmind::kernels {
 namespace {
@@ -122,6 +123,16 @@ void MatmulKQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_
       y[static_cast<int64_t>(t) * out_dim + r] = val;
     }
   }
+}
+
+// IQ4_XS: (ls - 32) * (the exact dot product of sub-block j's levels with 32 activation quants).
+int ScaledBlockDot(const BlockIQ4_XS& blk, int j, const int8_t* x) {
+  const uint8_t* q = blk.qs + 16 * j;  // low nibbles: elements 0..15, high: 16..31
+  int sum = 0;
+  for (int l = 0; l < 16; l++) {
+    sum += kIq4NlValues[q[l] & 0x0f] * x[l] + kIq4NlValues[q[l] >> 4] * x[l + 16];
+  }
+  return Iq4XsScale(blk, j) * sum;
 }
 
 // The Q4_K / Q5_K step of activation block j of a super-block: the scaled integers, then the min.
@@ -262,6 +273,14 @@ void MatmulQ6_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
     return std::fmaf(static_cast<float>(isum), Fp16ToFp32(blk.d) * dx, val);
   };
   MatmulKQ8Act<BlockQ6_K>(w, xq, y, n_tokens, in_dim, out_dim, rows, step);
+}
+
+void MatmulIQ4_XSQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                          int out_dim, RowRange rows) {
+  const auto step = [](const BlockIQ4_XS& blk, int j, const int8_t* x, float dx, float, float val) {
+    return std::fmaf(static_cast<float>(ScaledBlockDot(blk, j, x)), Fp16ToFp32(blk.d) * dx, val);
+  };
+  MatmulKQ8Act<BlockIQ4_XS>(w, xq, y, n_tokens, in_dim, out_dim, rows, step);
 }
 
 void PackQ8ActOctetsRef(const void* xq, void* octets, int n_dim, int n_tokens, int first,

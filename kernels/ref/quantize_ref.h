@@ -1,5 +1,6 @@
 // Scalar reference of the integer matmuls: activation quantization to Q8 rows (kernels/q8_act.h),
-// those rows as octets, and the Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K weight matmuls over them. The
+// those rows as octets, and the Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K / IQ4_XS weight
+// matmuls over them. The
 // oracles the SIMD parallel kernels are tested against. Pure functions; thread-safe on disjoint
 // outputs.
 #pragma once
@@ -45,6 +46,7 @@ void MatmulQ4_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
 // product, y[t, r] = one float, blocks b left to right, of
 //   Q4_K: y = fma(float(sc * isum(nibbles)), d * dx_b, y); y = fma(-(dmin * m), s_b, y)
 //   Q5_K: Q4_K's steps with the 5-bit quants (nibble | high bit << 4)
+//   IQ4_XS: y = fma(float((ls - 32) * isum(levels)), d * dx_b, y), block b = sub-block b % 8
 //   Q6_K: y = fma(float(sc0 * isum0(q - 32) + sc1 * isum1(q - 32)), d * dx_b, y)
 // (fma rounds once; d * dx_b rounds; dmin * m and the integer parts are exact).
 void MatmulQ4_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
@@ -53,5 +55,7 @@ void MatmulQ5_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
                         int out_dim, RowRange rows);
 void MatmulQ6_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
+void MatmulIQ4_XSQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                          int out_dim, RowRange rows);
 
 }  // namespace smallmind::kernels

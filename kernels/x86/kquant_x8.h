@@ -1,9 +1,9 @@
-// The Q4_K / Q5_K / Q6_K packed-row matmuls over Q8 activations, templated on their integer core:
-// the packed layouts, sub-block walks, float steps and tile shapes. matmul_kquant_avx2.cc
-// instantiates them with the maddubs core, kernels/avx512/matmul_avx512.cc and
-// kernels/avx_vnni/matmul_avx_vnni.cc with the VNNI one (vnni_cores.h); all give the same
-// exact scaled integers, so all give the same bits. Included only by files built with AVX2 (or
-// more) enabled. Pure inline functions and templates; thread-safe.
+// The Q4_K / Q5_K / Q6_K / IQ4_XS packed-row matmuls over Q8 activations, templated on their
+// integer core: the packed layouts, sub-block walks, float steps and tile shapes.
+// matmul_kquant_avx2.cc instantiates them with the maddubs core, kernels/avx512/matmul_avx512.cc
+// and kernels/avx_vnni/matmul_avx_vnni.cc with the VNNI one (vnni_cores.h); all give the same exact
+// scaled integers, so all give the same bits. Included only by files built with AVX2 (or more)
+// enabled. Pure inline functions and templates; thread-safe.
 //
 // A Core provides, for int32 lanes each summing 4 products of unsigned bytes u and signed bytes s:
 //   static __m256i Add(__m256i acc, __m256i u, __m256i s);  acc plus the products of u and s, in
@@ -12,6 +12,8 @@
 //   static __m256i Factor(__m256i sc);  int32 scales (|sc| < 2^15) in the form Scale takes,
 //       made once per sub-block and used for every token
 //   static __m256i Scale(__m256i acc, __m256i factor);  int32 lanes: sc * (the lane's sum), exact
+//   static __m256i AddWide(__m256i acc, __m256i u, __m256i s);  int32 lanes acc plus the products
+//       of u and s, for products too large for int16 sums (IQ4_XS: |level| <= 127)
 //
 // Packed layouts, groups of 8 rows (the last group zero-padded), group-major then
 // super-block-major, each the size of its 8 source blocks (so packing costs no memory):
@@ -21,6 +23,9 @@
 //     (low nibbles: sub-block 2p, element 4m + i; high nibbles: sub-block 2p + 1).
 //   Q5_Kx8 (1408 B): Q4_Kx8's d, dmin, scales and mins, then uint8 qh[8][32] with qh[m][4r + i] =
 //     row r's qh[4m + i] (bit j: the fifth bit of that element of sub-block j), then Q4_Kx8's qs.
+//   IQ4_XSx8 (1104 B, 16 over the source): uint16 d[8], int8 scales[8][8] with scales[s][r] =
+//     row r's ls_s - 32, uint8 qs[8][4][32] with qs[s][m][4r + i] = row r's qs[16s + 4m + i] (low
+//     nibbles: elements 4m + i of sub-block s, high nibbles: 16 + 4m + i).
 //   Q6_Kx8 (1680 B): uint16 d[8], int8 scales[16][8] (scales[s][r] = row r's scales[s]), uint8
 //     ql[2][16][32] with ql[h][m][4r + i] = row r's ql[64h + 4m + i], uint8 qh[2][8][32] with
 //     qh[h][m][4r + i] = row r's qh[32h + 4m + i] (bit layout of the half as in dequant_ref.cc).
@@ -52,6 +57,11 @@ struct Q5_Kx8 {
   uint8_t qh[8][32];
   uint8_t qs[4][8][32];
 };
+struct IQ4_XSx8 {
+  uint16_t d[kRowGroup];
+  int8_t scales[8][kRowGroup];
+  uint8_t qs[8][4][32];
+};
 struct Q6_Kx8 {
   uint16_t d[kRowGroup];
   int8_t scales[16][kRowGroup];
@@ -61,6 +71,7 @@ struct Q6_Kx8 {
 static_assert(sizeof(Q4_Kx8) == kRowGroup * sizeof(BlockQ4_K));
 static_assert(sizeof(Q5_Kx8) == kRowGroup * sizeof(BlockQ5_K));
 static_assert(sizeof(Q6_Kx8) == kRowGroup * sizeof(BlockQ6_K));
+static_assert(sizeof(IQ4_XSx8) == kRowGroup * sizeof(BlockIQ4_XS) + 16);
 
 // 8 bytes widened to int32 lanes: unsigned / signed.
 inline __m256i Bytes(const uint8_t* p) {
@@ -266,6 +277,44 @@ inline void SuperBlock(const Q5_Kx8& blk, const XRow* x, int sb, __m256* acc) {
   }
 }
 
+// ---- IQ4_XS ----
+
+// One IQ4_XSx8 super-block into acc[t] for T tokens: indices looked up in kIq4NlValues (one
+// vpshufb), |level| against the activation quants with the level's sign (as Q6_K), int32 sums
+// (AddWide: a pair of products reaches 2 * 127 * 127), scaled by ls - 32, then one fma a block.
+template <class Core, int T>
+inline void SuperBlock(const IQ4_XSx8& blk, const XRow* x, int sb, __m256* acc) {
+  const __m256i table =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues)));
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256 d = LoadHalves(blk.d);
+  for (int s = 0; s < 8; s++) {
+    const int b = 8 * sb + s;
+    __m256i isum[T];
+    for (int t = 0; t < T; t++) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs[s][m]));
+      const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(q, low4));
+      const __m256i hi =
+          _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+      const __m256i alo = _mm256_abs_epi8(lo), ahi = _mm256_abs_epi8(hi);
+      for (int t = 0; t < T; t++) {
+        const __m256i x0 = _mm256_sign_epi8(Broadcast4(x[t].qs + 32 * b + 4 * m), lo);
+        const __m256i x1 = _mm256_sign_epi8(Broadcast4(x[t].qs + 32 * b + 16 + 4 * m), hi);
+        isum[t] = Core::AddWide(isum[t], alo, x0);
+        isum[t] = Core::AddWide(isum[t], ahi, x1);
+      }
+    }
+    const __m256i sc = Bytes(blk.scales[s]);
+    for (int t = 0; t < T; t++) {
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[t].d[b]));
+      const __m256i scaled = _mm256_mullo_epi32(isum[t], sc);  // (ls - 32) * isum, exact
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled), scale, acc[t]);
+    }
+  }
+}
+
 // ---- Q6_K ----
 
 // Quarters K0 and K0 + 2 (K0 = 0 or 1) of half h share the ql bytes (low / high nibbles) and the
@@ -399,6 +448,8 @@ template <>
 constexpr int kKqPrefetchSupers<Q6_Kx8> = 1;
 template <>
 constexpr int kKqPrefetchSupers<Q5_Kx8> = 1;
+template <>
+constexpr int kKqPrefetchSupers<IQ4_XSx8> = 1;
 
 // Super-block sb of groups grp[0 .. G) for T tokens. Q4_K tiles of several groups interleave them
 // sub-block by sub-block; otherwise group after group.

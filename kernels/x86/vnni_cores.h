@@ -76,6 +76,7 @@ struct VnniCore {
   static __m256i Add(__m256i acc, __m256i u, __m256i s) { return Dp(acc, u, s); }
   static __m256i Factor(__m256i sc) { return sc; }
   static __m256i Scale(__m256i acc, __m256i factor) { return _mm256_mullo_epi32(acc, factor); }
+  static __m256i AddWide(__m256i acc, __m256i u, __m256i s) { return Dp(acc, u, s); }
 };
 
 }  // namespace smallmind::kernels::SMALLMIND_X86_NS

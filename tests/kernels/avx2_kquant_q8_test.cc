@@ -18,14 +18,15 @@
 namespace smallmind::kernels {
 namespace {
 
-constexpr DType kKQuants[] = {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+constexpr DType kKQuants[] = {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS};
 
 const char* Name(DType t) { return GetDTypeTraits(static_cast<uint32_t>(t))->name; }
 
 MatmulFn Q8Ref(DType t) {
   return t == DType::kQ4_K   ? &MatmulQ4_KQ8ActRef
          : t == DType::kQ5_K ? &MatmulQ5_KQ8ActRef
-                             : &MatmulQ6_KQ8ActRef;
+         : t == DType::kQ6_K ? &MatmulQ6_KQ8ActRef
+                             : &MatmulIQ4_XSQ8ActRef;
 }
 // Q4_K and Q5_K: a d and dmin term per sub-block (the blocks open with fp16 d, dmin).
 bool HasMins(DType t) { return t == DType::kQ4_K || t == DType::kQ5_K; }
@@ -67,9 +68,11 @@ TEST_F(Avx2KQuantQ8Test, BothPathsRunThePackedQ8Kernel) {
     EXPECT_EQ(par.MatmulFor(type)->input, MatmulInput::kQ8K) << Name(type);  // llama.cpp's q8_K
     EXPECT_NE(par.MatmulFor(type)->pack, nullptr) << Name(type);
     EXPECT_EQ(det.MatmulFor(type)->fn, par.MatmulFor(type)->fn) << Name(type);
-    // The packed copy costs no memory over the GGUF one when rows fill whole groups of 8.
+    // The packed copy costs no memory over the GGUF one when rows fill whole groups of 8 (IQ4_XS:
+    // 16 bytes a group and super-block, its scales unpacked to bytes).
+    const size_t extra = type == DType::kIQ4_XS ? 8 * 2 * 16 : 0;
     EXPECT_EQ(par.MatmulFor(type)->packed_bytes(64, 512),
-              64 * RowBytes(*GetDTypeTraits(static_cast<uint32_t>(type)), 512));
+              64 * RowBytes(*GetDTypeTraits(static_cast<uint32_t>(type)), 512) + extra);
   }
 }
 
@@ -133,14 +136,16 @@ TEST_F(Avx2KQuantQ8Test, EqualsTheReferenceAtTheExtremesOfTheIntegerSums) {
     const size_t block = GetDTypeTraits(static_cast<uint32_t>(type))->block_bytes;
     // Q4_K / Q5_K: d, dmin, then 12 scale bytes, then quants (Q5_K: high bits, then nibbles).
     // Q6_K: quants, 16 int8 scales, then d.
-    const size_t scales_begin = HasMins(type) ? 4 : 192;
-    const size_t scales_end = scales_begin + (HasMins(type) ? 12 : 16);
+    // IQ4_XS: d, then 6 bytes of scales, then indices.
+    const bool iq4 = type == DType::kIQ4_XS;
+    const size_t scales_begin = HasMins(type) ? 4 : iq4 ? 2 : 192;
+    const size_t scales_end = scales_begin + (HasMins(type) ? 12 : iq4 ? 6 : 16);
     const uint8_t fills[][2] = {{0x00, 0x80}, {0xff, 0x7f}, {0xff, 0x80}, {0x00, 0xff}};
     for (const auto& [quant_fill, scale_fill] : fills) {
       std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, quant_fill);
       for (size_t i = 0; i < w.size(); i++) {
         const size_t off = i % block;
-        const bool d_bytes = HasMins(type) ? off < 4 : off >= 208;
+        const bool d_bytes = HasMins(type) ? off < 4 : iq4 ? off < 2 : off >= 208;
         if (!d_bytes) w[i] = off >= scales_begin && off < scales_end ? scale_fill : quant_fill;
       }
       std::vector<float> x(size_t(n_tokens) * in_dim);

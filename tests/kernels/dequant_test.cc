@@ -351,9 +351,35 @@ TEST(DequantTest, Q5_KAddsTheHighBitOfEachSubBlockFromQh) {
   ExpectScaleMinElements(y, b.qs, b.qh);
 }
 
+// IQ4_XS: sub-block s scaled by d * (ls_s - 32), ls_s from a nibble of scales_l and two bits of
+// scales_h; its 16 bytes hold elements 0..15 (low nibbles) and 16..31 (high) as level indices.
+TEST(DequantTest, IQ4_XSLooksUpTheNonLinearLevelsWithSixBitSignedScales) {
+  BlockIQ4_XS b = {};
+  b.d = 0x3800;                                      // 0.5
+  const int ls[8] = {0, 1, 31, 32, 33, 47, 62, 63};  // scales -32, -31, -1, 0, 1, 15, 30, 31
+  for (int s = 0; s < 8; s++) {
+    b.scales_l[s / 2] |= static_cast<uint8_t>((ls[s] & 15) << (4 * (s % 2)));
+    b.scales_h |= static_cast<uint16_t>((ls[s] >> 4) << (2 * s));
+  }
+  for (int i = 0; i < 128; i++) b.qs[i] = static_cast<uint8_t>((i % 16) | ((15 - i % 16) << 4));
+  float y[256];
+  DequantizeIQ4_XSRef(&b, y, 256);
+  EXPECT_EQ(y[0], 0.5f * -32 * -127);      // sub 0, qs[0] low = 0
+  EXPECT_EQ(y[16], 0.5f * -32 * 113);      // sub 0, qs[0] high = 15
+  EXPECT_EQ(y[32 + 3], 0.5f * -31 * -65);  // sub 1, qs[19] low = 3
+  EXPECT_EQ(y[96 + 5], 0.0f);              // sub 3: scale 0
+  EXPECT_EQ(y[255], 0.5f * 31 * -127);     // sub 7, qs[127] high = 15 - 15 = 0
+  for (int e = 0; e < 256; e++) {
+    const int s = e / 32, j = e % 32;
+    const uint8_t byte = b.qs[16 * s + j % 16];
+    const int q = j < 16 ? (byte & 15) : (byte >> 4);
+    ASSERT_EQ(y[e], 0.5f * static_cast<float>((ls[s] - 32) * kIq4NlValues[q])) << "element " << e;
+  }
+}
+
 // Relative RMS error sqrt(sum (x - y)^2 / sum x^2) of every type's round trip of x: [n].
 struct RoundTripErrors {
-  double q8_0, q4_0, q4_k, q5_k, q6_k;
+  double q8_0, q4_0, q4_k, q5_k, q6_k, iq4_xs;
 };
 
 double RelativeRms(const std::vector<float>& x, const std::vector<float>& y) {
@@ -389,6 +415,10 @@ RoundTripErrors RoundTrip(const std::vector<float>& x) {
   QuantizeQ6_KRef(x.data(), k6.data(), n);
   DequantizeQ6_KRef(k6.data(), y.data(), n);
   e.q6_k = RelativeRms(x, y);
+  std::vector<BlockIQ4_XS> i4(n / 256);
+  QuantizeIQ4_XSRef(x.data(), i4.data(), n);
+  DequantizeIQ4_XSRef(i4.data(), y.data(), n);
+  e.iq4_xs = RelativeRms(x, y);
   return e;
 }
 
@@ -410,6 +440,7 @@ std::vector<float> ScaledBlocks(bool one_sided) {
 // and the 16th level Q4_0 leaves unused. Bounds leave ~5% margin.
 TEST(QuantizeKTest, GaussianRoundTripErrorRanksQ8_0Q6_KQ5_KQ4_KQ4_0) {
   const RoundTripErrors e = RoundTrip(ScaledBlocks(false));
+  EXPECT_LT(e.iq4_xs, 0.079);  // measured 0.0751: Q4_K's error with a fixed grid and no min
   EXPECT_LT(e.q5_k, 0.0375);
   EXPECT_LT(e.q6_k, e.q5_k);
   EXPECT_LT(e.q5_k, e.q4_k / 1.8);
@@ -425,6 +456,7 @@ TEST(QuantizeKTest, GaussianRoundTripErrorRanksQ8_0Q6_KQ5_KQ4_KQ4_0) {
 TEST(QuantizeKTest, OneSidedDataUsesTheQ4_KMinForHalfTheQ4_0Error) {
   const RoundTripErrors e = RoundTrip(ScaledBlocks(true));
   EXPECT_LT(e.q4_k, 0.031);
+  EXPECT_LT(e.iq4_xs, 0.063);  // measured 0.0598: no min, so Q4_0's error here
   EXPECT_LT(e.q5_k, 0.015);
   EXPECT_LT(e.q4_k, 0.55 * e.q4_0);
   EXPECT_LT(e.q6_k, 0.0135);

@@ -51,13 +51,16 @@ inline std::vector<uint8_t> RandomWeights(DType type, int rows, int cols, uint32
       case DType::kQ4_0: QuantizeQ4_0Ref(v, reinterpret_cast<BlockQ4_0*>(row), cols); break;
       case DType::kQ4_K:
       case DType::kQ5_K:
-      case DType::kQ6_K: {
+      case DType::kQ6_K:
+      case DType::kIQ4_XS: {
         for (size_t i = 0; i < row_bytes; i++) row[i] = static_cast<uint8_t>(rng());
         for (int b = 0; b < cols / kQkK; b++) {
           if (type == DType::kQ4_K || type == DType::kQ5_K) {  // both open with d, dmin
             auto* blk = reinterpret_cast<uint16_t*>(row + b * traits.block_bytes);
             blk[0] = Fp32ToFp16(scale(rng));
             blk[1] = Fp32ToFp16(scale(rng));
+          } else if (type == DType::kIQ4_XS) {
+            reinterpret_cast<BlockIQ4_XS*>(row)[b].d = Fp32ToFp16(scale(rng));
           } else {
             reinterpret_cast<BlockQ6_K*>(row)[b].d = Fp32ToFp16(scale(rng));
           }

@@ -35,6 +35,11 @@ void MatmulQ5_K(const void* w, const void* xq, float* y, int n_tokens, int in_di
                 RowRange rows) {
   MatmulKQuantPacked<Q5_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
+void MatmulIQ4_XS(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                  RowRange rows) {
+  MatmulKQuantPacked<IQ4_XSx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim,
+                                                          rows);
+}
 void MatmulQ6_K(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                 RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
@@ -47,9 +52,10 @@ namespace smallmind::kernels::testing {
 
 KernelTable EmulatedVnniKernelTable(ExecMode mode) {
   namespace e = vnni_emulated;
-  return avx2::WithVnniPackedMatmuls(avx2::Avx2KernelTable(mode), avx2::Q8_0x8uOp(&e::MatmulQ8_0),
-                                     avx2::Q4_0x8Op(&e::MatmulQ4_0, MatmulInput::kQ8Octets),
-                                     {&e::MatmulQ4_K, &e::MatmulQ5_K, &e::MatmulQ6_K});
+  return avx2::WithVnniPackedMatmuls(
+      avx2::Avx2KernelTable(mode), avx2::Q8_0x8uOp(&e::MatmulQ8_0),
+      avx2::Q4_0x8Op(&e::MatmulQ4_0, MatmulInput::kQ8Octets),
+      {&e::MatmulQ4_K, &e::MatmulQ5_K, &e::MatmulQ6_K, &e::MatmulIQ4_XS});
 }
 
 }  // namespace smallmind::kernels::testing

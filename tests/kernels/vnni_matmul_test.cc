@@ -105,12 +105,14 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
       avx512 ? &avx512::MatmulQ4_0x16Q8Avx512 : &avx_vnni::MatmulQ4_0x8Q8AvxVnni,
       avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
       avx512 ? &avx512::MatmulQ5_Kx8Q8Vnni : &avx_vnni::MatmulQ5_Kx8Q8AvxVnni,
-      avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni};
+      avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni,
+      avx512 ? &avx512::MatmulIQ4_XSx8Q8Vnni : &avx_vnni::MatmulIQ4_XSx8Q8AvxVnni};
   for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
     const KernelTable t = SelectKernels(GetParam().isa, mode);
     const KernelTable base = SelectKernels(Isa::kAvx2, mode);
     int i = 0;
-    for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    for (DType type :
+         {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
       EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
       // Q8_0 offset to unsigned quants for vpdpbusd; Q8_0 (also for TDPBSUD) and Q4_0 16 rows a
       // group for the 512-bit vpdpbusd; the rest as the AVX2 kernels pack them.
@@ -151,7 +153,7 @@ TEST_P(VnniMatmulTest, EveryBatchSizeAndShapeGivesTheAvx2Bits) {
         GetParam(), type, {{32, 40}, {96, 33}, {768, 56}, {2048, 24}, {64, 100}, {32 * 187, 72}});
   }
   // rows of whole 256-element super-blocks
-  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
     ExpectEveryBatchSizeGivesTheAvx2Bits(GetParam(), type,
                                          {{256, 40}, {768, 33}, {2048, 24}, {256 * 7, 100}});
   }
@@ -161,8 +163,9 @@ TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kDeterministic);
   const KernelTable vnni = GetParam().Table(ExecMode::kDeterministic);
   std::mt19937 rng(23);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    const bool k_quant = type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K;
+  for (DType type :
+       {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
+    const bool k_quant = type != DType::kQ8_0 && type != DType::kQ4_0;
     const int in_dim = k_quant ? 512 : 160, out_dim = 120, n_tokens = 9;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, rng());
     const std::vector<uint8_t> xq =

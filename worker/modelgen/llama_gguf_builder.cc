@@ -54,7 +54,7 @@ std::string NamePattern(std::string_view name) {
 bool IsWritableWeightType(DType type) {
   return type == DType::kF32 || type == DType::kF16 || type == DType::kQ8_0 ||
          type == DType::kQ4_0 || type == DType::kQ4_K || type == DType::kQ5_K ||
-         type == DType::kQ6_K;
+         type == DType::kQ6_K || type == DType::kIQ4_XS;
 }
 
 shared::Result<DType> ParseWeightType(std::string_view name) {
@@ -67,8 +67,9 @@ shared::Result<DType> ParseWeightType(std::string_view name) {
   if (lower == "q4_k") return DType::kQ4_K;
   if (lower == "q5_k") return DType::kQ5_K;
   if (lower == "q6_k") return DType::kQ6_K;
+  if (lower == "iq4_xs") return DType::kIQ4_XS;
   return shared::InvalidArgument("weight type '" + std::string(name) +
-                                 "' is not one of f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k");
+                                 "' is not one of f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k, iq4_xs");
 }
 
 uint32_t LlamaFileType(DType type) {
@@ -80,6 +81,7 @@ uint32_t LlamaFileType(DType type) {
     case DType::kQ4_K: return 14;  // MOSTLY_Q4_K_S: every 2-D weight Q4_K
     case DType::kQ5_K: return 16;  // MOSTLY_Q5_K_S: every 2-D weight Q5_K
     case DType::kQ6_K: return 18;
+    case DType::kIQ4_XS: return 30;  // MOSTLY_IQ4_XS
     default: break;
   }
   SM_CHECK(false) << "no llama file type for dtype " << static_cast<uint32_t>(type);
@@ -112,6 +114,9 @@ void EncodeF32Row(std::span<const float> x, DType type, uint8_t* out) {
       return;
     case DType::kQ6_K:
       kernels::QuantizeQ6_KRef(x.data(), reinterpret_cast<kernels::BlockQ6_K*>(out), n);
+      return;
+    case DType::kIQ4_XS:
+      kernels::QuantizeIQ4_XSRef(x.data(), reinterpret_cast<kernels::BlockIQ4_XS*>(out), n);
       return;
     default: break;
   }

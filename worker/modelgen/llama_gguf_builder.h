@@ -32,18 +32,19 @@ struct GgufBuildSummary {
   std::vector<std::string> notes;
 };
 
-// Weight types a builder can store: F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K.
+// Weight types a builder can store: F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_XS.
 bool IsWritableWeightType(kernels::DType type);
-// "f32", "f16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k" (either case) -> the type; InvalidArgument
+// "f32", "f16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "iq4_xs" (either
+// case) -> the type; InvalidArgument
 // names the choices.
 shared::Result<kernels::DType> ParseWeightType(std::string_view name);
 // llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2,
-// MOSTLY_Q8_0 7, MOSTLY_Q4_K_S 14, MOSTLY_Q5_K_S 16, MOSTLY_Q6_K 18) for a file whose 2-D weights
-// are `type`.
+// MOSTLY_Q8_0 7, MOSTLY_Q4_K_S 14, MOSTLY_Q5_K_S 16, MOSTLY_Q6_K 18, MOSTLY_IQ4_XS 30) for a file
+// whose 2-D weights are `type`.
 uint32_t LlamaFileType(kernels::DType type);
 // Encodes x: [n] floats as n elements of `type` (n a multiple of its block size) into out:
 // [RowBytes(type, n)] bytes. Q8_0 and Q4_0 use ggml's reference quantizers bit for bit, Q4_K,
-// Q5_K and Q6_K smallmind's (kernels/ref/dequant_ref.h).
+// Q5_K, Q6_K and IQ4_XS smallmind's (kernels/ref/dequant_ref.h).
 void EncodeF32Row(std::span<const float> x, kernels::DType type, uint8_t* out);
 
 class LlamaGgufBuilder {

@@ -152,7 +152,9 @@ shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {
                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
-bool IsKQuant(DType t) { return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K; }
+bool IsKQuant(DType t) {
+  return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K || t == DType::kIQ4_XS;
+}
 
 // K-quant rows are whole super-blocks: refuse a row length that is not here, naming the option,
 // before anything is generated (the builder would refuse the first such matrix too).
@@ -164,7 +166,8 @@ shared::Status CheckKQuantRows(const GeneratorOptions& o) {
        {std::pair{"dim", o.dim}, std::pair{"ffn (hidden) size", o.hidden_dim}}) {
     if (cols % kernels::kQkK == 0) continue;
     return shared::InvalidArgument(
-        std::string("K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m) store rows in blocks of ") +
+        std::string(
+            "K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m, iq4_xs) store rows in blocks of ") +
         std::to_string(kernels::kQkK) + " elements, but the row length " + std::to_string(cols) +
         " (" + what + ") is not a multiple of " + std::to_string(kernels::kQkK) +
         ": use q8_0 / q4_0 or a " + what + " that is");
@@ -246,7 +249,8 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   }
   if (!IsWritableWeightType(o.weight_type) ||
       (o.embedding_type && !IsWritableWeightType(*o.embedding_type))) {
-    return shared::InvalidArgument("weight types must be F32, F16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K");
+    return shared::InvalidArgument(
+        "weight types must be F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K or IQ4_XS");
   }
   if (o.k_m_mix && o.weight_type != DType::kQ4_K && o.weight_type != DType::kQ5_K) {
     return shared::InvalidArgument("the _k_m mixes need the Q4_K or Q5_K weight type");

@@ -65,6 +65,9 @@ inline void FillTensor(kernels::DType type, int64_t rows, int64_t cols, float sc
           auto* blk = reinterpret_cast<kernels::BlockQ4_K*>(out) + b;
           blk->d = kernels::Fp32ToFp16(2 * scale / (15 * 63));
           blk->dmin = kernels::Fp32ToFp16(scale / 63);
+        } else if (type == DType::kIQ4_XS) {
+          reinterpret_cast<kernels::BlockIQ4_XS*>(out)[b].d =
+              kernels::Fp32ToFp16(scale / (32 * 127));
         } else if (type == DType::kQ5_K) {
           auto* blk = reinterpret_cast<kernels::BlockQ5_K*>(out) + b;
           blk->d = kernels::Fp32ToFp16(2 * scale / (31 * 63));

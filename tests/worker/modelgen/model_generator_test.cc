@@ -262,7 +262,7 @@ TEST_F(ModelGeneratorTest, KQuantFilesLoadWithTheirTypesAndTheReferenceQuantizer
   ASSERT_TRUE(f32.ok()) << f32.status().ToString();
   const TensorView& ref = f32->llama.weights.layers[1].w2;  // ffn_down: rows of 512
   const int64_t n = ref.rows * ref.cols;
-  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
     auto m = LoadGgufModel(Write(KQuantOptions(type, 2), "k.gguf"));
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     EXPECT_EQ(m->llama.config.dim, 256);
@@ -282,13 +282,17 @@ TEST_F(ModelGeneratorTest, KQuantFilesLoadWithTheirTypesAndTheReferenceQuantizer
       sum += double{ref.f32()[i]} * ref.f32()[i];
     }
     // Near-normal weights: ~0.07 (Q4_K), ~0.035 (Q5_K) and ~0.017 (Q6_K) relative RMS error.
-    EXPECT_LT(std::sqrt(err / sum), type == DType::kQ4_K   ? 0.08
-                                    : type == DType::kQ5_K ? 0.04
-                                                           : 0.02);
+    EXPECT_LT(std::sqrt(err / sum), type == DType::kQ4_K || type == DType::kIQ4_XS ? 0.08
+                                    : type == DType::kQ5_K                         ? 0.04
+                                                                                   : 0.02);
     if (type == DType::kQ4_K) {
       std::vector<kernels::BlockQ4_K> want(n / 256);
       kernels::QuantizeQ4_KRef(ref.f32(), want.data(), n);
       EXPECT_EQ(std::memcmp(w.layers[1].w2.data, want.data(), want.size() * 144), 0);
+    } else if (type == DType::kIQ4_XS) {
+      std::vector<kernels::BlockIQ4_XS> want(n / 256);
+      kernels::QuantizeIQ4_XSRef(ref.f32(), want.data(), n);
+      EXPECT_EQ(std::memcmp(w.layers[1].w2.data, want.data(), want.size() * 136), 0);
     } else if (type == DType::kQ5_K) {
       std::vector<kernels::BlockQ5_K> want(n / 256);
       kernels::QuantizeQ5_KRef(ref.f32(), want.data(), n);
@@ -341,14 +345,14 @@ TEST_F(ModelGeneratorTest, KMMixesStoreOutputAndTheMoreBitsLayersAttnVAndFfnDown
 TEST_F(ModelGeneratorTest, KQuantTypesRefuseRowsThatAreNoWholeSuperBlock) {
   auto tiny = GeneratorPreset("tiny");
   ASSERT_TRUE(tiny.ok());
-  for (const char* type : {"q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m"}) {
+  for (const char* type : {"q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m", "iq4_xs"}) {
     GeneratorOptions o = *tiny;
     ASSERT_TRUE(SetWeightScheme(type, &o).ok()) << type;
     const shared::Status s = ValidateGeneratorOptions(o);
     EXPECT_EQ(s.message(),
-              "K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m) store rows in blocks of 256 "
-              "elements, but the row length 64 (dim) is not a multiple of 256: use q8_0 / q4_0 or "
-              "a dim that is")
+              "K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m, iq4_xs) store rows in blocks of "
+              "256 elements, but the row length 64 (dim) is not a multiple of 256: use q8_0 / q4_0 "
+              "or a dim that is")
         << type;
     EXPECT_FALSE(GenerateModelBuffer(o).ok());
   }
@@ -362,8 +366,8 @@ TEST_F(ModelGeneratorTest, KQuantTypesRefuseRowsThatAreNoWholeSuperBlock) {
   EXPECT_EQ(ValidateGeneratorOptions(o).message(),
             "the _k_m mixes need the Q4_K or Q5_K weight type");
   EXPECT_EQ(SetWeightScheme("q9_k", &o).message(),
-            "weight type 'q9_k' is not one of f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m or "
-            "q5_k_m");
+            "weight type 'q9_k' is not one of f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k, iq4_xs, "
+            "q4_k_m or q5_k_m");
   // The builder refuses such a matrix too (the llama2.c converter relies on it), rather than
   // keeping it in F32 as it does for the 32-element types.
   LlamaGgufBuilder b(GeneratorConfig(*tiny), "ragged", DType::kQ4_K);
