@@ -301,8 +301,7 @@ Status ValidateDoorsAndAdmission(const GatewayConfig& c) {
   if (c.http.enabled()) {
     SM_RETURN_IF_ERROR(CheckRange("--http-port", c.http.port, 0, 65535));
     SM_RETURN_IF_ERROR(CheckRange("--http-threads", c.http.threads, 1, 64));
-    SM_RETURN_IF_ERROR(
-        CheckRange("--http-max-connections", c.http.max_connections, 1, 1 << 20));
+    SM_RETURN_IF_ERROR(CheckRange("--http-max-connections", c.http.max_connections, 1, 1 << 20));
   }
   const std::string& date = c.http.chat_template_date;
   if (!date.empty() && (date.size() != 10 || date[4] != '-' || date[7] != '-')) {

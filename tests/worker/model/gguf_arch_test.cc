@@ -49,11 +49,13 @@ GgufWriteValue Copy(const GgufValue& v) {
   }
   if (v.elem_type() == GgufType::kF32) {
     std::vector<float> f;
-    for (uint64_t i = 0; i < v.size(); i++) f.push_back(static_cast<float>(*v.FixedAt(i).AsDouble()));
+    for (uint64_t i = 0; i < v.size(); i++)
+      f.push_back(static_cast<float>(*v.FixedAt(i).AsDouble()));
     return GgufWriteValue::Array<float>(f);
   }
   std::vector<int32_t> n;
-  for (uint64_t i = 0; i < v.size(); i++) n.push_back(static_cast<int32_t>(*v.FixedAt(i).AsInt64()));
+  for (uint64_t i = 0; i < v.size(); i++)
+    n.push_back(static_cast<int32_t>(*v.FixedAt(i).AsInt64()));
   return GgufWriteValue::Array<int32_t>(n);
 }
 
@@ -119,8 +121,8 @@ TEST(GgufArchTest, Llama3RopeFreqsAreMappedAndChangeTheFingerprint) {
 TEST(GgufArchTest, Llama3FactorsFollowTheWavelengthBands) {
   const std::vector<float> f = Llama3RopeFactors(64, 500000.0f);
   ASSERT_EQ(f.size(), 32u);
-  EXPECT_EQ(f.front(), 1.0f);   // short wavelengths keep their frequency
-  EXPECT_EQ(f.back(), 32.0f);   // long ones are divided by the factor
+  EXPECT_EQ(f.front(), 1.0f);  // short wavelengths keep their frequency
+  EXPECT_EQ(f.back(), 32.0f);  // long ones are divided by the factor
   for (size_t i = 1; i < f.size(); i++) EXPECT_GE(f[i], f[i - 1]) << i;
   bool between = false;
   for (float v : f) between |= v > 1.0f && v < 32.0f;
@@ -165,11 +167,10 @@ TEST(GgufArchTest, KeysThatChangeTheMathAndAreNotImplementedAreRefusedNamingThem
   ExpectRefusedNaming(Rewritten(*bytes, [](GgufWriter& w) { w.AddU32("llama.expert_count", 8); }),
                       "llama.expert_count");
   // Partial rotary: fewer rotated dimensions than the head has.
-  ExpectRefusedNaming(
-      Rewritten(
-          *bytes, [](GgufWriter& w) { w.AddU32("llama.rope.dimension_count", 8); },
-          "llama.rope.dimension_count"),
-      "llama.rope.dimension_count");
+  ExpectRefusedNaming(Rewritten(
+                          *bytes, [](GgufWriter& w) { w.AddU32("llama.rope.dimension_count", 8); },
+                          "llama.rope.dimension_count"),
+                      "llama.rope.dimension_count");
   // Keys at their neutral value, and keys of other prefixes, are fine.
   EXPECT_TRUE(LoadStatus(Rewritten(*bytes, [](GgufWriter& w) {
                 w.AddU32("llama.expert_count", 0);
@@ -188,7 +189,8 @@ TEST(GgufArchTest, TensorsTheArchitectureDoesNotUseAreRefusedNamingThem) {
   // qwen3's per-head q norm in a llama file, and a qwen2 bias in a llama file.
   for (const char* name : {"blk.0.attn_q_norm.weight", "blk.1.attn_k.bias"}) {
     ExpectRefusedNaming(
-        Rewritten(*bytes, [&](GgufWriter& w) { w.AddTensor(name, kernels::DType::kF32, dims, data); }),
+        Rewritten(*bytes,
+                  [&](GgufWriter& w) { w.AddTensor(name, kernels::DType::kF32, dims, data); }),
         name);
   }
 }

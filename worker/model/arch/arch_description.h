@@ -6,8 +6,9 @@
 // those; nothing else branches on the family's name. Immutable constants; thread-safe.
 //
 // Adding a family: one file here (`<family>_arch.cc`) defining its description and one line in
-// arch_description.cc. A family that needs a piece the forward pass lacks (another norm, activation,
-// attention variant) adds a field here, the piece in the forward pass, and sets the field.
+// arch_description.cc. A family that needs a piece the forward pass lacks (another norm,
+// activation, attention variant) adds a field here, the piece in the forward pass, and sets the
+// field.
 #pragma once
 
 #include <span>
