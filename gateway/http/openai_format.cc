@@ -215,20 +215,7 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   const bool has_logprobs = shape_.logprobs && m.logprobs_size() > 0;
   // A reasoning model's thinking goes out in chunks of its own; the rest is the reply's text.
   std::string text = m.text();
-  if (chat && shape_.reasoning) {
-    ReasoningOutput split = reasoning_.Feed(text);
-    if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
-      split.Append(reasoning_.Finish());
-    }
-    if (!split.reasoning.empty()) {
-      Json choice{{"index", shape_.index},
-                  {"delta", {{"reasoning_content", std::move(split.reasoning)}}},
-                  {"logprobs", nullptr},
-                  {"finish_reason", nullptr}};
-      out += Event(Chunk(std::move(choice)));
-    }
-    text = std::move(split.content);
-  }
+  if (chat && shape_.reasoning) text = StreamReasoning(m, out);
   if (chat && auto_calls()) {
     out += AutoCallEvents(parser_.Feed(text), has_logprobs ? Logprobs(m) : Json());
     Note(m);
@@ -269,27 +256,46 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
     out += Event(Chunk(std::move(choice)));
   }
   Note(m);
+  if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) out += StreamFinish(chat);
+  return out;
+}
+
+std::string OpenAiFormatter::StreamReasoning(const GenerateResponse& m, std::string& out) {
+  ReasoningOutput split = reasoning_.Feed(m.text());
   if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) {
-    if (chat && shape_.tool_from_output && !call_.has_name() && !text_.empty()) {
-      // No function was named (the output was cut short): the text as content, as the whole
-      // reply has it.
-      Json choice{{"index", shape_.index},
-                  {"delta", {{"content", text_}}},
-                  {"logprobs", nullptr},
-                  {"finish_reason", nullptr}};
-      out += Event(Chunk(std::move(choice)));
-    }
-    Json choice;
-    choice["index"] = shape_.index;
-    if (chat) {
-      choice["delta"] = Json::object();
-    } else {
-      choice["text"] = "";
-    }
-    choice["logprobs"] = nullptr;
-    choice["finish_reason"] = FinishReasonName(finish_);
+    split.Append(reasoning_.Finish());
+  }
+  if (!split.reasoning.empty()) {
+    Json choice{{"index", shape_.index},
+                {"delta", {{"reasoning_content", std::move(split.reasoning)}}},
+                {"logprobs", nullptr},
+                {"finish_reason", nullptr}};
     out += Event(Chunk(std::move(choice)));
   }
+  return std::move(split.content);
+}
+
+std::string OpenAiFormatter::StreamFinish(bool chat) {
+  std::string out;
+  if (chat && shape_.tool_from_output && !call_.has_name() && !text_.empty()) {
+    // No function was named (the output was cut short): the text as content, as the whole
+    // reply has it.
+    Json choice{{"index", shape_.index},
+                {"delta", {{"content", text_}}},
+                {"logprobs", nullptr},
+                {"finish_reason", nullptr}};
+    out += Event(Chunk(std::move(choice)));
+  }
+  Json choice;
+  choice["index"] = shape_.index;
+  if (chat) {
+    choice["delta"] = Json::object();
+  } else {
+    choice["text"] = "";
+  }
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = FinishReasonName(finish_);
+  out += Event(Chunk(std::move(choice)));
   return out;
 }
 

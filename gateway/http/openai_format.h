@@ -103,6 +103,10 @@ class OpenAiFormatter {
   bool auto_calls() const { return shape_.tool_syntax != ToolCallSyntax::kNone; }
   // A stream's events for what the parser released: a content chunk, then one per call.
   std::string AutoCallEvents(ToolCallOutput released, const nlohmann::ordered_json& logprobs);
+  // StreamMessage's steps: a reasoning model's thinking as its own chunk (appended to `out`;
+  // returns the reply's text), and a choice's last chunks once its finish reason came.
+  std::string StreamReasoning(const smallmind::v1::GenerateResponse& m, std::string& out);
+  std::string StreamFinish(bool chat);
   // The logprobs object of `message`'s tokens (completions or chat shape); advances offset_.
   nlohmann::ordered_json Logprobs(const smallmind::v1::GenerateResponse& message);
   void AppendLogprobs(const nlohmann::ordered_json& part);

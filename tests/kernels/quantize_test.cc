@@ -161,7 +161,7 @@ Row0 Fields(const std::vector<uint8_t>& xq, int in_dim) {
 
 TEST(Q8SchemesTest, Q8_0RowsAreLlamaCppsQ8_0WithTheScaleInHalfPrecision) {
   std::vector<float> x(64);
-  for (int i = 0; i < 64; i++) x[i] = 0.37f * static_cast<float>(i % 17) - 2.1f;
+  for (int i = 0; i < 64; i++) x[i] = 0.3f * static_cast<float>(i % 17) - 2.1f;  // in [-2.1, 2.7]
   x[5] = 3.3f;  // the first block's amax; 3.3 / 127 is not a half
   std::vector<uint8_t> xq(Q8ActRowBytes(64));
   QuantizeQ8ActRef(x.data(), xq.data(), 64, AllRows(1));
@@ -196,8 +196,8 @@ TEST(Q8SchemesTest, Q8_KRowsShareOneScalePer256FromTheSignedMax) {
   const Row0 r = Fields(xq, 512);
   for (int b = 8; b < 16; b++) EXPECT_EQ(r.d[b], 1.0f / (-127.0f / -4.0f)) << b;
   EXPECT_GT(r.d[8], 0.0f);
-  EXPECT_EQ(r.q[300], 127);
-  EXPECT_EQ(r.q[310], -127);
+  EXPECT_EQ(r.q[300], -127);  // iscale = -127 / -4 > 0: the signs stay
+  EXPECT_EQ(r.q[310], 127);
   float amax0 = 0.0f, max0 = 0.0f;
   for (int i = 0; i < 256; i++) {
     if (std::fabs(x[i]) > amax0) amax0 = std::fabs(x[i]), max0 = x[i];
