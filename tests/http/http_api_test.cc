@@ -23,6 +23,7 @@ using testing::HttpReply;
 
 using testing::NodeMissing;
 using testing::RunNode;
+using testing::ServedName;
 
 TEST(HttpOpenAiClientTest, OfficialClientChatsCompletesAndListsModelsOnStories260K) {
   SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
@@ -36,10 +37,11 @@ TEST(HttpOpenAiClientTest, OfficialClientChatsCompletesAndListsModelsOnStories26
   options.http = true;
   auto gateway = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
-  EXPECT_EQ(RunNode("openai_client_test.mjs",
-                    {"--base-url", (*gateway)->http_address() + "/v1", "--model", options.model,
-                     "--golden", testing::SharedDataPath("models/golden-greedy.jsonl")}),
-            0);
+  EXPECT_EQ(
+      RunNode("openai_client_test.mjs", {"--base-url", (*gateway)->http_address() + "/v1",
+                                         "--model", ServedName(options.model), "--golden",
+                                         testing::SharedDataPath("models/golden-greedy.jsonl")}),
+      0);
 }
 
 class HttpErrorsTest : public ::testing::Test {

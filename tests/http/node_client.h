@@ -59,4 +59,11 @@ inline int RunNode(const std::string& script, const std::vector<std::string>& ar
   return (*child)->Wait(std::chrono::milliseconds(60000));
 }
 
+// The model id the gateway serves for `--model spec` by default (--served-model-name unset): the
+// file's name without its folder; a builtin: spec as it is.
+inline std::string ServedName(const std::string& spec) {
+  if (spec.starts_with("builtin:")) return spec;
+  return std::filesystem::path(spec).filename().string();
+}
+
 }  // namespace smallmind::testing

@@ -23,11 +23,11 @@ TEST(HttpDrainTest, DrainEndsOpenStreamsWithAFinalChunkTheOfficialClientParses) 
   options.extra_args = {"--drain-seconds", "0"};
   auto gateway = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
-  EXPECT_EQ(
-      testing::RunNode("openai_drain_check.mjs",
-                       {"--base-url", (*gateway)->http_address() + "/v1", "--model", options.model,
-                        "--gateway-pid", std::to_string((*gateway)->process().pid())}),
-      0);
+  EXPECT_EQ(testing::RunNode("openai_drain_check.mjs",
+                             {"--base-url", (*gateway)->http_address() + "/v1", "--model",
+                              testing::ServedName(options.model), "--gateway-pid",
+                              std::to_string((*gateway)->process().pid())}),
+            0);
   EXPECT_TRUE((*gateway)->Stop().ok()) << (*gateway)->Stop().ToString();
 }
 
