@@ -46,12 +46,9 @@ inline float RoundToHalf(float x) {
       _mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
 }
 
-// 32 floats of x as Q8 quants q = round-half-even(x * (1 / d)), d = max|x| / 127 (q = 0 when d is
-// 0): stores the 32 quants at qs, returns d and, when `sum` is given, the sum of the quants. The
-// activation rows' and the K/V cache's quantizer (bitwise their references').
-inline float QuantizeBlockQ8(const float* x, int8_t* qs, int* sum = nullptr) {
+// The 32 floats at x loaded into v, and their largest magnitude.
+inline float LoadAbsMax32(const float* x, __m256 v[4]) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
-  __m256 v[4];
   __m256 amax = _mm256_setzero_ps();
   for (int g = 0; g < 4; g++) {
     v[g] = _mm256_loadu_ps(x + 8 * g);
@@ -60,12 +57,17 @@ inline float QuantizeBlockQ8(const float* x, int8_t* qs, int* sum = nullptr) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
   m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  const float d = _mm_cvtss_f32(m) / 127.0f;
-  const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+  return _mm_cvtss_f32(m);
+}
+
+// Quants round-half-even(v * id) stored at qs (32 bytes, in order); their sum into *sum when
+// given.
+inline void StoreQuants32(const __m256 v[4], float id, int8_t* qs, int* sum) {
+  const __m256 scale = _mm256_set1_ps(id);
   __m256i q[4];
   for (int g = 0; g < 4; g++) {
     q[g] = _mm256_cvtps_epi32(
-        _mm256_round_ps(_mm256_mul_ps(v[g], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm256_round_ps(_mm256_mul_ps(v[g], scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
   if (sum != nullptr) {
     const __m256i sum4 =
@@ -79,6 +81,15 @@ inline float QuantizeBlockQ8(const float* x, int8_t* qs, int* sum = nullptr) {
       _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs),
                       _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+// 32 floats of x as Q8 quants q = round-half-even(x * (1 / d)), d = max|x| / 127 (q = 0 when d is
+// 0): stores the 32 quants at qs, returns d and, when `sum` is given, the sum of the quants. The
+// K/V cache's and the attention query heads' quantizer (bitwise its reference).
+inline float QuantizeBlockQ8(const float* x, int8_t* qs, int* sum = nullptr) {
+  __m256 v[4];
+  const float d = LoadAbsMax32(x, v) / 127.0f;
+  StoreQuants32(v, d != 0.0f ? 1.0f / d : 0.0f, qs, sum);
   return d;
 }
 
@@ -87,35 +98,11 @@ inline float QuantizeBlockQ8(const float* x, int8_t* qs, int* sum = nullptr) {
 // returns fp16(amax / 127) as a float (F16C, round-to-nearest-even: Fp32ToFp16's bits).
 // Bitwise kernels/ref QuantizeBlockQ8_0Ref.
 inline float QuantizeBlockQ8_0(const float* x, int8_t* qs, int* sum, float* d_exact) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 v[4];
-  __m256 amax = _mm256_setzero_ps();
-  for (int g = 0; g < 4; g++) {
-    v[g] = _mm256_loadu_ps(x + 8 * g);
-    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[g]));
-  }
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  const float max = _mm_cvtss_f32(m);
-  const float d = max / 127.0f;
-  const __m256 id = _mm256_set1_ps(max != 0.0f ? 127.0f / max : 0.0f);
-  __m256i q[4];
-  for (int g = 0; g < 4; g++) {
-    q[g] = _mm256_cvtps_epi32(
-        _mm256_round_ps(_mm256_mul_ps(v[g], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
-  const __m256i sum4 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum4), _mm256_extracti128_si256(sum4, 1));
-  s4 = _mm_hadd_epi32(s4, s4);
-  s4 = _mm_hadd_epi32(s4, s4);
-  *sum = _mm_cvtsi128_si32(s4);
-  const __m256i p =
-      _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs),
-                      _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
-  *d_exact = d;
-  return RoundToHalf(d);
+  const float max = LoadAbsMax32(x, v);
+  StoreQuants32(v, max != 0.0f ? 127.0f / max : 0.0f, qs, sum);
+  *d_exact = max / 127.0f;
+  return RoundToHalf(*d_exact);
 }
 
 // A mask whose first n (0..8) int32 lanes are all ones, for maskload/maskstore of a tail.

@@ -77,13 +77,13 @@ shared::Status CheckArchKeys(const GgufFile& f, std::string_view arch) {
       if (v && *v == neutral->value) continue;
       return shared::InvalidArgument(f.path() + ": metadata key '" + std::string(kv.key) +
                                      "' asks for " + neutral->meaning +
-                                     ", which smallmind does not implement: refusing the file "
+                                     ", which smallmind does not support: refusing the file "
                                      "rather than computing something else");
     }
     if (Accepted(suffix)) continue;
     return shared::InvalidArgument(
-        f.path() + ": metadata key '" + std::string(kv.key) +
-        "' is not implemented by smallmind's " + std::string(arch) +
+        f.path() + ": metadata key '" + std::string(kv.key) + "' is not supported by smallmind's " +
+        std::string(arch) +
         " and may change the computation: refusing the file rather than ignoring it");
   }
   return shared::Status::Ok();

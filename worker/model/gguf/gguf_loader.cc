@@ -88,7 +88,7 @@ shared::Status MapLayer(TensorMapper& t, const ArchDescription& d, int l, LayerW
 }
 
 // attention.key_length, attention.value_length and rope.dimension_count, when present, must be
-// the head size the loader computes (partial rotary and other head sizes are not implemented).
+// the head size the loader computes (partial rotary and other head sizes are refused).
 shared::Status CheckHeadKeys(const GgufFile& f, const std::string& a, const ModelConfig& c) {
   for (const char* k :
        {".attention.key_length", ".attention.value_length", ".rope.dimension_count"}) {
