@@ -171,7 +171,7 @@ shared::Result<std::unique_ptr<BenchModel>> LoadBenchModel(const Flags& f) {
     m->llama = std::make_unique<LlamaModel>(std::move(l));
     m->name = std::filesystem::path(path).stem().string();
   }
-  m->matrix_bytes = MatrixBytesPerToken(m->llama->weights);
+  m->matrix_bytes = MatrixBytesPerToken(m->llama->config, m->llama->weights);
   std::fprintf(stderr, "model %s: dim %d, %d layers, %.1f MiB of matrices per token\n",
                m->name.c_str(), m->llama->config.dim, m->llama->config.n_layers,
                static_cast<double>(m->matrix_bytes) / (1 << 20));

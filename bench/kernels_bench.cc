@@ -41,9 +41,11 @@ struct MatmulCase {
 void BM_Matmul(benchmark::State& state, MatmulCase c) {
   const KernelTable table = SelectKernels(c.isa, c.mode);
   const MatmulOp& op = *table.MatmulFor(c.type);
-  const size_t bytes =
-      RowBytes(*GetDTypeTraits(static_cast<uint32_t>(c.type)), c.in_dim) * c.out_dim;
-  const std::vector<uint8_t> w0 = testing::RandomWeights(c.type, c.out_dim, c.in_dim, 1);
+  // The layout the op reads (packed at load time when it has a PackFn, whose size may differ
+  // from the GGUF one: Q5_1 widened to bytes, IQ4_XS's unpacked scales).
+  const std::vector<uint8_t> w0 = testing::Pack(
+      op, testing::RandomWeights(c.type, c.out_dim, c.in_dim, 1), c.out_dim, c.in_dim);
+  const size_t bytes = w0.size();
   // Copies so that one pass over all of them exceeds the caches (decode); one copy for prefill,
   // which is compute-bound and reads each matrix once per many tokens.
   // Batched decode (a few tokens) streams the weights from DRAM too.
@@ -67,7 +69,10 @@ void BM_Matmul(benchmark::State& state, MatmulCase c) {
                                (c.n_tokens + kQ8ActOctet - 1) / kQ8ActOctet);
       input = octets.data();
     } else if (op.input != MatmulInput::kF32) {
-      table.quantize_q8(x.data(), xq.data(), c.in_dim, AllRows(c.n_tokens));
+      const QuantizeQ8Fn quantize = op.input == MatmulInput::kQ8_1  ? table.quantize_q8_1
+                                    : op.input == MatmulInput::kQ8K ? table.quantize_q8_k
+                                                                    : table.quantize_q8;
+      quantize(x.data(), xq.data(), c.in_dim, AllRows(c.n_tokens));
       input = xq.data();
     }
     op.fn(w.data() + next * bytes, input, y.data(), c.n_tokens, c.in_dim, c.out_dim,
@@ -97,8 +102,9 @@ void RegisterMatmuls() {
   }
   if (isas.empty()) isas.push_back(Isa::kRef);
   for (Isa isa : isas) {
-    for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K,
-                       DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
+    for (DType type :
+         {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kQ4_K, DType::kQ5_K,
+          DType::kQ6_K, DType::kIQ4_XS, DType::kQ4_1, DType::kQ5_1, DType::kQ2_K, DType::kQ3_K}) {
       for (const Shape& s : shapes) {
         for (int n_tokens : {1, 3, 7, 8, 12, 16, 25, 128}) {
           // Batched decode (3-25 tokens: whole tiles and ragged batches) where the served

@@ -1,4 +1,5 @@
-// Command: one subcommand of the `smallmind` client (generate, tokenize, info, health, bench).
+// Command: one subcommand of the `smallmind` client (generate, tokenize, info, health, bench,
+// chat, models).
 // Its constructor adds the subcommand and binds its flags to members; after the command line is
 // parsed, main() calls Validate() (a usage error, exit 2) and then Run(). Built in main(), used by
 // one thread; not movable (CLI11 holds pointers to the members).

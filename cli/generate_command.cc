@@ -28,6 +28,19 @@ std::optional<std::pair<uint32_t, float>> ParseLogitBias(const std::string& arg)
 
 }  // namespace
 
+void SamplingFlags::SetJsonSchema(const std::string& arg) {
+  if (!arg.empty() && arg.front() == '{') {
+    json_schema = arg;
+    return;
+  }
+  auto text = ReadFile("cannot read the schema file", arg);
+  if (!text.ok()) throw CLI::ValidationError("--json-schema", text.status().message());
+  if (text->empty()) {  // an empty file, or a directory: never "no schema"
+    throw CLI::ValidationError("--json-schema", "cannot read the schema file " + arg + ": empty");
+  }
+  json_schema = std::move(*text);
+}
+
 std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
   return {
       command.add_option("--max-tokens", max_tokens,
@@ -40,26 +53,15 @@ std::vector<CLI::Option*> SamplingFlags::AddFlags(CLI::App& command) {
           ->default_str("1 = off"),
       command.add_flag("--deterministic", deterministic,
                        "the deterministic kernel path (bitwise reproducible logits)"),
+      command.add_flag("--no-speculation", no_speculation,
+                       "no speculative decoding for this request (runtime.speculation OFF; it "
+                       "changes the speed only, never the tokens)"),
       command.add_flag("--json-object", json,
                        "the output is one JSON object (response_format JSON_OBJECT): tokens that "
                        "would break it are never drawn, and generation stops when it closes"),
       command
           .add_option_function<std::string>(
-              "--json-schema",
-              [this](const std::string& arg) {
-                if (!arg.empty() && arg.front() == '{') {
-                  json_schema = arg;
-                  return;
-                }
-                auto text = ReadFile("cannot read the schema file", arg);
-                if (!text.ok())
-                  throw CLI::ValidationError("--json-schema", text.status().message());
-                if (text->empty()) {  // an empty file, or a directory: never "no schema"
-                  throw CLI::ValidationError("--json-schema",
-                                             "cannot read the schema file " + arg + ": empty");
-                }
-                json_schema = std::move(*text);
-              },
+              "--json-schema", [this](const std::string& arg) { SetJsonSchema(arg); },
               "the output is one JSON object this JSON Schema allows (response_format "
               "JSON_SCHEMA): a file, or the schema itself when it starts with '{'")
           ->type_name("FILE|SCHEMA")
@@ -100,6 +102,7 @@ v1::GenerateRequest SamplingFlags::BuildRequest(std::string prompt) const {
   sampling->set_top_k(top_k);
   if (top_p) sampling->set_top_p(*top_p);
   if (deterministic) request.mutable_runtime()->set_deterministic(true);
+  if (no_speculation) request.mutable_runtime()->set_speculation(v1::SPECULATION_OFF);
   if (json) request.set_response_format(v1::RESPONSE_FORMAT_JSON_OBJECT);
   if (!json_schema.empty()) {
     request.set_response_format(v1::RESPONSE_FORMAT_JSON_SCHEMA);

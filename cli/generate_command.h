@@ -23,6 +23,7 @@ struct SamplingFlags {
   uint32_t top_k = 0;
   std::optional<float> top_p;
   bool deterministic = false;
+  bool no_speculation = false;
   bool json = false;        // response_format JSON_OBJECT
   std::string json_schema;  // response_format JSON_SCHEMA with this schema (empty: none)
   std::vector<std::string> stops;
@@ -30,6 +31,8 @@ struct SamplingFlags {
 
   // Adds the flags to `command`; returns them (bench --offline excludes them).
   std::vector<CLI::Option*> AddFlags(CLI::App& command);
+  // --json-schema: the schema itself when it starts with '{', else the file it names.
+  void SetJsonSchema(const std::string& arg);
   v1::GenerateRequest BuildRequest(std::string prompt) const;
 };
 

@@ -99,14 +99,10 @@ void RunOne(StreamOpener& opener, const PlannedRequest& planned, const std::stri
   smallmind::v1::GenerateResponse message;
   Clock::time_point previous{};
   uint64_t tokens = 0;
-  uint32_t prompt_tokens = 0;
-  uint32_t cached_prompt_tokens = 0;
+  smallmind::v1::Usage usage;
   bool cancelled = false;
   while (stream->Read(&message)) {
-    if (message.has_usage()) {
-      prompt_tokens = message.usage().prompt_tokens();
-      cached_prompt_tokens = message.usage().cached_prompt_tokens();
-    }
+    if (message.has_usage()) usage = message.usage();
     const int n = message.token_ids_size();
     if (n == 0) continue;
     const Clock::time_point now = Clock::now();
@@ -128,8 +124,10 @@ void RunOne(StreamOpener& opener, const PlannedRequest& planned, const std::stri
   c.completion_tokens += tokens;
   if (status.ok()) {
     ++c.ok;
-    c.prompt_tokens += prompt_tokens;
-    c.cached_prompt_tokens += cached_prompt_tokens;
+    c.prompt_tokens += usage.prompt_tokens();
+    c.cached_prompt_tokens += usage.cached_prompt_tokens();
+    c.draft_tokens += usage.draft_tokens();
+    c.accepted_draft_tokens += usage.accepted_draft_tokens();
   } else if (cancelled && status.error_code() == grpc::StatusCode::CANCELLED) {
     ++c.cancelled;
   } else {
@@ -151,6 +149,8 @@ void Merge(ClientTally& tally, LoadBenchReport& report, std::vector<double>& ttf
   report.prompt_tokens += c.prompt_tokens;
   report.cached_prompt_tokens += c.cached_prompt_tokens;
   report.completion_tokens += c.completion_tokens;
+  report.draft_tokens += c.draft_tokens;
+  report.accepted_draft_tokens += c.accepted_draft_tokens;
   ttft.insert(ttft.end(), tally.ttft_ms.begin(), tally.ttft_ms.end());
   itl.insert(itl.end(), tally.itl_ms.begin(), tally.itl_ms.end());
 }
@@ -258,6 +258,12 @@ std::string FormatLoadBenchReport(const std::string& target, const LoadBenchOpti
       "throughput: {:.1f} tok/s, {:.2f} requests/s\n",
       r.wall_s, r.prompt_tokens, r.completion_tokens, 100 * PrefixCacheHitRate(r),
       r.cached_prompt_tokens, r.prompt_tokens, r.tokens_per_s, r.requests_per_s);
+  if (r.draft_tokens > 0) {
+    out += fmt::format(
+        "speculation: {} of {} draft tokens accepted ({:.1f}%)\n", r.accepted_draft_tokens,
+        r.draft_tokens,
+        100.0 * static_cast<double>(r.accepted_draft_tokens) / static_cast<double>(r.draft_tokens));
+  }
   out += fmt::format("ttft ms: p50 {:.2f}  p90 {:.2f}  p99 {:.2f}  mean {:.2f}  (n {})\n",
                      r.ttft_ms.p50, r.ttft_ms.p90, r.ttft_ms.p99, r.ttft_ms.mean, r.ttft_ms.count);
   out += fmt::format(
@@ -286,6 +292,8 @@ std::string LoadBenchReportJson(const std::string& target, const LoadBenchOption
       {"cached_prompt_tokens", r.cached_prompt_tokens},
       {"prefix_cache_hit_rate", PrefixCacheHitRate(r)},
       {"completion_tokens", r.completion_tokens},
+      {"draft_tokens", r.draft_tokens},
+      {"accepted_draft_tokens", r.accepted_draft_tokens},
       {"tokens_per_s", r.tokens_per_s},
       {"requests_per_s", r.requests_per_s},
       {"ttft_ms", SummaryJson(r.ttft_ms)},

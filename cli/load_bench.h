@@ -71,8 +71,12 @@ struct LoadBenchReport {
   // Of those, the ones a worker's prefix cache served (usage.cached_prompt_tokens).
   uint64_t cached_prompt_tokens = 0;
   uint64_t completion_tokens = 0;  // every token received, cancelled streams' included
-  double tokens_per_s = 0;         // completion_tokens / wall_s, all streams together
-  double requests_per_s = 0;       // ended requests / wall_s
+  // Speculative decoding, from the usage of requests that completed: draft tokens the workers
+  // verified and how many of them they accepted.
+  uint64_t draft_tokens = 0;
+  uint64_t accepted_draft_tokens = 0;
+  double tokens_per_s = 0;    // completion_tokens / wall_s, all streams together
+  double requests_per_s = 0;  // ended requests / wall_s
   // Time to first token of every stream that got one. Inter-token latency: a message carrying k
   // tokens counts as k gaps of 1/k of the time since the previous message (tokens come in groups
   // when the server batches writes), so the count is every token after the first message and the

@@ -1,13 +1,17 @@
 // smallmind-modelgen: writes llama-shaped GGUF models for tests and benchmarks.
 //   smallmind-modelgen [--preset tiny|bench-110M|bench-1B] [--type T] [--seed N]
 //                      [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N] [--vocab N]
-//                      [--context N] [--embd-type T] [--name S] -o out.gguf
+//                      [--context N] [--embd-type T] [--name S]
+//                      [--arch llama|qwen3|qwen3moe|phi3|smollm3|gemma2|gemma3]
+//                      [--experts N --experts-used K] [--window N] [--attn-softcap X]
+//                      [--final-softcap X] [--grow-layers N [--grow-epsilon E]] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
-// T: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | iq4_xs | q4_k_m | q5_k_m (Q4_K / Q5_K with Q6_K
-// for output.weight and the attn_v / ffn_down of some layers, as llama.cpp's Q4_K_M / Q5_K_M);
-// K-quants need dim and ffn to be
-// multiples of 256 (not tiny). Prints what it wrote (shapes, tensor types, parameter count,
-// bytes); errors go to stderr, exit 1.
+// T: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | q4_k | q5_k | q6_k | iq4_xs,
+// every 2-D weight that type, or one of llama.cpp's mixes q4_k_m | q5_k_m | q2_k | q3_k_s | q3_k_m
+// (worker/modelgen/quant_mix.h); a K-quant matrix whose rows are no multiple of 256 takes
+// llama.cpp's fallback type (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K / Q3_K / IQ4_XS ->
+// IQ4_NL). Prints
+// what it wrote (shapes, tensor types, parameter count, bytes); errors go to stderr, exit 1.
 #include <unistd.h>
 
 #include <cstdint>
@@ -37,11 +41,19 @@ struct Flags {
   std::optional<std::string> embd_type;
   std::optional<uint64_t> seed;
   std::optional<std::string> name;
-  std::optional<int> dim, layers, heads, kv_heads, ffn, vocab, context;
+  std::optional<int> dim, layers, heads, kv_heads, head_dim, ffn, vocab, context;
+  std::optional<int> experts, experts_used;
   std::optional<float> classifier_gain;
   std::optional<float> rope_theta, embd_spread;
+  std::optional<int> grow_layers;
+  std::optional<float> grow_epsilon;
+  std::optional<int> window;
+  std::optional<float> attn_softcap, final_softcap;
   bool tied = false;
   std::string rope_freqs;  // "" or "llama3"
+  std::optional<std::string> arch;
+  std::optional<int> rope_dims, rope_orig_context, sliding_window;  // phi3
+  bool longrope = false;
   std::string from_llama2c;
   std::string tokenizer;
 };
@@ -64,6 +76,10 @@ void PrintSummary(const std::string& path, const w::GgufBuildSummary& s) {
       "context %d\n",
       c.architecture.c_str(), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
       c.head_dim(), c.vocab_size, c.context_length);
+  if (c.moe()) {
+    std::printf("  experts: %d, %d used per token, each ffn %d\n", c.n_experts, c.n_experts_used,
+                c.expert_ffn_dim);
+  }
   std::printf("  file type %s; tensors:",
               smallmind::kernels::GetDTypeTraits(static_cast<uint32_t>(s.file_type))->name);
   for (const auto& [type, count] : s.tensors_per_type) std::printf(" %d %s", count, type.c_str());
@@ -81,16 +97,34 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
   }
   if (f.seed) o.seed = *f.seed;
   if (f.name) o.name = *f.name;
-  for (auto [flag, field] : {std::pair{&f.dim, &o.dim}, std::pair{&f.layers, &o.n_layers},
-                             std::pair{&f.heads, &o.n_heads}, std::pair{&f.kv_heads, &o.n_kv_heads},
-                             std::pair{&f.ffn, &o.hidden_dim}, std::pair{&f.vocab, &o.vocab_size},
-                             std::pair{&f.context, &o.context_length}}) {
+  if (f.arch) o.architecture = *f.arch;
+  for (auto [flag, field] :
+       {std::pair{&f.dim, &o.dim}, std::pair{&f.layers, &o.n_layers},
+        std::pair{&f.heads, &o.n_heads}, std::pair{&f.kv_heads, &o.n_kv_heads},
+        std::pair{&f.head_dim, &o.head_dim}, std::pair{&f.ffn, &o.hidden_dim},
+        std::pair{&f.vocab, &o.vocab_size}, std::pair{&f.context, &o.context_length},
+        std::pair{&f.experts, &o.n_experts}, std::pair{&f.experts_used, &o.n_experts_used},
+        std::pair{&f.rope_dims, &o.rope_dims},
+        std::pair{&f.rope_orig_context, &o.rope_orig_context},
+        std::pair{&f.sliding_window, &o.sliding_window}}) {
     if (*flag) *field = **flag;
   }
   if (f.classifier_gain) o.classifier_gain = *f.classifier_gain;
   if (f.rope_theta) o.rope_theta = *f.rope_theta;
   if (f.embd_spread) o.embedding_spread = *f.embd_spread;
-  if (f.tied) o.tied_embeddings = true;
+  if (f.tied || o.architecture.starts_with("gemma")) o.tied_embeddings = true;
+  o.longrope = f.longrope;
+  if (f.grow_epsilon && !f.grow_layers) {
+    return smallmind::shared::InvalidArgument("--grow-epsilon needs --grow-layers N");
+  }
+  if (f.grow_layers) {
+    o.grow_layers = *f.grow_layers;
+    o.grow_epsilon = f.grow_epsilon.value_or(0.0f);
+    if (!f.name) o.name += "-grown-" + std::to_string(o.n_layers + o.grow_layers);
+  }
+  o.window = f.window;
+  o.attn_softcap = f.attn_softcap;
+  o.final_softcap = f.final_softcap;
   if (!f.rope_freqs.empty() && f.rope_freqs != "llama3") {
     return smallmind::shared::InvalidArgument("--rope-freqs '" + f.rope_freqs +
                                               "' is not one modelgen writes (llama3)");
@@ -120,9 +154,11 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
     SM_ASSIGN_OR_RETURN(w::GeneratorOptions o, OptionsFromFlags(f));
     return w::WriteGeneratedModel(o, f.out, TerminalProgress());
   }
-  if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads || f.ffn ||
-      f.vocab || f.context || f.classifier_gain || f.rope_theta || f.embd_spread || f.tied ||
-      !f.rope_freqs.empty()) {
+  if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads ||
+      f.head_dim || f.ffn || f.vocab || f.context || f.classifier_gain || f.rope_theta ||
+      f.embd_spread || f.tied || !f.rope_freqs.empty() || f.arch || f.experts || f.experts_used ||
+      f.rope_dims || f.rope_orig_context || f.sliding_window || f.longrope || f.grow_layers ||
+      f.grow_epsilon || f.window || f.attn_softcap || f.final_softcap) {
     return smallmind::shared::InvalidArgument(
         "--from-llama2c takes its shapes and weights from the checkpoint: drop --preset, --seed, "
         "--embd-type and the shape flags");
@@ -138,18 +174,70 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
   return w::ConvertLlama2cToGguf(conv, f.out);
 }
 
+// The rope flags, and the attention flags of architectures beyond llama (phi3's).
+void AddArchFlags(CLI::App& app, Flags& f) {
+  app.add_option("--rope-theta", f.rope_theta, "rope.freq_base")->default_str("10000");
+  app.add_option("--rope-freqs", f.rope_freqs,
+                 "write rope_freqs.weight: llama3 (Llama 3.1/3.2's rope scaling divisors)")
+      ->type_name("KIND");
+  app.add_option("--rope-dims", f.rope_dims,
+                 "rope.dimension_count: rotated dims per head (phi3: fewer than the head size is "
+                 "partial rotary)")
+      ->default_str("the head size");
+  app.add_flag("--longrope", f.longrope,
+               "phi3: write LongRoPE's rope_factors_long/short.weight and rope.scaling.attn_factor "
+               "for --context over --rope-orig-context");
+  app.add_option("--rope-orig-context", f.rope_orig_context,
+                 "phi3: rope.scaling.original_context_length (LongRoPE's long factors apply when "
+                 "the context exceeds it)");
+  app.add_option("--sliding-window", f.sliding_window,
+                 "phi3: attention.sliding_window (read and not applied, as llama.cpp does)");
+}
+
+// --grow-layers / --grow-epsilon: a speculation benchmark's target grown deep from its draft.
+void AddGrowFlags(CLI::App& app, Flags& f) {
+  app.add_option("--grow-layers", f.grow_layers,
+                 "grow the model deep: after its layers, this many copies of them (extra layer j "
+                 "copies layer j mod --layers) whose attn_output and ffn_down are scaled by "
+                 "--grow-epsilon; with epsilon 0 it computes the ungrown model's function, which "
+                 "is its speculative draft")
+      ->default_str("0");
+  app.add_option("--grow-epsilon", f.grow_epsilon,
+                 "scale of the grown layers' attn_output and ffn_down (>= 0)")
+      ->default_str("0");
+}
+
+// The architecture, and gemma's window and soft-caps.
+void AddFamilyFlags(CLI::App& app, Flags& f) {
+  app.add_option(
+         "--arch", f.arch,
+         "general.architecture: llama; qwen3 (NeoX RoPE, per-head q/k RMSNorm); qwen3moe "
+         "(qwen3 with --experts); phi3 (NeoX RoPE, fused attn_qkv and gate/up ffn_up); "
+         "smollm3 (no RoPE in every 4th layer); gemma2 (embedding scale, post-attention/FFN "
+         "norms, GeGLU, soft-capping, every other layer windowed) or gemma3 (gemma2 with "
+         "q/k norms, 5 windowed layers to 1 global, no attention soft-cap); gemma "
+         "embeddings are always tied")
+      ->default_str("llama");
+  app.add_option("--window", f.window, "attention.sliding_window (gemma2, gemma3)")
+      ->default_str("gemma2 4096, gemma3 none");
+  app.add_option("--attn-softcap", f.attn_softcap, "attn_logit_softcapping (gemma2)")
+      ->default_str("50");
+  app.add_option("--final-softcap", f.final_softcap, "final_logit_softcapping (gemma2, gemma3)")
+      ->default_str("gemma2 30, gemma3 none");
+}
+
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("-o,--output", f.out, "the GGUF file to write")->type_name("FILE")->required();
   app.add_option("--preset", f.preset, "shapes to start from: tiny | bench-110M | bench-1B")
       ->type_name("NAME")
       ->default_str("tiny");
-  app.add_option(
-         "--type", f.type,
-         "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_k | q5_k | q6_k | iq4_xs | q4_k_m | "
-         "q5_k_m "
-         "(K-quants need dim and ffn multiples of 256; q4_k_m / q5_k_m are Q4_K / Q5_K "
-         "with Q6_K for output.weight and the attn_v / ffn_down of llama.cpp's _K_M "
-         "layers)")
+  app.add_option("--type", f.type,
+                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | "
+                 "q4_k | q5_k | q6_k | iq4_xs, or llama.cpp's mixes q4_k_m | q5_k_m | q2_k | "
+                 "q3_k_s | q3_k_m (output.weight Q6_K, some attn_v / ffn_down / attn_output "
+                 "matrices in more bits, as its quantizer does); K-quant rows that are no multiple "
+                 "of 256 take llama.cpp's fallback: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, "
+                 "Q2_K / Q3_K / IQ4_XS -> IQ4_NL)")
       ->type_name("TYPE");
   app.add_option("--embd-type", f.embd_type, "token_embd type")
       ->type_name("TYPE")
@@ -162,23 +250,28 @@ void AddFlags(CLI::App& app, Flags& f) {
         std::tuple{"--heads", &f.heads, "query heads"},
         std::tuple{"--kv-heads", &f.kv_heads,
                    "key/value heads (follows --heads when only that is given)"},
+        std::tuple{"--head-dim", &f.head_dim,
+                   "width of each head (attention.key_length); may differ from dim / heads"},
         std::tuple{"--ffn", &f.ffn, "feed-forward width"},
         std::tuple{"--vocab", &f.vocab, "vocabulary size (>= 259)"},
-        std::tuple{"--context", &f.context, "context length"}}) {
+        std::tuple{"--context", &f.context, "context length"},
+        std::tuple{"--experts", &f.experts,
+                   "mixture of experts: experts per layer, each --ffn wide (llama: Mixtral-style; "
+                   "qwen3moe needs it)"},
+        std::tuple{"--experts-used", &f.experts_used, "experts the router picks per token"}}) {
     app.add_option(flag, *field, meaning)->default_str("the preset's");
   }
   app.add_option("--classifier-gain", f.classifier_gain,
                  "spread of the logits on a unit-RMS final state (output.weight's spread times "
                  "sqrt(dim)); smaller makes the distribution flatter")
       ->default_str("the preset's");
-  app.add_option("--rope-theta", f.rope_theta, "rope.freq_base")->default_str("10000");
-  app.add_option("--rope-freqs", f.rope_freqs,
-                 "write rope_freqs.weight: llama3 (Llama 3.1/3.2's rope scaling divisors)")
-      ->type_name("KIND");
   app.add_flag("--tied", f.tied, "no output.weight: the classifier is token_embd");
+  AddFamilyFlags(app, f);
+  AddArchFlags(app, f);
   app.add_option("--embd-spread", f.embd_spread,
                  "spread of token_embd's values (and so of a tied classifier's)")
       ->default_str("the preset's");
+  AddGrowFlags(app, f);
   CLI::Option* from = app.add_option("--from-llama2c", f.from_llama2c,
                                      "convert this llama2.c checkpoint instead of generating");
   from->type_name("FILE");

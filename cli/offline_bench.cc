@@ -114,7 +114,8 @@ shared::Status RunOfflineBench(const OfflineBenchOptions& o) {
               o.model.c_str(), c.architecture.c_str(), model->quantization.c_str(),
               kernels::IsaName(kernels::BestIsa()), kernels::KvTypeName(o.kv_type), kPrompt,
               kGenerated, o.repetitions);
-  const uint64_t matrix_bytes = worker::MatrixBytesPerToken(model->llama.weights);
+  const uint64_t matrix_bytes =
+      worker::MatrixBytesPerToken(model->llama.config, model->llama.weights);
   const std::vector<double> bandwidth = PrintBandwidths(matrix_bytes, o.threads);
   std::printf(
       "| path | threads | pp%d tok/s | tg%d tok/s | tg %% of read bw | cached %d tok/s | recompute "

@@ -9,10 +9,12 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/bench_command.h"
+#include "cli/chat_command.h"
 #include "cli/command.h"
 #include "cli/generate_command.h"
 #include "cli/health_command.h"
 #include "cli/info_command.h"
+#include "cli/models_command.h"
 #include "cli/tokenize_command.h"
 #include "shared/command_line.h"
 #include "shared/grpc_process.h"
@@ -31,12 +33,14 @@ int Run(int argc, char** argv) {
   InfoCommand info(app);
   HealthCommand health(app);
   BenchCommand bench(app);
+  ChatCommand chat(app);
+  ModelsCommand models(app);
   app.footer("Run 'smallmind COMMAND --help' for a command's flags.");
   if (auto exit_code = smallmind::shared::ParseCommandLineOrExitCode(app, argc, argv)) {
     return *exit_code;
   }
   for (const Command* command :
-       std::vector<const Command*>{&generate, &tokenize, &info, &health, &bench}) {
+       std::vector<const Command*>{&generate, &tokenize, &info, &health, &bench, &chat, &models}) {
     if (!command->chosen()) continue;
     const std::string path = smallmind::shared::CommandPath(command->subcommand());
     if (auto valid = command->Validate(); !valid.ok()) {

@@ -64,6 +64,7 @@ shared::Status Gateway::Start(std::stop_token stop) {
   SM_RETURN_IF_ERROR(StartWorkers(stop));
   SM_RETURN_IF_ERROR(StartServer());
   SM_RETURN_IF_ERROR(StartDoors());
+  StartListenerWatch();
   spdlog::info("serving {} as `{}` ({}, vocab {}, context {}) with {} worker(s) on {}",
                model_info_.model(), fmt::join(env_->served_models.names(), "`, `"),
                model_info_.architecture(), model_info_.vocab_size(), model_info_.context_length(),
@@ -203,6 +204,7 @@ shared::Status Gateway::StartDoors() {
   context.model_info = model_info_;
   context.listen_host = config_.listen_host;
   context.metrics = [metrics = metrics_] { return metrics->RenderText(); };
+  context.metric_families = [metrics = metrics_] { return metrics->Collect(); };
   if (api_keys_->enabled()) {
     context.authenticate = [keys = api_keys_](std::optional<std::string_view> authorization) {
       return keys->Authenticate(authorization);
@@ -217,9 +219,48 @@ shared::Status Gateway::StartDoors() {
   return shared::Status::Ok();
 }
 
+// A probe of the gRPC port every interval; NOT_SERVING on both doors while it fails, an exit with
+// kWedgedListenerExitCode when it keeps failing (issue 40).
+void Gateway::StartListenerWatch() {
+  ListenerWatchOptions options = config_.listener_watch;
+  if (options.interval.count() == 0) return;
+  options.probe_timeout = std::min(options.probe_timeout, options.interval);
+  options.not_serving_after = std::min(2 * options.interval, options.exit_after);
+  const int port = port_;
+  const bool tls = tls_.has_value();
+  grpc::Server* server = server_.get();
+  listener_watch_ = std::make_unique<ListenerWatch>(
+      options,
+      [port, tls, timeout = options.probe_timeout] { return ProbeListener(port, tls, timeout); },
+      [this, server, port](bool serving) {
+        env_->grpc_accepting.store(serving);
+        if (auto* health = server->GetHealthCheckService()) {
+          health->SetServingStatus(serving);
+          health->SetServingStatus(kServiceName, serving);
+        }
+        if (serving) {
+          spdlog::info("the gRPC port {} accepts connections again: SERVING", port);
+        } else {
+          spdlog::error(
+              "the gRPC port {} accepts no connections (probes from this process get "
+              "no answer): NOT_SERVING",
+              port);
+        }
+      },
+      [this, port, after = options.exit_after] {
+        spdlog::critical(
+            "the gRPC port {} accepted no connection for {} ms: its listener is "
+            "wedged (gRPC stops accepting after accept4 fails with EMFILE); exiting "
+            "with status {} for the supervisor to restart the gateway",
+            port, after.count(), kWedgedListenerExitCode);
+        if (on_fatal_) on_fatal_(kWedgedListenerExitCode);
+      });
+}
+
 void Gateway::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  if (listener_watch_) listener_watch_->Stop();
   grpc::Server* server = nullptr;
   auto deadline = std::chrono::system_clock::now() + config_.drain_timeout;
   {

@@ -4,6 +4,7 @@
 // and the accessors are called from one thread; ReloadApiKeys and CancelStreams from any.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "gateway/gateway_config.h"
 #include "gateway/grpc/generate_reactor.h"
 #include "gateway/grpc/inference_service.h"
+#include "gateway/grpc/listener_watch.h"
 #include "gateway/metrics/gateway_metrics.h"
 #include "gateway/metrics/metrics_endpoint.h"
 #include "gateway/relay/public_door.h"
@@ -51,6 +53,11 @@ class Gateway {
   void CancelStreams();
   // Re-reads --api-keys-file (SIGHUP); on error the keys in use stay. Thread-safe.
   shared::Status ReloadApiKeys();
+  // Called once, from the listener watch's thread, when the gateway must exit with `exit_code`
+  // (its gRPC listener no longer accepts: gateway/grpc/listener_watch.h). Call before Start.
+  void OnFatal(std::function<void(int exit_code)> on_fatal) { on_fatal_ = std::move(on_fatal); }
+  // The exit code a wedged gRPC listener ends the gateway with.
+  static constexpr int kWedgedListenerExitCode = 3;
 
   int port() const { return port_; }
   // The address the gRPC port is bound to: --listen-host and the port, e.g. 0.0.0.0:50051.
@@ -77,6 +84,7 @@ class Gateway {
   shared::Status StartWorkers(std::stop_token stop);
   shared::Status StartServer();
   shared::Status StartDoors();
+  void StartListenerWatch();
 
   GatewayConfig config_;
   const std::shared_ptr<ApiKeyStore> api_keys_;
@@ -94,6 +102,8 @@ class Gateway {
   bool cancel_streams_ = false;           // guarded by server_mu_
   int port_ = 0;
   bool shut_down_ = false;
+  std::function<void(int)> on_fatal_;
+  std::unique_ptr<ListenerWatch> listener_watch_;  // stopped first in Shutdown
 };
 
 }  // namespace smallmind::gateway

@@ -144,6 +144,11 @@ void AddLifecycleFlags(CLI::App& app, GatewayConfig& c) {
       ->default_str("$TMPDIR or /tmp");
   app.add_option("--outbox", c.relay.outbox_capacity, "worker messages buffered per slow client")
       ->type_name("N");
+  AddMilliseconds(app, "--listener-probe-ms", c.listener_watch.interval,
+                  "how often the gateway probes its own gRPC port (0 = never); NOT_SERVING after "
+                  "two probe intervals without an answer");
+  AddMilliseconds(app, "--listener-exit-ms", c.listener_watch.exit_after,
+                  "exit with status 3 after the gRPC port answered no probe for this long");
 }
 
 // The OpenAI-compatible HTTP door and its chat handling.
@@ -293,6 +298,12 @@ Status ValidateLifecycle(const GatewayConfig& c) {
   SM_RETURN_IF_ERROR(CheckRange("--stop-grace-ms", c.supervisor.stop_grace.count(), 1, kMaxMs));
   SM_RETURN_IF_ERROR(
       CheckRange("--outbox", static_cast<int64_t>(c.relay.outbox_capacity), 1, 1024));
+  const auto& watch = c.listener_watch;
+  SM_RETURN_IF_ERROR(CheckRange("--listener-probe-ms", watch.interval.count(), 0, kMaxMs));
+  if (watch.interval.count() > 0) {
+    SM_RETURN_IF_ERROR(
+        CheckRange("--listener-exit-ms", watch.exit_after.count(), watch.interval.count(), kMaxMs));
+  }
   return Status::Ok();
 }
 

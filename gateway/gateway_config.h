@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gateway/admission/admission_options.h"
+#include "gateway/grpc/listener_watch.h"
 #include "gateway/http/http_options.h"
 #include "gateway/relay/relay_options.h"
 #include "gateway/security/tls_options.h"
@@ -52,6 +53,8 @@ struct GatewayConfig {
   RelayOptions relay;
   HttpOptions http;
   AdmissionOptions admission;
+  // The gateway's probes of its own gRPC port (gateway/grpc/listener_watch.h).
+  ListenerWatchOptions listener_watch;
 
   shared::Status Validate() const;
 };

@@ -1,6 +1,7 @@
 // smallmind-gateway: flags -> GatewayConfig -> Gateway. SIGTERM/SIGINT drain and stop it, SIGHUP
 // reloads the API key file (gateway/signal_policy.h has the rules). Exit codes: 0 after a drain,
-// 1 when it cannot start, 2 on a usage error, 130 when a second SIGINT cut the drain short.
+// 1 when it cannot start, 2 on a usage error, 3 when its gRPC port stopped accepting connections
+// (gateway/grpc/listener_watch.h), 130 when a second SIGINT cut the drain short.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -80,6 +81,7 @@ struct SignalState {
   std::stop_source stop;
   std::atomic<bool> finished{false};
   std::atomic<bool> forced{false};
+  std::atomic<int> fatal_exit_code{0};  // set by the gateway's OnFatal
 };
 
 // The watcher thread's body: waits for `signals` until Run sets `finished`.
@@ -165,13 +167,18 @@ int Run(int argc, char** argv) {
   Gateway gateway(std::move(config));
   if (http_door) gateway.AddDoor(std::move(http_door));
   SignalState state;
+  gateway.OnFatal([&state](int code) {
+    state.fatal_exit_code.store(code);
+    state.stop.request_stop();
+  });
   std::thread watcher([&] { WatchSignals(signals, gateway, state); });
   const int exit_code = Serve(gateway, http, state.stop, drain_seconds);
   gateway.Shutdown();
   state.finished.store(true);
   ::kill(::getpid(), SIGTERM);  // wakes the watcher if no signal came; it sees `finished`
   watcher.join();
-  return state.forced.load() ? kForcedExitCode : exit_code;
+  if (state.forced.load()) return kForcedExitCode;
+  return state.fatal_exit_code.load() != 0 ? state.fatal_exit_code.load() : exit_code;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // rows.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -21,14 +22,23 @@ enum class RopeLayout {
   kNeox,         // rotate (i, i + head_dim/2) inside each head (GPT-NeoX, qwen2)
 };
 
-// The frequencies RoPE turns each pair by: pair i (frequency index j = 2i of head_dim) turns by
-// pos * scale * theta^(-j / head_dim) / factors[i]. Defaults: plain RoPE (computed without the
-// scale and the factors, bitwise as before they existed).
+// The frequencies RoPE turns each pair by: pair i (frequency index j = 2i of the n rotated
+// dims) turns by pos * scale * theta^(-j / n) / factors[i], and its cos and sin are multiplied by
+// mscale. Defaults: plain RoPE over the whole head (computed without the scale, the factors and
+// mscale, bitwise as before they existed).
 struct RopeFreqs {
   float theta = 10000.0f;  // the base (`rope.freq_base`)
   float scale = 1.0f;      // linear scaling (1 / `rope.scaling.factor`), llama.cpp's freq_scale
-  // [head_dim / 2] divisors of each pair's frequency (Llama 3.1+ `rope_freqs.weight`), or null.
+  // [n / 2] divisors of each pair's frequency (Llama 3.1+ `rope_freqs.weight`, Phi-3's LongRoPE
+  // `rope_factors_long/short.weight`), or null.
   const float* factors = nullptr;
+  // Partial rotary (`rope.dimension_count` < head_dim): only the first rot_dims dims of a head
+  // rotate (as their own n-dim head: kNeox pairs (i, i + rot_dims / 2)), the rest pass through;
+  // 0: the whole head.
+  int rot_dims = 0;
+  // llama.cpp's attn_factor (`rope.scaling.attn_factor`, Phi-3's LongRoPE scaling): cos and sin
+  // are multiplied by it.
+  float mscale = 1.0f;
 };
 
 // Element type of the K/V cache rows: float; IEEE half (converted from float with
@@ -96,7 +106,8 @@ struct AttentionArgs {
   // as fit (several tokens of a prefill chunk share each K/V row read).
   float* scores = nullptr;
   int64_t scores_size = 0;  // floats; 0: kAttentionHeadsPerPass rows
-  int n_tokens = 0;  // token t sits at position start_pos + t and attends to 0..start_pos + t
+  // Token t sits at position start_pos + t and attends to FirstPos(start_pos + t)..start_pos + t.
+  int n_tokens = 0;
   int start_pos = 0;
   int n_heads = 0;  // query heads; query head h reads KV head h / (n_heads / n_kv_heads)
   int n_kv_heads = 0;
@@ -104,9 +115,24 @@ struct AttentionArgs {
   // Floats from token t's q (and out) row to token t + 1's; 0: n_heads * head_dim. A call over a
   // run of the model's heads (q, out and kv pointing at its first head) sets the model's.
   int q_stride = 0;
-  KvView kv;  // must already hold K/V of positions [0, start_pos + n_tokens)
+  KvView kv;  // must already hold K/V of positions [FirstPos(start_pos), start_pos + n_tokens)
+  // Sliding window: 0, none; else a query at position p sees positions (p - window, p] only, as
+  // llama.cpp masks them (LLAMA_SWA_TYPE_STANDARD: masked when p - p0 >= window). Kernels read no
+  // cache row (nor block table entry) of a position no query of the call sees.
+  int window = 0;
+  // What each q.k dot is divided by; 0: sqrt(head_dim). (gemma: sqrt of its query pre-attention
+  // scalar, which llama.cpp applies as a scale of q.)
+  float score_divisor = 0.0f;
+  // Attention logit soft-capping (gemma2's attn_logit_softcapping): 0, none; else each divided
+  // score s becomes softcap * tanh(s / softcap) before the softmax (std::tanh, in every kernel).
+  float softcap = 0.0f;
 
   int64_t QStride() const { return q_stride > 0 ? q_stride : int64_t{n_heads} * head_dim; }
+  // The first position a query at `pos` sees.
+  int FirstPos(int pos) const { return window > 0 && pos >= window ? pos - window + 1 : 0; }
+  float ScoreDivisor() const {
+    return score_divisor > 0 ? score_divisor : std::sqrt(static_cast<float>(head_dim));
+  }
 };
 
 // y[t, r] = dot(w[r, :], x[t, :]) for t < n_tokens and r in rows. w: [out_dim, in_dim] row-major of
@@ -160,6 +186,13 @@ using RopeFn = void (*)(float* x, const int32_t* positions, int n_heads, int hea
 using SoftmaxFn = void (*)(float* x, int row_len, RowRange rows);
 // gate[t, i] = silu(gate[t, i]) * up[t, i] for t in tokens; gate, up: [n, hidden].
 using SwiGluFn = void (*)(float* gate, const float* up, int hidden, RowRange tokens);
+// gate[t, i] = gelu(gate[t, i]) * up[t, i] for t in tokens, gelu llama.cpp's tanh approximation
+// through its half table (kernels/ref/gelu_ref.h); gate, up: [n, hidden].
+using GeGluFn = void (*)(float* gate, const float* up, int hidden, RowRange tokens);
+// x[t, :] *= s for t in tokens; x: [n, dim].
+using ScaleFn = void (*)(float* x, int dim, float s, RowRange tokens);
+// x[t, i] = cap * tanh(x[t, i] * (1 / cap)) for t in tokens; x: [n, dim].
+using SoftCapFn = void (*)(float* x, int dim, float cap, RowRange tokens);
 // x[t, :] += delta[t, :] for t in tokens; x, delta: [n, dim].
 using AddFn = void (*)(float* x, const float* delta, int dim, RowRange tokens);
 // x[t, :] += bias[:] for t in tokens; x: [n, dim], bias: [dim].
@@ -179,9 +212,10 @@ using F32ToF16Fn = void (*)(const float* x, uint16_t* out, int64_t n);
 using F32ToQ8Fn = void (*)(const float* x, int8_t* qs, float* d, int64_t n);
 
 // Weight types with a matmul slot, in slot order.
-inline constexpr DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
-                                         DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
-                                         DType::kQ6_K, DType::kQ5_K, DType::kIQ4_XS};
+inline constexpr DType kWeightTypes[] = {DType::kF32,    DType::kF16,  DType::kBF16,   DType::kQ8_0,
+                                         DType::kQ4_0,   DType::kQ4_K, DType::kQ6_K,   DType::kQ5_K,
+                                         DType::kIQ4_XS, DType::kQ5_0, DType::kIQ4_NL, DType::kQ4_1,
+                                         DType::kQ5_1,   DType::kQ2_K, DType::kQ3_K};
 inline constexpr int kNumWeightTypes = sizeof(kWeightTypes) / sizeof(kWeightTypes[0]);
 
 // Slot of `t` in kWeightTypes, or -1.
@@ -203,6 +237,9 @@ struct KernelTable {
   RopeFn rope = nullptr;
   SoftmaxFn softmax = nullptr;
   SwiGluFn swiglu = nullptr;
+  GeGluFn geglu = nullptr;
+  ScaleFn scale = nullptr;
+  SoftCapFn soft_cap = nullptr;
   AddFn add = nullptr;
   AddBiasFn add_bias = nullptr;
   AttentionFn attention = nullptr;

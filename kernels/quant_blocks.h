@@ -1,8 +1,7 @@
 // Quantized block layouts bit-compatible with GGUF/ggml (ggml-common.h block_q8_0, block_q4_0,
-// block_q4_K, block_q5_K, block_q6_K,
-// block_iq4_xs) and the scalar fp16/bf16 <-> fp32 conversions they need. Used
-// by loaders, the model generator and every quantized kernel. Plain data and pure functions;
-// thread-safe.
+// block_q5_0, block_iq4_nl, block_q4_K, block_q5_K, block_q6_K, block_iq4_xs) and the scalar
+// fp16/bf16 <-> fp32 conversions they need. Used by loaders, the model generator and every
+// quantized kernel. Plain data and pure functions; thread-safe.
 #pragma once
 
 #include <bit>
@@ -28,6 +27,14 @@ struct BlockQ8_0 {
 struct BlockQ4_0 {
   uint16_t d;              // fp16 scale
   uint8_t qs[kQk4_0 / 2];  // nibbles: low = elements 0..15, high = 16..31
+};
+
+// Q4_0 with a fifth bit: x[j] = (((qs[j] & 0xF) | b_j << 4) - 16) * d and x[j + 16] =
+// (((qs[j] >> 4) | b_(j+16) << 4) - 16) * d for j < 16, b_i bit i of the little-endian uint32 qh.
+struct BlockQ5_0 {
+  uint16_t d;              // fp16 scale
+  uint8_t qh[4];           // fifth bits of the 32 quants
+  uint8_t qs[kQk4_0 / 2];  // low 4 bits, as Q4_0's qs
 };
 
 // 8 sub-blocks of 32. Sub-block s has a 6-bit scale sc_s and a 6-bit min m_s packed in `scales`;
@@ -65,6 +72,13 @@ struct BlockQ6_K {
 inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                             1,    13,   25,  38,  53,  69,  89,  113};
 
+// One block of 32 of the non-linear 4-bit levels: x[j] = d * kIq4NlValues[qs[j] & 0xF] and
+// x[j + 16] = d * kIq4NlValues[qs[j] >> 4] for j < 16.
+struct BlockIQ4_NL {
+  uint16_t d;              // fp16 scale
+  uint8_t qs[kQk4_0 / 2];  // 4-bit indices into kIq4NlValues, as Q4_0's nibbles
+};
+
 // 8 sub-blocks of 32 with unsigned 6-bit scales ls_s (0..63); x = d * (ls_s - 32) *
 // kIq4NlValues[q]. ls_s: low 4 bits from nibble s % 2 of scales_l[s / 2], high 2 bits from bits
 // 2s, 2s + 1 of scales_h. Sub-block s reads qs[16s .. 16s + 16): low nibbles are its elements
@@ -78,12 +92,15 @@ struct BlockIQ4_XS {
 
 static_assert(sizeof(BlockQ8_0) == 34 && std::is_trivially_copyable_v<BlockQ8_0>);
 static_assert(sizeof(BlockQ4_0) == 18 && std::is_trivially_copyable_v<BlockQ4_0>);
+static_assert(sizeof(BlockQ5_0) == 22 && std::is_trivially_copyable_v<BlockQ5_0>);
+static_assert(sizeof(BlockIQ4_NL) == 18 && std::is_trivially_copyable_v<BlockIQ4_NL>);
 static_assert(sizeof(BlockQ4_K) == 144 && std::is_trivially_copyable_v<BlockQ4_K>);
 static_assert(sizeof(BlockQ5_K) == 176 && std::is_trivially_copyable_v<BlockQ5_K>);
 static_assert(sizeof(BlockQ6_K) == 210 && std::is_trivially_copyable_v<BlockQ6_K>);
 static_assert(sizeof(BlockIQ4_XS) == 136 && std::is_trivially_copyable_v<BlockIQ4_XS>);
 static_assert(alignof(BlockQ8_0) == 2 && alignof(BlockQ4_0) == 2 && alignof(BlockQ4_K) == 2 &&
-              alignof(BlockQ5_K) == 2 && alignof(BlockQ6_K) == 2 && alignof(BlockIQ4_XS) == 2);
+              alignof(BlockQ5_K) == 2 && alignof(BlockQ6_K) == 2 && alignof(BlockIQ4_XS) == 2 &&
+              alignof(BlockQ5_0) == 2 && alignof(BlockIQ4_NL) == 2);
 
 // IEEE binary16 -> binary32; exact for every input (subnormals, inf, NaN payloads kept).
 inline float Fp16ToFp32(uint16_t h) {

@@ -54,8 +54,17 @@ export CONTAINERS_CONF="$work/containers.conf"
 
 if ! podman image exists docker.io/library/debian:12; then
   echo "container_check: making the debian:12 base image with debootstrap"
-  mirror="$(sed -n 's/^URIs: *//p; s/^deb \(http[^ ]*\) bookworm .*/\1/p' \
-    /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | grep -v security | head -1)"
+  # Only the apt source files that exist: sed exits 2 on a missing one, and under pipefail that
+  # ended the script here on a machine with debian.sources but no sources.list.
+  sources=()
+  for file in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list; do
+    [ -f "$file" ] && sources+=("$file")
+  done
+  mirror=""
+  if [ "${#sources[@]}" -gt 0 ]; then
+    mirror="$(sed -n 's/^URIs: *//p; s/^deb \(http[^ ]*\) bookworm .*/\1/p' "${sources[@]}" |
+      grep -v security | head -1 || true)"
+  fi
   debootstrap --variant=minbase bookworm "$work/rootfs" "${mirror:-http://deb.debian.org/debian}" \
     >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log"; exit 1; }
   if [ -f /etc/apt/sources.list.d/debian.sources ]; then
@@ -97,4 +106,12 @@ export SMALLMIND_PORT="$(free_port)" SMALLMIND_HTTP_PORT="$(free_port)" \
 
 python3 "$root/scripts/container_probe.py" --cli "$cli" --project "$project" \
   --grpc "127.0.0.1:$SMALLMIND_PORT" --http "127.0.0.1:$SMALLMIND_HTTP_PORT" \
-  --metrics "127.0.0.1:$SMALLMIND_METRICS_PORT"
+  --metrics "127.0.0.1:$SMALLMIND_METRICS_PORT" || {
+  # What each container said, so a failed probe can be read in CI's log.
+  for name in $(podman ps -a --filter "label=io.podman.compose.project=$project" \
+                  --format '{{.Names}}'); do
+    echo "== podman logs --tail 30 $name" >&2
+    podman logs --tail 30 "$name" >&2 || true
+  done
+  exit 1
+}

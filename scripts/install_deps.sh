@@ -29,7 +29,11 @@ if [ "$mode" = all ]; then
     python3-yaml  # scripts/check_k8s.py (ctest deploy.k8s) reads deploy/k8s
     docker-compose  # only `docker-compose config` in a test (compose.yaml and its monitoring profile)
     podman podman-compose runc debootstrap  # scripts/container_check.sh (ctest deploy.container)
+    # podman 4.3's CNI networks resolve compose service names (the gateway's worker-0:50061) only
+    # with this plugin; without it the gateway waits for its workers for ever
+    golang-github-containernetworking-plugin-dnsname
     prometheus  # promtool: `promtool check metrics` on a live scrape (integration_test)
+    chromium  # the web chat's browser test (tests/http/web_chat_check.mjs, puppeteer-core)
   )
 fi
 
@@ -56,8 +60,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 [ "$mode" = serve ] && exit 0
-# The tests' own npm folders: tests/http (the official openai client) and tests/deploy (the
-# Kubernetes schema check); each package-lock.json pins its packages.
+# The tests' own npm folders: tests/http (the official openai and Anthropic clients, puppeteer-core
+# for the web chat) and tests/deploy (the Kubernetes schema check); each package-lock.json pins
+# its packages.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "$mode" = all ]; then
   for folder in tests/http tests/deploy; do

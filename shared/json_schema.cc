@@ -144,7 +144,8 @@ bool MatchesType(const Json& v, std::string_view type) {
 
 class JsonSchemaCompiler {
  public:
-  explicit JsonSchemaCompiler(const Json& doc) : doc_(doc), schema_(new JsonSchema()) {}
+  JsonSchemaCompiler(const Json& doc, int64_t max_work)
+      : doc_(doc), max_work_(max_work), schema_(new JsonSchema()) {}
 
   Result<std::shared_ptr<const JsonSchema>> Run() {
     const Result<int32_t> root = Compile(doc_, "");
@@ -174,6 +175,16 @@ class JsonSchemaCompiler {
         fmt::format("json_schema at \"{}\": {}", path.empty() ? "#" : path, what));
   }
 
+  // Spends `units` of the compile budget; INVALID_ARGUMENT naming the limit once it is gone.
+  Status Charge(int64_t units, const std::string& path) {
+    work_ += units;
+    if (work_ <= max_work_) return Status::Ok();
+    return Fail(path, fmt::format("compiling the schema needs more than {} units of work (its "
+                                  "objects, keywords, enum values and the properties its unions "
+                                  "compare): simplify it",
+                                  max_work_));
+  }
+
   Result<int32_t> Add(JsonSchema::Node node, const std::string& path) {
     if (static_cast<int>(schema_->nodes_.size()) >= JsonSchema::kMaxNodes) {
       return Fail(path,
@@ -192,6 +203,7 @@ class JsonSchemaCompiler {
       return Fail(path,
                   fmt::format("a schema must be an object or a boolean, got {}", s.type_name()));
     }
+    SM_RETURN_IF_ERROR(Charge(1 + static_cast<int64_t>(s.size()), path));
     for (const auto& [key, value] : s.items()) {
       if (kSupported.count(key) == 0 && kAnnotations.count(key) == 0) {
         return Fail(path,
@@ -487,6 +499,7 @@ class JsonSchemaCompiler {
                                                       [&](auto& t) { return MatchesType(v, t); });
       if (!typed || !WithinBounds(v, s)) continue;
       std::string text = v.dump();
+      SM_RETURN_IF_ERROR(Charge(1 + static_cast<int64_t>(text.size() / 64), path));
       if (JsonNesting(text, JsonSchema::kMaxDepth) > JsonSchema::kMaxDepth) {
         return Fail(path, "an enum/const value nests too deep");
       }
@@ -505,6 +518,7 @@ class JsonSchemaCompiler {
 
   Result<int32_t> AnyOf(const std::vector<int32_t>& alternatives, const std::string& path) {
     if (alternatives.size() == 1) return alternatives[0];
+    SM_RETURN_IF_ERROR(Charge(256 + static_cast<int64_t>(alternatives.size()), path));
     JsonSchema::Node n;
     n.kind = Kind::kAnyOf;
     n.first = static_cast<int32_t>(schema_->dispatch_.size() / 256);
@@ -551,6 +565,7 @@ class JsonSchemaCompiler {
       bool ok = true;
       for (const int32_t id : objects) {
         const JsonSchema::Node& o = schema_->node(id);
+        SM_RETURN_IF_ERROR(Charge(o.count, path));
         int32_t found = -1;
         for (int32_t i = 0; i < o.count && found < 0; i++) {
           if (schema_->property(o.first + i).key == key) found = i;
@@ -600,6 +615,7 @@ class JsonSchemaCompiler {
   Result<int32_t> DiscriminatorFirst(int32_t id, int32_t index, const std::string& path) {
     if (index == 0) return id;
     const JsonSchema::Node n = schema_->node(id);
+    SM_RETURN_IF_ERROR(Charge(n.count, path));
     std::vector<JsonSchema::Property> props;
     props.push_back(schema_->property(n.first + index));
     for (int32_t i = 0; i < n.count; i++) {
@@ -729,6 +745,8 @@ class JsonSchemaCompiler {
   }
 
   const Json& doc_;
+  const int64_t max_work_;
+  int64_t work_ = 0;  // units of max_work_ spent
   std::unique_ptr<JsonSchema> schema_;
   std::map<std::string, int32_t> compiled_;  // $ref target -> node
   std::set<std::string> in_progress_;
@@ -747,7 +765,8 @@ JsonSchema::JsonSchema() {
   nodes_ = {any, object, array};
 }
 
-Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view text) {
+Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view text,
+                                                              int64_t max_work) {
   if (text.size() > kMaxSchemaBytes) {
     return InvalidArgument(
         fmt::format("json_schema is {} bytes; at most {}", text.size(), kMaxSchemaBytes));
@@ -766,7 +785,7 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::Compile(std::string_view t
                                                .max_string_bytes = kMaxSchemaBytes},
                                     "json_schema");
   if (!doc.ok()) return doc.status();
-  return JsonSchemaCompiler(doc.value()).Run();
+  return JsonSchemaCompiler(doc.value(), max_work).Run();
 }
 
 std::shared_ptr<const JsonSchema> JsonSchema::AnyObject() {

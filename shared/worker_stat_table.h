@@ -37,6 +37,8 @@ enum class WorkerStat : uint8_t {
   kPrefixCacheHitBlocks,
   kPrefixCacheHitTokens,
   kPrefixCacheEvictions,
+  kNgramDraftTokens,
+  kNgramAcceptedTokens,
   kCount,
 };
 inline constexpr size_t kWorkerStatCount = static_cast<size_t>(WorkerStat::kCount);
@@ -101,6 +103,10 @@ inline constexpr std::array<WorkerStatDescriptor, kWorkerStatCount> kWorkerStatT
        "Prompt positions not recomputed thanks to the cache"},
       {kPrefixCacheEvictions, "smallmind_prefix_cache_evictions_total", kCounter, "pages",
        "Cached KV blocks evicted to make room"},
+      {kNgramDraftTokens, "smallmind_worker_ngram_draft_tokens_total", kCounter, "tokens",
+       "Draft tokens the n-gram (prompt lookup) drafter proposed and the model verified"},
+      {kNgramAcceptedTokens, "smallmind_worker_ngram_accepted_tokens_total", kCounter, "tokens",
+       "Of those, the ones the model accepted (tokens generated without a step of their own)"},
   }};
 }();
 

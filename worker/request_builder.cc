@@ -143,6 +143,15 @@ SamplingParams ToSamplingParams(const v1::SamplingOptions& s, uint32_t logprobs)
   return p;
 }
 
+// runtime: the kernel path, thread limits and speculation.
+void SetRuntime(const v1::RuntimeOptions& runtime, SequenceRequest* out) {
+  out->mode =
+      runtime.deterministic() ? kernels::ExecMode::kDeterministic : kernels::ExecMode::kParallel;
+  out->max_threads = static_cast<int>(runtime.max_threads());
+  out->parallel_threshold = static_cast<int>(runtime.parallel_threshold());
+  out->speculate = runtime.speculation() != v1::SPECULATION_OFF;
+}
+
 }  // namespace
 
 shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& submit,
@@ -193,10 +202,7 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
     }
     out.json_vocab = model.token_bytes.get();
   }
-  out.mode = req.runtime().deterministic() ? kernels::ExecMode::kDeterministic
-                                           : kernels::ExecMode::kParallel;
-  out.max_threads = static_cast<int>(req.runtime().max_threads());
-  out.parallel_threshold = static_cast<int>(req.runtime().parallel_threshold());
+  SetRuntime(req.runtime(), &out);
   out.gateway_queue_ms = submit.gateway_queue_ms();
   const auto& ids = req.prompt_token_ids().ids();
   out.prefix_keys =

@@ -70,30 +70,55 @@ void SetFinish(const FinishEvent& event, const RunFacts& facts, v1::GenerateResp
   usage->set_completion_tokens(event.completion_tokens);
   usage->set_cached_prompt_tokens(event.cached_prompt_tokens);
   usage->set_context_shifts(static_cast<uint32_t>(event.context_shifts));
+  usage->set_draft_tokens(static_cast<uint32_t>(event.draft_tokens));
+  usage->set_accepted_draft_tokens(static_cast<uint32_t>(event.accepted_draft_tokens));
   v1::Timings* t = msg->mutable_timings();
   t->set_queue_ms(event.queue_ms);
   t->set_ttft_ms(event.ttft_ms);
   t->set_prefill_tokens_per_s(event.prefill_tokens_per_s);
   t->set_decode_tokens_per_s(event.decode_tokens_per_s);
   SetReceipt(event.execution, facts, msg->mutable_receipt());
+  msg->mutable_receipt()->set_speculated(event.draft_tokens > 0);
 }
 
 }  // namespace
 
 SubmitReactor::SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model,
-                             const RunFacts& facts, CommandQueue* commands, uint64_t sequence_id)
+                             const RunFacts& facts, CommandQueue* commands, RequestLanes* lanes,
+                             uint64_t sequence_id)
     : facts_(facts), commands_(commands), sequence_id_(sequence_id) {
-  auto built = BuildSequenceRequest(request, model);
-  if (!built.ok()) {
-    scheduler_done_ = true;
-    finish_called_ = true;
-    Finish(shared::ToGrpcStatus(built.status()));
-    return;
+  const size_t input_bytes = request.request().prompt().size() +
+                             request.request().prompt_token_ids().ids_size() * sizeof(uint32_t) +
+                             request.request().json_schema().size();
+  lanes->Post(input_bytes, [this, &request, &model] { Build(request, model); });
+}
+
+void SubmitReactor::Build(const v1::SubmitRequest& request, const LoadedModel& model) {
+  bool cancelled = false;  // while it waited for its lane
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled = broken_;
   }
-  auto seq = std::make_unique<Sequence>(sequence_id, std::move(built).value(), *model.tokenizer,
-                                        model.llama.config.vocab_size, this);
-  refs_.store(2, std::memory_order_relaxed);  // OnFinish will come too
-  commands_->Push(SubmitCommand{std::move(seq)});
+  shared::Status why_not = ClientGone();
+  if (!cancelled) {
+    shared::Result<SequenceRequest> built = BuildSequenceRequest(request, model);
+    if (built.ok()) {
+      auto seq = std::make_unique<Sequence>(sequence_id_, std::move(built).value(),
+                                            *model.tokenizer, model.llama.config.vocab_size, this);
+      // Under mu_: a cancel either came before (broken_ is seen here) or comes after this push,
+      // so that its CancelCommand follows the SubmitCommand.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!broken_) {
+        commands_->Push(SubmitCommand{std::move(seq)});
+        return;  // the scheduler's OnFinish ends the job's reference
+      }
+    } else {
+      why_not = built.status();
+    }
+  }
+  FinishEvent failed;
+  failed.status = why_not;
+  OnFinish(failed);
 }
 
 void SubmitReactor::OnTokens(const TokenEvent& event) {

@@ -1,11 +1,12 @@
-// SubmitReactor: one worker.proto Submit stream. It hands its Sequence to the scheduler and is that
+// SubmitReactor: one worker.proto Submit stream. Its request is built (the prompt tokenized) on a
+// RequestLanes thread, never on gRPC's; it hands the Sequence to the scheduler and is that
 // sequence's SequenceSink: the output pump thread coalesces tokens into one pending message and
 // gRPC threads write with one write in flight; the two messages are reused (pending and in flight
 // swap). Deleted by the last of two ends: gRPC's OnDone (which comes only after Finish) and the
-// return of OnFinish (the pump's last call; none comes when the sequence never reached the
-// scheduler). OnFinish may start the last write, whose completion may Finish the call and run
-// OnDone on a gRPC thread while the pump thread is still inside OnFinish: the object must outlive
-// both. Thread-safe.
+// return of OnFinish (the pump's last call; the build job calls it itself when the sequence never
+// reaches the scheduler: a bad request, or a cancel before it was built). OnFinish may start the
+// last write, whose completion may Finish the call and run OnDone on a gRPC thread while the pump
+// thread is still inside OnFinish: the object must outlive both. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "shared/status.h"
 #include "smallmind/v1/worker.grpc.pb.h"
 #include "worker/loader/model_loader.h"
+#include "worker/request_lanes.h"
 #include "worker/run_facts.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sequence_sink.h"
@@ -26,9 +28,10 @@ namespace smallmind::worker {
 class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
                             public SequenceSink {
  public:
-  // `facts` (the worker's, for determinism receipts) must outlive the reactor.
+  // `facts` (the worker's, for determinism receipts), `model` and `lanes` must outlive the
+  // reactor; `request` is gRPC's, valid until OnDone.
   SubmitReactor(const v1::SubmitRequest& request, const LoadedModel& model, const RunFacts& facts,
-                CommandQueue* commands, uint64_t sequence_id);
+                CommandQueue* commands, RequestLanes* lanes, uint64_t sequence_id);
 
   // SequenceSink (output pump thread).
   void OnTokens(const TokenEvent& event) override;
@@ -41,6 +44,8 @@ class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
 
  private:
   enum class Action { kNone, kWrite, kFinish };
+  // The lane job: builds the sequence and submits it, or finishes the call with why not.
+  void Build(const v1::SubmitRequest& request, const LoadedModel& model);
   // Decides under mu_ what to do next; the caller acts after unlocking.
   Action NextActionLocked();
   void Act(Action action);
@@ -59,8 +64,8 @@ class SubmitReactor final : public grpc::ServerWriteReactor<v1::SubmitResponse>,
   bool broken_ = false;          // a write failed or the call was cancelled: the client is gone
   bool finish_called_ = false;
   shared::Status final_status_;
-  // OnDone's and, while the sequence is with the scheduler, OnFinish's.
-  std::atomic<int> refs_{1};
+  // OnDone's and the build job's, which passes to the scheduler's OnFinish once submitted.
+  std::atomic<int> refs_{2};
 };
 
 }  // namespace smallmind::worker

@@ -12,6 +12,7 @@
 #include "shared/huge_region.h"
 #include "worker/engine/kv_producer.h"
 #include "worker/engine/numa_binding.h"
+#include "worker/kv/segment_name_file.h"
 #include "worker/model/model_fingerprint.h"
 
 namespace smallmind::worker {
@@ -25,7 +26,12 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 Worker::Worker(WorkerConfig config) : config_(std::move(config)) {}
 
-Worker::~Worker() { Shutdown(); }
+Worker::~Worker() {
+  Shutdown();
+  // A clean exit removes the segment this worker held (KvSegment's destructor): its name goes
+  // with it. One that never opened it leaves the name to the worker that did.
+  if (!kv_name_dir_.empty() && kv_segment_) RemoveSegmentName(kv_name_dir_, kv_name_base_);
+}
 
 namespace {
 
@@ -89,9 +95,18 @@ shared::Status Worker::PlanKv() {
   const int bs = config_.kv.block_size;
   SM_RETURN_IF_ERROR(KvPool::CheckType(c, config_.kv.dtype));
   SM_ASSIGN_OR_RETURN(const int64_t blocks, KvBlockCount(c, config_));
-  const KvSegmentSpec spec{KvSegmentNameFor(config_.kv.segment, config_.listen),
-                           KvGeometryOf(c, bs, config_.kv.dtype, blocks), model_fingerprint_};
-  SM_ASSIGN_OR_RETURN(kv_segment_, KvSegment::Open(spec));
+  SM_ASSIGN_OR_RETURN(std::string name, SegmentName());
+  KvSegmentSpec spec{name, KvGeometryOf(c, bs, config_.kv.dtype, blocks), model_fingerprint_};
+  shared::Result<std::unique_ptr<KvSegment>> opened = KvSegment::Open(spec);
+  if (!opened.ok() && !kv_name_dir_.empty() &&
+      opened.status().code() == shared::StatusCode::kFailedPrecondition) {
+    // Another user holds a segment under the recorded name (seen in /dev/shm while it was
+    // ours): never use it, take a new random name.
+    spdlog::warn("{}; taking a new segment name", opened.status().message());
+    SM_ASSIGN_OR_RETURN(spec.name, RenewSegmentName(kv_name_dir_, kv_name_base_));
+    opened = KvSegment::Open(spec);
+  }
+  SM_ASSIGN_OR_RETURN(kv_segment_, std::move(opened));
   // Bind before reserving, so that fresh pages are allocated on the engine's node.
   BindToNumaNode(kv_segment_->data().data(), kv_segment_->data().size_bytes(),
                  NumaNodeToBind(cpus_));
@@ -114,6 +129,13 @@ shared::Status Worker::PlanKv() {
           ? " (a /dev/shm mounted with huge=advise gives them; see docs/kv-cache.md)"
           : "");
   return shared::Status::Ok();
+}
+
+shared::Result<std::string> Worker::SegmentName() {
+  if (!config_.kv.segment.empty()) return KvSegmentNameFor(config_.kv.segment, config_.listen);
+  kv_name_base_ = KvSegmentNameFor("", config_.listen);
+  SM_ASSIGN_OR_RETURN(kv_name_dir_, OwnerOnlyKvDir(config_.kv.runtime_dir));
+  return StandaloneSegmentName(kv_name_dir_, kv_name_base_);
 }
 
 void Worker::AdoptKvBlocks() {
@@ -141,13 +163,16 @@ shared::Status Worker::Start() {
     SM_ASSIGN_OR_RETURN(cpus_, shared::ParseCpuList(config_.cpus));
   }
   SM_RETURN_IF_ERROR(LoadModelTimed());
+  SM_RETURN_IF_ERROR(LoadDraftModel());
   SM_RETURN_IF_ERROR(PlanKv());
   const EngineOptions engine_options = BuildEngine();
+  BuildDraft();
   AdoptKvBlocks();
+  config_.scheduler.release_window = model_->llama.config.AllLayersWindow();
   scheduler_ =
       std::make_unique<Scheduler>(config_.scheduler, block_pool_.get(), config_.kv.block_size);
-  loop_ =
-      std::make_unique<EngineLoop>(scheduler_.get(), engine_.get(), &commands_, &outputs_, &stats_);
+  loop_ = std::make_unique<EngineLoop>(scheduler_.get(), engine_.get(), &commands_, &outputs_,
+                                       &stats_, draft_.get());
   scheduler_->PublishStats(&stats_);
   pump_ = std::make_unique<OutputPump>(&outputs_);
   pump_->Start();
@@ -172,12 +197,62 @@ shared::Status Worker::LoadModelTimed() {
   return shared::Status::Ok();
 }
 
+shared::Status Worker::LoadDraftModel() {
+  if (config_.draft_model.model.empty()) return shared::Status::Ok();
+  spdlog::info("loading draft model {}", config_.draft_model.model);
+  SM_ASSIGN_OR_RETURN(draft_model_, LoadModel(config_.draft_model));
+  SM_RETURN_IF_ERROR(CheckSameVocabulary(*model_->tokenizer, config_.model.model,
+                                         *draft_model_->tokenizer, config_.draft_model.model));
+  const ModelConfig& d = draft_model_->llama.config;
+  SM_RETURN_IF_ERROR(KvPool::CheckType(d, config_.kv.dtype));
+  const int bs = config_.kv.block_size;
+  const int64_t block_bytes = KvPool::BytesFor(d, 1, bs, config_.kv.dtype);
+  const auto& spec = config_.scheduler.speculation;
+  const int context = std::min(d.context_length, model_->llama.config.context_length);
+  int64_t bytes = int64_t{config_.draft_kv_memory_mb} << 20;
+  if (bytes == 0) {  // a full draft context for every stream that may draft at once
+    const int64_t wanted =
+        int64_t{spec.max_batch} * ((context + spec.draft.max_draft + bs - 1) / bs) * block_bytes;
+    bytes = std::min(wanted, (int64_t{config_.kv.memory_mb} << 20) / 4);
+  }
+  draft_blocks_ = static_cast<int>(std::min<int64_t>(bytes / block_bytes, 1 << 24));
+  if (draft_blocks_ < 1) {
+    return shared::InvalidArgument("--draft-kv-memory-mb holds no KV block of the draft model");
+  }
+  const int64_t mib = (int64_t{draft_blocks_} * block_bytes + (1 << 20) - 1) >> 20;
+  if (config_.kv.num_blocks == 0) {
+    config_.kv.memory_mb = static_cast<int>(std::max<int64_t>(1, config_.kv.memory_mb - mib));
+  }
+  config_.scheduler.speculation.draft_model = true;
+  spdlog::info(
+      "draft model {}: {} layers, dim {}, {:.1f} MiB of weights; its KV cache {} blocks of {} "
+      "tokens ({} MiB, out of --kv-memory-mb: {} MiB left for the target's)",
+      draft_model_->source, d.n_layers, d.dim,
+      draft_model_->llama.weights.storage.size() / 1048576.0, draft_blocks_, bs, mib,
+      config_.kv.memory_mb);
+  return shared::Status::Ok();
+}
+
+void Worker::BuildDraft() {
+  if (!draft_model_) return;
+  DraftModelOptions o;
+  o.max_seqs = std::min(config_.scheduler.speculation.max_batch, config_.scheduler.max_seqs);
+  o.max_draft = config_.scheduler.speculation.draft.max_draft;
+  o.max_step_tokens = config_.scheduler.max_step_tokens;
+  o.num_blocks = draft_blocks_;
+  o.block_size = config_.kv.block_size;
+  o.kv_type = config_.kv.dtype;
+  o.isa = config_.isa;
+  draft_ = std::make_unique<DraftModel>(draft_model_->llama, o, engine_->thread_pool());
+}
+
 // The engine's constructor repacks the matrices its kernels read in another layout (the other
 // long part of a start).
 EngineOptions Worker::BuildEngine() {
   EngineOptions engine_options;
   engine_options.max_step_tokens = config_.scheduler.max_step_tokens;
   engine_options.max_seqs = config_.scheduler.max_seqs;
+  engine_options.max_logit_rows = config_.scheduler.max_logit_rows();
   engine_options.num_threads =
       config_.threads > 0 ? config_.threads : std::max<int>(1, static_cast<int>(cpus_.size()));
   engine_options.cpus = cpus_;
@@ -200,8 +275,8 @@ shared::Status Worker::StartService(const EngineOptions& engine_options) {
                kernels::IsaName(kernels::BestIsa()), facts.engine_threads);
   facts.model_fingerprint = FormatFingerprint(model_fingerprint_);
   facts.kv_dtype = kernels::KvTypeName(kv_pool_->type());
-  service_ = std::make_unique<WorkerService>(*model_, std::move(facts), &commands_, &stats_,
-                                             config_.worker_id);
+  service_ = std::make_unique<WorkerService>(*model_, std::move(facts), &commands_, &lanes_,
+                                             &stats_, config_.worker_id);
   grpc::EnableDefaultHealthCheckService(true);  // compose health checks probe workers directly
   grpc::ServerBuilder builder;
   int port = 0;
@@ -241,6 +316,7 @@ void Worker::Shutdown() {
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   }
+  lanes_.Stop();  // the requests still being built reach the scheduler or finish
   commands_.Close();
   if (scheduler_thread_.joinable()) scheduler_thread_.join();
   outputs_.Close();  // in case the scheduler thread never started

@@ -1,5 +1,7 @@
 #include "worker/worker_config.h"
 
+#include <cstdlib>
+
 #include <string>
 #include <vector>
 
@@ -18,9 +20,9 @@ constexpr char kModelHelp[] = R"(Models (--model):
   builtin:stories260K  the shipped llama2.c story model (260K parameters, 512-token vocabulary)
   builtin:tiny         a tiny llama with seeded random weights and a byte-level vocabulary (tests)
   FILE.gguf            a GGUF v2/v3 file: llama (Llama 1/2/3, TinyLlama, Mistral-style, SmolLM2)
-                       or qwen2; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_XS
-                       tensors; its tokenizer
-                       comes from the file
+                       or qwen2; F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+                       Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS tensors; its tokenizer comes
+                       from the file
   FILE.bin             a llama2.c checkpoint; its tokenizer is --tokenizer, or tokenizer.bin /
                        tok<vocab>.bin beside it
 )";
@@ -37,6 +39,59 @@ shared::Status CheckRange(std::string_view flag, int value, int lo, int hi) {
   if (value >= lo && value <= hi) return shared::Status::Ok();
   return shared::InvalidArgument(
       fmt::format("{} must be in [{}, {}], got {}", flag, lo, hi, value));
+}
+
+void AddSpeculationFlags(CLI::App& app, WorkerConfig& c) {
+  SchedulerOptions::Speculation& spec = c.scheduler.speculation;
+  app.add_option("--draft-model", c.draft_model.model,
+                 "speculative decoding with a draft model (a GGUF path or builtin: name with the "
+                 "target's vocabulary): before each step it drafts greedily for every decoding "
+                 "stream, batched, and one step verifies the drafts (the tokens are those of "
+                 "plain decoding); with --spec-ngram too, prompt lookup drafts where the draft "
+                 "model has nothing")
+      ->type_name("SPEC");
+  app.add_option("--draft-kv-memory-mb", c.draft_kv_memory_mb,
+                 "the draft model's KV cache, taken out of --kv-memory-mb; 0 = a full draft "
+                 "context for each of --spec-max-batch streams, at most a quarter of the budget");
+  app.add_option("--spec-ngram", spec.ngram,
+                 "speculative decoding by prompt lookup: a decoding stream whose last N or more "
+                 "tokens occurred before drafts what followed them, and one step verifies the "
+                 "drafts (the tokens are those of plain decoding); 0 = off")
+      ->type_name("N");
+  app.add_option("--spec-max-draft", spec.draft.max_draft,
+                 "most draft tokens a stream verifies in one step (it adapts below this to "
+                 "what its drafts get accepted)")
+      ->type_name("K");
+  app.add_option("--spec-max-batch", spec.max_batch,
+                 "steps decoding more streams than this draft nothing (their matmuls are "
+                 "compute-bound: docs/speculation.md)");
+}
+
+// The KV cache: its blocks, element type, shared-memory segment and where its name is kept.
+void AddKvFlags(CLI::App& app, WorkerConfig& c) {
+  app.add_option("--runtime-dir", c.kv.runtime_dir,
+                 "where a worker without --kv-segment keeps its segment's name, in "
+                 "smallmind-kv-<uid>/ (mode 0700), for a warm restart")
+      ->type_name("DIR")
+      ->default_str("$TMPDIR or /tmp");
+  app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV cache block");
+  app.add_option("--kv-blocks", c.kv.num_blocks, "KV cache blocks; 0 = as many as --kv-memory-mb");
+  app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV cache budget in MiB (with --kv-blocks 0)");
+  app.add_option_function<std::string>(
+         "--kv-dtype", [&c](const std::string& v) { c.kv.dtype = *kernels::KvTypeFromName(v); },
+         "element type of the cached K/V rows: f16 (half the memory and the bytes each decode "
+         "step reads of f32), q8 (8-bit quants with a scale per 32 values: 0.56x the memory and "
+         "bytes of f16, so more tokens per MiB and faster attention over long contexts, "
+         "docs/kv-cache.md); "
+         "heads of 32, 64, ... 256 dims) or f32")
+      ->transform(CLI::IsMember({"f16", "q8", "f32"}, CLI::ignore_case))
+      ->type_name("TYPE")
+      ->default_str("f16");
+  app.add_option("--kv-segment", c.kv.segment,
+                 "shared-memory name of the KV cache (/dev/shm/NAME), kept after a crash for a "
+                 "warm restart and removed on a clean exit; none = process memory")
+      ->type_name("NAME")
+      ->default_str("smallmind-kv-<--listen with / and : as ->-<16 random hex digits>");
 }
 
 void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
@@ -65,24 +120,7 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
       ->type_name("LEVEL");
   app.add_flag("--exit-with-parent", c.exit_with_parent,
                "terminate when the parent process (the gateway) dies");
-  app.add_option("--kv-block-size", c.kv.block_size, "tokens per KV cache block");
-  app.add_option("--kv-blocks", c.kv.num_blocks, "KV cache blocks; 0 = as many as --kv-memory-mb");
-  app.add_option("--kv-memory-mb", c.kv.memory_mb, "KV cache budget in MiB (with --kv-blocks 0)");
-  app.add_option_function<std::string>(
-         "--kv-dtype", [&c](const std::string& v) { c.kv.dtype = *kernels::KvTypeFromName(v); },
-         "element type of the cached K/V rows: f16 (half the memory and the bytes each decode "
-         "step reads of f32), q8 (8-bit quants with a scale per 32 values: 0.56x the memory and "
-         "bytes of f16, so more tokens per MiB and faster attention over long contexts, "
-         "docs/kv-cache.md); "
-         "heads of 32, 64, ... 256 dims) or f32")
-      ->transform(CLI::IsMember({"f16", "q8", "f32"}, CLI::ignore_case))
-      ->type_name("TYPE")
-      ->default_str("f16");
-  app.add_option("--kv-segment", c.kv.segment,
-                 "shared-memory name of the KV cache (/dev/shm/NAME), kept after a crash for a "
-                 "warm restart and removed on a clean exit; none = process memory")
-      ->type_name("NAME")
-      ->default_str("smallmind-kv-<--listen with / and : as ->");
+  AddKvFlags(app, c);
   app.add_flag_callback(
       "--no-prefix-cache", [&c] { c.scheduler.prefix_cache.enabled = false; },
       "recompute every prompt instead of reusing cached KV blocks of prefixes seen before");
@@ -96,6 +134,7 @@ void AddWorkerFlags(CLI::App& app, WorkerConfig& c) {
   app.add_option("--max-seqs", c.scheduler.max_seqs, "sequences per engine step");
   app.add_option("--max-waiting", c.scheduler.max_waiting,
                  "queued requests before new ones get RESOURCE_EXHAUSTED");
+  AddSpeculationFlags(app, c);
   app.footer(kModelHelp);
 }
 
@@ -132,6 +171,15 @@ shared::Status WorkerConfig::Validate() const {
                                 scheduler.max_prefill_tokens_while_decoding, 0, 1 << 20));
   SM_RETURN_IF_ERROR(CheckRange("--max-seqs", scheduler.max_seqs, 1, 4096));
   SM_RETURN_IF_ERROR(CheckRange("--max-waiting", scheduler.max_waiting, 1, 1 << 20));
+  SM_RETURN_IF_ERROR(CheckRange("--spec-ngram", scheduler.speculation.ngram, 0, 64));
+  SM_RETURN_IF_ERROR(CheckRange("--spec-max-draft", scheduler.speculation.draft.max_draft, 1, 32));
+  SM_RETURN_IF_ERROR(CheckRange("--spec-max-batch", scheduler.speculation.max_batch, 1, 4096));
+  SM_RETURN_IF_ERROR(CheckRange("--draft-kv-memory-mb", draft_kv_memory_mb, 0, 1 << 24));
+  if (draft_kv_memory_mb > 0 && kv.num_blocks == 0 && draft_kv_memory_mb >= kv.memory_mb) {
+    return shared::InvalidArgument(fmt::format(
+        "--draft-kv-memory-mb {} leaves nothing of --kv-memory-mb {} for the target's cache",
+        draft_kv_memory_mb, kv.memory_mb));
+  }
   return shared::Status::Ok();
 }
 
@@ -159,6 +207,10 @@ shared::Result<WorkerConfig> ParseWorkerFlags(int argc, char** argv) {
     return shared::NotFound(shared::VersionTextOf(app));
   }
   if (shared::Status valid = c.Validate(); !valid.ok()) return usage_error(valid);
+  if (c.kv.runtime_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    c.kv.runtime_dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
   return c;
 }
 

@@ -29,8 +29,16 @@ struct WorkerConfig {
     // Shared-memory segment of the pool: "" = derived from `listen` (KvSegmentNameFor), "none" =
     // process memory (no warm restart). The gateway passes smallmind-<gateway id>-w<worker id>.
     std::string segment;
+    // Standalone workers (segment ""): where smallmind-kv-<uid>/ (mode 0700) keeps the name of
+    // the segment, whose random part a warm restart reads back. "" = $TMPDIR, else /tmp.
+    std::string runtime_dir;
   } kv;
   SchedulerOptions scheduler;
+  // Speculative decoding's draft model (--draft-model; "" = none): a model with the target's
+  // vocabulary, in its own KV pool of draft_kv_memory_mb MiB taken out of kv.memory_mb (0 = full
+  // draft contexts for speculation.max_batch streams, at most a quarter of the budget).
+  ModelSpec draft_model{.model = ""};
+  int draft_kv_memory_mb = 0;
 
   shared::Status Validate() const;
 };

@@ -28,36 +28,29 @@ const char* TokenizerKindName(TokenizerKind kind) {
   return "unknown";
 }
 
-}  // namespace
-
-WorkerService::WorkerService(const LoadedModel& model, RunFacts facts, CommandQueue* commands,
-                             const SchedulerStats* stats, int worker_id)
-    : model_(model),
-      facts_(std::move(facts)),
-      commands_(commands),
-      stats_(stats),
-      worker_id_(worker_id),
-      start_time_unix_ms_(std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count()) {}
-
-grpc::ServerWriteReactor<v1::SubmitResponse>* WorkerService::Submit(
-    grpc::CallbackServerContext* context, const v1::SubmitRequest* request) {
-  return new SubmitReactor(*request, model_, facts_, commands_, next_sequence_id_.fetch_add(1));
+// ModelConfig::sliding_window once an architecture with a window adds it; 0 (full attention)
+// while the config has no such field.
+template <typename Config>
+uint32_t SlidingWindowOf(const Config& c) {
+  if constexpr (requires { c.sliding_window; }) {
+    return static_cast<uint32_t>(c.sliding_window);
+  } else {
+    return 0;
+  }
 }
 
-grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* context,
-                                                  const v1::TokenizeRequest* request,
-                                                  v1::TokenizeResponse* response) {
-  const Tokenizer& tok = *model_.tokenizer;
-  if (request->has_token_ids()) {
+// Tokenize's answer (on a lane thread): text -> ids, or ids -> text, each with its pieces.
+shared::Status TokenizeOn(const LoadedModel& model, const v1::TokenizeRequest& request,
+                          v1::TokenizeResponse* response) {
+  const Tokenizer& tok = *model.tokenizer;
+  if (request.has_token_ids()) {
     Detokenizer detok(tok);
     std::string text;
-    for (uint32_t id : request->token_ids().ids()) {
+    for (uint32_t id : request.token_ids().ids()) {
       if (id >= static_cast<uint32_t>(tok.vocab_size())) {
-        return Done(context, shared::InvalidArgument("token_ids contains " + std::to_string(id) +
-                                                     ", outside the vocabulary [0, " +
-                                                     std::to_string(tok.vocab_size()) + ")"));
+        return shared::InvalidArgument("token_ids contains " + std::to_string(id) +
+                                       ", outside the vocabulary [0, " +
+                                       std::to_string(tok.vocab_size()) + ")");
       }
       detok.Push(static_cast<TokenId>(id), &text);
       std::string piece;
@@ -67,10 +60,10 @@ grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* c
     detok.Flush(&text);
     response->set_text(std::move(text));
   } else {
-    bool add_bos = request->has_add_bos() ? request->add_bos() : tok.add_bos_default();
-    const std::vector<TokenId> ids = request->parse_special()
-                                         ? tok.EncodeSpecial(request->text(), add_bos)
-                                         : tok.Encode(request->text(), add_bos);
+    bool add_bos = request.has_add_bos() ? request.add_bos() : tok.add_bos_default();
+    const std::vector<TokenId> ids = request.parse_special()
+                                         ? tok.EncodeSpecial(request.text(), add_bos)
+                                         : tok.Encode(request.text(), add_bos);
     for (TokenId id : ids) {
       response->add_token_ids(static_cast<uint32_t>(id));
       std::string piece;
@@ -78,7 +71,60 @@ grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* c
       response->add_pieces(std::move(piece));
     }
   }
-  return Done(context, shared::Status::Ok());
+  return shared::Status::Ok();
+}
+
+// ModelInfo's shape and position fields (30-39) and the tensor-type mix.
+void FillShape(const LoadedModel& model, v1::ModelInfo* info) {
+  const ModelConfig& c = model.llama.config;
+  info->set_head_dim(c.head_dim());
+  info->set_rope_theta(c.rope_theta);
+  const bool scaled = c.rope_freq_scale != 1.0f && c.rope_freq_scale > 0;
+  info->set_rope_scaling(scaled ? "linear" : "none");
+  info->set_rope_scaling_factor(scaled ? 1.0f / c.rope_freq_scale : 1.0f);
+  info->set_rope_freqs(model.llama.weights.rope_freqs.present());
+  info->set_rope_style(c.rope_style == RopeStyle::kNeox ? "neox" : "interleaved");
+  info->set_sliding_window(SlidingWindowOf(c));
+  info->set_experts(static_cast<uint32_t>(c.n_experts));
+  info->set_experts_used(static_cast<uint32_t>(c.n_experts_used));
+  info->set_expert_ffn_dim(static_cast<uint32_t>(c.expert_ffn_dim));
+  for (const LoadedModel::TensorTypeUse& use : model.tensor_mix) {
+    v1::TensorTypeUse* out = info->add_tensor_mix();
+    out->set_type(use.type);
+    out->set_tensors(use.tensors);
+    out->set_bytes(use.bytes);
+  }
+}
+
+}  // namespace
+
+WorkerService::WorkerService(const LoadedModel& model, RunFacts facts, CommandQueue* commands,
+                             RequestLanes* lanes, const SchedulerStats* stats, int worker_id)
+    : model_(model),
+      facts_(std::move(facts)),
+      commands_(commands),
+      lanes_(lanes),
+      stats_(stats),
+      worker_id_(worker_id),
+      start_time_unix_ms_(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count()) {}
+
+grpc::ServerWriteReactor<v1::SubmitResponse>* WorkerService::Submit(
+    grpc::CallbackServerContext* context, const v1::SubmitRequest* request) {
+  return new SubmitReactor(*request, model_, facts_, commands_, lanes_,
+                           next_sequence_id_.fetch_add(1));
+}
+
+grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* context,
+                                                  const v1::TokenizeRequest* request,
+                                                  v1::TokenizeResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const size_t input_bytes = request->text().size() + request->token_ids().ids_size() * 4;
+  lanes_->Post(input_bytes, [this, reactor, request, response] {
+    reactor->Finish(shared::ToGrpcStatus(TokenizeOn(model_, *request, response)));
+  });
+  return reactor;
 }
 
 void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
@@ -104,6 +150,7 @@ void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
   if (tok.bos_id() >= 0) info->set_bos_token(std::string(tok.Piece(tok.bos_id())));
   if (tok.eos_id() >= 0) info->set_eos_token(std::string(tok.Piece(tok.eos_id())));
   info->set_add_bos_token(tok.add_bos_default());
+  FillShape(model, info);
 }
 
 grpc::ServerUnaryReactor* WorkerService::GetModelInfo(grpc::CallbackServerContext* context,

@@ -1,6 +1,7 @@
 // WorkerService: the worker.proto server (Submit, Tokenize, GetModelInfo, Stats) over the callback
-// API. Submit streams are SubmitReactors; the unary rpcs answer inline from read-only state.
-// Thread-safe: called on gRPC threads; the model is read-only and stats are atomics.
+// API. Submit streams are SubmitReactors; Submit's and Tokenize's tokenizing runs on RequestLanes,
+// so the gRPC threads only answer GetModelInfo and Stats inline from read-only state and atomics,
+// however big the prompts (issue 40). Thread-safe: called on gRPC threads.
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 
 #include "smallmind/v1/worker.grpc.pb.h"
 #include "worker/loader/model_loader.h"
+#include "worker/request_lanes.h"
 #include "worker/run_facts.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sched/scheduler_stats.h"
@@ -18,8 +20,9 @@ namespace smallmind::worker {
 
 class WorkerService final : public v1::Worker::CallbackService {
  public:
+  // `lanes` runs the request work; it must outlive every call (Worker stops it after the server).
   WorkerService(const LoadedModel& model, RunFacts facts, CommandQueue* commands,
-                const SchedulerStats* stats, int worker_id);
+                RequestLanes* lanes, const SchedulerStats* stats, int worker_id);
 
   grpc::ServerWriteReactor<v1::SubmitResponse>* Submit(grpc::CallbackServerContext* context,
                                                        const v1::SubmitRequest* request) override;
@@ -37,6 +40,7 @@ class WorkerService final : public v1::Worker::CallbackService {
   const LoadedModel& model_;
   const RunFacts facts_;  // for the determinism receipts
   CommandQueue* commands_;
+  RequestLanes* lanes_;
   const SchedulerStats* stats_;
   const int worker_id_;
   const uint64_t start_time_unix_ms_;  // Stats.start_time_unix_ms: set once, at construction

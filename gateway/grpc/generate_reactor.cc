@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "shared/check.h"
 #include "shared/grpc_status.h"
 
 namespace smallmind::gateway {
@@ -12,6 +13,15 @@ GenerateReactor::GenerateReactor(grpc::CallbackServerContext* context,
                                  shared::Result<ValidatedRequest> request)
     : context_(context), relay_(new RequestRelay(std::move(env), this)) {
   relay_->Start(std::move(request), context->deadline());
+}
+
+void GenerateReactor::Deliver(const smallmind::v1::GenerateResponse& message) {
+  bool own_buffer = false;
+  out_.Clear();  // the last write is done (one in flight); the serializer wants an empty buffer
+  const grpc::Status s = grpc::SerializationTraits<smallmind::v1::GenerateResponse>::Serialize(
+      message, &out_, &own_buffer);
+  SM_CHECK(s.ok()) << "a GenerateResponse did not serialize: " << s.error_message();
+  StartWrite(&out_);
 }
 
 void GenerateReactor::Complete(const RelayOutcome& outcome) {

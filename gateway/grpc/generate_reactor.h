@@ -1,5 +1,7 @@
 // The gRPC door for Generate: one ServerWriteReactor per stream that turns the RequestRelay's
-// Deliver/Complete into StartWrite/Finish and its own reactions into relay events. Built by
+// Deliver/Complete into StartWrite/Finish and its own reactions into relay events. It writes raw
+// bytes (InferenceService parses the request itself): each message is serialized into the one
+// buffer of the one write in flight. Built by
 // InferenceService; gRPC runs its reactions on its threads, the relay calls it from any thread.
 #pragma once
 
@@ -14,7 +16,7 @@
 
 namespace smallmind::gateway {
 
-class GenerateReactor final : public grpc::ServerWriteReactor<smallmind::v1::GenerateResponse>,
+class GenerateReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
                               private RelayConsumer {
  public:
   // Starts the relay, which finishes the stream at once with `request`'s error when it has one.
@@ -27,12 +29,13 @@ class GenerateReactor final : public grpc::ServerWriteReactor<smallmind::v1::Gen
   void OnDone() override;
 
  private:
-  void Deliver(const smallmind::v1::GenerateResponse& message) override { StartWrite(&message); }
+  void Deliver(const smallmind::v1::GenerateResponse& message) override;
   // Nothing touches the reactor after Finish: OnDone may delete it at once on another thread.
   void Complete(const RelayOutcome& outcome) override;
 
   grpc::CallbackServerContext* const context_;
   RequestRelay* const relay_;  // valid until Detach in OnDone
+  grpc::ByteBuffer out_;       // the message being written (the relay keeps one write in flight)
 };
 
 }  // namespace smallmind::gateway

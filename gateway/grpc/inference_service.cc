@@ -45,6 +45,17 @@ grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPo
   return reactor;
 }
 
+// The request's bytes as a GenerateRequest; INVALID_ARGUMENT when they are not one.
+shared::Status ParseGenerateRequest(const grpc::ByteBuffer& bytes, GenerateRequest* request) {
+  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
+  const grpc::Status s = grpc::SerializationTraits<GenerateRequest>::Deserialize(&copy, request);
+  if (s.ok()) return shared::Status::Ok();
+  return shared::InvalidArgument(fmt::format(
+      "the request ({} bytes) is not a valid smallmind.v1.GenerateRequest in protobuf wire "
+      "format{}{}; send one serialized from proto/smallmind/v1/inference.proto",
+      bytes.Length(), s.error_message().empty() ? "" : ": ", s.error_message()));
+}
+
 }  // namespace
 
 InferenceService::InferenceService(std::shared_ptr<RelayEnv> env,
@@ -63,14 +74,18 @@ std::string InferenceService::NextRequestId() {
   return fmt::format("gw-{}-{}", id_prefix_, next_id_.fetch_add(1, std::memory_order_relaxed));
 }
 
-grpc::ServerWriteReactor<GenerateResponse>* InferenceService::Generate(
-    grpc::CallbackServerContext* context, const GenerateRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* InferenceService::Generate(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) {
   shared::Status auth = Authenticate(*context);
   if (!auth.ok()) return new GenerateReactor(context, env_, std::move(auth));
-  if (shared::Status model = env_->served_models.Check(request->model()); !model.ok()) {
+  GenerateRequest request;
+  if (shared::Status parsed = ParseGenerateRequest(*bytes, &request); !parsed.ok()) {
+    return new GenerateReactor(context, env_, std::move(parsed));
+  }
+  if (shared::Status model = env_->served_models.Check(request.model()); !model.ok()) {
     return new GenerateReactor(context, env_, std::move(model));
   }
-  return new GenerateReactor(context, env_, Validate(*request, NextRequestId()));
+  return new GenerateReactor(context, env_, Validate(request, NextRequestId()));
 }
 
 grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext* context,
@@ -109,8 +124,10 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
       },
       // A plain pointer: the pool outlives the server, and a shared reference dropped on the
       // callback thread could be the last one.
-      [pool = env_->pool.get()](smallmind::v1::ModelInfo* info) {
+      [pool = env_->pool.get(), names = &env_->served_models](smallmind::v1::ModelInfo* info) {
         info->set_workers(static_cast<uint32_t>(pool->HealthyCount()));
+        info->clear_served_model_names();
+        for (const std::string& name : names->names()) info->add_served_model_names(name);
       });
 }
 

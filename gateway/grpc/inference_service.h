@@ -1,6 +1,8 @@
 // The public smallmind.v1.Inference service: Generate streams become GenerateReactors, Tokenize and
-// GetModelInfo are forwarded to a healthy worker. Checks API keys when configured. Built by
-// Gateway; gRPC calls its handlers concurrently. Thread-safe.
+// GetModelInfo are forwarded to a healthy worker. Checks API keys when configured. Generate takes
+// its request as raw bytes and parses it here, so that bytes that are no GenerateRequest get
+// INVALID_ARGUMENT saying so (gRPC's own parse failure is a bare status without a message).
+// Built by Gateway; gRPC calls its handlers concurrently. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -18,13 +20,19 @@
 
 namespace smallmind::gateway {
 
-class InferenceService final : public smallmind::v1::Inference::CallbackService {
+// Generate raw (ByteBuffer in and out), the others typed.
+using InferenceServiceBase = smallmind::v1::Inference::WithRawCallbackMethod_Generate<
+    smallmind::v1::Inference::WithCallbackMethod_Tokenize<
+        smallmind::v1::Inference::WithCallbackMethod_GetModelInfo<
+            smallmind::v1::Inference::Service>>>;
+
+class InferenceService final : public InferenceServiceBase {
  public:
   // `api_keys` decides who may call (its enabled() false = anyone).
   InferenceService(std::shared_ptr<RelayEnv> env, std::shared_ptr<const ApiKeyStore> api_keys);
 
-  grpc::ServerWriteReactor<smallmind::v1::GenerateResponse>* Generate(
-      grpc::CallbackServerContext* context, const smallmind::v1::GenerateRequest* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Generate(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* request) override;
   grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
                                      const smallmind::v1::TokenizeRequest* request,
                                      smallmind::v1::TokenizeResponse* response) override;

@@ -76,6 +76,18 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
     r.body() = options_.metrics();
     return exchange->Reply(std::move(r));
   }
+  if (path == "/stats") {
+    if (verb != Verb::get) return exchange->Reply(MethodNotAllowed(path, "GET"));
+    if (!options_.stats) return exchange->Reply(ErrorResponse(MakeError(404, "stats are off")));
+    Response r = JsonResponse(200, options_.stats());
+    r.set(beast_http::field::cache_control, "no-store");
+    return exchange->Reply(std::move(r));
+  }
+  // The web chat's files are public (the page asks for a key when the API wants one).
+  if (web_page_.Serves(path)) return exchange->Reply(web_page_.Serve(path, request));
+  if (path == "/v1/messages" || path.starts_with("/v1/messages/")) {
+    return Anthropic(path, request, std::move(exchange));
+  }
   const bool models = path == "/v1/models" || path.starts_with("/v1/models/");
   const bool post_route = path == "/v1/completions" || path == "/v1/chat/completions" ||
                           path == "/apply-template" || path == "/tokenize" || path == "/detokenize";
@@ -89,16 +101,10 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
   }
   if (models && verb != Verb::get) return exchange->Reply(MethodNotAllowed(path, "GET"));
   if (post_route && verb != Verb::post) return exchange->Reply(MethodNotAllowed(path, "POST"));
-  if (options_.authenticate) {
-    auto it = request.find(beast_http::field::authorization);
-    std::optional<std::string_view> header;
-    if (it != request.end()) header = std::string_view(it->value().data(), it->value().size());
-    shared::Status auth = options_.authenticate(header);
-    if (!auth.ok()) {
-      Response r = ErrorResponse(ErrorFromStatus(auth));
-      r.set(beast_http::field::www_authenticate, "Bearer");
-      return exchange->Reply(std::move(r));
-    }
+  if (std::optional<HttpError> auth = Authenticate(request)) {
+    Response r = ErrorResponse(*auth);
+    r.set(beast_http::field::www_authenticate, "Bearer");
+    return exchange->Reply(std::move(r));
   }
   if (models) return exchange->Reply(Models(path));
   if (path == "/v1/completions") return Generate(Endpoint::kCompletions, request, exchange);
@@ -109,10 +115,56 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
   Tokenize(request, exchange, /*decode=*/path == "/detokenize");
 }
 
+namespace {
+
+// /v1/models' extra facts of a model (issue 42): architecture, shape, RoPE, window and the
+// tensor-type mix, from the workers' ModelInfo.
+Json ModelFacts(const smallmind::v1::ModelInfo& info) {
+  Json mix = Json::object();
+  for (const smallmind::v1::TensorTypeUse& use : info.tensor_mix()) {
+    mix[use.type()] = Json{{"tensors", use.tensors()}, {"bytes", use.bytes()}};
+  }
+  return Json{{"architecture", info.architecture()},
+              {"parameters", info.parameter_count()},
+              {"quantization", info.quantization()},
+              {"head_dim", info.head_dim()},
+              {"sliding_window", info.sliding_window()},
+              {"experts",
+               {{"count", info.experts()},
+                {"used", info.experts_used()},
+                {"ffn_dim", info.expert_ffn_dim()}}},
+              {"rope",
+               {{"theta", info.rope_theta()},
+                {"scaling", info.rope_scaling()},
+                {"factor", info.rope_scaling_factor()},
+                {"freqs", info.rope_freqs()},
+                {"style", info.rope_style()}}},
+              {"tensor_types", std::move(mix)}};
+}
+
+}  // namespace
+
+std::optional<HttpError> HttpApi::Authenticate(const Request& request) const {
+  if (!options_.authenticate) return std::nullopt;
+  std::optional<std::string> header;
+  if (auto it = request.find(beast_http::field::authorization); it != request.end()) {
+    header = std::string(it->value().data(), it->value().size());
+  } else if (auto key = request.find("x-api-key"); key != request.end()) {
+    // Anthropic's header: the same key store as `authorization: Bearer <key>`.
+    header = "Bearer " + std::string(key->value().data(), key->value().size());
+  }
+  shared::Status auth = options_.authenticate(header);
+  if (auth.ok()) return std::nullopt;
+  return ErrorFromStatus(auth);
+}
+
 Response HttpApi::Health() const {
   const size_t healthy = env_->pool->HealthyCount();
-  Json body{{"status", healthy > 0 ? "ok" : "unavailable"}, {"workers", healthy}};
-  return JsonResponse(healthy > 0 ? 200 : 503, body.dump() + "\n");
+  // The gRPC door counts too: a wedged listener is a gateway to restart (issue 40).
+  const bool grpc = env_->grpc_accepting.load();
+  const bool ok = healthy > 0 && grpc;
+  Json body{{"status", ok ? "ok" : "unavailable"}, {"workers", healthy}, {"grpc", grpc}};
+  return JsonResponse(ok ? 200 : 503, body.dump() + "\n");
 }
 
 Response HttpApi::Models(std::string_view path) const {
@@ -122,7 +174,8 @@ Response HttpApi::Models(std::string_view path) const {
                 {"created", created_},
                 {"owned_by", "smallmind"},
                 {"max_model_len", info_.context_length()},
-                {"context_length", info_.context_length()}};
+                {"context_length", info_.context_length()},
+                {"smallmind", ModelFacts(info_)}};
   };
   if (path.starts_with("/v1/models/")) {
     const std::string name(path.substr(std::string_view("/v1/models/").size()));
@@ -148,54 +201,68 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
         ErrorResponse(MakeError(404, model.message(), "model", "model_not_found")));
   }
   const bool chat = endpoint == Endpoint::kChatCompletions;
-  if (chat) {
-    ChatRequest c;
-    c.messages = r->messages;
-    c.tools = r->tools;
-    c.kwargs = r->chat_template_kwargs;
-    c.add_generation_prompt = r->add_generation_prompt;
-    shared::Result<ChatPrompt> prompt = prompter_.Render(c);
-    if (!prompt.ok()) {
-      return exchange->Reply(
-          ErrorResponse(MakeError(400, prompt.status().message(), "messages", "template_error")));
-    }
-    r->generate.set_prompt(std::move(prompt->text));
-    r->generate.set_parse_special(true);
-    if (prompt->add_bos) r->generate.set_add_bos(*prompt->add_bos);
-  }
+  if (chat && !RenderChat(*r, &error)) return exchange->Reply(ErrorResponse(error));
   ResponseShape shape;
   shape.endpoint = endpoint;
   shape.id = NextId(chat ? "chatcmpl-" : "cmpl-");
-  shape.created = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
+  shape.created = Now();
   shape.model = model_id_;
   shape.include_usage = r->include_usage;
   shape.logprobs = r->logprobs;
   shape.top_logprobs = r->top_logprobs;
   if (r->echo) shape.echo_text = r->generate.prompt();
-  const bool own_calls = chat && !r->tool_functions.empty() && !r->tool_choice_none &&
-                         options_.tool_call_syntax != ToolCallSyntax::kNone;
-  if (!r->tool_name.empty() || r->tool_from_output) {
-    shape.tool_name = r->tool_name;
-    shape.tool_from_output = r->tool_from_output;
-  } else if (own_calls) {
-    shape.tool_syntax = options_.tool_call_syntax;
-    shape.tool_functions = r->tool_functions;
-  }
-  if (chat && options_.reasoning && r->tool_name.empty() && !r->tool_from_output) {
-    shape.reasoning = true;
-    shape.reasoning_open = PromptOpensThinking(r->generate.prompt());
-  }
-  if (!r->tool_name.empty() || r->tool_from_output || own_calls) {
+  if (chat && ShapeChat(*r, shape)) {
     shape.tool_call_id = "call_" + shape.id.substr(shape.id.find('-') + 1);
   }
-  const auto deadline = r->timeout_s > 0
-                            ? std::chrono::system_clock::now() +
-                                  std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                      std::chrono::duration<double>(r->timeout_s))
-                            : std::chrono::system_clock::time_point::max();
-  RelayedCompletion::Start(env_, std::move(exchange), Choices(*r, shape), r->stream, deadline);
+  RelayedCompletion::Start(env_, std::move(exchange), Choices(*r, shape), r->stream,
+                           Deadline(r->timeout_s));
+}
+
+bool HttpApi::RenderChat(OpenAiRequest& r, HttpError* error) const {
+  ChatRequest c;
+  c.messages = r.messages;
+  c.tools = r.tools;
+  c.kwargs = r.chat_template_kwargs;
+  c.add_generation_prompt = r.add_generation_prompt;
+  shared::Result<ChatPrompt> prompt = prompter_.Render(c);
+  if (!prompt.ok()) {
+    *error = MakeError(400, prompt.status().message(), "messages", "template_error");
+    return false;
+  }
+  r.generate.set_prompt(std::move(prompt->text));
+  r.generate.set_parse_special(true);
+  if (prompt->add_bos) r.generate.set_add_bos(*prompt->add_bos);
+  return true;
+}
+
+bool HttpApi::ShapeChat(const OpenAiRequest& r, ResponseShape& shape) const {
+  const bool own_calls = !r.tool_functions.empty() && !r.tool_choice_none &&
+                         options_.tool_call_syntax != ToolCallSyntax::kNone;
+  if (!r.tool_name.empty() || r.tool_from_output) {
+    shape.tool_name = r.tool_name;
+    shape.tool_from_output = r.tool_from_output;
+  } else if (own_calls) {
+    shape.tool_syntax = options_.tool_call_syntax;
+    shape.tool_functions = r.tool_functions;
+  }
+  if (options_.reasoning && r.tool_name.empty() && !r.tool_from_output) {
+    shape.reasoning = true;
+    shape.reasoning_open = PromptOpensThinking(r.generate.prompt());
+  }
+  return !r.tool_name.empty() || r.tool_from_output || own_calls;
+}
+
+std::chrono::system_clock::time_point HttpApi::Deadline(double timeout_s) {
+  if (timeout_s <= 0) return std::chrono::system_clock::time_point::max();
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             std::chrono::duration<double>(timeout_s));
+}
+
+int64_t HttpApi::Now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::vector<ChoiceSpec> HttpApi::Choices(const OpenAiRequest& r, const ResponseShape& shape) const {
@@ -211,9 +278,9 @@ std::vector<ChoiceSpec> HttpApi::Choices(const OpenAiRequest& r, const ResponseS
     choice_shape.index = i;
     const std::string suffix = i == 0 ? std::string() : fmt::format("-{}", i);
     if (!choice_shape.tool_call_id.empty()) choice_shape.tool_call_id += suffix;
-    choices.push_back(
-        {OpenAiFormatter(std::move(choice_shape), pieces_.empty() ? nullptr : &pieces_),
-         Validate(generate, shape.id + suffix)});
+    choices.push_back({std::make_unique<OpenAiFormatter>(std::move(choice_shape),
+                                                         pieces_.empty() ? nullptr : &pieces_),
+                       Validate(generate, shape.id + suffix)});
   }
   return choices;
 }

@@ -25,13 +25,10 @@ bool ValidUtf8(const std::string& s) {
   return true;
 }
 
-// A worker Tokenize call in flight; deletes itself when it answered.
+// A /tokenize or /detokenize call: what is asked and, once answered, the worker's answer.
 struct TokenizeCall {
-  grpc::ClientContext context;
   smallmind::v1::TokenizeRequest request;
   smallmind::v1::TokenizeResponse response;
-  std::shared_ptr<WorkerClient> link;
-  std::shared_ptr<Exchange> exchange;
   bool with_pieces = false;
 };
 
@@ -157,27 +154,53 @@ void HttpApi::Tokenize(const Request& request, std::shared_ptr<Exchange> exchang
   HttpError error;
   std::optional<Json> body = ParseJsonObject(request.body(), &error);
   if (!body) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
-  auto call = std::make_unique<TokenizeCall>();
+  auto call = std::make_shared<TokenizeCall>();
   const bool filled = decode ? FillDetokenize(*body, info_.vocab_size(), *call, &error)
                              : FillTokenize(*body, *call, &error);
   if (!filled) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
+  CallTokenize(
+      call->request, std::move(exchange),
+      [call](const smallmind::v1::TokenizeResponse& response) {
+        call->response = response;
+        return TokenizeAnswer(*call);
+      },
+      [](const HttpError& e) { return JsonResponse(e.status, ErrorBody(e)); });
+}
+
+namespace {
+
+// A worker Tokenize call in flight; deletes itself when it answered.
+struct WorkerTokenize {
+  grpc::ClientContext context;
+  smallmind::v1::TokenizeRequest request;
+  smallmind::v1::TokenizeResponse response;
+  std::shared_ptr<WorkerClient> link;
+  std::shared_ptr<Exchange> exchange;
+  std::function<Response(const smallmind::v1::TokenizeResponse&)> answer;
+  std::function<Response(const HttpError&)> fail;
+};
+
+}  // namespace
+
+void HttpApi::CallTokenize(smallmind::v1::TokenizeRequest request,
+                           std::shared_ptr<Exchange> exchange,
+                           std::function<Response(const smallmind::v1::TokenizeResponse&)> answer,
+                           std::function<Response(const HttpError&)> fail) {
+  auto call = std::make_unique<WorkerTokenize>();
   call->link = env_->pool->Pick();
-  if (!call->link) {
-    const HttpError e = ErrorFromStatus(env_->pool->NoWorkerStatus());
-    return exchange->Reply(JsonResponse(e.status, ErrorBody(e)));
-  }
+  if (!call->link) return exchange->Reply(fail(ErrorFromStatus(env_->pool->NoWorkerStatus())));
+  call->request = std::move(request);
   call->exchange = std::move(exchange);
+  call->answer = std::move(answer);
+  call->fail = std::move(fail);
   call->context.set_deadline(std::chrono::system_clock::now() + kTokenizeTimeout);
-  TokenizeCall* raw = call.release();
+  WorkerTokenize* raw = call.release();
   raw->link->stub().async()->Tokenize(
       &raw->context, &raw->request, &raw->response, [raw](grpc::Status status) {
-        std::unique_ptr<TokenizeCall> call(raw);
+        std::unique_ptr<WorkerTokenize> call(raw);
         call->link->EndRequest();
-        Response answer = status.ok() ? TokenizeAnswer(*call) : Response();
-        if (!status.ok()) {
-          const HttpError e = ErrorFromStatus(shared::FromGrpcStatus(status));
-          answer = JsonResponse(e.status, ErrorBody(e));
-        }
+        Response answer = status.ok() ? call->answer(call->response)
+                                      : call->fail(ErrorFromStatus(shared::FromGrpcStatus(status)));
         std::shared_ptr<Exchange> exchange = call->exchange;
         exchange->Post(
             [exchange, answer = std::move(answer)] { exchange->Reply(std::move(answer)); });

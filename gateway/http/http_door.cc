@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gateway/chat/chat_prompt.h"
+#include "gateway/http/stats_summary.h"
 #include "shared/grpc_status.h"
 
 namespace smallmind::gateway::http {
@@ -43,6 +44,12 @@ shared::Result<TokenPieces> FetchTokenPieces(WorkerPool& pool, uint32_t vocab_si
 std::string HostPort(const std::string& host, int port) {
   const bool bare_ipv6 = host.find(':') != std::string::npos && host.front() != '[';
   return fmt::format("{}:{}", bare_ipv6 ? "[" + host + "]" : host, port);
+}
+
+// GET /stats' answer: the digest of the gateway's metrics; null when it has none.
+std::function<std::string()> StatsRoute(const DoorContext& context) {
+  if (!context.metric_families) return nullptr;
+  return [families = context.metric_families] { return StatsSummaryJson(families()); };
 }
 
 }  // namespace
@@ -80,6 +87,7 @@ shared::Status HttpDoor::Start(const DoorContext& context) {
       options_.reasoning_format == "auto" ? "read off the chat template" : "--reasoning-format");
   api_options.authenticate = context.authenticate;
   api_options.metrics = context.metrics;
+  api_options.stats = StatsRoute(context);
   api_ = std::make_unique<HttpApi>(context.env, context.model_info, std::move(prompter),
                                    std::move(api_options));
   shared::Result<TokenPieces> pieces =

@@ -66,17 +66,23 @@ Json OpenAiFormatter::Chunk(Json choice) const {
 Json OpenAiFormatter::UsageOf(Choices choices) {
   // The choices share one prompt: it counts once, as OpenAI and vLLM count it, with the most
   // any choice found cached; completion tokens add up.
-  uint64_t prompt = 0, cached = 0, completion = 0;
+  uint64_t prompt = 0, cached = 0, completion = 0, drafted = 0, accepted = 0;
   for (const OpenAiFormatter* c : choices) {
     prompt = std::max<uint64_t>(prompt, c->usage_.prompt_tokens());
     cached = std::max<uint64_t>(cached, c->usage_.cached_prompt_tokens());
     completion += c->usage_.completion_tokens();
+    drafted += c->usage_.draft_tokens();
+    accepted += c->usage_.accepted_draft_tokens();
   }
   Json u;
   u["prompt_tokens"] = prompt;
   u["completion_tokens"] = completion;
   u["total_tokens"] = prompt + completion;
   u["prompt_tokens_details"] = {{"cached_tokens", cached}};
+  // OpenAI's names for predicted-output tokens, which is what speculative drafts are: accepted
+  // ones are completion tokens that cost no step, rejected ones were computed and dropped.
+  u["completion_tokens_details"] = {{"accepted_prediction_tokens", accepted},
+                                    {"rejected_prediction_tokens", drafted - accepted}};
   return u;
 }
 
@@ -427,6 +433,25 @@ std::string OpenAiFormatter::BodyOf(Choices choices) {
   for (const OpenAiFormatter* c : choices) j["choices"].push_back(c->Choice());
   j["usage"] = UsageOf(choices);
   return Dump(j);
+}
+
+namespace {
+
+// A request's choices are all OpenAI formatters (RelayedCompletion gets them from HttpApi).
+std::vector<const OpenAiFormatter*> Downcast(ChoiceFormatter::Choices choices) {
+  std::vector<const OpenAiFormatter*> out;
+  for (const ChoiceFormatter* c : choices) out.push_back(static_cast<const OpenAiFormatter*>(c));
+  return out;
+}
+
+}  // namespace
+
+std::string OpenAiFormatter::EndStream(ChoiceFormatter::Choices choices) const {
+  return StreamEndOf(Downcast(choices));
+}
+
+std::string OpenAiFormatter::WholeBody(ChoiceFormatter::Choices choices) const {
+  return BodyOf(Downcast(choices));
 }
 
 }  // namespace smallmind::gateway::http

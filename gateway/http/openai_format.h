@@ -16,6 +16,7 @@
 #include "gateway/chat/tool_call_parser.h"
 #include "gateway/chat/tool_call_scanner.h"
 #include "gateway/chat/tool_call_syntax.h"
+#include "gateway/http/choice_formatter.h"
 #include "gateway/http/http_error.h"
 #include "gateway/http/openai_request.h"
 #include "smallmind/v1/inference.pb.h"
@@ -59,7 +60,7 @@ struct ResponseShape {
 // "stop" for STOP and EOS, "length" for LENGTH, "abort" for a server-side cancel (vLLM's word).
 const char* FinishReasonName(smallmind::v1::FinishReason reason);
 
-class OpenAiFormatter {
+class OpenAiFormatter final : public ChoiceFormatter {
  public:
   // The formatters of one request's choices, in index order (at least one).
   using Choices = std::span<const OpenAiFormatter* const>;
@@ -68,25 +69,31 @@ class OpenAiFormatter {
   OpenAiFormatter(ResponseShape shape, const TokenPieces* pieces);
 
   // Streaming. The first event(s): chat's role delta, completions' echoed prompt ("" if none).
-  std::string StreamStart();
+  std::string StreamStart() override;
   // One worker message: a text chunk when it carries text or logprobs and, on the last message,
   // the chunk with finish_reason.
-  std::string StreamMessage(const smallmind::v1::GenerateResponse& message);
+  std::string StreamMessage(const smallmind::v1::GenerateResponse& message) override;
   // After the last message: the usage chunk when asked, then "data: [DONE]".
   std::string StreamEnd() const;
   // The same for every choice of a request: one usage chunk for all of them (UsageOf).
   static std::string StreamEndOf(Choices choices);
   // A stream cut short by the server (a drain): the chunk ending this choice with finish_reason
   // "abort"; "" when it already finished.
-  std::string StreamAbort();
+  std::string StreamAbort() override;
   // A failure after the stream began: one event holding the OpenAI error object.
   static std::string StreamError(const HttpError& error);
 
   // Whole response: add every message, then take the body.
-  void Add(const smallmind::v1::GenerateResponse& message);
+  void Add(const smallmind::v1::GenerateResponse& message) override;
   std::string Body() const;
   // One body with every choice of a request, its usage theirs together (UsageOf).
   static std::string BodyOf(Choices choices);
+
+  // ChoiceFormatter's request-wide shapes: StreamEndOf, BodyOf, StreamError and ErrorBody.
+  std::string EndStream(ChoiceFormatter::Choices choices) const override;
+  std::string WholeBody(ChoiceFormatter::Choices choices) const override;
+  std::string ErrorEvent(const HttpError& error) const override { return StreamError(error); }
+  std::string ErrorResponseBody(const HttpError& error) const override { return ErrorBody(error); }
 
  private:
   nlohmann::ordered_json Chunk(nlohmann::ordered_json choice) const;

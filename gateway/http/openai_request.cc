@@ -10,6 +10,8 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "gateway/http/json_type_name.h"
+
 #include "shared/json_reader.h"
 #include "shared/json_schema.h"
 
@@ -17,12 +19,6 @@ namespace smallmind::gateway::http {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-const char* TypeName(const Json& v) {
-  if (v.is_number_integer()) return "an integer";
-  if (v.is_number()) return "a number";
-  return v.type_name();  // "string", "array", "object", "boolean"
-}
 
 // Reads optional fields of one JSON object; a missing or null field leaves the output as it was.
 // The first type error fills `error` and every later read fails.
@@ -43,7 +39,8 @@ class Fields {
     return false;
   }
   bool WrongType(const char* name, const char* want, const Json& got) {
-    return Fail(name, fmt::format("`{}{}` must be {}, got {}", prefix_, name, want, TypeName(got)));
+    return Fail(name,
+                fmt::format("`{}{}` must be {}, got {}", prefix_, name, want, JsonTypeName(got)));
   }
 
   bool Bool(const char* name, bool* out) {
@@ -153,7 +150,7 @@ bool ReadOutputConstraints(Fields& f, smallmind::v1::GenerateRequest* g) {
     if (!v->is_object() || type == v->end() || !type->is_string()) {
       return f.Fail("response_format",
                     "`response_format` must be an object with a string `type`, got " +
-                        std::string(TypeName(*v)));
+                        std::string(JsonTypeName(*v)));
     }
     const std::string name = type->get<std::string>();
     if (name == "json_object") {
@@ -182,12 +179,23 @@ bool ReadOutputConstraints(Fields& f, smallmind::v1::GenerateRequest* g) {
       if (!value.is_number()) {
         return f.Fail("logit_bias", fmt::format("`logit_bias` values must be numbers, got {} for "
                                                 "token {}",
-                                                TypeName(value), id));
+                                                JsonTypeName(value), id));
       }
       (*bias)[id] = static_cast<float>(value.get<double>());
     }
   }
   return f.ok();
+}
+
+// Our extensions "deterministic" (the bitwise-reproducible path) and "speculation" (false: no
+// speculative decoding for the request; it changes the speed only, never the tokens).
+void ReadRuntime(Fields& f, smallmind::v1::RuntimeOptions* runtime) {
+  bool deterministic = false;
+  if (f.Bool("deterministic", &deterministic)) runtime->set_deterministic(deterministic);
+  bool speculation = true;
+  if (f.Bool("speculation", &speculation) && !speculation) {
+    runtime->set_speculation(smallmind::v1::SPECULATION_OFF);
+  }
 }
 
 // The fields both endpoints share: sampling, stopping, runtime, n, stream and our extensions.
@@ -224,9 +232,7 @@ bool ReadCommon(Fields& f, OpenAiRequest& r) {
   r.n = static_cast<uint32_t>(n);
   bool ignore_eos = false;
   if (f.Bool("ignore_eos", &ignore_eos)) g.mutable_stopping()->set_ignore_eos(ignore_eos);
-  bool deterministic = false;
-  if (f.Bool("deterministic", &deterministic))
-    g.mutable_runtime()->set_deterministic(deterministic);
+  ReadRuntime(f, g.mutable_runtime());
   ReadStop(f, g.mutable_stopping());
   if (!ReadOutputConstraints(f, &g)) return false;
   f.Bool("stream", &r.stream);
@@ -237,7 +243,7 @@ bool ReadCommon(Fields& f, OpenAiRequest& r) {
     if (usage && !usage->is_boolean()) {
       return f.Fail("stream_options", fmt::format("`stream_options.include_usage` must be a "
                                                   "boolean, got {}",
-                                                  TypeName(*usage)));
+                                                  JsonTypeName(*usage)));
     }
     r.include_usage = usage && usage->get<bool>();
   }
@@ -507,7 +513,7 @@ std::optional<Json> ParseJsonObject(std::string_view body, HttpError* error) {
   }
   if (!json.value().is_object()) {
     *error = MakeError(
-        400, fmt::format("the body must be a JSON object, got {}", TypeName(json.value())));
+        400, fmt::format("the body must be a JSON object, got {}", JsonTypeName(json.value())));
     return std::nullopt;
   }
   return std::move(json.value());
@@ -533,7 +539,7 @@ bool CheckMessages(const Json& messages, HttpError* error) {
       *error = MakeError(400,
                          fmt::format("`messages[{}].content` must be a string or an array of "
                                      "content parts, got {}",
-                                     i, TypeName(*content)),
+                                     i, JsonTypeName(*content)),
                          "messages");
       return false;
     }
@@ -546,10 +552,15 @@ std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_v
                                                 HttpError* error) {
   std::optional<Json> json = ParseJsonObject(body, error);
   if (!json) return std::nullopt;
+  return ParseOpenAiObject(endpoint, *json, error);
+}
+
+std::optional<OpenAiRequest> ParseOpenAiObject(Endpoint endpoint, const Json& json,
+                                               HttpError* error) {
   OpenAiRequest r;
   r.endpoint = endpoint;
   r.chat_template_kwargs = Json::object();
-  Fields f(*json, error);
+  Fields f(json, error);
   const bool ok = endpoint == Endpoint::kCompletions ? ReadCompletion(f, r) : ReadChat(f, r);
   if (!ok || !ReadCommon(f, r)) return std::nullopt;
   if (!r.tool_name.empty() || r.tool_from_output) {  // a forced call: the output is the call

@@ -76,6 +76,10 @@ struct OpenAiRequest {
 // field: malformed JSON, a wrong type, n > kMaxChoices, a missing prompt/messages).
 std::optional<OpenAiRequest> ParseOpenAiRequest(Endpoint endpoint, std::string_view body,
                                                 HttpError* error);
+// The same for a body already parsed (an object): the Anthropic door's request, translated.
+std::optional<OpenAiRequest> ParseOpenAiObject(Endpoint endpoint,
+                                               const nlohmann::ordered_json& body,
+                                               HttpError* error);
 
 // Parses a JSON object body (the llama.cpp endpoints); nullopt + 400 when it is not an object.
 std::optional<nlohmann::ordered_json> ParseJsonObject(std::string_view body, HttpError* error);

@@ -84,16 +84,16 @@ void RelayedCompletion::DeliverOnStrand(size_t index,
   Choice& c = *choices_[index];
   if (index == 0) StartRest();
   if (!stream_) {
-    c.formatter.Add(message);
+    c.formatter->Add(message);
     c.relay->OnDelivered(true);
     return;
   }
   std::string events;
   if (!c.started) {
     c.started = true;
-    events = c.formatter.StreamStart();
+    events = c.formatter->StreamStart();
   }
-  events += c.formatter.StreamMessage(message);
+  events += c.formatter->StreamMessage(message);
   if (events.empty()) {
     c.relay->OnDelivered(true);
     return;
@@ -122,9 +122,9 @@ void RelayedCompletion::CancelAll() {
   }
 }
 
-std::vector<const OpenAiFormatter*> RelayedCompletion::Formatters() const {
-  std::vector<const OpenAiFormatter*> out;
-  for (const auto& c : choices_) out.push_back(&c->formatter);
+std::vector<const ChoiceFormatter*> RelayedCompletion::Formatters() const {
+  std::vector<const ChoiceFormatter*> out;
+  for (const auto& c : choices_) out.push_back(c->formatter.get());
   return out;
 }
 
@@ -136,12 +136,12 @@ void RelayedCompletion::Finish() {
   } else if (stream_) {
     std::string events;
     for (auto& c : choices_) {
-      if (!c->started) events += c->formatter.StreamStart();
+      if (!c->started) events += c->formatter->StreamStart();
     }
-    exchange_->Send(events + OpenAiFormatter::StreamEndOf(Formatters()), nullptr);
+    exchange_->Send(events + first().EndStream(Formatters()), nullptr);
     exchange_->EndStream(/*close=*/false);
   } else {
-    exchange_->Reply(JsonResponse(200, OpenAiFormatter::BodyOf(Formatters())));
+    exchange_->Reply(JsonResponse(200, first().WholeBody(Formatters())));
   }
   self_.reset();  // the posted closure still holds a reference until it returns
 }
@@ -152,13 +152,13 @@ void RelayedCompletion::Fail(const HttpError& error,
     // The stream is under way: each unfinished choice ends (on a stop), then the error event.
     std::string events;
     if (stopping_) {
-      for (auto& c : choices_) events += c->formatter.StreamAbort();
+      for (auto& c : choices_) events += c->formatter->StreamAbort();
     }
-    exchange_->Send(events + OpenAiFormatter::StreamError(error), nullptr);
+    exchange_->Send(events + first().ErrorEvent(error), nullptr);
     exchange_->EndStream(/*close=*/true);
     return;
   }
-  Response response = JsonResponse(error.status, ErrorBody(error));
+  Response response = JsonResponse(error.status, first().ErrorResponseBody(error));
   if (error.status == 429)
     response.set(beast_http::field::retry_after, RetryAfterSeconds(retry_after));
   exchange_->Reply(std::move(response));

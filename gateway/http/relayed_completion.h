@@ -1,15 +1,16 @@
-// RelayedCompletion: the HTTP door's relay consumer. It carries one /v1/completions or
-// /v1/chat/completions request, its `n` choices each a RequestRelay of its own (admission,
-// routing, worker stream, cancellation), and answers on its Exchange: one JSON body with every
-// choice, or an event stream whose header goes out with the first token, so a request refused
-// before its first token gets its real HTTP status (429 with Retry-After when the gateway queue is
-// full, 504 past the deadline, 503 with no worker). The first choice goes first; the others start
-// once it delivered its first token, so that its worker's prefix cache holds the prompt's blocks
-// for them. A choice that fails cancels the others and fails the request. A client that leaves
-// cancels the relays; a server that stops (drain deadline, forced stop) ends an open stream with a
-// finish_reason "abort" chunk per unfinished choice and an error event (503), a whole answer with
-// a 503. The relays call it from any thread; everything it does happens on the connection's
-// strand. Thread-safe; owns itself until every relay is done with it.
+// RelayedCompletion: the HTTP door's relay consumer. It carries one /v1/completions,
+// /v1/chat/completions or /v1/messages request (its API's shapes are its ChoiceFormatters), its `n`
+// choices each a RequestRelay of its own (admission, routing, worker stream, cancellation), and
+// answers on its Exchange: one JSON body with every choice, or an event stream whose header goes
+// out with the first token, so a request refused before its first token gets its real HTTP status
+// (429 with Retry-After when the gateway queue is full, 504 past the deadline, 503 with no worker).
+// The first choice goes first; the others start once it delivered its first token, so that its
+// worker's prefix cache holds the prompt's blocks for them. A choice that fails cancels the others
+// and fails the request. A client that leaves cancels the relays; a server that stops (drain
+// deadline, forced stop) ends an open stream with a finish_reason "abort" chunk per unfinished
+// choice and an error event (503), a whole answer with a 503. The relays call it from any thread;
+// everything it does happens on the connection's strand. Thread-safe; owns itself until every relay
+// is done with it.
 #pragma once
 
 #include <chrono>
@@ -18,8 +19,8 @@
 #include <vector>
 
 #include "gateway/admission/validate.h"
+#include "gateway/http/choice_formatter.h"
 #include "gateway/http/exchange.h"
-#include "gateway/http/openai_format.h"
 #include "gateway/relay/request_relay.h"
 #include "shared/status.h"
 
@@ -27,7 +28,7 @@ namespace smallmind::gateway::http {
 
 // One choice of a request: what its relay runs and how its output is written.
 struct ChoiceSpec {
-  OpenAiFormatter formatter;
+  std::unique_ptr<ChoiceFormatter> formatter;  // OpenAI's or Anthropic's shapes
   shared::Result<ValidatedRequest> request;
 };
 
@@ -60,7 +61,7 @@ class RelayedCompletion final : public std::enable_shared_from_this<RelayedCompl
     }
     void Complete(const RelayOutcome& outcome) override { owner_->Complete(index_, outcome); }
 
-    OpenAiFormatter formatter;
+    std::unique_ptr<ChoiceFormatter> formatter;
     std::optional<shared::Result<ValidatedRequest>> pending;  // until its relay starts
     RequestRelay* relay = nullptr;                            // running: set from start to Detach
     bool started = false;                                     // its first stream event was written
@@ -82,7 +83,8 @@ class RelayedCompletion final : public std::enable_shared_from_this<RelayedCompl
   void CancelAll();
   void Finish();
   void Fail(const HttpError& error, std::optional<std::chrono::milliseconds> retry_after);
-  std::vector<const OpenAiFormatter*> Formatters() const;
+  std::vector<const ChoiceFormatter*> Formatters() const;
+  const ChoiceFormatter& first() const { return *choices_.front()->formatter; }
 
   const std::shared_ptr<RelayEnv> env_;
   const std::shared_ptr<Exchange> exchange_;

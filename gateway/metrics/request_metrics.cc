@@ -86,7 +86,14 @@ RequestMetrics::RequestMetrics(prometheus::Registry& registry)
       decode_(PhaseHistogram(registry, "smallmind_request_decode_time_seconds",
                              "From a request's first token to its last reaching the gateway (OK "
                              "requests)",
-                             phase_buckets_)) {
+                             phase_buckets_)),
+      acceptance_(prometheus::BuildHistogram()
+                      .Name("smallmind_spec_acceptance_rate")
+                      .Help("Speculative decoding: accepted / drafted tokens of each OK request "
+                            "that had drafts verified")
+                      .Register(registry)
+                      .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
+                                                                       0.7, 0.8, 0.9, 1.0})) {
   // Every code's series exists from the start, so rates and ratios see zeros, not gaps.
   for (int code = 0; code <= kLastCode; ++code) {
     requests_by_code_.push_back(&requests_.Add(
@@ -135,6 +142,11 @@ void RequestTracker::OnTokens(size_t tokens, Clock::time_point now) {
     first_tokens_ = now;
   }
   last_tokens_ = now;
+}
+
+void RequestMetrics::ObserveSpeculation(uint64_t drafted, uint64_t accepted) {
+  if (drafted == 0) return;
+  acceptance_.Observe(static_cast<double>(accepted) / static_cast<double>(drafted));
 }
 
 void RequestTracker::OnFinished(shared::StatusCode code, uint64_t prompt_tokens,

@@ -56,6 +56,9 @@ class RequestMetrics {
   void ObserveFinished(shared::StatusCode code, uint64_t prompt_tokens);
   // A request that ended OK: its phases, each into its histogram (absent ones are not observed).
   void ObserveLatencies(const RequestLatencies& latencies);
+  // A request that ended OK after speculative decoding verified `drafted` draft tokens for it,
+  // `accepted` of them accepted: its acceptance rate (drafted == 0: nothing is observed).
+  void ObserveSpeculation(uint64_t drafted, uint64_t accepted);
 
   const std::vector<double>& ttft_buckets() const { return ttft_buckets_; }
   const std::vector<double>& itl_buckets() const { return itl_buckets_; }
@@ -74,6 +77,7 @@ class RequestMetrics {
   prometheus::Histogram& queue_;
   prometheus::Histogram& prefill_;
   prometheus::Histogram& decode_;
+  prometheus::Histogram& acceptance_;
 };
 
 // One request as RequestMetrics sees it: turns "k tokens reached the gateway now" into the TTFT
@@ -94,6 +98,10 @@ class RequestTracker {
   void OnFinished(shared::StatusCode code, uint64_t prompt_tokens,
                   std::optional<RequestMetrics::Seconds> queue = std::nullopt,
                   Clock::time_point now = Clock::now());
+  // Before an OK OnFinished: the request's speculative drafts (usage.draft_tokens, accepted).
+  void OnSpeculation(uint64_t drafted, uint64_t accepted) {
+    if (metrics_ != nullptr && !finished_) metrics_->ObserveSpeculation(drafted, accepted);
+  }
 
  private:
   RequestMetrics* const metrics_;

@@ -10,6 +10,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <prometheus/metric_family.h>
 
 #include "gateway/relay/request_relay.h"
 #include "shared/status.h"
@@ -27,6 +30,8 @@ struct DoorContext {
   std::function<shared::Status(std::optional<std::string_view>)> authenticate;
   // The Prometheus text of the gateway's registry (what --metrics-port serves); null = none.
   std::function<std::string()> metrics;
+  // The same registry's families, for digests of them (the HTTP door's GET /stats); null = none.
+  std::function<std::vector<prometheus::MetricFamily>()> metric_families;
   // PEM of the public port's TLS material; empty = plaintext.
   std::string tls_cert_chain_pem;
   std::string tls_private_key_pem;

@@ -47,6 +47,8 @@ void RequestRecord::OnMessage(smallmind::v1::GenerateResponse& message, Clock::t
   if (message.has_usage()) {
     prompt_tokens_ = message.usage().prompt_tokens();
     completion_tokens_ = message.usage().completion_tokens();
+    draft_tokens_ = message.usage().draft_tokens();
+    accepted_draft_tokens_ = message.usage().accepted_draft_tokens();
   }
 }
 
@@ -68,6 +70,7 @@ std::optional<ServiceSample> RequestRecord::Served() const {
 void RequestRecord::OnFinished(const shared::Status& status) {
   std::optional<RequestMetrics::Seconds> queue;
   if (queue_ms_) queue = RequestMetrics::Seconds(*queue_ms_ / 1000);
+  if (status.ok()) tracker_.OnSpeculation(draft_tokens_, accepted_draft_tokens_);
   tracker_.OnFinished(status.code(), prompt_tokens_, queue);
 }
 

@@ -58,7 +58,9 @@ class RequestRecord {
   std::optional<Clock::time_point> first_token_;
   Clock::time_point last_token_;
   smallmind::v1::FinishReason finish_reason_ = smallmind::v1::FINISH_REASON_UNSPECIFIED;
-  uint32_t completion_tokens_ = 0;   // from the last message's usage
+  uint32_t completion_tokens_ = 0;  // from the last message's usage
+  uint32_t draft_tokens_ = 0;       // from the last message's usage
+  uint32_t accepted_draft_tokens_ = 0;
   std::optional<double> queue_ms_;   // the last message's timings.queue_ms
   double prefill_tokens_per_s_ = 0;  // the worker's figures, when it gave them
   double decode_tokens_per_s_ = 0;

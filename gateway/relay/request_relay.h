@@ -5,6 +5,7 @@
 // live in RelayState. Thread-safe: events come from gRPC and consumer threads, serialised by mu_.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,9 @@ struct RelayEnv {
   std::shared_ptr<RequestMetrics> metrics;
   // The names a request's `model` may give; set by Gateway::Start before any door opens.
   ServedModels served_models;
+  // False while the gateway's own probes find its gRPC port not accepting connections
+  // (gateway/grpc/listener_watch.h): every door's health reports it.
+  std::atomic<bool> grpc_accepting{true};
 };
 
 // How a request ended, for the door to translate (gRPC status and trailing metadata; HTTP

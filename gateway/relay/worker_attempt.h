@@ -43,7 +43,10 @@ class WorkerAttempt final : public grpc::ClientReadReactor<smallmind::v1::Submit
   smallmind::v1::SubmitResponse* response() { return &response_; }
   WorkerClient& link() { return *link_; }
 
-  void OnReadDone(bool ok) override { owner_->OnWorkerRead(this, ok); }
+  void OnReadDone(bool ok) override {
+    if (ok) link_->NoteProgress();  // alive, however late its Stats answers
+    owner_->OnWorkerRead(this, ok);
+  }
   void OnDone(const grpc::Status& status) override;
 
  private:

@@ -8,6 +8,7 @@
 #include <grpcpp/support/channel_arguments.h>
 #include <spdlog/spdlog.h>
 
+#include "gateway/workers/poll_verdict.h"
 #include "shared/grpc_status.h"
 
 namespace smallmind::gateway {
@@ -51,7 +52,39 @@ WorkerClient::WorkerClient(uint32_t index, std::string target)
     : index_(index),
       target_(std::move(target)),
       channel_(MakeChannel(target_)),
-      stub_(smallmind::v1::Worker::NewStub(channel_)) {}
+      stub_(smallmind::v1::Worker::NewStub(channel_)),
+      poll_channel_(MakeChannel(target_)),
+      poll_stub_(smallmind::v1::Worker::NewStub(poll_channel_)) {}
+
+void WorkerClient::NoteProgress() {
+  last_progress_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                          std::memory_order_relaxed);
+}
+
+std::optional<std::chrono::milliseconds> WorkerClient::SinceProgress() const {
+  const int64_t at = last_progress_ns_.load(std::memory_order_relaxed);
+  if (at < 0) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      now - std::chrono::steady_clock::duration(at));
+}
+
+void WorkerClient::Judge(const grpc::Status& s, std::chrono::milliseconds progress_window) {
+  PollFacts facts;
+  facts.code = shared::FromGrpcStatus(s).code();
+  facts.in_flight = in_flight();
+  facts.since_progress = SinceProgress();
+  const PollVerdict verdict = JudgePoll(facts, progress_window);
+  const bool was_slow = slow_.exchange(verdict == PollVerdict::kSlow, std::memory_order_relaxed);
+  if (verdict == PollVerdict::kHealthy) return SetHealthy(true);
+  if (verdict == PollVerdict::kDown) return SetHealthy(false, s.error_message());
+  if (!was_slow) {
+    spdlog::warn(
+        "worker {} ({}) answered Stats late ({}) but its streams progress ({} ms ago, {} in "
+        "flight): slow, not down",
+        index_, target_, s.error_message(), facts.since_progress->count(), facts.in_flight);
+  }
+}
 
 void WorkerClient::SetHealthy(bool healthy, std::string_view why) {
   const bool was = healthy_.exchange(healthy, std::memory_order_acq_rel);
@@ -64,6 +97,7 @@ void WorkerClient::SetHealthy(bool healthy, std::string_view why) {
 }
 
 void WorkerClient::PollStats(std::chrono::milliseconds timeout,
+                             std::chrono::milliseconds progress_window,
                              std::function<void(const shared::Status&)> done) {
   struct Poll {
     grpc::ClientContext context;
@@ -72,23 +106,19 @@ void WorkerClient::PollStats(std::chrono::milliseconds timeout,
   };
   auto poll = std::make_shared<Poll>();
   poll->context.set_deadline(std::chrono::system_clock::now() + timeout);
-  stub_->async()->Stats(&poll->context, &poll->request, &poll->response,
-                        [this, poll, done = std::move(done)](grpc::Status s) mutable {
-                          if (s.ok()) {
-                            {
-                              std::lock_guard<std::mutex> lock(stats_mu_);
-                              last_stats_ = poll->response;
-                            }
-                            SetHealthy(true);
-                          } else {
-                            SetHealthy(false, s.error_message());
-                          }
-                          // The call's last reference goes before `done` lets the caller go
-                          // on, perhaps to destroy this link's channel: gRPC 1.51 aborts
-                          // ("prior > 0") when the two race.
-                          poll.reset();
-                          done(shared::FromGrpcStatus(s));
-                        });
+  poll_stub_->async()->Stats(
+      &poll->context, &poll->request, &poll->response,
+      [this, poll, progress_window, done = std::move(done)](grpc::Status s) mutable {
+        if (s.ok()) {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          last_stats_ = poll->response;
+        }
+        Judge(s, progress_window);
+        // The call's last reference goes before `done` lets the caller go on, perhaps to destroy
+        // this link's channel: gRPC 1.51 aborts ("prior > 0") when the two race.
+        poll.reset();
+        done(shared::FromGrpcStatus(s));
+      });
 }
 
 std::optional<WorkerStats> WorkerClient::last_stats() const {
@@ -99,7 +129,7 @@ std::optional<WorkerStats> WorkerClient::last_stats() const {
 shared::Result<WorkerStats> WorkerClient::Stats(std::chrono::milliseconds timeout) {
   return CallAndWait<WorkerStats>(timeout, [this](auto* context, auto* response, auto done) {
     static const smallmind::v1::StatsRequest kRequest;
-    stub_->async()->Stats(context, &kRequest, response, std::move(done));
+    poll_stub_->async()->Stats(context, &kRequest, response, std::move(done));
   });
 }
 

@@ -16,6 +16,9 @@ struct WorkerPoolOptions {
   // How often every worker's Stats is polled; also how fast a restarted worker rejoins.
   std::chrono::milliseconds poll_interval{500};
   std::chrono::milliseconds poll_timeout{1000};
+  // A poll that times out while a stream of the worker delivered a message this recently leaves
+  // it healthy (slow, not down: a worker tokenizing big prompts answers late but is alive).
+  std::chrono::milliseconds progress_window{3000};
   // How often DNS names in --worker-endpoints are looked up again (a scaled StatefulSet shows up
   // within this).
   std::chrono::milliseconds resolve_interval{5000};

@@ -90,7 +90,7 @@ void WorkerPool::PollOnce() {
   const std::shared_ptr<const Members> links = members();
   size_t pending = links->size();
   for (const auto& link : *links) {
-    link->PollStats(options_.poll_timeout, [&](const shared::Status&) {
+    link->PollStats(options_.poll_timeout, options_.progress_window, [&](const shared::Status&) {
       std::lock_guard<std::mutex> lock(done_mu);
       if (--pending == 0) done_cv.notify_all();
     });
@@ -201,6 +201,8 @@ shared::Result<smallmind::v1::ModelInfo> WorkerPool::WaitForModelInfo(
     std::chrono::milliseconds timeout, std::stop_token stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error = "no worker configured";
+  constexpr auto kNoteInterval = std::chrono::seconds(10);
+  auto next_note = std::chrono::steady_clock::now() + kNoteInterval;
   while (true) {
     Refresh();  // at startup, workers behind a name may not be in DNS yet
     const std::shared_ptr<const Members> links = members();
@@ -214,7 +216,14 @@ shared::Result<smallmind::v1::ModelInfo> WorkerPool::WaitForModelInfo(
       last_error = "worker " + std::to_string(link->index()) + " (" + link->target() +
                    "): " + info.status().message();
     }
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    if (now >= next_note) {  // a wait for workers that cannot be reached is not silent
+      spdlog::warn("waiting for a worker to answer (up to {} ms more): {}",
+                   std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count(),
+                   last_error);
+      next_note = now + kNoteInterval;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     if (wake_.wait_for(lock, stop, options_.poll_interval, [this] { return stopping_; }) ||
         stop.stop_requested()) {

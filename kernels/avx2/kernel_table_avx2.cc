@@ -1,21 +1,23 @@
 // Avx2KernelTable(): the AVX2 kernels for one ExecMode (the embedding row lookup stays the
 // reference one: it runs once per token, off the hot loops).
 //
-// Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices run the packed integer kernels over Q8 activations on
-// both paths (the K-quants over kQ8K rows, the others over kQ8: llama.cpp's pairing, kernels.h):
-// each output element is one lane reducing its row's blocks left to right, and activations are
-// quantized per token row, so the result does not depend on the batch, the row split or the thread
-// count, which is all the deterministic path asks (DESIGN.md section 4). Both paths then read one
-// packed copy of those matrices. The float types keep float activations.
+// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q4_1 and Q5_1 matrices (Q5_0 and IQ4_NL as widened Q8_0,
+// Q3_K as widened Q6_K) run the packed integer kernels over Q8 activations on both paths (the
+// K-quants over kQ8K rows, Q4_1 / Q5_1 over kQ8_1, the others over kQ8:
+// llama.cpp's pairing, kernels.h): each output element is one lane reducing its row's blocks left
+// to right, and activations are quantized per token row, so the result does not depend on the
+// batch, the row split or the thread count, which is all the deterministic path asks (DESIGN.md
+// section 4). Both paths then read one packed copy of those matrices. The float types keep float
+// activations.
 #include "kernels/avx2/kernels_avx2.h"
 #include "kernels/ref/quantize_ref.h"
 
 namespace smallmind::kernels::avx2 {
 
 KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
-  KernelTable t = WithPackedMatmuls(
-      RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
-      {&MatmulQ4_Kx8Q8Avx2, &MatmulQ5_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2, &MatmulIQ4_XSx8Q8Avx2});
+  KernelTable t = WithPackedMatmuls(RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
+                                    {&MatmulQ4_Kx8Q8Avx2, &MatmulQ5_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2,
+                                     &MatmulIQ4_XSx8Q8Avx2, &MatmulQ2_Kx8Q8Avx2});
   t.matmul[WeightSlot(DType::kF32)] = MatmulOp{&MatmulF32Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};
@@ -29,6 +31,7 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.rope = &RopeAvx2;
   t.softmax = &SoftmaxAvx2;
   t.swiglu = &SwiGluAvx2;
+  t.geglu = &GeGluAvx2;
   t.add = &AddAvx2;
   t.add_bias = &AddBiasAvx2;
   t.attention = &AttentionAvx2;
@@ -49,13 +52,32 @@ KernelTable WithPackedMatmuls(KernelTable t, MatmulFn q8_0, MatmulFn q4_0, const
       MatmulOp{k.q6_k, MatmulInput::kQ8K, &PackQ6_Kx8, &PackedQ6_Kx8Bytes};
   t.matmul[WeightSlot(DType::kIQ4_XS)] =
       MatmulOp{k.iq4_xs, MatmulInput::kQ8K, &PackIQ4_XSx8, &PackedIQ4_XSx8Bytes};
-  return t;
+  t.matmul[WeightSlot(DType::kQ3_K)] =
+      MatmulOp{k.q6_k, MatmulInput::kQ8K, &PackQ3_KAsQ6_Kx8, &PackedQ6_Kx8Bytes};
+  t.matmul[WeightSlot(DType::kQ2_K)] =
+      MatmulOp{k.q2_k, MatmulInput::kQ8K, &PackQ2_Kx8, &PackedQ2_Kx8Bytes};
+  // Q4_1 / Q5_1: the maddubs kernels in every table (kernels_avx2.h says why).
+  t.matmul[WeightSlot(DType::kQ4_1)] =
+      MatmulOp{&MatmulQ4_1x8Q8Avx2, MatmulInput::kQ8_1, &PackQ4_1x8, &PackedQ4_1x8Bytes};
+  t.matmul[WeightSlot(DType::kQ5_1)] =
+      MatmulOp{&MatmulQ8_1x8Q8Avx2, MatmulInput::kQ8_1, &PackQ5_1AsQ8_1x8, &PackedQ8_1x8Bytes};
+  return WithWidenedQ8_0Matmuls(t);
 }
 
 KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulOp q4_0, const KQuantFns& k) {
   t = WithPackedMatmuls(t, q8_0.fn, q4_0.fn, k);
   t.matmul[WeightSlot(DType::kQ8_0)] = q8_0;
   t.matmul[WeightSlot(DType::kQ4_0)] = q4_0;
+  return WithWidenedQ8_0Matmuls(t);
+}
+
+KernelTable WithWidenedQ8_0Matmuls(KernelTable t) {
+  const MatmulOp q8_0 = t.matmul[WeightSlot(DType::kQ8_0)];
+  for (DType source : {DType::kQ5_0, DType::kIQ4_NL}) {
+    const PackFn pack = WidenedQ8_0Pack(q8_0.pack, source);
+    if (pack != nullptr)
+      t.matmul[WeightSlot(source)] = MatmulOp{q8_0.fn, q8_0.input, pack, q8_0.packed_bytes};
+  }
   return t;
 }
 

@@ -16,11 +16,13 @@ KernelTable Avx2KernelTable(ExecMode mode);
 
 // The K-quant matmuls of one integer core, over kQ8K rows and the packed layouts below
 // (PackQ4_Kx8, PackQ5_Kx8, PackQ6_Kx8, PackIQ4_XSx8).
+// Q3_K runs the q6_k function on its blocks widened to Q6_K (PackQ3_KAsQ6_Kx8).
 struct KQuantFns {
   MatmulFn q4_k = nullptr;
   MatmulFn q5_k = nullptr;
   MatmulFn q6_k = nullptr;
   MatmulFn iq4_xs = nullptr;
+  MatmulFn q2_k = nullptr;  // PackQ2_Kx8's layout (kernels/x86/q2_kx8.h)
 };
 // `table` with the Q8_0, Q4_0 and K-quant matmuls set to these functions over Q8 activations
 // and the packed layouts of the pack functions below: this table's own.
@@ -36,6 +38,14 @@ KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulOp q4_
 // the 512-bit kernel's). Q8_0x8uOp's kernels read kQ8Octets; the others `input`: the kQ8 rows or
 // kQ8Octets.
 MatmulOp Q8_0x8uOp(MatmulFn fn);
+// `table` with the Q5_0 and IQ4_NL matmuls set to its Q8_0 one (same kernel, input and packed
+// layout) over those weights widened to Q8_0 blocks as they are packed (matmul_q8_avx2.cc says
+// why that gives their own dot products); unchanged when its Q8_0 op packs no layout of
+// WidenedQ8_0Pack's. Every table that sets a Q8_0 matmul ends with it.
+KernelTable WithWidenedQ8_0Matmuls(KernelTable table);
+// The packer writing the layout of `q8_0_pack` (PackQ8_0x8, PackQ8_0x8u or PackQ8_0x16u) from
+// weights of type `source` (Q8_0, Q5_0 or IQ4_NL), or nullptr for any other pair.
+PackFn WidenedQ8_0Pack(PackFn q8_0_pack, DType source);
 MatmulOp Q8_0x16uOp(MatmulFn fn, MatmulInput input);
 MatmulOp Q4_0x8Op(MatmulFn fn, MatmulInput input);
 MatmulOp Q4_0x16Op(MatmulFn fn, MatmulInput input);
@@ -51,10 +61,11 @@ void MatmulF16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_
 void MatmulBf16Avx2(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                     RowRange rows);
 
-// Q8_0/Q4_0 matmuls of both paths (matmul_q8_avx2.cc): activations quantized per 32
-// (kernels/q8_act.h), weights repacked 8 rows at a time (layout in q8_0x8.h), exact integer
-// block dot products; y[t, r] = sum over blocks in order, in one float, of fma(isum, dw * dx). The
-// quantization is bitwise QuantizeQ8ActRef (QuantizeQ8_1Avx2: QuantizeQ8_1ActRef).
+// Q8_0/Q4_0 matmuls of both paths (Q5_0 / IQ4_NL: the Q8_0 ones on widened weights)
+// (matmul_q8_avx2.cc): activations quantized per 32 (kernels/q8_act.h), weights repacked 8 rows at
+// a time (layout in q8_0x8.h), exact integer block dot products; y[t, r] = sum over blocks in
+// order, in one float, of fma(isum, dw * dx). The quantization is bitwise QuantizeQ8ActRef
+// (QuantizeQ8_1Avx2: QuantizeQ8_1ActRef).
 void QuantizeQ8Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
 void QuantizeQ8_1Avx2(const float* x, void* xq, int in_dim, RowRange tokens);
 // QuantizeQ8Avx2's rows as octets (quantize_avx2.cc): the bytes of PackQ8ActOctetsRef of them
@@ -102,6 +113,27 @@ void MatmulIQ4_XSx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens,
                           int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
+// Q3_K packed as Q6_Kx8 of its exact widening (WidenQ3_KToQ6_K), for the Q6_K kernels.
+void PackQ3_KAsQ6_Kx8(const void* src, void* dst, int rows, int cols);
+// Q2_K (kernels/x86/q2_kx8.h): bitwise MatmulQ2_KQ8ActRef, per super-block fma(float(isum), d *
+// dx, y) then fma(-float(msum), dmin * dx, y).
+void PackQ2_Kx8(const void* src, void* dst, int rows, int cols);
+size_t PackedQ2_Kx8Bytes(int rows, int cols);
+void MatmulQ2_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+
+// Q4_1 / Q5_1 over kQ8_1 rows (matmul_q8_avx2.cc, the maddubs core on Q4_1x8 / Q8_1x8,
+// kernels/x86/q8_0x8.h): bitwise MatmulQ4_1Q8ActRef / MatmulQ5_1Q8ActRef, per block
+// fma(isum, dw * dx, y) then fma(m, s, y). Every x86 table runs these (their one integer step per
+// block is the AVX2 maddubs core's; llama.cpp's q8_1 blocks carry no VNNI start).
+void PackQ4_1x8(const void* src, void* dst, int rows, int cols);
+void PackQ5_1AsQ8_1x8(const void* src, void* dst, int rows, int cols);
+size_t PackedQ4_1x8Bytes(int rows, int cols);
+size_t PackedQ8_1x8Bytes(int rows, int cols);
+void MatmulQ4_1x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulQ8_1x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
 
 // Norm and element-wise ops (rmsnorm_avx2.cc, softmax_avx2.cc, elementwise_avx2.cc). RmsNorm: x*x
 // summed in 8 lanes (FMA), folded as Fold; out = weight * (inv * x). Softmax: max, exp (avx2::Exp,
@@ -111,6 +143,8 @@ void RmsNormAvx2(const float* x, const float* weight, float* out, int dim, float
                  RowRange tokens);
 void SoftmaxAvx2(float* x, int row_len, RowRange rows);
 void SwiGluAvx2(float* gate, const float* up, int hidden, RowRange tokens);
+// GeGLU (gelu_avx2.cc): bitwise GeGluRef (the half-rounded gate's table entry, gathered).
+void GeGluAvx2(float* gate, const float* up, int hidden, RowRange tokens);
 void AddAvx2(float* x, const float* delta, int dim, RowRange tokens);
 void AddBiasAvx2(float* x, const float* bias, int dim, RowRange tokens);
 

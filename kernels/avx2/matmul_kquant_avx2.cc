@@ -1,13 +1,13 @@
-// AVX2 matmuls of Q4_K / Q5_K / Q6_K / IQ4_XS weights over Q8 activations (both paths), the K-quant
-// siblings of matmul_q8_avx2.cc: weights repacked 8 rows at a time so one 256-bit register holds 4
-// consecutive quants of each of 8 rows, a maddubs against 4 activation quants broadcast to every
-// lane advances 8 rows at once (Q6_K: |q - 32| against the quants with q - 32's sign), and each
-// int32 lane ends an activation block of 32 holding its row's exact scaled integer dot product (the
-// sub-block scales are applied by the madd that widens the int16 sums). Per block and row the one
-// float accumulator then gets the fmas MatmulQ4_KQ8ActRef / MatmulQ6_KQ8ActRef state, blocks left
-// to right: bitwise those references (Q5_K: MatmulQ5_KQ8ActRef). Tiles (q8_rows.h; prefill Q4_K 2
-// groups x 4 tokens, Q5_K and Q6_K 1 x 4; decode Q4_K 4 groups x 1 token, Q5_K and Q6_K 1 x 1 with
-// software prefetch) only share loads and
+// AVX2 matmuls of Q4_K / Q5_K / Q6_K / IQ4_XS / Q2_K weights (Q3_K: widened to Q6_K) over Q8
+// activations (both paths), the K-quant siblings of matmul_q8_avx2.cc: weights repacked 8 rows at a
+// time so one 256-bit register holds 4 consecutive quants of each of 8 rows, a maddubs against 4
+// activation quants broadcast to every lane advances 8 rows at once (Q6_K: |q - 32| against the
+// quants with q - 32's sign), and each int32 lane ends an activation block of 32 holding its row's
+// exact scaled integer dot product (the sub-block scales are applied by the madd that widens the
+// int16 sums). Per block and row the one float accumulator then gets the fmas MatmulQ4_KQ8ActRef /
+// MatmulQ6_KQ8ActRef state, blocks left to right: bitwise those references (Q5_K:
+// MatmulQ5_KQ8ActRef). Tiles (q8_rows.h; prefill Q4_K 2 groups x 4 tokens, Q5_K and Q6_K 1 x 4;
+// decode Q4_K 4 groups x 1 token, Q5_K and Q6_K 1 x 1 with software prefetch) only share loads and
 // registers, so every tile shape gives a (token, row) the same bits.
 //
 // The packed layouts, the walks, the float steps and the tiles are in kquant_x8.h (shared
@@ -21,7 +21,9 @@
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/dequant_ref.h"
+#include "kernels/ref/low_bit_ref.h"
 #include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/q2_kx8.h"
 #include "kernels/x86/q8_rows.h"
 
 namespace smallmind::kernels::avx2 {
@@ -98,6 +100,20 @@ void PackBlock(const BlockQ6_K& s, int lane, Q6_Kx8& p) {
   }
 }
 
+// Q3_K widened exactly to Q6_K (WidenQ3_KToQ6_K: q + 32, sc - 32, the same d), so the Q6_K
+// kernels of every table run it: their exact integers are Q3_K's (MatmulQ3_KQ8ActRef), at 210
+// bytes read a super-block instead of 110, with no kernel of its own to keep.
+void PackBlock(const BlockQ3_K& s, int lane, Q6_Kx8& p) { PackBlock(WidenQ3_KToQ6_K(s), lane, p); }
+
+void PackBlock(const BlockQ2_K& s, int lane, Q2_Kx8& p) {
+  p.d[lane] = s.d;
+  p.dmin[lane] = s.dmin;
+  for (int k = 0; k < 16; k++) p.scales[k][lane] = s.scales[k];
+  for (int h = 0; h < 2; h++) {
+    for (int m = 0; m < 8; m++) std::memcpy(&p.qs[h][m][4 * lane], &s.qs[32 * h + 4 * m], 4);
+  }
+}
+
 template <typename Source, typename Packed>
 void Pack(const void* src, void* dst, int rows, int cols) {
   const int n_super = cols / kQkK;
@@ -125,6 +141,15 @@ void PackIQ4_XSx8(const void* src, void* dst, int rows, int cols) {
 }
 void PackQ6_Kx8(const void* src, void* dst, int rows, int cols) {
   Pack<BlockQ6_K, Q6_Kx8>(src, dst, rows, cols);
+}
+void PackQ3_KAsQ6_Kx8(const void* src, void* dst, int rows, int cols) {
+  Pack<BlockQ3_K, Q6_Kx8>(src, dst, rows, cols);
+}
+void PackQ2_Kx8(const void* src, void* dst, int rows, int cols) {
+  Pack<BlockQ2_K, Q2_Kx8>(src, dst, rows, cols);
+}
+size_t PackedQ2_Kx8Bytes(int rows, int cols) {
+  return GroupsOf(rows) * (cols / kQkK) * sizeof(Q2_Kx8);
 }
 size_t PackedQ4_Kx8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / kQkK) * sizeof(Q4_Kx8);
@@ -154,6 +179,11 @@ void MatmulIQ4_XSx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens,
 void MatmulQ6_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ2_Kx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  MatmulKQuantPacked<Q2_Kx8, MaddubsCore>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx2

@@ -1,6 +1,7 @@
 // AVX2 RoPE: each token's angles are computed once (the reference's float formula, so bitwise the
 // same cos/sin) and applied to all its heads in the row range with separate multiplies and adds,
-// as the reference does, so the result is bitwise RopeRef's.
+// as the reference does, so the result is bitwise RopeRef's; a partial rotary head rotates its
+// first RopeDims() dims as a head of that width and leaves the rest.
 #include <immintrin.h>
 
 #include <cmath>
@@ -14,13 +15,12 @@ namespace {
 
 constexpr int kMaxHalf = 512;  // head_dim <= 1024; larger heads take the scalar path
 
-// cos/sin of pos * RopeFrequency(j) for the head_dim / 2 pairs, in pair order; j as RopeRef.
-void Angles(int pos, int head_dim, const RopeFreqs& freqs, float* cos_out, float* sin_out) {
-  for (int i = 0; i < head_dim / 2; i++) {
+// cos/sin (times mscale) of pos * RopeFrequency(j) for the n / 2 pairs of the n rotated dims,
+// in pair order; j as RopeRef.
+void Angles(int pos, int n, const RopeFreqs& freqs, float* cos_out, float* sin_out) {
+  for (int i = 0; i < n / 2; i++) {
     const int j = 2 * i;  // the frequency index of pair i in both layouts
-    const float angle = pos * RopeFrequency(j, head_dim, freqs);
-    cos_out[i] = std::cos(angle);
-    sin_out[i] = std::sin(angle);
+    RopeCosSin(pos * RopeFrequency(j, n, freqs), freqs, &cos_out[i], &sin_out[i]);
   }
 }
 
@@ -78,18 +78,19 @@ class AngleMemo {
  public:
   static constexpr int kMaxMemoHalf = 64;  // heads up to 128 dims are memoized
 
-  // c and s of `pos`: from the memo, or computed into it.
-  void Get(int pos, int head_dim, const RopeFreqs& freqs, const float** c, const float** s) {
+  // c and s of `pos` for n rotated dims: from the memo, or computed into it.
+  void Get(int pos, int n, const RopeFreqs& freqs, const float** c, const float** s) {
     Entry& e = entries_[static_cast<unsigned>(pos) % kSlots];
     const int64_t key = int64_t{pos} + 1;
-    if (e.key != key || e.head_dim != head_dim || e.theta != freqs.theta ||
-        e.scale != freqs.scale || e.factors != freqs.factors) {
-      Angles(pos, head_dim, freqs, e.c, e.s);
+    if (e.key != key || e.head_dim != n || e.theta != freqs.theta || e.scale != freqs.scale ||
+        e.factors != freqs.factors || e.mscale != freqs.mscale) {
+      Angles(pos, n, freqs, e.c, e.s);
       e.key = key;
-      e.head_dim = head_dim;
+      e.head_dim = n;
       e.theta = freqs.theta;
       e.scale = freqs.scale;
       e.factors = freqs.factors;
+      e.mscale = freqs.mscale;
     }
     *c = e.c;
     *s = e.s;
@@ -100,10 +101,11 @@ class AngleMemo {
   struct alignas(64) Entry {
     float c[kMaxMemoHalf];
     float s[kMaxMemoHalf];
-    int64_t key;  // position + 1; 0: empty
-    int head_dim;
+    int64_t key;   // position + 1; 0: empty
+    int head_dim;  // the rotated dims
     float theta;
     float scale;
+    float mscale;
     // The factors by address: a model's rope_freqs tensor does not change while it is loaded.
     const float* factors;
   };
@@ -119,26 +121,27 @@ void RopeAvx2(float* x, const int32_t* positions, int n_heads, int head_dim, con
   float own_c[kMaxHalf], own_s[kMaxHalf];  // angles of heads too large for the memo
   const float* c = own_c;
   const float* s = own_s;
-  int angles_of = -1;  // the token c and s belong to
+  int angles_of = -1;                       // the token c and s belong to
+  const int n = RopeDims(head_dim, freqs);  // rotated dims of each head; the rest pass through
   for (int r = rows.begin; r < rows.end; r++) {
     const int t = r / n_heads;
-    if (head_dim / 2 > kMaxHalf) {
+    if (n / 2 > kMaxHalf) {
       RopeRef(x, positions, n_heads, head_dim, freqs, layout, RowRange{r, r + 1});
       continue;
     }
     if (t != angles_of) {
-      if (head_dim / 2 <= AngleMemo::kMaxMemoHalf) {
-        angle_memo.Get(positions[t], head_dim, freqs, &c, &s);
+      if (n / 2 <= AngleMemo::kMaxMemoHalf) {
+        angle_memo.Get(positions[t], n, freqs, &c, &s);
       } else {
-        Angles(positions[t], head_dim, freqs, own_c, own_s);
+        Angles(positions[t], n, freqs, own_c, own_s);
       }
       angles_of = t;
     }
-    float* head = x + static_cast<int64_t>(r) * head_dim;  // [head_dim]
+    float* head = x + static_cast<int64_t>(r) * head_dim;  // [head_dim], [0, n) rotated
     if (layout == RopeLayout::kInterleaved) {
-      RotateInterleaved(head, head_dim, c, s);
+      RotateInterleaved(head, n, c, s);
     } else {
-      RotateNeox(head, head_dim, c, s);
+      RotateNeox(head, n, c, s);
     }
   }
 }

@@ -200,9 +200,9 @@ void PackedValues(const KvView& kv, const Tile& tile, const Packs& packs, const 
                   for (int d0 = 0; d0 < hd; d0 += 64) {
                     const int vecs = std::min(64, hd - d0) / 8;
                     if (pk.rows <= 2) {
-                      PackValuesN<1>(vecs, tile, pk, v, p0, n, d0, p0 == 0);
+                      PackValuesN<1>(vecs, tile, pk, v, p0, n, d0, p0 == tile.lo);
                     } else {
-                      PackValuesN<2>(vecs, tile, pk, v, p0, n, d0, p0 == 0);
+                      PackValuesN<2>(vecs, tile, pk, v, p0, n, d0, p0 == tile.lo);
                     }
                   }
                 }
@@ -222,9 +222,9 @@ void AttendTilePacked(const KvView& kv, const Tile& tile, float scale) {
   MakePacks(tile, 0, tile.n_tokens, &packs);
   const int shared_last = tile.first_last;
   const Groups groups = GroupsOf(tile, packs);
-  PackedScores<E>(kv, tile, packs, groups, 0, shared_last + tile.n_tokens - 1, scale);
+  PackedScores<E>(kv, tile, packs, groups, tile.lo, shared_last + tile.n_tokens - 1, scale);
   attention::SoftmaxRows(tile);
-  PackedValues<E>(kv, tile, packs, groups, 0, shared_last);
+  PackedValues<E>(kv, tile, packs, groups, tile.lo, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) {
     attention::TileValues<E>(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
   }

@@ -271,7 +271,7 @@ void PackedValuesQ8(const KvView& kv, const Tile& tile, const Packs& packs, cons
       [&](const Pack& pk, int p0, int n, auto pairs) {
         for (int d0 = 0; d0 < hd; d0 += 64) {
           PackValuesQ8N<decltype(pairs)::value>(std::min(64, hd - d0) / 8, tile, pk, v, p0, n, d0,
-                                                p0 == 0);
+                                                p0 == tile.lo);
         }
       });
 }
@@ -285,9 +285,9 @@ void AttendTilePackedQ8(const KvView& kv, const Tile& tile, float scale) {
   packs::MakePacks(tile, 0, tile.n_tokens, &tile_packs);
   const int shared_last = tile.first_last;
   const Groups groups = packs::GroupsOf(tile, tile_packs);
-  PackedScoresQ8(kv, tile, qt, tile_packs, groups, 0, shared_last + tile.n_tokens - 1, scale);
+  PackedScoresQ8(kv, tile, qt, tile_packs, groups, tile.lo, shared_last + tile.n_tokens - 1, scale);
   attention::SoftmaxRows(tile);
-  PackedValuesQ8(kv, tile, tile_packs, groups, 0, shared_last);
+  PackedValuesQ8(kv, tile, tile_packs, groups, tile.lo, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) {
     attention::TileValuesQ8(kv, tile, t, t + 1, shared_last + 1, shared_last + t);
   }

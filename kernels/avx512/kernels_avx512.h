@@ -25,6 +25,9 @@ void MatmulIQ4_XSx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens,
                           int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
+// Q2_K on avx2::PackQ2_Kx8's layout: bitwise avx2::MatmulQ2_Kx8Q8Avx2.
+void MatmulQ2_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
 
 // The table's Q8_0 and Q4_0 matmuls (matmul_x16_avx512.cc, x16_zmm.h): packed 16 rows a group
 // (avx2::PackQ8_0x16u, PackQ4_0x16), 512-bit vpdpbusd; bitwise avx2::MatmulQ8_0x8Q8Avx2 and
@@ -49,6 +52,8 @@ void SoftmaxAvx512(float* x, int row_len, RowRange rows);
 
 // SwiGLU (elementwise_avx512.cc): bitwise avx2::SwiGluAvx2, 16 lanes at a time.
 void SwiGluAvx512(float* gate, const float* up, int hidden, RowRange tokens);
+// GeGLU (gelu_avx512.cc): bitwise GeGluRef, 16 table entries gathered at a time.
+void GeGluAvx512(float* gate, const float* up, int hidden, RowRange tokens);
 
 // Attention (attention_avx512.cc): bitwise avx2::AttentionAvx2 for every row. Over a float or half
 // cache with head_dim % 8 == 0, the rows of a tile that read the same KV head (a prefill chunk's

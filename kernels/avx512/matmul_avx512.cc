@@ -13,6 +13,7 @@
 
 #include "kernels/avx512/kernels_avx512.h"
 #include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/q2_kx8.h"
 #include "kernels/x86/vnni_cores.h"
 
 namespace smallmind::kernels::avx512 {
@@ -37,6 +38,11 @@ void MatmulIQ4_XSx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens,
 void MatmulQ6_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ2_Kx8Q8Vnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  MatmulKQuantPacked<Q2_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx512

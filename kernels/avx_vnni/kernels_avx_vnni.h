@@ -30,5 +30,8 @@ void MatmulIQ4_XSx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_toke
                              int out_dim, RowRange rows);
 void MatmulQ6_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
+// Q2_K on avx2::PackQ2_Kx8's layout: bitwise avx2::MatmulQ2_Kx8Q8Avx2.
+void MatmulQ2_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                           int out_dim, RowRange rows);
 
 }  // namespace smallmind::kernels::avx_vnni

@@ -11,6 +11,7 @@
 
 #include "kernels/avx_vnni/kernels_avx_vnni.h"
 #include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/q2_kx8.h"
 #include "kernels/x86/q8_0x8.h"
 #include "kernels/x86/vnni_cores.h"
 
@@ -46,6 +47,11 @@ void MatmulIQ4_XSx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_toke
 void MatmulQ6_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ2_Kx8Q8AvxVnni(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                           int out_dim, RowRange rows) {
+  MatmulKQuantPacked<Q2_Kx8, VnniCore<&DpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx_vnni

@@ -78,6 +78,10 @@ void F32ToQ8Ref(const float* x, int8_t* qs, float* d, int64_t n) {
   }
 }
 
+void SoftCapRef(float* scores, int n, float cap) {
+  for (int i = 0; i < n; i++) scores[i] = cap * std::tanh(scores[i] / cap);
+}
+
 void F32ToF16Ref(const float* x, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; i++) out[i] = Fp32ToFp16(x[i]);
 }
@@ -85,7 +89,7 @@ void F32ToF16Ref(const float* x, uint16_t* out, int64_t n) {
 void AttentionRef(const AttentionArgs& a, RowRange rows) {
   const int64_t q_dim = a.QStride();
   const int kv_group = a.n_heads / a.n_kv_heads;  // query heads sharing one KV head
-  const float scale = std::sqrt(static_cast<float>(a.head_dim));
+  const float scale = a.ScoreDivisor();
   for (int r = rows.begin; r < rows.end; r++) {
     const int t = r / a.n_heads;
     const int h = r % a.n_heads;
@@ -94,16 +98,18 @@ void AttentionRef(const AttentionArgs& a, RowRange rows) {
     Query q;
     q.q = a.q + t * q_dim + h * a.head_dim;
     if (a.kv.type == KvType::kQ8) F32ToQ8Ref(q.q, q.qs, q.d, a.head_dim);
-    float* att = a.scores;  // [pos + 1]
+    const int first = a.FirstPos(pos);
+    float* att = a.scores;  // [pos + 1]: att[p] for the positions first..pos this token sees
 
-    // Scores of every position up to and including this token's own.
-    for (int p = 0; p <= pos; p++) att[p] = Score(a, q, a.kv.Offset(p), kv_offset) / scale;
-    SoftmaxRef(att, pos + 1, AllRows(1));
+    // Scores of every position of the window up to and including this token's own.
+    for (int p = first; p <= pos; p++) att[p] = Score(a, q, a.kv.Offset(p), kv_offset) / scale;
+    if (a.softcap > 0) SoftCapRef(att + first, pos + 1 - first, a.softcap);
+    SoftmaxRef(att + first, pos + 1 - first, AllRows(1));
 
-    // Weighted sum of the values.
+    // Weighted sum of the values, from the window's first position.
     float* out = a.out + t * q_dim + h * a.head_dim;  // [head_dim]
     for (int i = 0; i < a.head_dim; i++) out[i] = 0.0f;
-    for (int p = 0; p <= pos; p++) AddValue(a, att[p], a.kv.Offset(p), kv_offset, out);
+    for (int p = first; p <= pos; p++) AddValue(a, att[p], a.kv.Offset(p), kv_offset, out);
   }
 }
 

@@ -1,7 +1,8 @@
 // Scalar reference causal attention over a paged KV cache (multi-head and grouped-query). Called
 // through KernelTable by the engine, once per sequence and layer; thread-safe on disjoint row
 // ranges when each thread passes its own scores scratch. Reduction order: the q.k dot over head_dim
-// left to right, softmax as SoftmaxRef, then the weighted V sum over positions 0..p in order.
+// left to right, softmax as SoftmaxRef, then the weighted V sum over positions FirstPos(p)..p in
+// order (0..p without a window).
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,9 @@
 
 namespace smallmind::kernels {
 
-// For every flat row r = t * n_heads + h in rows: out[t, h, :] = sum over p' <= start_pos + t of
-// softmax_p'(q[t, h, :] . K[p', kv_h, :] / sqrt(head_dim)) * V[p', kv_h, :], with
+// For every flat row r = t * n_heads + h in rows: out[t, h, :] = sum over p' in
+// [FirstPos(start_pos + t), start_pos + t] of softmax_p'(cap(q[t, h, :] . K[p', kv_h, :] /
+// ScoreDivisor())) * V[p', kv_h, :] (cap: SoftCapRef when softcap > 0), with
 // kv_h = h / (n_heads / n_kv_heads), K and V read from args.kv (half rows converted exactly). A
 // kQ8 cache (head_dim % 32 == 0, <= kKvQ8HeadDimMax) scores q quantized by F32ToQ8Ref per head
 // against the quants: per block j in order score = fma(isum_j, dq_j * dk_j, score), then / sqrt;
@@ -20,6 +22,10 @@ void AttentionRef(const AttentionArgs& args, RowRange rows);
 
 // out[i] = Fp32ToFp16(x[i]) (round-to-nearest-even, as F16C's vcvtps2ph).
 void F32ToF16Ref(const float* x, uint16_t* out, int64_t n);
+
+// scores[i] = cap * tanh(scores[i] / cap) for i < n: attention logit soft-capping
+// (AttentionArgs::softcap), the same scalar code in every attention kernel.
+void SoftCapRef(float* scores, int n, float cap);
 
 // Per block of 32: d = max|x| / 127, qs = round-half-even(x * (1 / d)) (0 when d is 0), as
 // QuantizeBlockQ8Ref's quants and scales (n % 32 == 0).

@@ -9,6 +9,9 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/ref/low_bit_ref.h"
+#include "kernels/ref/quant_fit.h"
+
 namespace smallmind::kernels {
 
 void DequantizeF16Ref(const uint16_t* x, float* y, int64_t n) {
@@ -35,6 +38,26 @@ void DequantizeQ4_0Ref(const BlockQ4_0* x, float* y, int64_t n) {
       out[j] = static_cast<float>((x[b].qs[j] & 0x0f) - 8) * d;
       out[j + kHalf] = static_cast<float>((x[b].qs[j] >> 4) - 8) * d;
     }
+  }
+}
+
+uint32_t Q5_0HighBits(const BlockQ5_0& b) {
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, sizeof(qh));
+  return qh;
+}
+
+int Q5_0Quant(const BlockQ5_0& b, int j) {
+  const uint32_t qh = Q5_0HighBits(b);
+  const int nibble = j < 16 ? b.qs[j] & 0x0f : b.qs[j - 16] >> 4;
+  return (nibble | static_cast<int>(((qh >> j) & 1u) << 4)) - 16;
+}
+
+void DequantizeQ5_0Ref(const BlockQ5_0* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQk4_0; b++) {
+    const float d = Fp16ToFp32(x[b].d);
+    float* out = y + b * kQk4_0;  // [32]
+    for (int j = 0; j < kQk4_0; j++) out[j] = static_cast<float>(Q5_0Quant(x[b], j)) * d;
   }
 }
 
@@ -132,10 +155,16 @@ bool DequantizeRef(DType type, const void* x, float* y, int64_t n) {
     case DType::kBF16: DequantizeBf16Ref(static_cast<const uint16_t*>(x), y, n); return true;
     case DType::kQ8_0: DequantizeQ8_0Ref(static_cast<const BlockQ8_0*>(x), y, n); return true;
     case DType::kQ4_0: DequantizeQ4_0Ref(static_cast<const BlockQ4_0*>(x), y, n); return true;
+    case DType::kQ5_0: DequantizeQ5_0Ref(static_cast<const BlockQ5_0*>(x), y, n); return true;
+    case DType::kIQ4_NL: DequantizeIQ4_NLRef(static_cast<const BlockIQ4_NL*>(x), y, n); return true;
     case DType::kQ4_K: DequantizeQ4_KRef(static_cast<const BlockQ4_K*>(x), y, n); return true;
     case DType::kQ5_K: DequantizeQ5_KRef(static_cast<const BlockQ5_K*>(x), y, n); return true;
     case DType::kQ6_K: DequantizeQ6_KRef(static_cast<const BlockQ6_K*>(x), y, n); return true;
     case DType::kIQ4_XS: DequantizeIQ4_XSRef(static_cast<const BlockIQ4_XS*>(x), y, n); return true;
+    case DType::kQ4_1: DequantizeQ4_1Ref(static_cast<const BlockQ4_1*>(x), y, n); return true;
+    case DType::kQ5_1: DequantizeQ5_1Ref(static_cast<const BlockQ5_1*>(x), y, n); return true;
+    case DType::kQ2_K: DequantizeQ2_KRef(static_cast<const BlockQ2_K*>(x), y, n); return true;
+    case DType::kQ3_K: DequantizeQ3_KRef(static_cast<const BlockQ3_K*>(x), y, n); return true;
   }
   return false;
 }
@@ -152,18 +181,29 @@ void QuantizeQ8_0Ref(const float* x, BlockQ8_0* y, int64_t n) {
   }
 }
 
+namespace {
+
+// The element of largest magnitude of x[0, n), the first one on ties (ggml's Q4_0 and Q5_0
+// scale), sign kept.
+float LargestMagnitude(const float* x, int n) {
+  float amax = 0.0f;
+  float max = 0.0f;
+  for (int j = 0; j < n; j++) {
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  return max;
+}
+
+}  // namespace
+
 void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n) {
   constexpr int kHalf = kQk4_0 / 2;
   for (int64_t b = 0; b < n / kQk4_0; b++) {
     const float* in = x + b * kQk4_0;  // [32]
-    float amax = 0.0f;
-    float max = 0.0f;  // the element of largest magnitude, first one on ties
-    for (int j = 0; j < kQk4_0; j++) {
-      if (amax < std::fabs(in[j])) {
-        amax = std::fabs(in[j]);
-        max = in[j];
-      }
-    }
+    const float max = LargestMagnitude(in, kQk4_0);
     const float d = max / -8.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     y[b].d = Fp32ToFp16(d);
@@ -176,144 +216,43 @@ void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n) {
   }
 }
 
+void QuantizeQ5_0Ref(const float* x, BlockQ5_0* y, int64_t n) {
+  constexpr int kHalf = kQk4_0 / 2;
+  for (int64_t b = 0; b < n / kQk4_0; b++) {
+    const float* in = x + b * kQk4_0;  // [32]
+    const float max = LargestMagnitude(in, kQk4_0);
+    const float d = max / -16.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = Fp32ToFp16(d);
+    uint32_t qh = 0;
+    for (int j = 0; j < kHalf; j++) {
+      // (int8_t) truncates toward zero, as in ggml; the values are in [0.5, 32.5] here.
+      const int lo = std::min(31, static_cast<int>(static_cast<int8_t>(in[j] * id + 16.5f)));
+      const int hi =
+          std::min(31, static_cast<int>(static_cast<int8_t>(in[j + kHalf] * id + 16.5f)));
+      y[b].qs[j] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
+      qh |= static_cast<uint32_t>(lo >> 4) << j;
+      qh |= static_cast<uint32_t>(hi >> 4) << (j + kHalf);
+    }
+    std::memcpy(y[b].qh, &qh, sizeof(qh));
+  }
+}
+
 namespace {
 
-constexpr float kMaxFp16 = 65504.0f;  // largest finite half: the cap of every super-block scale
+using quant_fit::ClampInto;
+using quant_fit::FitScaleMinSubBlock;
+using quant_fit::FitSymmetricSubBlock;
+using quant_fit::RoundClamp;
+using quant_fit::ScaleMin;
+using quant_fit::SuperScale;
+
 // The largest magnitudes the formats can reach are 65504 * 63 * 15 ~ 6.2e7 (Q4_K), 65504 * 63 *
 // 31 ~ 1.3e8 (Q5_K) and 65504 * 127 * 32 ~ 2.7e8 (Q6_K); clamping inputs a little beyond keeps
 // every sum finite.
 constexpr float kQ4KInputLimit = 1e8f;
 constexpr float kQ5KInputLimit = 2e8f;
 constexpr float kQ6KInputLimit = 1e9f;
-// Each sub-block tries the step that spans its range in exactly the format's levels, and steps
-// that span it in up to 1 level fewer or more, kFitStep apart, each refined by least squares. On
-// Gaussian data the 9 candidates cut the RMS error 5.5% (Q4_K) / 6% (Q6_K) against the plain
-// step alone; 17 candidates gain another 0.2% at twice the time (~30 ns per element here).
-constexpr int kFitCandidates = 4;  // on each side of the plain step
-constexpr float kFitStep = 0.25f;
-// Sub-block ranges below this give steps far below fp16's smallest subnormal (6e-8): stored as 0.
-constexpr float kMinRange = 1e-30f;
-
-// x clamped to [-limit, limit] into out: [n]; NaN reads as 0.
-void ClampInto(const float* x, int n, float limit, float* out) {
-  for (int i = 0; i < n; i++) out[i] = x[i] != x[i] ? 0.0f : std::clamp(x[i], -limit, limit);
-}
-
-// v clamped to [lo, hi] then rounded half up. NaN reads as lo (std::max(lo, NaN) is lo) and the
-// clamp comes before the conversion, so inf is safe; plain compares keep it a few instructions.
-int RoundClamp(float v, int lo, int hi) {
-  v = std::min(static_cast<float>(hi), std::max(static_cast<float>(lo), v));
-  return static_cast<int>(v - static_cast<float>(lo) + 0.5f) + lo;
-}
-
-// Sums over one sub-block x: [n] (n even, <= 32) of q, q^2 and q * x for the candidate quants
-// q = clamp(round((x - origin) * iscale + bias), 0, qmax) - bias, where the caller keeps
-// (x - origin) * iscale within [-bias - 1, qmax + 1] so the truncating conversion is safe and
-// rounds half up. Integer clamps and two q * x chains keep the candidates cheap.
-struct QuantSums {
-  float q, qq, qx;
-};
-
-QuantSums SumQuants(const float* x, int n, float origin, float iscale, int bias, int qmax) {
-  const float shift = static_cast<float>(bias) + 0.5f;
-  int q[32];
-  for (int i = 0; i < n; i++) {
-    q[i] = std::clamp(static_cast<int>((x[i] - origin) * iscale + shift), 0, qmax) - bias;
-  }
-  int sq = 0, sqq = 0;
-  for (int i = 0; i < n; i++) {
-    sq += q[i];
-    sqq += q[i] * q[i];
-  }
-  float sqx0 = 0.0f, sqx1 = 0.0f;
-  for (int i = 0; i < n; i += 2) {
-    sqx0 += static_cast<float>(q[i]) * x[i];
-    sqx1 += static_cast<float>(q[i + 1]) * x[i + 1];
-  }
-  return {static_cast<float>(sq), static_cast<float>(sqq), sqx0 + sqx1};
-}
-
-struct ScaleMin {
-  float scale;  // >= 0
-  float min;    // >= 0; x ~ scale * q - min
-};
-
-// Least-squares fit of x ~ scale * q - min with q in 0..qmax (Q4_K 15, Q5_K 31) and min >= 0
-// over one sub-block x: [n]. q comes from spreading [min(x, 0), max(x)] over qmax +-
-// kFitCandidates * kFitStep levels; each candidate q gets its best (scale, min) and the smallest
-// squared error wins.
-ScaleMin FitScaleMinSubBlock(const float* x, int n, int qmax) {
-  float lo = 0.0f, hi = x[0];
-  double sx = 0.0, sxx = 0.0;
-  for (int i = 0; i < n; i++) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-    sx += x[i];
-    sxx += double{x[i]} * x[i];
-  }
-  const float levels = static_cast<float>(qmax);
-  ScaleMin best{(hi - lo) / levels, 0.0f - lo};  // 0 - lo: +0, never -0, for lo = 0
-  // A constant <= 0 (zeros included) is x = -min exactly; a range below kMinRange would give
-  // a step that underflows fp16 anyway (and an infinite inverse step).
-  if (!(hi - lo > kMinRange)) return {0.0f, best.min};
-  double best_err = std::numeric_limits<double>::infinity();
-  for (int c = -kFitCandidates; c <= kFitCandidates; c++) {
-    const float iscale = (levels + kFitStep * static_cast<float>(c)) / (hi - lo);
-    const QuantSums sums = SumQuants(x, n, lo, iscale, 0, qmax);
-    const double sq = sums.q, sqq = sums.qq, sqx = sums.qx;
-    // Minimise sum (a q + b - x)^2 over a and b <= 0 (b = -min): the 2x2 normal equations,
-    // or b = 0 with a alone when their b would be positive.
-    const double det = n * sqq - sq * sq;
-    if (det <= 0.0) continue;  // every q equal: no slope to fit
-    double a = (n * sqx - sq * sx) / det;
-    double b = (sqq * sx - sq * sqx) / det;
-    if (b > 0.0) {
-      b = 0.0;
-      a = sqx / sqq;
-    }
-    if (a <= 0.0) continue;
-    const double err = sxx + a * a * sqq + n * b * b - 2 * a * sqx - 2 * b * sx + 2 * a * b * sq;
-    if (err < best_err) {
-      best_err = err;
-      best = {static_cast<float>(a), static_cast<float>(-b)};
-    }
-  }
-  return best;
-}
-
-// Least-squares fit of x ~ scale * q with q in -32..31 over one Q6_K sub-block x: [n]. The
-// element of largest magnitude maps to about -32 (the longer side; scale takes its sign) with
-// 32 +- kFitCandidates * kFitStep levels; the candidate q with the smallest squared error wins.
-float FitQ6KSubBlock(const float* x, int n) {
-  float amax = 0.0f, max = 0.0f;  // max: the element of largest magnitude, sign kept
-  double sxx = 0.0;
-  for (int i = 0; i < n; i++) {
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-    sxx += double{x[i]} * x[i];
-  }
-  if (!(amax > kMinRange)) return 0.0f;  // zeros, or a step that underflows fp16 anyway
-  float best = max / -32.0f;
-  double best_err = std::numeric_limits<double>::infinity();
-  for (int c = -kFitCandidates; c <= kFitCandidates; c++) {
-    const float iscale = -(32.0f + kFitStep * static_cast<float>(c)) / max;
-    const QuantSums sums = SumQuants(x, n, 0.0f, iscale, 32, 63);
-    const double sqq = sums.qq, sqx = sums.qx;
-    if (sqq == 0.0) continue;
-    const double a = sqx / sqq;
-    const double err = sxx - a * sqx;  // the residual at the least-squares a
-    if (err < best_err) {
-      best_err = err;
-      best = static_cast<float>(a);
-    }
-  }
-  return best;
-}
-
-// fp16 of v >= 0, capped at the largest finite half.
-uint16_t SuperScale(float v) { return Fp32ToFp16(std::fmin(v, kMaxFp16)); }
 
 // The inverse of ScaleMinK4: 6-bit scales sc: [8] and mins m: [8] into the 12 packed bytes.
 void PackScaleMinK4(const uint8_t* sc, const uint8_t* m, uint8_t* q) {
@@ -388,7 +327,7 @@ void QuantizeQ6_KBlock(const float* in, BlockQ6_K* y) {
   float fit[kSubs];
   float max_scale = 0.0f;
   for (int s = 0; s < kSubs; s++) {
-    fit[s] = FitQ6KSubBlock(x + kSub * s, kSub);
+    fit[s] = FitSymmetricSubBlock(x + kSub * s, kSub, 32);
     max_scale = std::fmax(max_scale, std::fabs(fit[s]));
   }
   y->d = SuperScale(max_scale / 127.0f);
@@ -401,6 +340,12 @@ void QuantizeQ6_KBlock(const float* in, BlockQ6_K* y) {
       q[i] = static_cast<uint8_t>((step != 0.0f ? RoundClamp(x[i] / step, -32, 31) : 0) + 32);
     }
   }
+  PackQ6_KQuants(q, y);
+}
+
+}  // namespace
+
+void PackQ6_KQuants(const uint8_t* q, BlockQ6_K* y) {
   // The layout DequantizeQ6_KRef reads: half h, l < 32 -> elements 128h + l + {0, 32, 64, 96}.
   for (int h = 0; h < 2; h++) {
     const uint8_t* e = q + 128 * h;
@@ -412,8 +357,6 @@ void QuantizeQ6_KBlock(const float* in, BlockQ6_K* y) {
     }
   }
 }
-
-}  // namespace
 
 void QuantizeQ4_KRef(const float* x, BlockQ4_K* y, int64_t n) {
   for (int64_t b = 0; b < n / kQkK; b++) QuantizeQ4_KBlock(x + b * kQkK, y + b);

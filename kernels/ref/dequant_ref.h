@@ -1,7 +1,7 @@
 // Scalar reference dequantization (every GGUF tensor type smallmind reads -> f32), the ggml
-// reference quantizers for Q8_0 and Q4_0 and smallmind's own Q4_K / Q5_K / Q6_K quantizers (used by
-// the model generator). The oracles that SIMD dequant/matmul variants are tested against. Pure
-// functions; thread-safe on disjoint outputs.
+// reference quantizers for Q8_0, Q4_0 and Q5_0 and smallmind's own Q4_K / Q5_K / Q6_K quantizers
+// (used by the model generator). The oracles that SIMD dequant/matmul variants are tested against.
+// Pure functions; thread-safe on disjoint outputs.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,10 @@ void DequantizeF16Ref(const uint16_t* x, float* y, int64_t n);
 void DequantizeBf16Ref(const uint16_t* x, float* y, int64_t n);
 void DequantizeQ8_0Ref(const BlockQ8_0* x, float* y, int64_t n);
 void DequantizeQ4_0Ref(const BlockQ4_0* x, float* y, int64_t n);
+void DequantizeQ5_0Ref(const BlockQ5_0* x, float* y, int64_t n);
+void DequantizeIQ4_NLRef(const BlockIQ4_NL* x, float* y, int64_t n);  // iq4_xs_ref.cc
+// Element j (0..31) of a Q5_0 block as its signed quant q - 16 in -16..15 (BlockQ5_0).
+int Q5_0Quant(const BlockQ5_0& b, int j);
 void DequantizeQ4_KRef(const BlockQ4_K* x, float* y, int64_t n);
 void DequantizeQ5_KRef(const BlockQ5_K* x, float* y, int64_t n);
 void DequantizeQ6_KRef(const BlockQ6_K* x, float* y, int64_t n);
@@ -31,9 +35,11 @@ bool DequantizeRef(DType type, const void* x, float* y, int64_t n);
 //   Q8_0: d = amax / 127, q = round(x / d) (half away from zero).
 //   Q4_0: d = max / -8 where max is the element of largest magnitude (sign kept),
 //         q = min(15, trunc(x / d + 8.5)).
+//   Q5_0 (quantize_row_q5_0_ref): d = max / -16, q = min(31, trunc(x / d + 16.5)).
 // x: [n] with n a multiple of 32; y: [n / 32] blocks.
 void QuantizeQ8_0Ref(const float* x, BlockQ8_0* y, int64_t n);
 void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n);
+void QuantizeQ5_0Ref(const float* x, BlockQ5_0* y, int64_t n);
 
 // K-quant quantizers (smallmind's own, not ggml's bit for bit; blocks read back by the
 // dequantizers above). x: [n] with n a multiple of 256; y: [n / 256] blocks. Inputs are clamped
@@ -48,10 +54,17 @@ void QuantizeQ4_0Ref(const float* x, BlockQ4_0* y, int64_t n);
 void QuantizeQ4_KRef(const float* x, BlockQ4_K* y, int64_t n);
 void QuantizeQ5_KRef(const float* x, BlockQ5_K* y, int64_t n);
 void QuantizeQ6_KRef(const float* x, BlockQ6_K* y, int64_t n);
+// The 256 biased quants q: [256] (0..63, element order) into y's ql and qh (y's scales and d
+// untouched): the layout DequantizeQ6_KRef reads.
+void PackQ6_KQuants(const uint8_t* q, BlockQ6_K* y);
 // IQ4_XS (smallmind's own, iq4_xs_ref.cc): each sub-block of 32 fits x ~ s * level (s signed,
 // levels kIq4NlValues) by least squares over candidate scales that put its element of largest
 // magnitude on the lowest or highest level; d = max |s| / 31 in fp16, s rounded to -32..31
 // against it, then every index the level nearest x / (d * s). Inputs clamped to +-1e9, NaN as 0.
 void QuantizeIQ4_XSRef(const float* x, BlockIQ4_XS* y, int64_t n);
+// IQ4_NL (smallmind's own, iq4_xs_ref.cc): IQ4_XS's sub-block fit per block of 32, its scale
+// stored straight as the block's fp16 d (capped at +-65504), then every index the level nearest
+// x / d. n a multiple of 32; y: [n / 32] blocks.
+void QuantizeIQ4_NLRef(const float* x, BlockIQ4_NL* y, int64_t n);
 
 }  // namespace smallmind::kernels

@@ -1,5 +1,6 @@
 #include "kernels/ref/elementwise_ref.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace smallmind::kernels {
@@ -24,6 +25,21 @@ void AddBiasRef(float* x, const float* bias, int dim, RowRange tokens) {
   for (int t = tokens.begin; t < tokens.end; t++) {
     float* xt = x + static_cast<int64_t>(t) * dim;  // [dim]
     for (int i = 0; i < dim; i++) xt[i] += bias[i];
+  }
+}
+
+void ScaleRef(float* x, int dim, float s, RowRange tokens) {
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* xt = x + static_cast<int64_t>(t) * dim;  // [dim]
+    for (int i = 0; i < dim; i++) xt[i] *= s;
+  }
+}
+
+void SoftCapRowsRef(float* x, int dim, float cap, RowRange tokens) {
+  const float inverse = 1.0f / cap;
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* xt = x + static_cast<int64_t>(t) * dim;  // [dim]
+    for (int i = 0; i < dim; i++) xt[i] = cap * std::tanh(xt[i] * inverse);
   }
 }
 

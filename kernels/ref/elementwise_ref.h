@@ -1,4 +1,5 @@
-// Scalar reference element-wise ops of the llama block: SwiGLU, the residual add and the bias add.
+// Scalar reference element-wise ops of the llama block: SwiGLU, the residual add, the bias add, a
+// scale (gemma's embedding scale) and soft-capping (gemma2's final logits).
 // Called through KernelTable by the engine; thread-safe on disjoint token ranges. No reduction.
 #pragma once
 
@@ -19,5 +20,12 @@ void AddRef(float* x, const float* delta, int dim, RowRange tokens);
 
 // x[t, i] += bias[i] for t in tokens. x: [n_tokens, dim]; bias: [dim].
 void AddBiasRef(float* x, const float* bias, int dim, RowRange tokens);
+
+// x[t, i] *= s for t in tokens. x: [n_tokens, dim].
+void ScaleRef(float* x, int dim, float s, RowRange tokens);
+
+// x[t, i] = cap * tanh(x[t, i] * (1 / cap)) for t in tokens (std::tanh; the order of llama.cpp's
+// scale, tanh, scale graph of gemma2's final logit soft-capping). x: [n_tokens, dim].
+void SoftCapRowsRef(float* x, int dim, float cap, RowRange tokens);
 
 }  // namespace smallmind::kernels

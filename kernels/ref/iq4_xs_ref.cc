@@ -1,6 +1,7 @@
-// IQ4_XS, the non-linear 4-bit K-quant: its dequantizer (ggml's block_iq4_xs, read as
-// dequantize_row_iq4_xs defines it) and smallmind's own quantizer, which writes what the
-// dequantizer reads back. Declared in dequant_ref.h.
+// IQ4_XS, the non-linear 4-bit K-quant, and IQ4_NL, its levels in plain blocks of 32: their
+// dequantizers (ggml's block_iq4_xs / block_iq4_nl, read as dequantize_row_iq4_xs / _iq4_nl define
+// them) and smallmind's own quantizers, which write what the dequantizers read back (one
+// sub-block fit for both). Declared in dequant_ref.h.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,6 +28,17 @@ void DequantizeIQ4_XSRef(const BlockIQ4_XS* x, float* y, int64_t n) {
         out[j] = dl * static_cast<float>(kIq4NlValues[q[j] & 0x0f]);
         out[j + 16] = dl * static_cast<float>(kIq4NlValues[q[j] >> 4]);
       }
+    }
+  }
+}
+
+void DequantizeIQ4_NLRef(const BlockIQ4_NL* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / 32; b++) {
+    const float d = Fp16ToFp32(x[b].d);
+    float* out = y + b * 32;  // [32]: low nibbles 0..15, high nibbles 16..31
+    for (int j = 0; j < 16; j++) {
+      out[j] = d * static_cast<float>(kIq4NlValues[x[b].qs[j] & 0x0f]);
+      out[j + 16] = d * static_cast<float>(kIq4NlValues[x[b].qs[j] >> 4]);
     }
   }
 }
@@ -127,7 +139,25 @@ void QuantizeIQ4_XSBlock(const float* in, BlockIQ4_XS* y) {
   }
 }
 
+void QuantizeIQ4_NLBlock(const float* in, BlockIQ4_NL* y) {
+  float x[32];
+  for (int i = 0; i < 32; i++) {
+    x[i] = in[i] != in[i] ? 0.0f : std::clamp(in[i], -kInputLimit, kInputLimit);
+  }
+  y->d = Fp32ToFp16(std::clamp(SubBlockScale(x), -65504.0f, 65504.0f));
+  const float d = Fp16ToFp32(y->d);
+  for (int j = 0; j < 16; j++) {
+    const int lo = d != 0.0f ? NearestLevel(x[j] / d) : 8;  // 8: level 1, nearest 0
+    const int hi = d != 0.0f ? NearestLevel(x[j + 16] / d) : 8;
+    y->qs[j] = static_cast<uint8_t>(lo | (hi << 4));
+  }
+}
+
 }  // namespace
+
+void QuantizeIQ4_NLRef(const float* x, BlockIQ4_NL* y, int64_t n) {
+  for (int64_t b = 0; b < n / 32; b++) QuantizeIQ4_NLBlock(x + b * 32, y + b);
+}
 
 void QuantizeIQ4_XSRef(const float* x, BlockIQ4_XS* y, int64_t n) {
   for (int64_t b = 0; b < n / kQkK; b++) QuantizeIQ4_XSBlock(x + b * kQkK, y + b);

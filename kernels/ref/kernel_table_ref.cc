@@ -3,6 +3,8 @@
 #include "kernels/ref/attention_ref.h"
 #include "kernels/ref/dequant_ref.h"
 #include "kernels/ref/elementwise_ref.h"
+#include "kernels/ref/gelu_ref.h"
+#include "kernels/ref/low_bit_ref.h"
 #include "kernels/ref/matmul_ref.h"
 #include "kernels/ref/rmsnorm_ref.h"
 #include "kernels/ref/rope_ref.h"
@@ -23,9 +25,10 @@ void DequantRowF32(const void* row, float* out, int n) { DequantizeRef(DType::kF
 
 KernelTable RefKernelTable() {
   KernelTable t;
-  const MatmulFn matmuls[kNumWeightTypes] = {&MatmulF32Ref,  &MatmulF16Ref,  &MatmulBf16Ref,
-                                             &MatmulQ8_0Ref, &MatmulQ4_0Ref, &MatmulQ4_KRef,
-                                             &MatmulQ6_KRef, &MatmulQ5_KRef, &MatmulIQ4_XSRef};
+  const MatmulFn matmuls[kNumWeightTypes] = {
+      &MatmulF32Ref,    &MatmulF16Ref,  &MatmulBf16Ref, &MatmulQ8_0Ref,   &MatmulQ4_0Ref,
+      &MatmulQ4_KRef,   &MatmulQ6_KRef, &MatmulQ5_KRef, &MatmulIQ4_XSRef, &MatmulQ5_0Ref,
+      &MatmulIQ4_NLRef, &MatmulQ4_1Ref, &MatmulQ5_1Ref, &MatmulQ2_KRef,   &MatmulQ3_KRef};
   const DequantRowFn rows[kNumWeightTypes] = {&DequantRowF32,
                                               &DequantRow<uint16_t, DequantizeF16Ref>,
                                               &DequantRow<uint16_t, DequantizeBf16Ref>,
@@ -34,7 +37,13 @@ KernelTable RefKernelTable() {
                                               &DequantRow<BlockQ4_K, DequantizeQ4_KRef>,
                                               &DequantRow<BlockQ6_K, DequantizeQ6_KRef>,
                                               &DequantRow<BlockQ5_K, DequantizeQ5_KRef>,
-                                              &DequantRow<BlockIQ4_XS, DequantizeIQ4_XSRef>};
+                                              &DequantRow<BlockIQ4_XS, DequantizeIQ4_XSRef>,
+                                              &DequantRow<BlockQ5_0, DequantizeQ5_0Ref>,
+                                              &DequantRow<BlockIQ4_NL, DequantizeIQ4_NLRef>,
+                                              &DequantRow<BlockQ4_1, DequantizeQ4_1Ref>,
+                                              &DequantRow<BlockQ5_1, DequantizeQ5_1Ref>,
+                                              &DequantRow<BlockQ2_K, DequantizeQ2_KRef>,
+                                              &DequantRow<BlockQ3_K, DequantizeQ3_KRef>};
   for (int i = 0; i < kNumWeightTypes; i++) {
     t.matmul[i] = MatmulOp{matmuls[i], MatmulInput::kF32};
     t.dequant_row[i] = rows[i];
@@ -43,6 +52,9 @@ KernelTable RefKernelTable() {
   t.rope = &RopeRef;
   t.softmax = &SoftmaxRef;
   t.swiglu = &SwiGluRef;
+  t.geglu = &GeGluRef;
+  t.scale = &ScaleRef;
+  t.soft_cap = &SoftCapRowsRef;
   t.add = &AddRef;
   t.add_bias = &AddBiasRef;
   t.attention = &AttentionRef;

@@ -4,6 +4,7 @@
 
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/dequant_ref.h"
+#include "kernels/ref/low_bit_ref.h"
 
 namespace smallmind::kernels {
 namespace {
@@ -63,6 +64,16 @@ void MatmulQ4_0Ref(const void* w, const void* x, float* y, int n_tokens, int in_
   MatmulBlocks<BlockQ4_0, kQk4_0, DequantizeQ4_0Ref>(w, x, y, n_tokens, in_dim, out_dim, rows);
 }
 
+void MatmulQ5_0Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows) {
+  MatmulBlocks<BlockQ5_0, kQk4_0, DequantizeQ5_0Ref>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulIQ4_NLRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                     RowRange rows) {
+  MatmulBlocks<BlockIQ4_NL, kQk4_0, DequantizeIQ4_NLRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
 void MatmulQ4_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows) {
   MatmulBlocks<BlockQ4_K, kQkK, DequantizeQ4_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
@@ -81,6 +92,26 @@ void MatmulQ6_KRef(const void* w, const void* x, float* y, int n_tokens, int in_
 void MatmulIQ4_XSRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                      RowRange rows) {
   MatmulBlocks<BlockIQ4_XS, kQkK, DequantizeIQ4_XSRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ4_1Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows) {
+  MatmulBlocks<BlockQ4_1, kQk4_0, DequantizeQ4_1Ref>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ5_1Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows) {
+  MatmulBlocks<BlockQ5_1, kQk4_0, DequantizeQ5_1Ref>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ2_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows) {
+  MatmulBlocks<BlockQ2_K, kQkK, DequantizeQ2_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ3_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows) {
+  MatmulBlocks<BlockQ3_K, kQkK, DequantizeQ3_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels

@@ -24,6 +24,10 @@ void MatmulQ8_0Ref(const void* w, const void* x, float* y, int n_tokens, int in_
                    RowRange rows);
 void MatmulQ4_0Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows);
+void MatmulQ5_0Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
+void MatmulIQ4_NLRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                     RowRange rows);
 void MatmulQ4_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows);
 void MatmulQ5_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
@@ -32,5 +36,13 @@ void MatmulQ6_KRef(const void* w, const void* x, float* y, int n_tokens, int in_
                    RowRange rows);
 void MatmulIQ4_XSRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                      RowRange rows);
+void MatmulQ4_1Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
+void MatmulQ5_1Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
+void MatmulQ2_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
+void MatmulQ3_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                   RowRange rows);
 
 }  // namespace smallmind::kernels

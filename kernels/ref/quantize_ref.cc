@@ -27,6 +27,20 @@ int BlockDot(const BlockQ4_0& w, const int8_t* x) {
   return sum;
 }
 
+int BlockDot(const BlockQ5_0& w, const int8_t* x) {
+  int sum = 0;
+  for (int j = 0; j < kQk4_0; j++) sum += Q5_0Quant(w, j) * x[j];
+  return sum;
+}
+int BlockDot(const BlockIQ4_NL& w, const int8_t* x) {
+  int sum = 0;
+  for (int j = 0; j < kQk4_0 / 2; j++) {
+    sum += kIq4NlValues[w.qs[j] & 0x0f] * x[j];
+    sum += kIq4NlValues[w.qs[j] >> 4] * x[j + kQk4_0 / 2];
+  }
+  return sum;
+}
+
 template <typename Block>
 void MatmulQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                  RowRange rows) {
@@ -254,6 +268,16 @@ void MatmulQ8_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
 void MatmulQ4_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows) {
   MatmulQ8Act<BlockQ4_0>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulQ5_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows) {
+  MatmulQ8Act<BlockQ5_0>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulIQ4_NLQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                          int out_dim, RowRange rows) {
+  MatmulQ8Act<BlockIQ4_NL>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 void MatmulQ4_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,

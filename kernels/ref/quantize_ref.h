@@ -33,12 +33,16 @@ float QuantizeBlockQ8Ref(const float* x, int8_t* q);
 void PackQ8ActOctetsRef(const void* xq, void* octets, int n_dim, int n_tokens, int first, int last);
 
 // y[t, r] = sum over blocks b, left to right in one float, of (dw_b * dx_b) * isum_b, isum_b the
-// exact integer dot product of the block's weight quants (Q4_0: nibble - 8) and activation quants.
-// xq: [n_tokens] Q8 rows of in_dim.
+// exact integer dot product of the block's weight quants (Q4_0: nibble - 8; Q5_0: q - 16; IQ4_NL:
+// the levels kIq4NlValues) and activation quants. xq: [n_tokens] Q8 rows of in_dim.
 void MatmulQ8_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ4_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
+void MatmulQ5_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                        int out_dim, RowRange rows);
+void MatmulIQ4_NLQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                          int out_dim, RowRange rows);
 
 // K-quants (w in GGUF layout, in_dim a multiple of 256). Activation block b (32 wide) meets one
 // Q4_K / Q5_K sub-block j = b % 8 (scale sc, min m, super-block scales d, dmin) or two Q6_K

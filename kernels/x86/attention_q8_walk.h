@@ -193,7 +193,7 @@ inline void TileValuesQ8(const KvView& kv, const Tile& tile, int t_lo, int t_hi,
                   for (int d0 = 0; d0 < hd; d0 += 64) {
                     const int koff = tile.kv_offset[g] + d0;
                     ValueChunkQ8(rows, kv.row_stride, kv.scales_offset, koff, koff / kKvQ8Block,
-                                 att, p0, p0 + n - 1, std::min(64, hd - d0), p0 == 0, o + d0);
+                                 att, p0, p0 + n - 1, std::min(64, hd - d0), p0 == tile.lo, o + d0);
                   }
                 }
               }

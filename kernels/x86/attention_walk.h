@@ -19,6 +19,7 @@
 
 #include "kernels/avx2/kernels_avx2.h"
 #include "kernels/kernels.h"
+#include "kernels/ref/attention_ref.h"
 #include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::SMALLMIND_X86_NS::attention {
@@ -129,7 +130,11 @@ struct Tile {
   int n_heads;
   int n_tokens;
   int head_dim;
-  int first_last;  // token t attends to positions 0 .. first_last + t
+  int first_last;  // token t attends to positions lo .. first_last + t
+  // The first position every token of the tile sees: 0 but where a sliding window cuts, and then
+  // the tile is one token (ForEachTile), so one value sum's start serves all its rows.
+  int lo;
+  float softcap;  // AttentionArgs::softcap
   float* scores;
   int64_t stride;  // floats per scores row
 };
@@ -284,54 +289,59 @@ inline void ValueChunk(const E* rows, int64_t row_stride, const float* a, int p0
 // out[t, g] (+)= sum over p in [p_lo, p_hi], in order, of att[t, g][p] * v_p[kv_offset[g] ..]
 // for tokens [t_lo, t_hi) of the tile (every head), 64 dims at a time; a partial sum crosses
 // chunks (and calls) through out, which keeps every element's order (and bits) those of one
-// sequential sum from position 0.
+// sequential sum from position tile.lo.
 template <typename E>
 void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo, int p_hi) {
   const int hd = tile.head_dim;
-  ForChunks(
-      kv, static_cast<const E*>(kv.v), TileLo(tile), TileHi(tile), p_lo, p_hi, kValueChunk,
-      [&](int p0, int n, const E* rows, const E*, const Ahead& ahead) {
-        // The first token's first 64 dims of each head ask for the rows ahead, in address
-        // order, a few lines a position (one share for the chunk, as the scores').
-        PrefetchShare ahead_share = PrefetchShare::Of(ahead, 0, 1, tile.n_heads * n);
-        PrefetchShare none;
-        for (int g = 0; g < tile.n_heads; g++) {
-          for (int t = t_lo; t < t_hi; t++) {
-            const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
-            float* o = tile.out + t * tile.q_dim + g * hd;
-            for (int d0 = 0; d0 < hd; d0 += 64) {
-              const E* v = rows + tile.kv_offset[g] + d0;
-              PrefetchShare& pf = t == t_lo && d0 == 0 ? ahead_share : none;
-              if (hd - d0 >= 64) {
-                ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == 0, o + d0, pf);
-              } else {
-                ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == 0, o + d0, pf);
+  ForChunks(kv, static_cast<const E*>(kv.v), TileLo(tile), TileHi(tile), p_lo, p_hi, kValueChunk,
+            [&](int p0, int n, const E* rows, const E*, const Ahead& ahead) {
+              // The first token's first 64 dims of each head ask for the rows ahead, in address
+              // order, a few lines a position (one share for the chunk, as the scores').
+              PrefetchShare ahead_share = PrefetchShare::Of(ahead, 0, 1, tile.n_heads * n);
+              PrefetchShare none;
+              for (int g = 0; g < tile.n_heads; g++) {
+                for (int t = t_lo; t < t_hi; t++) {
+                  const float* att = tile.scores + (t * tile.n_heads + g) * tile.stride;
+                  float* o = tile.out + t * tile.q_dim + g * hd;
+                  for (int d0 = 0; d0 < hd; d0 += 64) {
+                    const E* v = rows + tile.kv_offset[g] + d0;
+                    PrefetchShare& pf = t == t_lo && d0 == 0 ? ahead_share : none;
+                    if (hd - d0 >= 64) {
+                      ValueChunk<64>(v, kv.row_stride, att, p0, p0 + n - 1, 64, p0 == tile.lo,
+                                     o + d0, pf);
+                    } else {
+                      ValueChunk<0>(v, kv.row_stride, att, p0, p0 + n - 1, hd - d0, p0 == tile.lo,
+                                    o + d0, pf);
+                    }
+                  }
+                }
               }
-            }
-          }
-        }
-      });
+            });
 }
 
-// Softmax of every scores row of the tile, each over its token's causal length.
+// Softmax of every scores row of the tile, each over the positions lo .. its token's own
+// (soft-capped first when the tile says so, as the reference does it).
 inline void SoftmaxRows(const Tile& tile) {
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
-      RowSoftmax(tile.scores + (t * tile.n_heads + g) * tile.stride, tile.first_last + t + 1);
+      float* row = tile.scores + (t * tile.n_heads + g) * tile.stride + tile.lo;
+      const int len = tile.first_last + t + 1 - tile.lo;
+      if (tile.softcap > 0) SoftCapRef(row, len, tile.softcap);
+      RowSoftmax(row, len);
     }
   }
 }
 
-// The whole tile: scores of the positions every token sees (0 .. first_last) in one walk, then
+// The whole tile: scores of the positions every token sees (lo .. first_last) in one walk, then
 // each later token's own last positions; softmax per row; the value sums likewise. scores and
 // values (t_lo, t_hi, p_lo, p_hi) are the cache type's TileScores and TileValues.
 template <typename Scores, typename Values>
 void WalkTile(const Tile& tile, const Scores& scores, const Values& values) {
   const int shared_last = tile.first_last;
-  scores(0, tile.n_tokens, 0, shared_last);
+  scores(0, tile.n_tokens, tile.lo, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) scores(t, t + 1, shared_last + 1, shared_last + t);
   SoftmaxRows(tile);
-  values(0, tile.n_tokens, 0, shared_last);
+  values(0, tile.n_tokens, tile.lo, shared_last);
   for (int t = 1; t < tile.n_tokens; t++) values(t, t + 1, shared_last + 1, shared_last + t);
 }
 
@@ -350,13 +360,14 @@ void AttendTile(const KvView& kv, const Tile& tile, float scale) {
 
 // Calls attend(tile, scale) for the tiles of rows [rows) of a, in order: whole tokens from a
 // token's first head while the range and the scores scratch hold them (at most max_tile_tokens,
-// up to kAttentionTileTokens), else heads of one token. scale: sqrt(head_dim), the scores'
-// divisor.
+// up to kAttentionTileTokens, and only tokens whose window starts at 0 together: a token whose
+// window is cut is a tile of its own), else heads of one token. scale: ScoreDivisor(), the
+// scores' divisor. Scores rows are indexed by position, whatever the window.
 template <typename Attend>
 void ForEachTile(const AttentionArgs& a, RowRange rows, int64_t max_tile_tokens, Attend&& attend) {
   const int64_t q_dim = a.QStride();
   const int kv_group = a.n_heads / a.n_kv_heads;  // query heads sharing one KV head
-  const float scale = std::sqrt(static_cast<float>(a.head_dim));
+  const float scale = a.ScoreDivisor();
   // Floats per row of the scores scratch: padded off multiples of 512 B when the scratch has the
   // room, so a tile's rows (written 8 positions at a time, row after row) do not all fall in one
   // cache set at power-of-two context lengths.
@@ -370,7 +381,10 @@ void ForEachTile(const AttentionArgs& a, RowRange rows, int64_t max_tile_tokens,
     const int h = r % a.n_heads;
     Tile tile;
     const int64_t whole = h == 0 && a.n_heads <= kMaxTileHeads ? (rows.end - r) / a.n_heads : 0;
-    tile.n_tokens = static_cast<int>(std::min({whole, scratch_rows / a.n_heads, max_tile_tokens}));
+    const int pos = a.start_pos + t;
+    const int64_t same_lo = a.window == 0 ? whole : a.FirstPos(pos) > 0 ? 1 : a.window - pos;
+    tile.n_tokens =
+        static_cast<int>(std::min({whole, same_lo, scratch_rows / a.n_heads, max_tile_tokens}));
     if (tile.n_tokens >= 1) {
       tile.n_heads = a.n_heads;
     } else {
@@ -383,7 +397,9 @@ void ForEachTile(const AttentionArgs& a, RowRange rows, int64_t max_tile_tokens,
     tile.q_dim = static_cast<int>(q_dim);
     for (int g = 0; g < tile.n_heads; g++) tile.kv_offset[g] = (h + g) / kv_group * a.head_dim;
     tile.head_dim = a.head_dim;
-    tile.first_last = a.start_pos + t;
+    tile.first_last = pos;
+    tile.lo = a.FirstPos(pos);
+    tile.softcap = a.softcap;
     tile.scores = a.scores;
     tile.stride = stride;
     attend(tile, scale);

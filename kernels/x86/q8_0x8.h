@@ -18,6 +18,11 @@
 //     a Q8_0x8u row m of rows 0-7 and 8-15.
 //   Q4_0x16 block (288 B), groups of 16 rows (the 512-bit kernels'): uint16 d[16], uint8
 //     qs[4][64] with qs[m][4r + i] = row r's qs[4m + i]: Q4_0x8's bytes for 16 rows.
+//   Q4_1x8 block (160 B, the source's size): uint16 d[8], m[8] (row r's fp16 scale and min), then
+//     Q4_0x8's qs of the Q4_1 nibbles.
+//   Q8_1x8 block (288 B): uint16 d[8], m[8], then Q8_0x8's qs of Q5_1's quants widened to bytes
+//     (0..31): Q5_1 at 288 bytes read a block of 8 rows instead of 192, for one shared maddubs
+//     core with Q8_0 (no fifth-bit unpacking per token).
 #pragma once
 
 #include <immintrin.h>
@@ -51,8 +56,19 @@ struct Q4_0x16 {
   uint16_t d[2 * kRowGroup];
   uint8_t qs[4][64];
 };
+struct Q4_1x8 {
+  uint16_t d[kRowGroup];
+  uint16_t m[kRowGroup];
+  uint8_t qs[4][32];
+};
+struct Q8_1x8 {
+  uint16_t d[kRowGroup];
+  uint16_t m[kRowGroup];
+  int8_t qs[8][32];
+};
 static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272 && sizeof(Q8_0x8u) == 272 &&
-              sizeof(Q8_0x16u) == 544 && sizeof(Q4_0x16) == 288);
+              sizeof(Q8_0x16u) == 544 && sizeof(Q4_0x16) == 288 && sizeof(Q4_1x8) == 160 &&
+              sizeof(Q8_1x8) == 288);
 
 // Decode prefetch distance in blocks per weight stream (prefetches past a matrix's end are
 // harmless hints). Measured on Zen 3: 8 blocks (1152 B) speed Q4_0 decode up ~10%; for Q8_0 the
@@ -63,6 +79,8 @@ template <>
 constexpr int kPrefetchBlocks<Q4_0x8> = 8;
 template <>
 constexpr int kPrefetchBlocks<Q4_0x16> = 4;  // the same 1152 B
+template <>
+constexpr int kPrefetchBlocks<Q4_1x8> = 8;  // Q4_0's distance (not measured on its own)
 
 // acc[t] += isum[t] * (dw * dx) (Q4_0 then + (-8 * dw) * s): per lane exactly the float
 // operations of the T = 1 path, so a lane's result does not depend on the tile it ran in.
@@ -88,6 +106,18 @@ requires std::is_same_v<Q8Packed, Q8_0x8> || std::is_same_v<Q8Packed, Q8_0x8u>
 inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XA& x, int b,
                        __m256* acc) {
   AccumulateQ8<T>(dw, isum, x, b, acc);
+}
+template <int T, typename MinPacked, class XA>
+requires std::is_same_v<MinPacked, Q4_1x8> || std::is_same_v<MinPacked, Q8_1x8>
+inline void Accumulate(const MinPacked& blk, __m256 dw, const __m256i* isum, const XA& x, int b,
+                       __m256* acc) {
+  // Q4_1 / Q5_1 over kQ8_1 rows: + m * s, s llama.cpp's q8_1 block sum (MatmulQ4_1Q8ActRef).
+  const __m256 m = LoadHalves(blk.m);
+  for (int t = 0; t < T; t++) {
+    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.D(b, t)));
+    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), scale, acc[t]);
+    acc[t] = _mm256_fmadd_ps(m, _mm256_set1_ps(x.S(b, t)), acc[t]);
+  }
 }
 
 // The kernel of the shared row-group driver (q8_rows.h): per block, the G * T integer block

@@ -21,17 +21,12 @@ namespace {
 using testing::HttpCall;
 using testing::HttpReply;
 
-using testing::NodeMissing;
 using testing::RunNode;
 using testing::ServedName;
 
 TEST(HttpOpenAiClientTest, OfficialClientChatsCompletesAndListsModelsOnStories260K) {
   SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
-  const std::string node = NodeMissing();
-  if (!node.empty()) {
-    if (testing::InCi()) FAIL() << node;
-    GTEST_SKIP() << node;
-  }
+  SM_REQUIRE_NODE();
   testing::GatewayOptions options;
   options.model = testing::SharedDataPath("models/stories260K.bin");
   options.http = true;
@@ -41,6 +36,21 @@ TEST(HttpOpenAiClientTest, OfficialClientChatsCompletesAndListsModelsOnStories26
       RunNode("openai_client_test.mjs", {"--base-url", (*gateway)->http_address() + "/v1",
                                          "--model", ServedName(options.model), "--golden",
                                          testing::SharedDataPath("models/golden-greedy.jsonl")}),
+      0);
+}
+
+TEST(HttpAnthropicClientTest, OfficialSdkMessagesStreamsCountsTokensAndCallsTools) {
+  SM_REQUIRE_SHARED_DATA("models/stories260K.bin");
+  SM_REQUIRE_NODE();
+  testing::GatewayOptions options;
+  options.model = testing::SharedDataPath("models/stories260K.bin");
+  options.http = true;
+  options.api_key = "sekret";
+  auto gateway = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  EXPECT_EQ(
+      RunNode("anthropic_client_test.mjs", {"--base-url", (*gateway)->http_address(), "--model",
+                                            ServedName(options.model), "--api-key", "sekret"}),
       0);
 }
 

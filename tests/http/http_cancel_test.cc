@@ -2,8 +2,10 @@
 // within a step, asked of the worker itself (Stats over its socket), as the gRPC cancel test does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -12,6 +14,8 @@
 
 #include "shared/worker_stat_table.h"
 #include "tests/http/http_client.h"
+#include "tests/testing/http_get.h"
+#include "tests/testing/prometheus_text.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/test_models.h"
@@ -20,6 +24,27 @@ namespace smallmind {
 namespace {
 
 namespace net = boost::asio;
+using std::chrono::milliseconds;
+
+// Sends `body` to `target` and leaves once `until` arrived (the request runs on the worker).
+void PostAndLeave(const std::string& base, const std::string& target, const std::string& body,
+                  const std::string& until) {
+  net::io_context io;
+  net::ip::tcp::resolver resolver(io);
+  net::ip::tcp::socket socket(io);
+  auto [host, port] = testing::HostPort(base);
+  net::connect(socket, resolver.resolve(host, port));
+  net::write(socket, net::buffer("POST " + target + " HTTP/1.1\r\nHost: t\r\nContent-Length: " +
+                                 std::to_string(body.size()) + "\r\n\r\n" + body));
+  std::string received;
+  boost::system::error_code ec;
+  net::read_until(socket, net::dynamic_buffer(received), until, ec);
+  EXPECT_FALSE(ec) << target << " " << body << ": " << ec.message() << "; received:\n" << received;
+}
+
+double Count(const testing::MetricsText& m, const std::string& status) {
+  return m.Value("smallmind_requests_total", {{"status", status}}).value_or(0);
+}
 
 TEST(HttpCancelTest, ClientLeavingMidStreamCancelsItsWorkerRequestAndFreesItsKvBlocks) {
   constexpr int kMaxNew = 8000;
@@ -73,6 +98,75 @@ TEST(HttpCancelTest, ClientLeavingMidStreamCancelsItsWorkerRequestAndFreesItsKvB
                         R"({"prompt":"late","max_tokens":8000,"ignore_eos":true,"timeout":0.2})");
   EXPECT_EQ(late.status, 504) << late.body;
   EXPECT_EQ(late.json()["error"]["type"], "timeout_error") << late.body;
+}
+
+// Issue 40: every client that leaves is counted as CANCELLED, never as OK (about half were): the
+// streamed ones after their first event and the whole ones while the worker still generates, on
+// the OpenAI and the Anthropic routes.
+TEST(HttpCancelTest, EveryClientThatLeavesCountsAsCancelledInTheMetrics) {
+  const testing::ScopedTempDir models;  // outlives the gateway that maps the file
+  testing::GatewayOptions options;
+  options.model = testing::LongContextTinyModel(models);
+  ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
+  options.http = true;
+  options.extra_args = {"--metrics-port", "0"};
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  const int metrics_port = std::stoi(line->substr(line->rfind(' ') + 1));
+
+  constexpr int kStreamed = 16;
+  for (int i = 0; i < kStreamed; ++i) {
+    const std::string seed = std::to_string(700 + i);
+    if (i % 2 == 0) {
+      PostAndLeave(gateway.http_address(), "/v1/completions",
+                   R"({"prompt":"leave","max_tokens":4000,"ignore_eos":true,"stream":true,)"
+                   R"("seed":)" +
+                       seed + "}",
+                   "\"text\"");
+    } else {
+      PostAndLeave(gateway.http_address(), "/v1/messages",
+                   R"({"max_tokens":4000,"ignore_eos":true,"stream":true,"seed":)" + seed +
+                       R"(,"messages":[{"role":"user","content":"leave"}]})",
+                   "content_block_delta");
+    }
+  }
+  // A whole (unstreamed) completion: the client leaves once the worker has produced tokens.
+  constexpr int kWhole = 4;
+  for (int i = 0; i < kWhole; ++i) {
+    net::io_context io;
+    net::ip::tcp::resolver resolver(io);
+    net::ip::tcp::socket socket(io);
+    auto [host, port] = testing::HostPort(gateway.http_address());
+    net::connect(socket, resolver.resolve(host, port));
+    const std::string body = R"({"prompt":"leave whole","max_tokens":4000,"ignore_eos":true,)"
+                             R"("seed":)" +
+                             std::to_string(800 + i) + "}";
+    net::write(socket, net::buffer("POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Length: " +
+                                   std::to_string(body.size()) + "\r\n\r\n" + body));
+    // Leave once the worker is generating it (bounded: 10 s).
+    for (int wait = 0; wait < 200; ++wait) {
+      auto stats = gateway.WorkerStats(0);
+      if (stats.ok() && shared::ReadWorkerStat(stats->values(), shared::WorkerStat::kRunning) > 0)
+        break;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+  constexpr int kLeft = kStreamed + kWhole;
+  testing::MetricsText m;
+  for (int attempt = 0; attempt < 200; ++attempt) {  // counted once each worker call ended
+    auto response = testing::HttpGet("127.0.0.1", metrics_port, "/metrics");
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    auto parsed = testing::ParseMetricsText(response->body);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    m = *parsed;
+    if (Count(m, "CANCELLED") + Count(m, "OK") >= kLeft) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_EQ(Count(m, "CANCELLED"), kLeft);
+  EXPECT_EQ(Count(m, "OK"), 0);
 }
 
 }  // namespace

@@ -23,8 +23,10 @@ inline std::string NodeMissing() {
   if (!probe.ok() || (*probe)->Wait(std::chrono::milliseconds(30000)) != 0) {
     return "node is not installed (scripts/install_deps.sh installs it)";
   }
-  if (!std::filesystem::exists(kHttpTestsDir + "/node_modules/openai")) {
-    return "tests/http/node_modules has no openai client: run scripts/install_deps.sh";
+  if (!std::filesystem::exists(kHttpTestsDir + "/node_modules/openai") ||
+      !std::filesystem::exists(kHttpTestsDir + "/node_modules/@anthropic-ai/sdk")) {
+    return "tests/http/node_modules lacks the openai or @anthropic-ai/sdk client: run "
+           "scripts/install_deps.sh";
   }
   return "";
 }

@@ -3,6 +3,7 @@
 // number, and a worker killed with SIGKILL shows as one restart of that worker.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include "tests/testing/rpc/gateway_fixture.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/shared_data.h"
+#include "tests/testing/test_models.h"
 
 namespace smallmind {
 namespace {
@@ -178,6 +180,51 @@ TEST(GatewayMetricsTest, ALiveScrapePassesPromtoolCheckMetrics) {
   ASSERT_TRUE(checked.has_value()) << "promtool could not run";
   EXPECT_EQ(checked->status, 0) << checked->output << "\n" << response->body;
   EXPECT_EQ(checked->output, "") << "promtool's lint findings:\n" << checked->output;
+}
+
+// Issue 40: every client cancel is counted as CANCELLED (about half were counted as OK). Each
+// stream is cancelled after its first message, long before its 4000 tokens could end it.
+TEST(GatewayMetricsTest, EveryClientCancelCountsAsCancelled) {
+  const testing::ScopedTempDir models;  // outlives the gateway that maps the file
+  testing::GatewayOptions options;
+  options.model = testing::LongContextTinyModel(models);
+  ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
+  options.extra_args = {"--metrics-port", "0"};
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  const int port = std::stoi(line->substr(line->rfind(' ') + 1));
+
+  constexpr int kCancels = 24;
+  for (int i = 0; i < kCancels; ++i) {
+    grpc::ClientContext ctx;
+    v1::GenerateRequest request = Request(4000, 500 + i);
+    request.mutable_stopping()->set_ignore_eos(true);
+    auto reader = gateway.stub().Generate(&ctx, request);
+    v1::GenerateResponse msg;
+    ASSERT_TRUE(reader->Read(&msg)) << i;
+    ASSERT_EQ(msg.finish_reason(), v1::FINISH_REASON_UNSPECIFIED) << i;
+    ctx.TryCancel();
+    for (int more = 0; more < 4000 && reader->Read(&msg); ++more) {
+    }
+    ASSERT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED) << i;
+  }
+  // The gateway counts a request when its worker call has ended too: scrape (bounded) until all
+  // are in.
+  testing::MetricsText m;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    m = Scrape(port);
+    if (ValueOr(m, "smallmind_requests_total", {{"status", "CANCELLED"}}) +
+            std::max(0.0, ValueOr(m, "smallmind_requests_total", {{"status", "OK"}})) >=
+        kCancels) {
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_EQ(ValueOr(m, "smallmind_requests_total", {{"status", "CANCELLED"}}), kCancels);
+  EXPECT_LE(ValueOr(m, "smallmind_requests_total", {{"status", "OK"}}), 0);
 }
 
 }  // namespace

@@ -2,8 +2,12 @@
 // and untrusted clients are refused, mTLS refuses clients without a certificate from its CA, a
 // wrong or missing key is UNAUTHENTICATED, and SIGHUP reloads the key file (a bad file keeps the
 // old keys). The `smallmind` CLI's TLS flags are checked against the same gateways.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +16,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
 
 #include "smallmind/v1/inference.grpc.pb.h"
 #include "tests/testing/child_process.h"
@@ -66,6 +71,35 @@ grpc::Status Generate(const std::string& address,
   for (int i = 0; i < 64 && reader->Read(&message); ++i) {
   }
   return reader->Finish();
+}
+
+// Whether a TLS handshake with the gRPC port at "127.0.0.1:PORT" `address` succeeds for a client
+// limited to `max_version` and (on TLS 1.2) `ciphers`, offering ALPN h2 as gRPC clients do.
+bool TlsHandshakes(const std::string& address, const std::string& ca, int max_version,
+                   const char* ciphers) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (ctx == nullptr) return false;
+  SSL_CTX_set_max_proto_version(ctx, max_version);
+  if (ciphers != nullptr) SSL_CTX_set_cipher_list(ctx, ciphers);
+  SSL_CTX_load_verify_locations(ctx, ca.c_str(), nullptr);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  static const unsigned char kAlpn[] = {2, 'h', '2'};
+  SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof(kAlpn));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  SSL* ssl = ok ? SSL_new(ctx) : nullptr;
+  if (ssl != nullptr) {
+    SSL_set_fd(ssl, fd);
+    ok = SSL_connect(ssl) == 1;
+    SSL_free(ssl);
+  }
+  ::close(fd);
+  SSL_CTX_free(ctx);
+  return ok;
 }
 
 // Exit code of the `smallmind` CLI run with `args`.
@@ -200,6 +234,24 @@ TEST_F(GatewaySecurityTest, ABadTlsOrKeyFileStopsTheStartBeforeAnyWorker) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << flags[0] << ": " << status;
     EXPECT_TRUE(std::filesystem::is_empty(runtime.path())) << flags[0] << " spawned workers";
   }
+}
+
+// The gRPC TLS port's cipher policy, as the HTTPS door's test checks its own (issue 40): TLS 1.2
+// only with ECDHE and an AEAD cipher, and TLS 1.3; an old CBC suite is refused.
+TEST_F(GatewaySecurityTest, TheGrpcTlsPortRefusesCbcSuitesAndTakesEcdheAeadAndTls13) {
+  auto gateway =
+      SecureGateway::Start({"--tls-cert", certs_->server_cert, "--tls-key", certs_->server_key});
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  const std::string& address = (*gateway)->address();
+  const std::string& ca = certs_->ca_cert;
+  EXPECT_FALSE(TlsHandshakes(address, ca, TLS1_2_VERSION, "AES128-SHA"));
+  EXPECT_FALSE(TlsHandshakes(address, ca, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA"));
+  EXPECT_FALSE(TlsHandshakes(address, ca, TLS1_2_VERSION, "ECDHE-RSA-AES128-SHA"));
+  // Some AEAD suite with ECDHE of the certificate's kind is taken.
+  EXPECT_TRUE(TlsHandshakes(address, ca, TLS1_2_VERSION,
+                            "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"));
+  EXPECT_TRUE(TlsHandshakes(address, ca, TLS1_3_VERSION, nullptr));
+  EXPECT_TRUE(Info(address, Tls(ca)).ok()) << "the port still serves after the refusals";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -50,14 +51,28 @@ constexpr int kReusableTokens = 96;
 // A smallmind-worker on its own Unix socket, its stderr (the log) merged into the piped stdout.
 class WorkerProcess {
  public:
+  // `segment` "": a standalone worker's own name, its name file under `dir` (--runtime-dir).
   static std::unique_ptr<WorkerProcess> Start(const std::string& model, const std::string& segment,
                                               const std::string& dir) {
     auto w = std::unique_ptr<WorkerProcess>(new WorkerProcess());
     w->target_ = "unix:" + dir + "/worker.sock";
-    auto child = testing::ChildProcess::Spawn({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
-                                               testing::BinaryPath("smallmind-worker"), "--model",
-                                               model, "--listen", w->target_, "--kv-segment",
-                                               segment, "--threads", "1", "--exit-with-parent"});
+    std::vector<std::string> argv = {"/bin/sh",
+                                     "-c",
+                                     "exec \"$0\" \"$@\" 2>&1",
+                                     testing::BinaryPath("smallmind-worker"),
+                                     "--model",
+                                     model,
+                                     "--listen",
+                                     w->target_,
+                                     "--threads",
+                                     "1",
+                                     "--exit-with-parent"};
+    if (segment.empty()) {
+      argv.insert(argv.end(), {"--runtime-dir", dir});
+    } else {
+      argv.insert(argv.end(), {"--kv-segment", segment});
+    }
+    auto child = testing::ChildProcess::Spawn(argv);
     EXPECT_TRUE(child.ok()) << child.status().ToString();
     if (!child.ok()) return nullptr;
     w->process_ = std::move(child).value();
@@ -283,6 +298,51 @@ TEST(KvWarmRestartTest, AGatewayRestartsAKilledWorkerWarmAndLeavesNothingInDevSh
   const shared::Status stopped = (*gateway)->Stop();
   EXPECT_TRUE(stopped.ok()) << stopped.ToString();
   EXPECT_TRUE(GatewaySegments(pid).empty()) << "a clean shutdown leaves nothing in /dev/shm";
+}
+
+// Issue 40: a standalone worker (no --kv-segment) names its segment with a random part, finds it
+// again after a crash through its owner-only name file, and a clean exit removes both.
+TEST(KvWarmRestartTest, AStandaloneWorkersRandomSegmentNameSurvivesACrashAndGoesWithACleanExit) {
+  testing::ScopedTempDir dir("kvname");
+  const std::string name_dir = dir.path() + "/smallmind-kv-" + std::to_string(geteuid());
+  // The one name file there, and the base name its file name carries (<base>.name).
+  std::string name_file, base;
+  auto read_name = [&] {
+    for (const auto& entry : std::filesystem::directory_iterator(name_dir)) {
+      name_file = entry.path().string();
+      base = entry.path().stem().string();
+    }
+    std::ifstream in(name_file);
+    std::string name;
+    std::getline(in, name);
+    return name;
+  };
+  std::string name;
+  {
+    auto first = WorkerProcess::Start("builtin:tiny", "", dir.path());
+    ASSERT_TRUE(first && first->WaitServing());
+    name = read_name();
+    EXPECT_TRUE(base.starts_with("smallmind-kv-unix-")) << base;
+    ASSERT_EQ(name.size(), base.size() + 17) << name << " (" << name_file << ")";
+    EXPECT_EQ(name.substr(0, base.size() + 1), base + "-");
+    EXPECT_TRUE(ShmSegment::Exists(name));
+    EXPECT_EQ(ModeOf(name_dir), 0700u);
+    EXPECT_EQ(ModeOf(name_file), 0600u);
+    EXPECT_EQ(first->Generate(Prompt(4)), 0);
+    ASSERT_TRUE(WIFSIGNALED(first->Stop(SIGKILL)));
+  }
+  ASSERT_TRUE(ShmSegment::Exists(name)) << "a crash leaves the segment for the successor";
+  auto second = WorkerProcess::Start("builtin:tiny", "", dir.path());
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->WaitForLog("re-attached").find(name), std::string::npos);
+  ASSERT_TRUE(second->WaitServing());
+  EXPECT_EQ(second->Generate(Prompt(4)), kReusableTokens) << "its own segment, found again";
+  EXPECT_EQ(read_name(), name);
+  const int status = second->Stop(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_FALSE(ShmSegment::Exists(name));
+  EXPECT_FALSE(std::filesystem::exists(name_file)) << "a clean exit removes the name file";
+  EXPECT_FALSE(std::filesystem::exists(name_dir)) << "and the directory it emptied";
 }
 
 }  // namespace

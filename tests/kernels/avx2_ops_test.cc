@@ -160,6 +160,34 @@ TEST_F(Avx2OpsTest, RopeWithFactorsAndScaleIsBitwiseTheReference) {
   }
 }
 
+// Partial rotary and an attention factor (phi3's LongRoPE): still bitwise the reference, the
+// pass-through dims untouched, and the memo keyed by both.
+TEST_F(Avx2OpsTest, RopeWithPartialRotaryAndMscaleIsBitwiseTheReference) {
+  const std::vector<int32_t> positions = {2, 90, 2};
+  const int n_heads = 3;
+  for (int head_dim : {64, 96, 128}) {
+    std::vector<float> factors(head_dim / 2);
+    for (int i = 0; i < head_dim / 2; i++) factors[i] = 1.0f + 0.5f * static_cast<float>(i % 7);
+    for (const RopeFreqs& freqs :
+         {RopeFreqs{.rot_dims = head_dim * 3 / 4},
+          RopeFreqs{.theta = 10000.0f,
+          .factors = factors.data(),
+          .rot_dims = head_dim * 3 / 4,
+          .mscale = 1.19f},
+          RopeFreqs{.rot_dims = head_dim / 4, .mscale = 1.19f}, RopeFreqs{.mscale = 0.9f}}) {
+      for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kNeox}) {
+        std::vector<float> got = RandomFloats(positions.size() * n_heads * head_dim, head_dim);
+        std::vector<float> want = got;
+        const RowRange all{0, static_cast<int>(positions.size()) * n_heads};
+        avx2::RopeAvx2(got.data(), positions.data(), n_heads, head_dim, freqs, layout, all);
+        RopeRef(want.data(), positions.data(), n_heads, head_dim, freqs, layout, all);
+        EXPECT_EQ(got, want) << "head_dim " << head_dim << " rot " << freqs.rot_dims << " mscale "
+                             << freqs.mscale;
+      }
+    }
+  }
+}
+
 // The output (out_size floats) of fn over every row of `a`.
 std::vector<float> Attend(AttentionFn fn, AttentionArgs a, size_t out_size) {
   std::vector<float> out(out_size, NAN);

@@ -256,7 +256,7 @@ TEST(DequantTest, DispatchCoversEveryType) {
   q8.qs[3] = -7;
   ASSERT_TRUE(DequantizeRef(DType::kQ8_0, &q8, y, 32));
   EXPECT_EQ(y[3], -7.0f);
-  EXPECT_FALSE(DequantizeRef(static_cast<DType>(6), &q8, y, 32));  // Q5_0: no routine
+  EXPECT_FALSE(DequantizeRef(static_cast<DType>(16), &q8, y, 32));  // IQ2_XXS: no routine
 }
 
 TEST(QuantizeTest, Q8_0MatchesGgmlRounding) {

@@ -104,8 +104,8 @@ TEST(MatmulRefTest, DequantRowOfEveryTypeMatchesDequantizeRef) {
 }
 
 TEST(MatmulRefTest, HasNoKernelForATypeWithoutMatmul) {
-  EXPECT_EQ(RefKernelTable().MatmulFor(static_cast<DType>(3)), nullptr);
-  EXPECT_EQ(RefKernelTable().DequantRowFor(static_cast<DType>(3)), nullptr);
+  EXPECT_EQ(RefKernelTable().MatmulFor(static_cast<DType>(16)), nullptr);  // IQ2_XXS
+  EXPECT_EQ(RefKernelTable().DequantRowFor(static_cast<DType>(16)), nullptr);
 }
 
 }  // namespace

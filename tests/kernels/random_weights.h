@@ -10,9 +10,11 @@
 
 #include "kernels/dtype.h"
 #include "kernels/kernels.h"
+#include "kernels/low_bit_blocks.h"
 #include "kernels/q8_act.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/ref/dequant_ref.h"
+#include "kernels/ref/low_bit_ref.h"
 #include "kernels/ref/quantize_ref.h"
 
 namespace smallmind::kernels::testing {
@@ -26,8 +28,8 @@ inline std::vector<float> RandomFloats(size_t n, uint32_t seed, float lo = -1.0f
 }
 
 // A [rows, cols] matrix of `type` with seeded random content: float types from uniform values,
-// Q8_0/Q4_0 through the reference quantizers, K-quants from random quant bytes with fp16 scales
-// drawn from a sane range (no inf/NaN).
+// Q8_0/Q4_0/Q5_0/IQ4_NL/Q4_1/Q5_1 through the reference quantizers, K-quants from random quant
+// bytes with fp16 scales drawn from a sane range (no inf/NaN).
 inline std::vector<uint8_t> RandomWeights(DType type, int rows, int cols, uint32_t seed) {
   const DTypeTraits& traits = *GetDTypeTraits(static_cast<uint32_t>(type));
   const size_t row_bytes = RowBytes(traits, cols);
@@ -49,13 +51,24 @@ inline std::vector<uint8_t> RandomWeights(DType type, int rows, int cols, uint32
         break;
       case DType::kQ8_0: QuantizeQ8_0Ref(v, reinterpret_cast<BlockQ8_0*>(row), cols); break;
       case DType::kQ4_0: QuantizeQ4_0Ref(v, reinterpret_cast<BlockQ4_0*>(row), cols); break;
+      case DType::kQ5_0: QuantizeQ5_0Ref(v, reinterpret_cast<BlockQ5_0*>(row), cols); break;
+      case DType::kIQ4_NL: QuantizeIQ4_NLRef(v, reinterpret_cast<BlockIQ4_NL*>(row), cols); break;
+      case DType::kQ4_1: QuantizeQ4_1Ref(v, reinterpret_cast<BlockQ4_1*>(row), cols); break;
+      case DType::kQ5_1: QuantizeQ5_1Ref(v, reinterpret_cast<BlockQ5_1*>(row), cols); break;
       case DType::kQ4_K:
       case DType::kQ5_K:
       case DType::kQ6_K:
-      case DType::kIQ4_XS: {
+      case DType::kIQ4_XS:
+      case DType::kQ2_K:
+      case DType::kQ3_K: {
         for (size_t i = 0; i < row_bytes; i++) row[i] = static_cast<uint8_t>(rng());
         for (int b = 0; b < cols / kQkK; b++) {
-          if (type == DType::kQ4_K || type == DType::kQ5_K) {  // both open with d, dmin
+          if (type == DType::kQ2_K) {
+            reinterpret_cast<BlockQ2_K*>(row)[b].d = Fp32ToFp16(scale(rng));
+            reinterpret_cast<BlockQ2_K*>(row)[b].dmin = Fp32ToFp16(scale(rng));
+          } else if (type == DType::kQ3_K) {
+            reinterpret_cast<BlockQ3_K*>(row)[b].d = Fp32ToFp16(scale(rng));
+          } else if (type == DType::kQ4_K || type == DType::kQ5_K) {  // both open with d, dmin
             auto* blk = reinterpret_cast<uint16_t*>(row + b * traits.block_bytes);
             blk[0] = Fp32ToFp16(scale(rng));
             blk[1] = Fp32ToFp16(scale(rng));

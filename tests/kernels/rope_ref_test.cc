@@ -97,5 +97,33 @@ TEST(RopeRefTest, UnitFactorsAreBitwisePlainRope) {
   EXPECT_EQ(x, y);
 }
 
+// Partial rotary (llama.cpp's n_dims < head_dim): the first rot_dims dims rotate exactly as a
+// rot_dims-wide head would (frequencies over rot_dims, NeoX pairs (i, i + rot_dims / 2)), the
+// others are left as they were; mscale (llama.cpp's attn_factor) multiplies cos and sin.
+TEST(RopeRefTest, PartialRotaryRotatesTheFirstDimsAsTheirOwnHeadAndKeepsTheRest) {
+  const int n_heads = 2, head_dim = 16, rot = 12;
+  for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kNeox}) {
+    for (float mscale : {1.0f, 1.25f}) {
+      std::vector<float> x(2 * n_heads * head_dim);
+      for (size_t i = 0; i < x.size(); i++) x[i] = 0.02f * static_cast<float>(i * 5 % 77) - 0.6f;
+      const std::vector<float> in = x;
+      const int32_t pos[] = {3, 250};
+      RopeFreqs freqs{.theta = 10000.0f, .rot_dims = rot, .mscale = mscale};
+      RopeRef(x.data(), pos, n_heads, head_dim, freqs, layout, AllRows(4));
+      for (int r = 0; r < 4; r++) {
+        // The same rows as rot-wide heads, without mscale, then scaled.
+        std::vector<float> want(in.begin() + r * head_dim, in.begin() + r * head_dim + rot);
+        RopeRef(want.data(), &pos[r / n_heads], 1, rot, RopeFreqs{}, layout, AllRows(1));
+        for (int i = 0; i < rot; i++) {
+          EXPECT_NEAR(x[r * head_dim + i], mscale * want[i], 1e-5) << r << " " << i;
+        }
+        for (int i = rot; i < head_dim; i++) {
+          EXPECT_EQ(x[r * head_dim + i], in[r * head_dim + i]) << "passes through: " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace smallmind::kernels

@@ -10,6 +10,7 @@
 
 #include "kernels/avx2/kernels_avx2.h"
 #include "kernels/x86/kquant_x8.h"
+#include "kernels/x86/q2_kx8.h"
 #include "kernels/x86/q8_0x8.h"
 #include "kernels/x86/vnni_cores.h"
 #include "tests/kernels/emulated_dpbusd.h"
@@ -44,6 +45,10 @@ void MatmulQ6_K(const void* w, const void* xq, float* y, int n_tokens, int in_di
                 RowRange rows) {
   MatmulKQuantPacked<Q6_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
+void MatmulQ2_K(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                RowRange rows) {
+  MatmulKQuantPacked<Q2_Kx8, VnniCore<&EmulatedDpBusd>>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
 
 }  // namespace
 }  // namespace smallmind::kernels::vnni_emulated
@@ -55,7 +60,7 @@ KernelTable EmulatedVnniKernelTable(ExecMode mode) {
   return avx2::WithVnniPackedMatmuls(
       avx2::Avx2KernelTable(mode), avx2::Q8_0x8uOp(&e::MatmulQ8_0),
       avx2::Q4_0x8Op(&e::MatmulQ4_0, MatmulInput::kQ8Octets),
-      {&e::MatmulQ4_K, &e::MatmulQ5_K, &e::MatmulQ6_K, &e::MatmulIQ4_XS});
+      {&e::MatmulQ4_K, &e::MatmulQ5_K, &e::MatmulQ6_K, &e::MatmulIQ4_XS, &e::MatmulQ2_K});
 }
 
 }  // namespace smallmind::kernels::testing

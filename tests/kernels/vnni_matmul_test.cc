@@ -106,13 +106,14 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
       avx512 ? &avx512::MatmulQ4_Kx8Q8Vnni : &avx_vnni::MatmulQ4_Kx8Q8AvxVnni,
       avx512 ? &avx512::MatmulQ5_Kx8Q8Vnni : &avx_vnni::MatmulQ5_Kx8Q8AvxVnni,
       avx512 ? &avx512::MatmulQ6_Kx8Q8Vnni : &avx_vnni::MatmulQ6_Kx8Q8AvxVnni,
-      avx512 ? &avx512::MatmulIQ4_XSx8Q8Vnni : &avx_vnni::MatmulIQ4_XSx8Q8AvxVnni};
+      avx512 ? &avx512::MatmulIQ4_XSx8Q8Vnni : &avx_vnni::MatmulIQ4_XSx8Q8AvxVnni,
+      avx512 ? &avx512::MatmulQ2_Kx8Q8Vnni : &avx_vnni::MatmulQ2_Kx8Q8AvxVnni};
   for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
     const KernelTable t = SelectKernels(GetParam().isa, mode);
     const KernelTable base = SelectKernels(Isa::kAvx2, mode);
     int i = 0;
-    for (DType type :
-         {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
+    for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K,
+                       DType::kIQ4_XS, DType::kQ2_K}) {
       EXPECT_EQ(t.MatmulFor(type)->fn, want[i++]) << Name(type);
       // Q8_0 offset to unsigned quants for vpdpbusd; Q8_0 (also for TDPBSUD) and Q4_0 16 rows a
       // group for the 512-bit vpdpbusd; the rest as the AVX2 kernels pack them.
@@ -120,6 +121,14 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
                           : type == DType::kQ4_0 && avx512 ? &avx2::PackQ4_0x16
                                                            : base.MatmulFor(type)->pack;
       EXPECT_EQ(t.MatmulFor(type)->pack, pack) << Name(type);
+    }
+    // Q5_0 and IQ4_NL: the table's Q8_0 op on weights widened into its packed layout.
+    for (DType type : {DType::kQ5_0, DType::kIQ4_NL}) {
+      const MatmulOp& q8_0 = *t.MatmulFor(DType::kQ8_0);
+      EXPECT_EQ(t.MatmulFor(type)->fn, q8_0.fn) << Name(type);
+      EXPECT_EQ(t.MatmulFor(type)->input, q8_0.input) << Name(type);
+      EXPECT_EQ(t.MatmulFor(type)->pack, avx2::WidenedQ8_0Pack(q8_0.pack, type)) << Name(type);
+      EXPECT_NE(t.MatmulFor(type)->pack, nullptr) << Name(type);
     }
   }
 }
@@ -148,12 +157,13 @@ void ExpectEveryBatchSizeGivesTheAvx2Bits(const Flavour& flavour, DType type,
 }
 
 TEST_P(VnniMatmulTest, EveryBatchSizeAndShapeGivesTheAvx2Bits) {
-  for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL}) {
     ExpectEveryBatchSizeGivesTheAvx2Bits(
         GetParam(), type, {{32, 40}, {96, 33}, {768, 56}, {2048, 24}, {64, 100}, {32 * 187, 72}});
   }
   // rows of whole 256-element super-blocks
-  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
+  for (DType type :
+       {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ2_K, DType::kQ3_K}) {
     ExpectEveryBatchSizeGivesTheAvx2Bits(GetParam(), type,
                                          {{256, 40}, {768, 33}, {2048, 24}, {256 * 7, 100}});
   }
@@ -163,9 +173,9 @@ TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kDeterministic);
   const KernelTable vnni = GetParam().Table(ExecMode::kDeterministic);
   std::mt19937 rng(23);
-  for (DType type :
-       {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
-    const bool k_quant = type != DType::kQ8_0 && type != DType::kQ4_0;
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL, DType::kQ4_K,
+                     DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ2_K, DType::kQ3_K}) {
+    const bool k_quant = GetDTypeTraits(static_cast<uint32_t>(type))->block_elems == kQkK;
     const int in_dim = k_quant ? 512 : 160, out_dim = 120, n_tokens = 9;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, rng());
     const std::vector<uint8_t> xq =
@@ -206,6 +216,18 @@ TEST_P(VnniMatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
       for (int i = 0; i < 16; i++) blk4.qs[i] = r % 2 == 0 ? 0xff : (i % 2 == 0 ? 0xf0 : 0x0f);
     }
   }
+  // Q5_0 rows of quants 0 and 31 (-16 and 15 after the offset) and IQ4_NL rows of indices 0 and 15
+  // (levels -127 and 113): Q4_0's nibble patterns, Q5_0 with every fifth bit set or none.
+  std::vector<uint8_t> q5(out_dim * (in_dim / 32) * sizeof(BlockQ5_0));
+  std::vector<uint8_t> nl(out_dim * (in_dim / 32) * sizeof(BlockIQ4_NL));
+  auto* b5 = reinterpret_cast<BlockQ5_0*>(q5.data());
+  auto* bn = reinterpret_cast<BlockIQ4_NL*>(nl.data());
+  for (int i = 0; i < out_dim * (in_dim / 32); i++) {
+    b5[i].d = bn[i].d = 0x3c00;
+    std::memcpy(b5[i].qs, b4[i].qs, 16);
+    std::memcpy(bn[i].qs, b4[i].qs, 16);
+    std::memset(b5[i].qh, (i / (in_dim / 32)) % 4 < 2 ? 0xff : 0x00, 4);
+  }
   // Activations at +-1 (quants +-127) in the same patterns, and one row of random values.
   std::vector<float> x(size_t(n_tokens) * in_dim);
   for (int t = 0; t < n_tokens; t++) {
@@ -215,7 +237,10 @@ TEST_P(VnniMatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
     }
   }
   const std::vector<uint8_t> xq = Quantize(avx2, x, n_tokens, in_dim);
-  for (const auto& [type, w] : {std::pair{DType::kQ8_0, &q8}, {DType::kQ4_0, &q4}}) {
+  for (const auto& [type, w] : {std::pair{DType::kQ8_0, &q8},
+                                {DType::kQ4_0, &q4},
+                                {DType::kQ5_0, &q5},
+                                {DType::kIQ4_NL, &nl}}) {
     for (int n : {1, 2, 3, 8, n_tokens}) {
       ExpectSameBits(Matmul(vnni, type, *w, xq, 0, n, in_dim, out_dim, AllRows(out_dim)),
                      Matmul(avx2, type, *w, xq, 0, n, in_dim, out_dim, AllRows(out_dim)),

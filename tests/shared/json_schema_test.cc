@@ -1,5 +1,6 @@
 #include "shared/json_schema.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -395,6 +396,27 @@ TEST(JsonSchemaTest, OutputConstraintChecksTheFormatAndTheSchemaTogether) {
                 .find("json_schema is set but response_format is not"),
             std::string::npos);
   EXPECT_NE(OutputConstraint(7, "").status().message().find("got 7"), std::string::npos);
+}
+
+// Issue 40: compiling has a budget of work units; a schema that needs more is refused naming the
+// limit, and the default budget leaves room for big real schemas.
+TEST(JsonSchemaTest, CompileWorkBeyondTheBudgetIsRefusedNamingTheLimit) {
+  std::string big = R"({"type": "object", "properties": {)";
+  for (int i = 0; i < 60; ++i) {
+    big += fmt::format(R"({}"p{}": {{"anyOf": [{{"type": "string"}}, {{"type": "null"}}, )"
+                       R"({{"enum": [1, 2, 3, true]}}]}})",
+                       i ? ", " : "", i);
+  }
+  big += "}}";
+  const auto ok = JsonSchema::Compile(big);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  const auto refused = JsonSchema::Compile(big, /*max_work=*/5000);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("more than 5000 units of work"), std::string::npos)
+      << refused.status().message();
+  // 60 anyOfs of 256 table entries each: well below the default budget, above 5000.
+  EXPECT_TRUE(JsonSchema::Compile(big, 60 * 300).ok());
 }
 
 }  // namespace

@@ -29,40 +29,58 @@ class Layout {
   size_t offset_ = 0;
 };
 
+// Room for a tile of a prefill chunk (up to kAttentionTileTokens tokens, every head), so the
+// kernel reads the cache once for all its tokens, but not past ~768 KiB: the tile's scores are
+// written, normalized and read again, and beyond L2 that traffic costs more than the cache
+// reads it saves (measured on Zen 3: a 32-head GQA chunk at 2016 positions ran 0.7-0.9x the
+// untiled kernel with 8-token tiles, 1.0x with 2; 12-head MHA 5x faster with 7-8). At least
+// kAttentionHeadsPerPass rows of the whole context.
+int64_t ScoresPerThread(const ModelConfig& c) {
+  constexpr int64_t kMaxScoresPerThread = int64_t{3} << 16;  // floats
+  const int64_t tile_rows = int64_t{kernels::kAttentionTileTokens} * c.n_heads;
+  return std::max<int64_t>(kernels::kAttentionHeadsPerPass * c.context_length,
+                           std::min(tile_rows * c.context_length, kMaxScoresPerThread));
+}
+
 }  // namespace
 
 Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs_in,
-                         int max_threads_in)
-    : max_tokens(max_step_tokens), max_seqs(max_seqs_in), max_threads(max_threads_in) {
+                         int max_threads_in, int max_logit_rows_in)
+    : max_tokens(max_step_tokens),
+      max_seqs(max_seqs_in),
+      max_threads(max_threads_in),
+      max_logit_rows(std::max(max_seqs_in, max_logit_rows_in)),
+      max_source_rows(max_step_tokens * (c.moe() ? std::max(1, c.n_experts_used) : 1)) {
   SM_CHECK(max_tokens > 0 && max_seqs > 0 && max_threads > 0) << "engine limits must be positive";
   const auto n = static_cast<size_t>(max_tokens);
-  // Room for a tile of a prefill chunk (up to kAttentionTileTokens tokens, every head), so the
-  // kernel reads the cache once for all its tokens, but not past ~768 KiB: the tile's scores are
-  // written, normalized and read again, and beyond L2 that traffic costs more than the cache
-  // reads it saves (measured on Zen 3: a 32-head GQA chunk at 2016 positions ran 0.7-0.9x the
-  // untiled kernel with 8-token tiles, 1.0x with 2; 12-head MHA 5x faster with 7-8). At least
-  // kAttentionHeadsPerPass rows of the whole context.
-  constexpr int64_t kMaxScoresPerThread = int64_t{3} << 16;  // floats
-  const int64_t tile_rows = int64_t{kernels::kAttentionTileTokens} * c.n_heads;
-  scores_per_thread =
-      std::max<int64_t>(kernels::kAttentionHeadsPerPass * c.context_length,
-                        std::min(tile_rows * c.context_length, kMaxScoresPerThread));
+  scores_per_thread = ScoresPerThread(c);
+  // The widest row a matmul reads: dim (qkv, gate/up, classifier), q_dim (wo), hidden (w2).
+  // The experts' down matrices read expert_ffn_dim.
+  const int widest = std::max({c.dim, c.q_dim(), c.hidden_dim, c.expert_ffn_dim});
+  const auto rows = static_cast<size_t>(max_source_rows);
+  const size_t experts = c.moe() ? static_cast<size_t>(c.n_experts) : 0;
+  const size_t routed = c.moe() ? rows : 0;
   const auto place = [&](Layout& l) {
     l.Add(&x, n * c.dim);
-    l.Add(&xb, n * c.dim);
+    l.Add(&xb, n * std::max(c.dim, c.q_dim()));
     l.Add(&xb2, n * c.dim);
-    l.Add(&q, n * c.dim);
+    l.Add(&q, n * c.q_dim());
     l.Add(&k, n * c.kv_dim());
     l.Add(&v, n * c.kv_dim());
     l.Add(&hb, n * c.hidden_dim);
     l.Add(&hb2, n * c.hidden_dim);
-    l.Add(&xq, n * kernels::Q8ActRowBytes(std::max(c.dim, c.hidden_dim)));
-    l.Add(&xq_1, n * kernels::Q8ActRowBytes(std::max(c.dim, c.hidden_dim)));
-    l.Add(&xq_k, n * kernels::Q8ActRowBytes(std::max(c.dim, c.hidden_dim)));
-    l.Add(&xq_octets, kernels::Q8ActOctetsBytes(max_tokens, std::max(c.dim, c.hidden_dim)));
+    l.Add(&xq, rows * kernels::Q8ActRowBytes(widest));
+    l.Add(&xq_1, rows * kernels::Q8ActRowBytes(widest));
+    l.Add(&xq_k, rows * kernels::Q8ActRowBytes(widest));
+    l.Add(&xq_octets, kernels::Q8ActOctetsBytes(max_source_rows, widest));
     l.Add(&scores, static_cast<size_t>(max_threads * scores_per_thread));
-    l.Add(&last_x, static_cast<size_t>(max_seqs) * c.dim);
-    l.Add(&logits, static_cast<size_t>(max_seqs) * c.vocab_size);
+    l.Add(&last_x, static_cast<size_t>(max_logit_rows) * c.dim);
+    l.Add(&logits, static_cast<size_t>(max_logit_rows) * c.vocab_size);
+    l.Add(&router_probs, experts * n);
+    l.Add(&moe_x, routed * c.dim);
+    l.Add(&moe_gate, routed * c.expert_ffn_dim);
+    l.Add(&moe_up, routed * c.expert_ffn_dim);
+    l.Add(&moe_y, routed * c.dim);
   };
   Layout sizes;
   place(sizes);
@@ -80,6 +98,16 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
   attention_items.resize(static_cast<size_t>(std::max(max_tokens, 8 * max_threads)));
   attention_items_dealt.resize(attention_items.size());
   logits_row.assign(static_cast<size_t>(max_seqs), -1);
+  SizeMoeIndex(routed, experts);
+}
+
+// The routing's index vectors (the moe_* members), sized once for the largest step.
+void Activations::SizeMoeIndex(size_t routed, size_t experts) {
+  moe_expert.resize(routed);
+  moe_weight.resize(routed);
+  moe_row.resize(routed);
+  moe_first.resize(experts + 1);
+  moe_jobs.resize(2 * experts);
 }
 
 }  // namespace smallmind::worker

@@ -15,6 +15,7 @@
 
 #include "kernels/kernels.h"
 #include "shared/huge_region.h"
+#include "worker/model/tensor_view.h"
 #include "worker/types/model_config.h"
 
 namespace smallmind::worker {
@@ -28,22 +29,39 @@ struct AttentionItem {
   kernels::RowRange kv_heads = {0, 0};  // empty: every head; else only these KV heads' rows
 };
 
+// One matmul of a step's grouped expert matmuls (OpRunner::ExpertMatmuls): rows [first_row,
+// first_row + n_rows) of the shared input times expert matrix w, into y: [n_rows, w->rows].
+struct ExpertMatmul {
+  const TensorView* w = nullptr;
+  int first_row = 0;
+  int n_rows = 0;
+  float* y = nullptr;
+};
+
 struct Activations {
-  Activations(const ModelConfig& config, int max_step_tokens, int max_seqs, int max_threads);
+  // max_logit_rows: logits rows one step may ask for (>= max_seqs; more for speculative
+  // verification, which wants a row per fed token).
+  Activations(const ModelConfig& config, int max_step_tokens, int max_seqs, int max_threads,
+              int max_logit_rows);
 
   int max_tokens;
   int max_seqs;
   int max_threads;
-  shared::HugeRegion arena;      // every span below up to logits; zero-filled
-  std::span<float> x;            // [max_tokens, dim] residual stream
-  std::span<float> xb;           // [max_tokens, dim] normed input / attention output
-  std::span<float> xb2;          // [max_tokens, dim] output of wo and of w2
-  std::span<float> q;            // [max_tokens, dim] queries
-  std::span<float> k;            // [max_tokens, kv_dim] keys of this step's tokens
-  std::span<float> v;            // [max_tokens, kv_dim] values of this step's tokens
-  std::span<float> hb;           // [max_tokens, hidden_dim] gate, then silu(gate) * up
-  std::span<float> hb2;          // [max_tokens, hidden_dim] up
-  std::span<uint8_t> xq;         // [max_tokens, Q8ActRowBytes(max(dim, hidden_dim))] Q8 input
+  int max_logit_rows;
+  // Rows a matmul input may have (the Q8 buffers' rows): max_tokens, or a mixture of experts'
+  // routed rows, max_tokens * n_experts_used.
+  int max_source_rows;
+  shared::HugeRegion arena;  // every span below up to logits; zero-filled
+  std::span<float> x;        // [max_tokens, dim] residual stream
+  std::span<float> xb;       // [max_tokens, max(dim, q_dim)] normed input / attention out
+  std::span<float> xb2;      // [max_tokens, dim] output of wo and of w2
+  std::span<float> q;        // [max_tokens, q_dim] queries
+  std::span<float> k;        // [max_tokens, kv_dim] keys of this step's tokens
+  std::span<float> v;        // [max_tokens, kv_dim] values of this step's tokens
+  std::span<float> hb;       // [max_tokens, hidden_dim] gate, then silu(gate) * up
+  std::span<float> hb2;      // [max_tokens, hidden_dim] up
+  // [max_source_rows, Q8ActRowBytes(widest)] (widest of dim, q_dim, hidden, expert_ffn_dim)
+  std::span<uint8_t> xq;
   std::span<uint8_t> xq_1;       // as many: the input as kQ8_1 rows (Q4_1 / Q5_1 matmuls)
   std::span<uint8_t> xq_k;       // as many: the input as kQ8K rows (the K-quants' matmuls)
   std::span<uint8_t> xq_octets;  // Q8 input as octets (Q8ActOctetsBytes), for kQ8Octets ops
@@ -58,9 +76,26 @@ struct Activations {
   // (so a kernel call can share each K/V row among them), or runs of one token's heads, in order
   std::vector<AttentionItem> attention_items;
   std::vector<AttentionItem> attention_items_dealt;  // as many: OpRunner reorders items through it
-  std::span<float> last_x;      // [max_seqs, dim] final state of each last token that wants logits
-  std::span<float> logits;      // [max_seqs, vocab_size], compacted: row i is the i-th wanting seq
-  std::vector<int> logits_row;  // [max_seqs] row of `logits` for each seq of the step, -1 if none
+  std::span<float> last_x;  // [max_logit_rows, dim] final state of each token wanting logits
+  std::span<float> logits;  // [max_logit_rows, vocab_size], compacted in plan order
+  // Mixture of experts (config.moe(); empty otherwise): MoeFfn's scratch, with R =
+  // max_source_rows routed (token, expert) rows, grouped by expert.
+  std::span<float> router_probs;       // [max_tokens, n_experts] router scores, then probabilities
+  std::span<float> moe_x;              // [R, dim] each routed row's input
+  std::span<float> moe_gate;           // [R, expert_ffn_dim] gate, then silu(gate) * up
+  std::span<float> moe_up;             // [R, expert_ffn_dim]
+  std::span<float> moe_y;              // [R, dim] each routed row's expert output
+  std::vector<int32_t> moe_expert;     // [max_tokens * n_experts_used] expert of (token, slot)
+  std::vector<float> moe_weight;       // as many: its router weight
+  std::vector<int32_t> moe_row;        // as many: its row of moe_x / moe_y
+  std::vector<int32_t> moe_first;      // [n_experts + 1] first routed row of each expert's group
+  std::vector<ExpertMatmul> moe_jobs;  // [2 * n_experts] the expert matmuls of one region
+  // [max_seqs] first row of `logits` for each seq of the step (its logits_tokens rows follow),
+  // -1 if none
+  std::vector<int> logits_row;
+
+ private:
+  void SizeMoeIndex(size_t routed, size_t experts);
 };
 
 }  // namespace smallmind::worker

@@ -12,6 +12,7 @@
 #include "worker/engine/forward_llama.h"
 #include "worker/engine/numa_binding.h"
 #include "worker/engine/op_runner.h"
+#include "worker/kv/block_pool.h"
 
 namespace smallmind::worker {
 namespace {
@@ -33,10 +34,10 @@ void CheckSupported(const ModelConfig& c, const Weights& w, const kernels::Kerne
     for (const TensorView* b : {&l.bq, &l.bk, &l.bv}) {
       SM_CHECK(!b->present() || b->type == kernels::DType::kF32) << "biases must be F32";
     }
-    for (const TensorView* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
-      SM_CHECK(k.MatmulFor(m->type) != nullptr)
-          << "no matmul kernel for weight type " << static_cast<int>(m->type);
-    }
+  }
+  for (const TensorView* m : MatricesOf(w)) {  // every layer's, experts and routers included
+    SM_CHECK(k.MatmulFor(m->type) != nullptr)
+        << "no matmul kernel for weight type " << static_cast<int>(m->type);
   }
 }
 
@@ -84,7 +85,8 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
       deterministic_(kernels::SelectKernels(options.isa, kernels::ExecMode::kDeterministic)),
       parallel_(kernels::SelectKernels(options.isa, kernels::ExecMode::kParallel)),
       packed_(weights, {&deterministic_, &parallel_}),
-      act_(config, options.max_step_tokens, options.max_seqs, std::max(1, options.num_threads)) {
+      act_(config, options.max_step_tokens, options.max_seqs, std::max(1, options.num_threads),
+           options.max_logit_rows) {
   SM_CHECK(kv_ != nullptr) << "the engine needs a KV pool";
   SM_CHECK(kv_->n_layers() == config.n_layers && kv_->kv_dim() == config.kv_dim())
       << "KV pool shape (" << kv_->n_layers() << " layers x " << kv_->kv_dim()
@@ -107,7 +109,16 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
                                    thp));
   }
   paths_write_same_kv_ = SameKernels(deterministic_, parallel_);
-  pool_ = std::make_unique<ThreadPool>(options_.num_threads, options_.cpus);
+  if (options_.shared_pool != nullptr) {
+    SM_CHECK(options_.shared_pool->num_threads() == options_.num_threads)
+        << "a shared pool of " << options_.shared_pool->num_threads() << " threads for "
+        << options_.num_threads;
+    pool_ = options_.shared_pool;
+  } else {
+    own_pool_ = std::make_unique<ThreadPool>(options_.num_threads, options_.cpus);
+    pool_ = own_pool_.get();
+  }
+  last_logits_tokens_.assign(static_cast<size_t>(options_.max_seqs), 0);
 }
 
 Engine::~Engine() = default;
@@ -116,7 +127,14 @@ void Engine::CheckPlan(const StepPlan& plan) const {
   SM_CHECK(static_cast<int>(plan.seqs.size()) <= options_.max_seqs)
       << plan.seqs.size() << " seqs in a step, limit " << options_.max_seqs;
   int64_t total = 0;
+  int64_t logit_rows = 0;
   for (const SeqStep& seq : plan.seqs) {
+    if (seq.want_logits) {
+      SM_CHECK(seq.logits_tokens >= 1 &&
+               seq.logits_tokens <= static_cast<int64_t>(seq.tokens.size()))
+          << "logits_tokens " << seq.logits_tokens << " for a slice of " << seq.tokens.size();
+      logit_rows += seq.logits_tokens;
+    }
     const int64_t end = seq.start_pos + static_cast<int64_t>(seq.tokens.size());
     SM_CHECK(!seq.tokens.empty() && seq.start_pos >= 0) << "empty slice or negative start_pos";
     SM_CHECK(end <= config_.context_length)
@@ -124,7 +142,12 @@ void Engine::CheckPlan(const StepPlan& plan) const {
     SM_CHECK(static_cast<int64_t>(seq.block_table.size()) * kv_->block_size() >= end)
         << "block table of " << seq.block_table.size() << " blocks does not cover " << end
         << " positions";
-    for (int32_t block : seq.block_table) {
+    // Entries wholly behind every layer's window may be released (kNoBlock).
+    const int window = config_.AllLayersWindow();
+    const int unseen = window > 0 ? std::max<int64_t>(0, seq.start_pos - window + 1) : 0;
+    for (size_t b = 0; b < seq.block_table.size(); b++) {
+      const int32_t block = seq.block_table[b];
+      if (block == kNoBlock && int64_t(b + 1) * kv_->block_size() <= unseen) continue;
       SM_CHECK(block >= 0 && block < kv_->num_blocks()) << "block id " << block << " out of range";
     }
     for (TokenId id : seq.tokens) {
@@ -134,6 +157,8 @@ void Engine::CheckPlan(const StepPlan& plan) const {
   }
   SM_CHECK(total <= options_.max_step_tokens)
       << total << " tokens in a step, limit " << options_.max_step_tokens;
+  SM_CHECK(logit_rows <= act_.max_logit_rows)
+      << logit_rows << " logits rows in a step, limit " << act_.max_logit_rows;
 }
 
 void Engine::Step(const StepPlan& plan) {
@@ -148,10 +173,13 @@ void Engine::Step(const StepPlan& plan) {
   limits.min_rows_per_thread =
       plan.parallel_threshold > 0 ? plan.parallel_threshold : options_.parallel_threshold;
   limits.profile = profile_;
-  OpRunner ops(deterministic ? deterministic_ : parallel_, packed_, pool_.get(), limits, &act_);
+  OpRunner ops(deterministic ? deterministic_ : parallel_, packed_, pool_, limits, &act_);
   const LlamaForwardContext ctx{config_, weights_, *kv_};
   ForwardLlama(ctx, plan, ops, &act_);
   last_step_seqs_ = static_cast<int>(plan.seqs.size());
+  for (int s = 0; s < last_step_seqs_; s++) {
+    last_logits_tokens_[s] = plan.seqs[s].want_logits ? plan.seqs[s].logits_tokens : 0;
+  }
   if (profile_ != nullptr) {
     profile_->AddStep(std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::steady_clock::now() - start)
@@ -165,11 +193,14 @@ void Engine::ForEach(int n, const std::function<void(int)>& body) {
   });
 }
 
-std::span<float> Engine::Logits(int seq_index) {
+std::span<float> Engine::Logits(int seq_index, int j) {
   SM_CHECK(seq_index >= 0 && seq_index < last_step_seqs_)
       << "seq " << seq_index << " is not in the last step of " << last_step_seqs_;
-  const int row = act_.logits_row[seq_index];
-  SM_CHECK(row >= 0) << "seq " << seq_index << " did not ask for logits";
+  SM_CHECK(act_.logits_row[seq_index] >= 0) << "seq " << seq_index << " did not ask for logits";
+  SM_CHECK(j >= 0 && j < last_logits_tokens_[seq_index])
+      << "logits row " << j << " of seq " << seq_index << ", which asked for "
+      << last_logits_tokens_[seq_index];
+  const int row = act_.logits_row[seq_index] + j;
   return std::span<float>(act_.logits)
       .subspan(static_cast<size_t>(row) * config_.vocab_size,
                static_cast<size_t>(config_.vocab_size));

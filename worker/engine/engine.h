@@ -30,6 +30,12 @@ struct EngineOptions {
   std::vector<int> cpus = {};
   int parallel_threshold = 4;  // default rows per thread below which an op stays on one thread
   kernels::Isa isa = kernels::Isa::kBest;  // kernel set (kRef: the scalar oracles)
+  // Logits rows over all sequences of one step (0: max_seqs, one a sequence); speculative
+  // verification asks a row per fed token.
+  int max_logit_rows = 0;
+  // Run on this pool (another engine's, which must outlive this one, with num_threads threads)
+  // instead of starting one: a draft model shares the target's pinned threads.
+  ThreadPool* shared_pool = nullptr;
 };
 
 class Engine {
@@ -48,9 +54,11 @@ class Engine {
   // the model (checked: a violation is a scheduler bug and aborts).
   void Step(const StepPlan& plan);
 
-  // [vocab_size] logits of the last token of plan.seqs[seq_index] of the last Step, which must have
-  // had want_logits; valid until the next Step. Writable so a sampler may adjust them in place.
-  std::span<float> Logits(int seq_index);
+  // [vocab_size] logits of token `j` of the logits_tokens last tokens of plan.seqs[seq_index] of
+  // the last Step (j = 0: the first of them; the last token when logits_tokens is 1), which must
+  // have had want_logits; valid until the next Step. Writable so a sampler may adjust them in
+  // place.
+  std::span<float> Logits(int seq_index, int j = 0);
 
   // Runs body(i) for every i in [0, n) on the engine's threads (parts claimed dynamically) and
   // returns when all are done; for per-sequence work between steps, such as sampling. Same thread
@@ -59,6 +67,8 @@ class Engine {
 
   const ModelConfig& config() const { return config_; }
   const EngineOptions& options() const { return options_; }
+  // The pool the engine's ops run on (for EngineOptions::shared_pool of a second engine).
+  ThreadPool* thread_pool() const { return pool_; }
   // Times every op of the Steps that follow, and each whole Step, into `profile` (null: stops);
   // it must outlive its use. For benchmarks (decode_bench --op-profile); a step pays a clock read
   // around each op.
@@ -81,9 +91,11 @@ class Engine {
   const kernels::KernelTable parallel_;       // kernels of ExecMode::kParallel
   const PackedWeights packed_;  // matrices either table reads repacked, once per layout
   Activations act_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ThreadPool> own_pool_;  // null with options.shared_pool
+  ThreadPool* pool_ = nullptr;            // own_pool_ or options.shared_pool
   bool paths_write_same_kv_ = false;
-  int last_step_seqs_ = 0;  // plan.seqs.size() of the last Step
+  std::vector<int> last_logits_tokens_;  // [max_seqs]: logits_tokens of each seq of the last Step
+  int last_step_seqs_ = 0;               // plan.seqs.size() of the last Step
   OpProfile* profile_ = nullptr;
 };
 

@@ -3,12 +3,15 @@
 namespace smallmind::worker {
 
 EngineLoop::EngineLoop(Scheduler* scheduler, Engine* engine, CommandQueue* commands,
-                       OutputQueue* outputs, SchedulerStats* stats)
+                       OutputQueue* outputs, SchedulerStats* stats, DraftModel* draft)
     : scheduler_(scheduler),
       engine_(engine),
       commands_(commands),
       outputs_(outputs),
-      stats_(stats) {}
+      stats_(stats),
+      draft_(draft) {
+  draft_requests_.reserve(engine->options().max_seqs);  // one per sequence of a step
+}
 
 void EngineLoop::Run() {
   while (true) {
@@ -33,6 +36,10 @@ bool EngineLoop::RunOnce() {
 }
 
 bool EngineLoop::Step() {
+  if (draft_ != nullptr) {
+    scheduler_->DraftCandidates(&draft_requests_);
+    if (!draft_requests_.empty()) draft_->Propose(draft_requests_);
+  }
   while (!scheduler_->Schedule(&shape_)) {
     scheduler_->PreemptNewest();
     stats_->Add(shared::WorkerStat::kPreemptions, 1);
@@ -44,7 +51,7 @@ bool EngineLoop::Step() {
   scheduler_->Apply(shape_, &plan_);
   engine_->Step(plan_);
   SampleAndUpdate(
-      scheduler_, [this](int i) { return engine_->Logits(i); },
+      scheduler_, LogitsAtFn([this](int i, int j) { return engine_->Logits(i, j); }),
       [this](int n, const std::function<void(int)>& body) { engine_->ForEach(n, body); });
   scheduler_->PublishStats(stats_);
   return true;

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <deque>
+#include <vector>
 
+#include "worker/engine/draft_model.h"
 #include "worker/engine/engine.h"
 #include "worker/sched/command_queue.h"
 #include "worker/sched/output_queue.h"
@@ -17,8 +19,9 @@ namespace smallmind::worker {
 
 class EngineLoop {
  public:
+  // `draft` (may be null): the draft model, which proposes drafts before each step.
   EngineLoop(Scheduler* scheduler, Engine* engine, CommandQueue* commands, OutputQueue* outputs,
-             SchedulerStats* stats);
+             SchedulerStats* stats, DraftModel* draft = nullptr);
 
   // Steps until the command queue is closed; then cancels what is left, publishes those finishes
   // and closes the output queue.
@@ -38,6 +41,8 @@ class EngineLoop {
   CommandQueue* commands_;
   OutputQueue* outputs_;
   SchedulerStats* stats_;
+  DraftModel* draft_;
+  std::vector<DraftRequest> draft_requests_;  // reused every step
   std::deque<Command> drained_;
   StepShape shape_;  // reused every step
   StepPlan plan_;

@@ -3,11 +3,35 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "worker/engine/moe_ffn.h"
+
 namespace smallmind::worker {
 namespace {
 
 kernels::RopeLayout Layout(RopeStyle style) {
   return style == RopeStyle::kNeox ? kernels::RopeLayout::kNeox : kernels::RopeLayout::kInterleaved;
+}
+
+// The RoPE frequencies of `layer`: its base and linear scale (windowed layers may have their
+// own), per-pair factors (rope_freqs or LongRoPE's), rotated dims (partial rotary) and the
+// attention factor.
+kernels::RopeFreqs LayerRopeFreqs(const LlamaForwardContext& m, int layer) {
+  const ModelConfig& c = m.config;
+  return kernels::RopeFreqs{
+      .theta = c.LayerRopeTheta(layer),
+      .scale = c.LayerRopeFreqScale(layer),
+      .factors = m.weights.rope_freqs.present() ? m.weights.rope_freqs.f32() : nullptr,
+      .rot_dims = c.rope_dims,
+      .mscale = c.rope_attn_factor};
+}
+
+// gate = act(gate) * up, the family's gated activation. gate, up: [n, hidden_dim].
+void GatedActivation(const ModelConfig& c, OpRunner& ops, float* gate, const float* up, int n) {
+  if (c.ffn_activation == FfnActivation::kGeluTanh) {
+    ops.GeGlu(gate, up, n, c.hidden_dim);
+  } else {
+    ops.SwiGlu(gate, up, n, c.hidden_dim);
+  }
 }
 
 // The step's token ids in order (seqs one after another) into `ids` and their positions into
@@ -50,32 +74,40 @@ void Attend(const LlamaForwardContext& m, const StepPlan& plan, int layer, OpRun
     const SeqStep& seq = plan.seqs[s];
     const int n = static_cast<int>(seq.tokens.size());
     kernels::AttentionArgs& args = a->attention[s];
-    args.q = a->q.data() + static_cast<int64_t>(t) * c.dim;
-    args.out = a->xb.data() + static_cast<int64_t>(t) * c.dim;
+    args.q = a->q.data() + static_cast<int64_t>(t) * c.q_dim();
+    args.out = a->xb.data() + static_cast<int64_t>(t) * c.q_dim();
     args.n_tokens = n;
     args.start_pos = seq.start_pos;
     args.n_heads = c.n_heads;
     args.n_kv_heads = c.n_kv_heads;
     args.head_dim = c.head_dim();
+    args.window = c.LayerWindow(layer);
+    args.score_divisor = c.query_scale != 0.0f ? 1.0f : 0.0f;  // 1: q is scaled already
+    args.softcap = c.attn_softcap;
     args.kv = m.kv.LayerView(layer, seq.block_table);
     t += n;
   }
   ops.Attention(std::span<const kernels::AttentionArgs>(a->attention).first(plan.seqs.size()));
 }
 
-// For every seq that wants logits: logits row = classifier . rmsnorm(x of its last token).
+// For every seq that wants logits: logits rows = classifier . rmsnorm(x of its last
+// logits_tokens tokens), rows in plan order.
 void ComputeLogits(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& ops,
                    Activations* a) {
   const int dim = m.config.dim;
   int t = 0;     // first token of the current sequence
-  int rows = 0;  // sequences wanting logits so far
+  int rows = 0;  // logits rows so far
   for (size_t s = 0; s < plan.seqs.size(); s++) {
-    const int n = static_cast<int>(plan.seqs[s].tokens.size());
+    const SeqStep& seq = plan.seqs[s];
+    const int n = static_cast<int>(seq.tokens.size());
     a->logits_row[s] = -1;
-    if (plan.seqs[s].want_logits) {
-      const float* last = a->x.data() + static_cast<int64_t>(t + n - 1) * dim;  // [dim]
-      std::copy(last, last + dim, a->last_x.data() + static_cast<int64_t>(rows) * dim);
-      a->logits_row[s] = rows++;
+    if (seq.want_logits) {
+      const int k = seq.logits_tokens;
+      const float* first = a->x.data() + static_cast<int64_t>(t + n - k) * dim;  // [k, dim]
+      std::copy(first, first + static_cast<int64_t>(k) * dim,
+                a->last_x.data() + static_cast<int64_t>(rows) * dim);
+      a->logits_row[s] = rows;
+      rows += k;
     }
     t += n;
   }
@@ -84,6 +116,28 @@ void ComputeLogits(const LlamaForwardContext& m, const StepPlan& plan, OpRunner&
   ops.RmsNorm(last_x, m.weights.final_norm, last_x, rows, dim, m.config.rms_norm_eps);
   MatmulSource in = OpRunner::Source(last_x, rows, dim);
   ops.Matmul(m.weights.classifier, &in, a->logits.data());
+  if (m.config.final_softcap > 0) {
+    ops.SoftCap(a->logits.data(), rows, m.config.vocab_size, m.config.final_softcap);
+  }
+}
+
+// Layer l's q and k ([n, q_dim], [n, kv_dim] in act) made ready to attend: per-head RMSNorm
+// (qwen3, gemma3), RoPE (not in smollm3's every 4th layer), gemma's query scale.
+void PositionQk(const LlamaForwardContext& m, int l, int n, OpRunner& ops, Activations* a) {
+  const ModelConfig& c = m.config;
+  const LayerWeights& w = m.weights.layers[l];
+  float* q = a->q.data();
+  float* k = a->k.data();
+  const float eps = c.rms_norm_eps;
+  if (w.q_norm.present()) ops.RmsNorm(q, w.q_norm, q, n * c.n_heads, c.head_dim(), eps);
+  if (w.k_norm.present()) ops.RmsNorm(k, w.k_norm, k, n * c.n_kv_heads, c.head_dim(), eps);
+  if (c.LayerRotates(l)) {
+    const kernels::RopeFreqs freqs = LayerRopeFreqs(m, l);
+    const kernels::RopeLayout rope = Layout(c.rope_style);
+    ops.Rope(q, a->positions.data(), n, c.n_heads, c.head_dim(), freqs, rope);
+    ops.Rope(k, a->positions.data(), n, c.n_kv_heads, c.head_dim(), freqs, rope);
+  }
+  if (c.query_scale != 0.0f) ops.Scale(q, n * c.n_heads, c.head_dim(), c.query_scale);
 }
 
 }  // namespace
@@ -91,53 +145,56 @@ void ComputeLogits(const LlamaForwardContext& m, const StepPlan& plan, OpRunner&
 void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& ops,
                   Activations* a) {
   const ModelConfig& c = m.config;
-  const kernels::RopeLayout rope = Layout(c.rope_style);
-  const kernels::RopeFreqs freqs{
-      .theta = c.rope_theta,
-      .scale = c.rope_freq_scale,
-      .factors = m.weights.rope_freqs.present() ? m.weights.rope_freqs.f32() : nullptr};
   const float eps = c.rms_norm_eps;
   float* x = a->x.data();      // [n, dim]
-  float* xb = a->xb.data();    // [n, dim]
+  float* xb = a->xb.data();    // [n, dim], the attention output [n, q_dim]
   float* xb2 = a->xb2.data();  // [n, dim]
-  float* q = a->q.data();      // [n, dim]
+  float* q = a->q.data();      // [n, q_dim]
   float* k = a->k.data();      // [n, kv_dim]
   float* v = a->v.data();      // [n, kv_dim]
   float* hb = a->hb.data();    // [n, hidden_dim]
   float* hb2 = a->hb2.data();  // [n, hidden_dim]
   const int n = GatherTokens(plan, a, a->token_ids.data());
   ops.Embed(m.weights.token_embedding, std::span<const int32_t>(a->token_ids).first(n), x);
+  if (c.embedding_scale != 0.0f) ops.Scale(x, n, c.dim, c.embedding_scale);
 
   for (int l = 0; l < c.n_layers; l++) {
     const LayerWeights& w = m.weights.layers[l];
 
-    // Attention: qkv of the normed input (+ biases), rotate q and k, cache k and v, attend,
-    // project, add.
+    // Attention: qkv of the normed input (+ biases), position q and k, cache k and v, attend,
+    // project, (norm,) add.
     ops.RmsNorm(x, w.attn_norm, xb, n, c.dim, eps);
     MatmulSource attn_in = OpRunner::Source(xb, n, c.dim);
     ops.Matmuls({{w.wq, q}, {w.wk, k}, {w.wv, v}}, &attn_in);
     if (w.bq.present()) ops.AddBias(q, w.bq, n);
     if (w.bk.present()) ops.AddBias(k, w.bk, n);
     if (w.bv.present()) ops.AddBias(v, w.bv, n);
-    ops.Rope(q, a->positions.data(), n, c.n_heads, c.head_dim(), freqs, rope);
-    ops.Rope(k, a->positions.data(), n, c.n_kv_heads, c.head_dim(), freqs, rope);
+    PositionQk(m, l, n, ops, a);
     StoreKv(plan, l, *a, ops, m.kv);
     Attend(m, plan, l, ops, a);  // xb = attention output
-    MatmulSource attn_out = OpRunner::Source(xb, n, c.dim);
+    MatmulSource attn_out = OpRunner::Source(xb, n, c.q_dim());
     ops.Matmul(w.wo, &attn_out, xb2);
+    if (w.attn_post_norm.present()) ops.RmsNorm(xb2, w.attn_post_norm, xb2, n, c.dim, eps);
     ops.Add(x, xb2, n, c.dim);
 
-    // Feed-forward: x += w2 . (silu(w1 . xb) * (w3 . xb)) with xb the normed input.
+    // Feed-forward: x += w2 . (act(w1 . xb) * (w3 . xb)) with xb the normed input, or the same
+    // through the k experts the router picks for each token, weighted (moe_ffn.h); the sum normed
+    // before it is added when the family says so.
     ops.RmsNorm(x, w.ffn_norm, xb, n, c.dim, eps);
-    MatmulSource ffn_in = OpRunner::Source(xb, n, c.dim);
-    ops.Matmuls({{w.w1, hb}, {w.w3, hb2}}, &ffn_in);
-    ops.SwiGlu(hb, hb2, n, c.hidden_dim);
-    MatmulSource ffn_hidden = OpRunner::Source(hb, n, c.hidden_dim);
-    ops.Matmul(w.w2, &ffn_hidden, xb2);
+    if (c.moe()) {
+      MoeFfn(c, w, xb, n, ops, a, xb2);
+    } else {
+      MatmulSource ffn_in = OpRunner::Source(xb, n, c.dim);
+      ops.Matmuls({{w.w1, hb}, {w.w3, hb2}}, &ffn_in);
+      GatedActivation(c, ops, hb, hb2, n);
+      MatmulSource ffn_hidden = OpRunner::Source(hb, n, c.hidden_dim);
+      ops.Matmul(w.w2, &ffn_hidden, xb2);
+    }
+    if (w.ffn_post_norm.present()) ops.RmsNorm(xb2, w.ffn_post_norm, xb2, n, c.dim, eps);
     ops.Add(x, xb2, n, c.dim);
   }
 
-  ComputeLogits(m, plan, ops, a);  // final norm and classifier, last token of each seq that asks
+  ComputeLogits(m, plan, ops, a);  // final norm and classifier, last token(s) of each seq that asks
 }
 
 }  // namespace smallmind::worker

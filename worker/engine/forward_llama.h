@@ -20,8 +20,9 @@ struct LlamaForwardContext {
 };
 
 // Runs every token of `plan` through the model, writing each token's K/V into the pool at its
-// position, and for every seq s with want_logits puts the logits of its last token in row
-// act->logits_row[s] of act->logits (-1 for the others). The plan must fit the activations.
+// position, and for every seq s with want_logits puts the logits of its last logits_tokens tokens
+// in rows act->logits_row[s]... of act->logits (-1 for the others). The plan must fit the
+// activations.
 void ForwardLlama(const LlamaForwardContext& ctx, const StepPlan& plan, OpRunner& ops,
                   Activations* act);
 

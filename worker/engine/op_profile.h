@@ -20,8 +20,10 @@ enum class OpKind : uint8_t {
   kRope,
   kStoreKv,
   kAttention,
-  kSwiGlu,
+  kSwiGlu,  // and GeGLU
   kAdd,
+  kScale,    // the embedding scale
+  kSoftCap,  // final logit soft-capping
 };
 
 class OpProfile {

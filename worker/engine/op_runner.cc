@@ -4,6 +4,7 @@
 
 #include "kernels/q8_act.h"
 #include "shared/check.h"
+#include "worker/model/tensor_view.h"
 
 namespace smallmind::worker {
 namespace {
@@ -47,7 +48,8 @@ int64_t ItemWork(const AttentionItem& item, std::span<const kernels::AttentionAr
       item.kv_heads.empty()
           ? item.rows.size()
           : int64_t{end_token - first_token} * item.kv_heads.size() * (a.n_heads / a.n_kv_heads);
-  return rows * (a.start_pos + (first_token + end_token) / 2 + 1);
+  const int mid = a.start_pos + (first_token + end_token) / 2;
+  return rows * (mid + 1 - a.FirstPos(mid));
 }
 
 // The attention items of a step before any cut, and the op's size.
@@ -103,7 +105,10 @@ int CutTarget(std::span<const kernels::AttentionArgs> args, const AttentionItem*
 
 // Cuts each of items[0, n_items) into ceil(target / n_items) parts in place (some may be empty)
 // and returns the new count: a decode token into runs of its heads (the kernel reads a run's slice
-// of every cache row), a run of tokens into runs of its KV heads (CutByKvHeads) or else of rows.
+// of every cache row) that never part the query heads of one KV head (each part would read that
+// head's whole cache again: a gemma3-shaped decode at 8192 positions, 4 query heads on 1 KV head,
+// window_bench on 2 threads: attention 18.7 ms a token cut by heads, 5.7 on one thread), a run of
+// tokens into runs of its KV heads (CutByKvHeads) or else of rows.
 int CutItems(std::span<const kernels::AttentionArgs> args, AttentionItem* items, int n_items,
              int target) {
   const int pieces = (target + n_items - 1) / n_items;
@@ -111,7 +116,9 @@ int CutItems(std::span<const kernels::AttentionArgs> args, AttentionItem* items,
     const AttentionItem item = items[i];
     const kernels::AttentionArgs& a = args[item.seq];
     const bool kv_cut = CutByKvHeads(item, a);
-    const int len = kv_cut ? a.n_kv_heads : item.rows.size();
+    // A decode token's rows in units of whole GQA groups.
+    const int unit = !kv_cut && item.rows.size() == a.n_heads ? a.n_heads / a.n_kv_heads : 1;
+    const int len = kv_cut ? a.n_kv_heads : item.rows.size() / unit;
     const int n = std::min(pieces, len);
     for (int k = 0; k < pieces; k++) {
       AttentionItem& part = items[i * pieces + k];
@@ -121,7 +128,8 @@ int CutItems(std::span<const kernels::AttentionArgs> args, AttentionItem* items,
         part.rows = item.rows;
         part.kv_heads = RowRange{len * k / n, len * (k + 1) / n};
       } else {
-        part.rows = RowRange{item.rows.begin + len * k / n, item.rows.begin + len * (k + 1) / n};
+        part.rows = RowRange{item.rows.begin + unit * (len * k / n),
+                             item.rows.begin + unit * (len * (k + 1) / n)};
       }
     }
   }
@@ -174,7 +182,7 @@ Partition OpRunner::RowsPartition() const {
 }
 
 const uint8_t* OpRunner::QuantizedRows(MatmulSource* in, kernels::MatmulInput input) {
-  SM_DCHECK(in->n_tokens <= act_->max_tokens);
+  SM_DCHECK(in->n_tokens <= act_->max_source_rows);
   const int scheme = input == kernels::MatmulInput::kQ8_1  ? 1
                      : input == kernels::MatmulInput::kQ8K ? 2
                                                            : 0;  // kQ8, kQ8Octets of one token
@@ -192,7 +200,7 @@ const uint8_t* OpRunner::QuantizedRows(MatmulSource* in, kernels::MatmulInput in
 }
 
 void OpRunner::QuantizeOctets(MatmulSource* in) {
-  SM_DCHECK(in->n_tokens <= act_->max_tokens);
+  SM_DCHECK(in->n_tokens <= act_->max_source_rows);
   const OpTimer timer(limits_.profile, OpKind::kQuantize);
   uint8_t* octets = act_->xq_octets.data();
   const kernels::QuantizeQ8OctetsFn quantize = table_.quantize_q8_octets;
@@ -254,6 +262,86 @@ void OpRunner::Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in) 
   });
 }
 
+void OpRunner::ExpertMatmuls(std::span<const ExpertMatmul> jobs, MatmulSource* in) {
+  struct Prepared {
+    const kernels::MatmulOp* op;
+    const void* w;
+    const void* x;
+  };
+  constexpr int kMaxJobs = 2 * 1024;  // gate and up of every expert (gguf_loader's kMaxExperts)
+  SM_CHECK(jobs.size() <= kMaxJobs) << jobs.size() << " expert matmuls in one region";
+  Prepared p[kMaxJobs];
+  int groups = 0;
+  int64_t work = 0, weights = 0;  // multiply-adds; weight elements read
+  bool octets = false;  // some job reads octets of several rows: it runs alone, after the region
+  for (size_t i = 0; i < jobs.size(); i++) {
+    const ExpertMatmul& j = jobs[i];
+    const kernels::MatmulOp* op = table_.MatmulFor(j.w->type);
+    p[i] = Prepared{op, packed_.Data(*j.w, *op), nullptr};
+    if (op->input == kernels::MatmulInput::kQ8Octets && j.n_rows > 1) {
+      octets = true;  // octets start at whole octets of the input: not at any row
+      continue;
+    }
+    if (op->input == kernels::MatmulInput::kF32) {
+      p[i].x = in->x + static_cast<int64_t>(j.first_row) * in->dim;
+    } else {
+      p[i].x = QuantizedRows(in, op->input) + kernels::Q8ActRowBytes(in->dim) * j.first_row;
+    }
+    groups += static_cast<int>((j.w->rows + kMatmulRowGroup - 1) / kMatmulRowGroup);
+    work += j.w->rows * j.w->cols * j.n_rows;
+    weights += j.w->rows * j.w->cols;
+  }
+  if (groups > 0) {
+    const OpTimer timer(limits_.profile, OpKind::kMatmul, static_cast<int>(jobs.size()),
+                        static_cast<int>(weights / in->dim), in->dim);
+    const int rows = groups * kMatmulRowGroup;
+    const int threads = Threads(rows, work / std::max(1, rows));
+    pool_->ParallelFor(groups, threads, RowsPartition(), [&](RowRange g, int) {
+      int first_group = 0;  // of the current job among all jobs' groups
+      for (size_t i = 0; i < jobs.size() && first_group < g.end; i++) {
+        if (p[i].x == nullptr) continue;
+        const ExpertMatmul& j = jobs[i];
+        const int out_dim = static_cast<int>(j.w->rows);
+        const int job_groups = (out_dim + kMatmulRowGroup - 1) / kMatmulRowGroup;
+        const int lo = std::max(g.begin - first_group, 0);
+        const int hi = std::min(g.end - first_group, job_groups);
+        first_group += job_groups;
+        if (lo >= hi) continue;
+        const RowRange r{lo * kMatmulRowGroup, std::min(out_dim, hi * kMatmulRowGroup)};
+        p[i].op->fn(p[i].w, p[i].x, j.y, j.n_rows, in->dim, out_dim, r);
+      }
+    });
+  }
+  if (!octets) return;
+  for (size_t i = 0; i < jobs.size(); i++) {
+    if (p[i].x != nullptr) continue;
+    const ExpertMatmul& j = jobs[i];
+    MatmulSource rows =
+        Source(in->x + static_cast<int64_t>(j.first_row) * in->dim, j.n_rows, in->dim);
+    Matmul(*j.w, &rows, j.y);
+  }
+}
+
+void OpRunner::WeightedRowSum(const float* y, const int32_t* row, const float* weight, int k, int n,
+                              int dim, float* out) {
+  const OpTimer timer(limits_.profile, OpKind::kAdd);
+  pool_->ParallelFor(n, Threads(n, int64_t{2} * k * dim), Partition::kStaticRows,
+                     [&](RowRange tokens, int) {
+                       for (int t = tokens.begin; t < tokens.end; t++) {
+                         float* o = out + static_cast<int64_t>(t) * dim;  // [dim]
+                         for (int j = 0; j < k; j++) {
+                           const float* yj = y + static_cast<int64_t>(row[t * k + j]) * dim;
+                           const float w = weight[t * k + j];
+                           // The product rounded, then added: llama.cpp's ggml_mul then ggml_add.
+                           for (int i = 0; i < dim; i++) {
+                             const float prod = w * yj[i];
+                             o[i] = j == 0 ? prod : o[i] + prod;
+                           }
+                         }
+                       }
+                     });
+}
+
 void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim,
                        float eps) {
   const OpTimer timer(limits_.profile, OpKind::kRmsNorm);
@@ -275,6 +363,29 @@ void OpRunner::SwiGlu(float* gate, const float* up, int n, int hidden) {
   const OpTimer timer(limits_.profile, OpKind::kSwiGlu);
   pool_->ParallelFor(n, Threads(n, 4 * hidden), Partition::kStaticRows,
                      [&](RowRange tokens, int) { table_.swiglu(gate, up, hidden, tokens); });
+}
+
+void OpRunner::GeGlu(float* gate, const float* up, int n, int hidden) {
+  const OpTimer timer(limits_.profile, OpKind::kSwiGlu);
+  pool_->ParallelFor(n, Threads(n, 4 * hidden), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { table_.geglu(gate, up, hidden, tokens); });
+}
+
+void OpRunner::Scale(float* x, int n, int dim, float s) {
+  const OpTimer timer(limits_.profile, OpKind::kScale);
+  pool_->ParallelFor(n, Threads(n, dim), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { table_.scale(x, dim, s, tokens); });
+}
+
+void OpRunner::SoftCap(float* x, int n, int dim, float cap) {
+  const OpTimer timer(limits_.profile, OpKind::kSoftCap);
+  // Rows of kPart values when they tile a row (each element is capped alone, so any split gives
+  // the same bits): a thread's share of a decode step's logits, not the whole row on one thread.
+  constexpr int kPart = 1024;
+  const int part = dim % kPart == 0 ? kPart : dim;
+  const int rows = static_cast<int>(static_cast<int64_t>(n) * dim / part);
+  pool_->ParallelFor(rows, Threads(rows, 16 * part), Partition::kStaticRows,
+                     [&](RowRange r, int) { table_.soft_cap(x, part, cap, r); });
 }
 
 void OpRunner::Add(float* x, const float* delta, int n, int dim) {

@@ -60,12 +60,27 @@ class OpRunner {
     float* y;  // [n_tokens, w.rows]
   };
   void Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in);
+  // A mixture of experts' grouped matmuls: each job's rows of `in` times its expert's matrix, all
+  // jobs in one parallel region over their row groups (each expert's weights are read once for
+  // all the rows routed to it), `in` quantized once for all of them. Each output element is the
+  // one Matmul would compute for that row alone.
+  void ExpertMatmuls(std::span<const ExpertMatmul> jobs, MatmulSource* in);
+  // out[t, :] = sum over slots j = 0, 1, .., k - 1 in that order of weight[t * k + j] *
+  // y[row[t * k + j], :] for t < n: a token's experts combined in a fixed order whatever the batch.
+  void WeightedRowSum(const float* y, const int32_t* row, const float* weight, int k, int n,
+                      int dim, float* out);
   // out[t, :] = rmsnorm(x[t, :]) * weight for t < n.
   void RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim, float eps);
   // Rotates the n_heads heads of each of n tokens of x in place.
   void Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
             const kernels::RopeFreqs& freqs, kernels::RopeLayout layout);
   void SwiGlu(float* gate, const float* up, int n, int hidden);
+  void GeGlu(float* gate, const float* up, int n, int hidden);
+  // x[t, :] *= s for t < n.
+  void Scale(float* x, int n, int dim, float s);
+  // x[t, i] = cap * tanh(x[t, i] / cap) for t < n (split over parts of rows too: a decode step's
+  // one row of logits is a vocabulary wide).
+  void SoftCap(float* x, int n, int dim, float cap);
   void Add(float* x, const float* delta, int n, int dim);
   void AddBias(float* x, const TensorView& bias, int n);
   // x[i, :] = row tokens[i] of `table` (any weight type), dequantized.

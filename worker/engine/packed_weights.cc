@@ -1,14 +1,21 @@
 #include "worker/engine/packed_weights.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 
+#include <spdlog/spdlog.h>
+
 #include "shared/check.h"
+#include "shared/progress_meter.h"
 
 namespace smallmind::worker {
 namespace {
 
 size_t Align64(size_t n) { return (n + 63) / 64 * 64; }
+
+// Between two progress lines of the packing (a 1 GB model packs in ~10-20 s here).
+constexpr std::chrono::seconds kProgressInterval{2};
 
 // Orders keys by address and then by function address (std::less gives a total order on pointers).
 bool KeyLess(const std::pair<std::tuple<const void*, kernels::PackFn>, const void*>& a,
@@ -55,10 +62,18 @@ PackedWeights::PackedWeights(const Weights& w,
   }
   if (bytes_ == 0) return;
   storage_ = shared::HugeRegion(bytes_);
+  // A big model's packing reads every matrix from the mapped file (its page faults are most of a
+  // start): a running percentage every few seconds (issue 39).
+  shared::ProgressMeter progress(bytes_, kProgressInterval, shared::ProgressMeter::Clock::now());
   for (size_t i = 0; i < todo.size(); i++) {
     const Todo& e = todo[i];
     std::byte* dst = storage_.data() + e.offset;
     e.op->pack(e.t->data, dst, static_cast<int>(e.t->rows), static_cast<int>(e.t->cols));
+    const size_t done = i + 1 < todo.size() ? todo[i + 1].offset : bytes_;
+    if (const auto percent = progress.Update(done, shared::ProgressMeter::Clock::now())) {
+      spdlog::info("packing weights: {}% ({:.0f} of {:.0f} MiB)", *percent, done / 1048576.0,
+                   bytes_ / 1048576.0);
+    }
     index_.emplace_back(Key(e.t->data, e.op->pack), dst);
     // Drop the stored copy as soon as its last packing is done, so that at most one matrix is
     // resident twice at any time.

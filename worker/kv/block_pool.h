@@ -17,6 +17,10 @@
 
 namespace smallmind::worker {
 
+// A block table entry whose block was released because no layer can see its positions any more
+// (every layer windowed: PrefixCache::ReleaseBehindWindow); nothing reads it.
+inline constexpr int32_t kNoBlock = -1;
+
 // What re-adopting a crashed owner's metadata kept and dropped.
 struct BlockRestoreReport {
   int kept = 0;                  // sealed blocks with an intact chain, now cached

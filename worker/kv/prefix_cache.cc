@@ -1,5 +1,7 @@
 #include "worker/kv/prefix_cache.h"
 
+#include <algorithm>
+
 #include "shared/check.h"
 #include "worker/kv/block_hash.h"
 
@@ -65,7 +67,11 @@ void PrefixCache::OnComputed(std::span<const TokenId> tokens, int num_computed,
   // Blocks already named (reused from the cache or named by an earlier step) form a prefix of the
   // table: walk back from the last full block to the first unnamed one.
   int first = full;
-  while (first > 0 && pool_->hash(block_table[first - 1]) == 0) --first;
+  while (first > 0 && block_table[first - 1] != kNoBlock &&
+         pool_->hash(block_table[first - 1]) == 0) {
+    --first;
+  }
+  SM_CHECK(first == 0 || block_table[first - 1] != kNoBlock) << "chain parent was released";
   uint64_t parent = first == 0 ? root(mode) : pool_->hash(block_table[first - 1]);
   for (int i = first; i < full; ++i) {
     const std::span<const TokenId> block_tokens =
@@ -81,8 +87,27 @@ void PrefixCache::OnComputed(std::span<const TokenId> tokens, int num_computed,
 }
 
 void PrefixCache::Release(std::vector<int32_t>* block_table) {
-  for (auto it = block_table->rbegin(); it != block_table->rend(); ++it) pool_->Release(*it);
+  for (auto it = block_table->rbegin(); it != block_table->rend(); ++it) {
+    if (*it != kNoBlock) pool_->Release(*it);
+  }
   block_table->clear();
+}
+
+void PrefixCache::ReleaseBehindWindow(int window, int num_computed,
+                                      std::vector<int32_t>* block_table, int* released) {
+  if (window <= 0) return;
+  // The query at num_computed sees from num_computed - window + 1; block i is wholly before that
+  // when (i + 1) * block_size <= it. Block i + 1 must be full (named): OnComputed reads the hash
+  // of the last named block to name the next one.
+  const int unseen = std::max(0, num_computed - window + 1) / block_size_;
+  const int end = std::min(unseen, num_computed / block_size_ - 1);
+  for (int i = *released; i < end; ++i) {
+    int32_t& block = (*block_table)[static_cast<size_t>(i)];
+    SM_CHECK(block != kNoBlock && pool_->hash(block) != 0) << "releasing an unnamed block " << i;
+    pool_->Release(block);
+    block = kNoBlock;
+  }
+  *released = std::max(*released, end);
 }
 
 }  // namespace smallmind::worker

@@ -55,6 +55,13 @@ class PrefixCache {
   // Drops a sequence's references, its last block first, so that among blocks it leaves cached
   // the deepest are evicted before their parents; clears the table.
   void Release(std::vector<int32_t>* block_table);
+  // Sliding window of `window` positions on every layer, after OnComputed(num_computed): drops
+  // the references of the leading blocks no later query can see (every position before
+  // num_computed - window + 1), replacing their entries by kNoBlock, except the block before the
+  // first full block still unnamed-to-be (a later OnComputed chains from its hash). `released`:
+  // leading entries already kNoBlock, updated. Released blocks stay cached for prefix reuse.
+  void ReleaseBehindWindow(int window, int num_computed, std::vector<int32_t>* block_table,
+                           int* released);
 
   bool enabled() const { return options_.enabled; }
   uint64_t root(kernels::ExecMode mode) const;

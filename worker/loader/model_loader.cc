@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "kernels/kernels.h"
@@ -120,10 +121,8 @@ shared::Status CheckKernelsExist(const LoadedModel& m) {
   if (w.final_norm.type != kernels::DType::kF32) {
     return shared::InvalidArgument(m.source + ": norm and bias tensors must be F32");
   }
+  for (const TensorView* t : MatricesOf(w)) SM_RETURN_IF_ERROR(check(*t, "layer"));
   for (const LayerWeights& l : w.layers) {
-    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
-      SM_RETURN_IF_ERROR(check(*t, "layer"));
-    }
     for (const TensorView* t : {&l.attn_norm, &l.ffn_norm, &l.bq, &l.bk, &l.bv}) {
       if (t->present() && t->type != kernels::DType::kF32) {
         return shared::InvalidArgument(m.source + ": norm and bias tensors must be F32");
@@ -134,32 +133,49 @@ shared::Status CheckKernelsExist(const LoadedModel& m) {
 }
 
 // One walk over the tensors: parameter_count (elements of every distinct tensor, biases
-// included, a tied classifier once); tensor_types, every type present; quantization, the type of
-// the FFN weights, which hold most of the parameters.
+// included, a tied classifier once); tensor_types, every type present, and tensor_mix, their
+// counts and bytes; quantization, the type of the FFN weights, which hold most of the parameters.
 void DescribeTensors(LoadedModel* m) {
   const Weights& w = m->llama.weights;
-  std::set<std::string> types;
+  std::map<std::string, LoadedModel::TensorTypeUse> types;
   auto name = [](const TensorView& t) {
     const kernels::DTypeTraits* traits = kernels::GetDTypeTraits(static_cast<uint32_t>(t.type));
     return std::string(traits ? traits->name : "?");
   };
-  auto note = [&](const TensorView& t) {
+  auto note = [&](const TensorView& t, bool parameters = true) {
     if (!t.present()) return;
-    types.insert(name(t));
-    m->parameter_count += static_cast<uint64_t>(t.rows * t.cols);
+    LoadedModel::TensorTypeUse& use = types[name(t)];
+    ++use.tensors;
+    use.bytes += t.bytes();
+    if (parameters) m->parameter_count += static_cast<uint64_t>(t.rows * t.cols);
   };
   m->parameter_count = 0;
   note(w.token_embedding);
   note(w.final_norm);
+  note(w.rope_freqs, /*parameters=*/false);  // RoPE's frequency factors are not learned
   if (w.classifier.data != w.token_embedding.data) note(w.classifier);
   for (const LayerWeights& l : w.layers) {
     for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w1, &l.w2,
-                                &l.w3, &l.bq, &l.bk, &l.bv}) {
+                                &l.w3, &l.bq, &l.bk, &l.bv, &l.router}) {
       note(*t);
     }
+    for (const ExpertsView* v : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
+      for (const TensorView& e : v->experts) note(e);
+      // One 3-D tensor in the file: its bytes and parameters are its experts', it counts once.
+      if (v->present()) types[name((*v)[0])].tensors -= static_cast<uint32_t>(v->count() - 1);
+    }
   }
-  m->quantization = w.layers.empty() ? name(w.classifier) : name(w.layers[0].w1);
-  m->tensor_types.assign(types.begin(), types.end());
+  const TensorView* ffn = w.layers.empty()                  ? &w.classifier
+                          : w.layers[0].gate_exps.present() ? &w.layers[0].gate_exps[0]
+                                                            : &w.layers[0].w1;
+  m->quantization = name(*ffn);
+  m->tensor_types.clear();
+  m->tensor_mix.clear();
+  for (auto& [type, use] : types) {
+    m->tensor_types.push_back(type);
+    use.type = type;
+    m->tensor_mix.push_back(use);
+  }
 }
 
 shared::Result<std::unique_ptr<LoadedModel>> LoadAnyModel(const ModelSpec& spec) {

@@ -38,7 +38,14 @@ struct LoadedModel {
   uint64_t parameter_count = 0;
   std::string quantization;               // type of the largest weights, e.g. "F32"
   std::vector<std::string> tensor_types;  // every type present
-  std::string chat_template;              // GGUF `tokenizer.chat_template`; "" when none
+  // Per tensor type: how many tensors and their bytes (a tied classifier once), sorted by type.
+  struct TensorTypeUse {
+    std::string type;
+    uint32_t tensors = 0;
+    uint64_t bytes = 0;
+  };
+  std::vector<TensorTypeUse> tensor_mix;
+  std::string chat_template;  // GGUF `tokenizer.chat_template`; "" when none
 };
 
 // "builtin:stories260K" (the default, embedded in the binary) and "builtin:tiny" (a synthetic

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstdio>
+#include <iterator>
 
 #include "shared/hash64.h"
 
@@ -20,6 +21,30 @@ void HashConfig(const ModelConfig& c, shared::StreamHasher* h) {
   h->UpdateWord(std::bit_cast<uint32_t>(c.rope_theta));
   // Only when set, so the fingerprints (and cached K/V) of models without it stay what they were.
   if (c.rope_freq_scale != 1.0f) h->UpdateWord(std::bit_cast<uint32_t>(c.rope_freq_scale));
+  if (c.head_size != 0) h->UpdateWord(0x68656164u ^ static_cast<uint64_t>(c.head_size));  // "head"
+  if (c.rope_dims != 0) h->UpdateWord(0x726f7464u ^ static_cast<uint64_t>(c.rope_dims));  // "rotd"
+  if (c.rope_attn_factor != 1.0f) h->UpdateWord(std::bit_cast<uint32_t>(c.rope_attn_factor));
+  if (c.no_rope_period != 0) h->UpdateWord(0x6e6f7270u ^ static_cast<uint64_t>(c.no_rope_period));
+  // The window and gemma's pieces, likewise only when set (tagged, so no two collide).
+  const float extras[] = {static_cast<float>(c.sliding_window),
+                          static_cast<float>(c.swa_period),
+                          c.rope_theta_swa,
+                          c.rope_freq_scale_swa,
+                          static_cast<float>(c.ffn_activation),
+                          c.embedding_scale,
+                          c.query_scale,
+                          c.attn_softcap,
+                          c.final_softcap};
+  for (size_t i = 0; i < std::size(extras); i++) {
+    if (extras[i] != 0.0f)
+      h->UpdateWord((uint64_t{0x65787472} << 32 | i) ^ std::bit_cast<uint32_t>(extras[i]));
+  }
+  if (c.moe()) {  // a mixture of experts: its routing (dense models' fingerprints unchanged)
+    h->UpdateWord(0x6d6f65u);  // "moe"
+    for (int v : {c.n_experts, c.n_experts_used, c.expert_ffn_dim, c.expert_weights_norm ? 1 : 0}) {
+      h->UpdateWord(static_cast<uint64_t>(v));
+    }
+  }
 }
 
 void HashTensor(const WeightStorage& storage, const TensorView& t, shared::StreamHasher* h) {
@@ -49,6 +74,13 @@ uint64_t ModelFingerprint(const LlamaModel& model) {
     for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w1, &l.w2,
                                 &l.w3, &l.bq, &l.bk, &l.bv}) {
       HashTensor(w.storage, *t, &h);
+    }
+    for (const TensorView* t : {&l.q_norm, &l.k_norm, &l.router, &l.attn_post_norm,
+                                &l.ffn_post_norm}) {  // absent: as before
+      if (t->present()) HashTensor(w.storage, *t, &h);
+    }
+    for (const ExpertsView* v : {&l.gate_exps, &l.up_exps, &l.down_exps}) {  // every expert
+      for (const TensorView& e : v->experts) HashTensor(w.storage, e, &h);
     }
   }
   HashTensor(w.storage, w.final_norm, &h);

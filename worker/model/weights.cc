@@ -35,6 +35,37 @@ shared::Status CheckOptional(const TensorView& t, const std::string& name, int64
   return t.present() ? CheckShape(t, name, 1, cols) : shared::Status::Ok();
 }
 
+shared::Status CheckExperts(const ExpertsView& v, const std::string& name, int n, int64_t rows,
+                            int64_t cols) {
+  if (v.count() != n) {
+    return shared::InvalidArgument("tensor " + name + " holds " + std::to_string(v.count()) +
+                                   " experts, expected " + std::to_string(n));
+  }
+  for (int e = 0; e < n; e++) SM_RETURN_IF_ERROR(CheckShape(v[e], name, rows, cols));
+  return shared::Status::Ok();
+}
+
+// The FFN of layer `p`: w1, w2, w3 (dense), or the router and the experts (config.moe()).
+shared::Status CheckFfn(const ModelConfig& c, const LayerWeights& lw, const std::string& p) {
+  if (!c.moe()) {
+    SM_RETURN_IF_ERROR(CheckShape(lw.w1, p + "w1", c.hidden_dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w2, p + "w2", c.dim, c.hidden_dim));
+    return CheckShape(lw.w3, p + "w3", c.hidden_dim, c.dim);
+  }
+  if (c.n_experts_used < 1 || c.n_experts_used > c.n_experts) {
+    return shared::InvalidArgument("experts used per token (" + std::to_string(c.n_experts_used) +
+                                   ") must be in [1, " + std::to_string(c.n_experts) + "]");
+  }
+  for (const TensorView* t : {&lw.w1, &lw.w2, &lw.w3}) {
+    if (t->present()) return shared::InvalidArgument(p + "has a dense FFN beside its experts");
+  }
+  const int n = c.n_experts, ffn = c.expert_ffn_dim;
+  SM_RETURN_IF_ERROR(CheckShape(lw.router, p + "router", n, c.dim));
+  SM_RETURN_IF_ERROR(CheckExperts(lw.gate_exps, p + "gate_exps", n, ffn, c.dim));
+  SM_RETURN_IF_ERROR(CheckExperts(lw.up_exps, p + "up_exps", n, ffn, c.dim));
+  return CheckExperts(lw.down_exps, p + "down_exps", n, c.dim, ffn);
+}
+
 }  // namespace
 
 WeightStorage::~WeightStorage() { Release(); }
@@ -137,20 +168,22 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
     const LayerWeights& lw = w.layers[l];
     const std::string p = "layer " + std::to_string(l) + " ";
     SM_RETURN_IF_ERROR(CheckShape(lw.attn_norm, p + "attn_norm", 1, c.dim));
-    SM_RETURN_IF_ERROR(CheckShape(lw.wq, p + "wq", c.dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wq, p + "wq", c.q_dim(), c.dim));
     SM_RETURN_IF_ERROR(CheckShape(lw.wk, p + "wk", c.kv_dim(), c.dim));
     SM_RETURN_IF_ERROR(CheckShape(lw.wv, p + "wv", c.kv_dim(), c.dim));
-    SM_RETURN_IF_ERROR(CheckShape(lw.wo, p + "wo", c.dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wo, p + "wo", c.dim, c.q_dim()));
     SM_RETURN_IF_ERROR(CheckShape(lw.ffn_norm, p + "ffn_norm", 1, c.dim));
-    SM_RETURN_IF_ERROR(CheckShape(lw.w1, p + "w1", c.hidden_dim, c.dim));
-    SM_RETURN_IF_ERROR(CheckShape(lw.w2, p + "w2", c.dim, c.hidden_dim));
-    SM_RETURN_IF_ERROR(CheckShape(lw.w3, p + "w3", c.hidden_dim, c.dim));
-    SM_RETURN_IF_ERROR(CheckOptional(lw.bq, p + "bq", c.dim));
+    SM_RETURN_IF_ERROR(CheckFfn(c, lw, p));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.bq, p + "bq", c.q_dim()));
     SM_RETURN_IF_ERROR(CheckOptional(lw.bk, p + "bk", c.kv_dim()));
     SM_RETURN_IF_ERROR(CheckOptional(lw.bv, p + "bv", c.kv_dim()));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.q_norm, p + "q_norm", c.head_dim()));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.k_norm, p + "k_norm", c.head_dim()));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.attn_post_norm, p + "attn_post_norm", c.dim));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.ffn_post_norm, p + "ffn_post_norm", c.dim));
   }
   SM_RETURN_IF_ERROR(CheckShape(w.final_norm, "final_norm", 1, c.dim));
-  SM_RETURN_IF_ERROR(CheckOptional(w.rope_freqs, "rope_freqs", c.head_dim() / 2));
+  SM_RETURN_IF_ERROR(CheckOptional(w.rope_freqs, "rope_freqs", c.rotary_dims() / 2));
   if (w.rope_freqs.present() && w.rope_freqs.type != kernels::DType::kF32) {
     return shared::InvalidArgument("tensor rope_freqs must be F32");
   }
@@ -160,15 +193,26 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
 std::vector<const TensorView*> MatricesOf(const Weights& w) {
   std::vector<const TensorView*> m = {&w.classifier};
   for (const LayerWeights& l : w.layers) {
-    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) m.push_back(t);
+    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3, &l.router}) {
+      if (t->present()) m.push_back(t);
+    }
+    for (const ExpertsView* v : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
+      for (const TensorView& e : v->experts) m.push_back(&e);
+    }
   }
   return m;
 }
 
-uint64_t MatrixBytesPerToken(const Weights& w) {
-  uint64_t total = 0;
+uint64_t MatrixBytesPerToken(const ModelConfig& c, const Weights& w) {
+  uint64_t total = 0, experts = 0;
   for (const TensorView* t : MatricesOf(w)) total += t->bytes();
-  return total;
+  for (const LayerWeights& l : w.layers) {
+    for (const ExpertsView* v : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
+      for (const TensorView& e : v->experts) experts += e.bytes();
+    }
+  }
+  if (experts == 0 || c.n_experts <= 0) return total;
+  return total - experts + experts / static_cast<uint64_t>(c.n_experts) * c.n_experts_used;
 }
 
 }  // namespace smallmind::worker

@@ -13,6 +13,8 @@
 #include "kernels/dtype.h"
 #include "shared/check.h"
 #include "shared/status.h"
+#include "worker/model/experts_view.h"
+#include "worker/model/tensor_view.h"
 #include "worker/types/model_config.h"
 
 namespace smallmind::worker {
@@ -55,38 +57,30 @@ class WeightStorage {
   size_t size_ = 0;
 };
 
-// A 2-D tensor (a vector is one row) of `type` elements, row-major, inside some WeightStorage.
-struct TensorView {
-  kernels::DType type = kernels::DType::kF32;
-  const void* data = nullptr;  // nullptr: the tensor is absent (optional tensors such as biases)
-  int64_t rows = 0;
-  int64_t cols = 0;
-
-  bool present() const { return data != nullptr; }
-  // Bytes of the whole tensor in its stored layout.
-  size_t bytes() const {
-    return kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(type)), cols) *
-           static_cast<size_t>(rows);
-  }
-  const float* f32() const {
-    SM_CHECK(type == kernels::DType::kF32) << "tensor is not F32";
-    return static_cast<const float*>(data);
-  }
-};
-
 struct LayerWeights {
   TensorView attn_norm;  // [1, dim]
-  TensorView wq;         // [dim, dim] (n_heads * head_dim rows)
+  TensorView wq;         // [q_dim, dim] (n_heads * head_dim rows)
   TensorView wk;         // [kv_dim, dim]
   TensorView wv;         // [kv_dim, dim]
-  TensorView wo;         // [dim, dim]
+  TensorView wo;         // [dim, q_dim]
   TensorView ffn_norm;   // [1, dim]
   TensorView w1;         // [hidden_dim, dim] gate
   TensorView w2;         // [dim, hidden_dim] down
   TensorView w3;         // [hidden_dim, dim] up
-  TensorView bq;         // [1, dim] optional (qwen2)
+  TensorView bq;         // [1, q_dim] optional (qwen2)
   TensorView bk;         // [1, kv_dim] optional
   TensorView bv;         // [1, kv_dim] optional
+  TensorView q_norm;     // [1, head_dim] optional (qwen3): RMSNorm weight of each q head
+  TensorView k_norm;     // [1, head_dim] optional (qwen3): RMSNorm weight of each k head
+  // [1, dim] optional (gemma): RMSNorm weights of the attention output and the FFN output, each
+  // normed before it is added to the residual stream
+  TensorView attn_post_norm;
+  TensorView ffn_post_norm;
+  // Mixture of experts (config.moe()), in place of w1, w2 and w3:
+  TensorView router;      // [n_experts, dim] ffn_gate_inp: one score per expert
+  ExpertsView gate_exps;  // [n_experts] x [expert_ffn_dim, dim]
+  ExpertsView up_exps;    // [n_experts] x [expert_ffn_dim, dim]
+  ExpertsView down_exps;  // [n_experts] x [dim, expert_ffn_dim]
 };
 
 struct Weights {
@@ -95,8 +89,9 @@ struct Weights {
   std::vector<LayerWeights> layers;  // [n_layers]
   TensorView final_norm;             // [1, dim]
   TensorView classifier;             // [vocab_size, dim]; may alias token_embedding
-  // [1, head_dim / 2] optional F32: divisors of each RoPE pair's frequency (Llama 3.1+
-  // rope_freqs.weight, kernels::RopeFreqs::factors), shared by every layer.
+  // [1, rotary_dims / 2] optional F32: divisors of each RoPE pair's frequency (Llama 3.1+
+  // rope_freqs.weight; Phi-3's LongRoPE rope_factors_long or _short.weight, whichever the served
+  // context picks; kernels::RopeFreqs::factors), shared by every layer.
   TensorView rope_freqs;
 };
 
@@ -106,13 +101,15 @@ struct LlamaModel {
   Weights weights;
 };
 
-// The matrices a forward pass multiplies each token by: the classifier, then each layer's wq, wk,
-// wv, wo, w1, w2, w3 (a tied classifier is the token embedding).
+// The matrices a forward pass may multiply a token by: the classifier, then each layer's wq, wk,
+// wv, wo, w1, w2, w3 (a tied classifier is the token embedding), or for a mixture of experts its
+// router and every expert's gate, up and down matrix. Absent tensors are left out.
 std::vector<const TensorView*> MatricesOf(const Weights& weights);
 
-// Bytes of every matrix one token multiplies by: what a decode step reads from memory, for
-// bandwidth figures.
-uint64_t MatrixBytesPerToken(const Weights& weights);
+// Bytes of the matrices one token multiplies by: what a decode step reads from memory, for
+// bandwidth figures. Of a mixture of experts a token reads n_experts_used experts a layer: their
+// share of the experts' bytes is counted.
+uint64_t MatrixBytesPerToken(const ModelConfig& config, const Weights& weights);
 
 // Checks every required tensor of `weights` is present with the shape `config` implies (and
 // optional biases, when present, too). Loaders call it before handing a model out; errors name the

@@ -20,12 +20,14 @@ ModelConfig BuiltinTinyConfig() {
   return GeneratorConfig(GeneratorOptions{});  // the defaults are the tiny preset
 }
 
-GgufModel MakeBuiltinTiny() {
+GgufModel MakeBuiltinTiny() { return MakeGeneratedModel(GeneratorOptions{}, kName); }
+
+GgufModel MakeGeneratedModel(const GeneratorOptions& options, const std::string& name) {
   // Generated and parsed with the same code as every GGUF file; a failure here is a bug in the
-  // generator, so it aborts.
-  shared::Result<std::vector<uint8_t>> bytes = GenerateModelBuffer(GeneratorOptions{});
+  // generator (or options a caller did not validate), so it aborts.
+  shared::Result<std::vector<uint8_t>> bytes = GenerateModelBuffer(options);
   SM_CHECK(bytes.ok()) << bytes.status().ToString();
-  auto file = GgufFile::FromBuffer(*bytes, kName);
+  auto file = GgufFile::FromBuffer(*bytes, name);
   SM_CHECK(file.ok()) << file.status().ToString();
   GgufModel m;
   auto config = GgufModelConfig(**file);

@@ -3,8 +3,11 @@
 // service starts with no download. Called once at worker start; stateless, thread-safe.
 #pragma once
 
+#include <string>
+
 #include "worker/model/gguf/gguf_loader.h"
 #include "worker/model/weights.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {
 
@@ -16,5 +19,8 @@ LlamaModel MakeBuiltinTinyModel();
 // (<unk>, <s>, </s>, <0x00>..<0xFF>), BOS added, no dummy prefix, so it encodes text exactly as
 // MakeByteLevelTokenizer() does. file_size is 0.
 GgufModel MakeBuiltinTiny();
+// Any generated model, built the same way (in memory, parsed by the GGUF loader; `name` names the
+// buffer in errors). Aborts on options ValidateGeneratorOptions refuses. For tests and builtins.
+GgufModel MakeGeneratedModel(const GeneratorOptions& options, const std::string& name);
 
 }  // namespace smallmind::worker

@@ -13,7 +13,9 @@
 #include <utility>
 
 #include "kernels/quant_blocks.h"
+#include "worker/model/arch/arch_description.h"
 #include "worker/modelgen/llama3_rope.h"
+#include "worker/modelgen/longrope_factors.h"
 
 namespace smallmind::worker {
 
@@ -63,6 +65,19 @@ LlamaGgufBuilder::RowSource DrawnRows(const GeneratorOptions& o, uint64_t offset
   };
 }
 
+// The rows of several sources one after another: a fused matrix ([sum of rows, cols]) whose
+// parts are drawn as the separate matrices would be (phi3's attn_qkv and gate/up ffn_up).
+LlamaGgufBuilder::RowSource StackedRows(
+    std::vector<std::pair<int64_t, LlamaGgufBuilder::RowSource>> parts) {
+  return [parts = std::move(parts)](int64_t r, std::span<float> out) {
+    for (const auto& [rows, source] : parts) {
+      if (r < rows) return source(r, out);
+      r -= rows;
+    }
+    SM_CHECK(false) << "row past the stacked matrices";
+  };
+}
+
 // A norm weight vector: 1 + norm_noise * draw, from the norm stream at `offset`.
 LlamaGgufBuilder::RowSource NormRow(const GeneratorOptions& o, uint64_t offset) {
   return [init = o.init, seed = Mix(o.seed ^ kNormStreamTag), noise = o.norm_noise, offset](
@@ -81,46 +96,99 @@ struct DrawLayout {
 };
 
 DrawLayout LayoutOf(const ModelConfig& c) {
-  const uint64_t n = c.n_layers, dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
+  const uint64_t n = c.n_layers, dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), hidden = c.hidden_dim;
   DrawLayout d{};
   d.wq = uint64_t(c.vocab_size) * dim;  // after the token embedding
-  d.wk = d.wq + n * dim * dim;
+  d.wk = d.wq + n * q * dim;
   d.wv = d.wk + n * kv * dim;
   d.wo = d.wv + n * kv * dim;
-  d.w1 = d.wo + n * dim * dim;
+  d.w1 = d.wo + n * dim * q;
   d.w2 = d.w1 + n * hidden * dim;
   d.w3 = d.w2 + n * dim * hidden;
   d.output = d.w3 + n * hidden * dim;
   return d;
 }
 
-// llama.cpp's use_more_bits(i_layer, n_layers): the layers whose attn_v and ffn_down Q4_K_M and
-// Q5_K_M store in Q6_K.
-bool UsesMoreBits(int layer, int n_layers) {
-  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+bool IsGemma(const GeneratorOptions& o) {
+  return o.architecture == "gemma2" || o.architecture == "gemma3";
 }
 
-void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout& d, int l,
-              LlamaGgufBuilder* b) {
-  const int64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
-  const uint64_t ul = static_cast<uint64_t>(l);
+// Layer l's router and experts. Their draws follow every dense draw (the classifier's too), so a
+// model with experts keeps the attention weights of the same shape without them: per layer the
+// router [n_experts, dim], then gate, up and down of all experts.
+void AddExperts(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout& d, int l,
+                LlamaGgufBuilder* b) {
+  const uint64_t dim = c.dim, ffn = c.expert_ffn_dim, n = c.n_experts;
+  const uint64_t per_layer = n * dim + 3 * n * ffn * dim;
+  const uint64_t first = d.output + uint64_t(c.vocab_size) * dim + l * per_layer;
   const std::string p = "blk." + std::to_string(l) + ".";
-  const DType t = o.weight_type;
-  const DType more = o.k_m_mix && UsesMoreBits(l, c.n_layers) ? DType::kQ6_K : t;
-  const auto matrix = [&](const char* name, int64_t rows, int64_t cols, uint64_t first,
-                          DType type) {
-    b->AddMatrix(p + name, rows, cols, type,
-                 DrawnRows(o, first + ul * rows * cols, cols, FanInSpread(cols)));
+  b->AddMatrix(p + "ffn_gate_inp.weight", c.n_experts, c.dim, DType::kF32,
+               DrawnRows(o, first, c.dim, FanInSpread(c.dim)));
+  const uint64_t gate = first + n * dim, up = gate + n * ffn * dim, down = up + n * ffn * dim;
+  b->AddExperts(p + "ffn_gate_exps.weight", c.n_experts, ffn, dim, o.weight_type,
+                DrawnRows(o, gate, c.dim, FanInSpread(c.dim)));
+  b->AddExperts(p + "ffn_up_exps.weight", c.n_experts, ffn, dim, o.weight_type,
+                DrawnRows(o, up, c.dim, FanInSpread(c.dim)));
+  b->AddExperts(p + "ffn_down_exps.weight", c.n_experts, dim, ffn, o.weight_type,
+                DrawnRows(o, down, c.expert_ffn_dim, FanInSpread(c.expert_ffn_dim)));
+}
+
+// Layer `l` of the file: base layer `src` (< c.n_layers, the base model's config), its attn_output
+// and ffn_down scaled by `out_scale` (1 for the base layers; grow_epsilon for a grown copy).
+void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout& d, int l, int src,
+              float out_scale, LlamaGgufBuilder* b) {
+  const int64_t dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), hidden = c.hidden_dim;
+  const uint64_t ul = static_cast<uint64_t>(src);
+  const std::string p = "blk." + std::to_string(l) + ".";
+  // The mix's per-layer choice follows the base layer `src`, as the draws do.
+  const auto type_of = [&](MixTensor tensor) {
+    return QuantMixTensorType(o.mix, o.weight_type, tensor, src, c.n_layers,
+                              c.n_heads / c.n_kv_heads, o.tied_embeddings);
   };
+  const auto rows_of = [&](int64_t rows, int64_t cols, uint64_t first, float scale = 1.0f) {
+    return DrawnRows(o, first + ul * rows * cols, cols, scale * FanInSpread(cols));
+  };
+  const auto matrix = [&](const char* name, MixTensor tensor, int64_t rows, int64_t cols,
+                          uint64_t first, float scale = 1.0f) {
+    b->AddMatrix(p + name, rows, cols, type_of(tensor), rows_of(rows, cols, first, scale));
+  };
+  const bool fused = o.architecture == "phi3";
   b->AddVector(p + "attn_norm.weight", dim, NormRow(o, ul * dim));
-  matrix("attn_q.weight", dim, dim, d.wq, t);
-  matrix("attn_k.weight", kv, dim, d.wk, t);
-  matrix("attn_v.weight", kv, dim, d.wv, more);
-  matrix("attn_output.weight", dim, dim, d.wo, t);
+  // phi3's fused matrices take the type of their first part (a mix's rules are per part).
+  if (fused) {
+    b->AddMatrix(p + "attn_qkv.weight", q + 2 * kv, dim, type_of(MixTensor::kAttnQ),
+                 StackedRows({{q, rows_of(q, dim, d.wq)},
+                              {kv, rows_of(kv, dim, d.wk)},
+                              {kv, rows_of(kv, dim, d.wv)}}));
+  } else {
+    matrix("attn_q.weight", MixTensor::kAttnQ, q, dim, d.wq);
+    matrix("attn_k.weight", MixTensor::kAttnK, kv, dim, d.wk);
+    matrix("attn_v.weight", MixTensor::kAttnV, kv, dim, d.wv);
+  }
+  matrix("attn_output.weight", MixTensor::kAttnOutput, dim, q, d.wo, out_scale);
   b->AddVector(p + "ffn_norm.weight", dim, NormRow(o, (c.n_layers + ul) * dim));
-  matrix("ffn_gate.weight", hidden, dim, d.w1, t);
-  matrix("ffn_up.weight", hidden, dim, d.w3, t);
-  matrix("ffn_down.weight", dim, hidden, d.w2, more);
+  const uint64_t head = static_cast<uint64_t>(c.head_dim());
+  const uint64_t qk_norms = (2 * uint64_t(c.n_layers) + 1) * dim;  // after every dim-wide norm
+  if (o.architecture == "qwen3" || o.architecture == "qwen3moe" || o.architecture == "gemma3") {
+    const uint64_t first = qk_norms + 2 * ul * head;
+    b->AddVector(p + "attn_q_norm.weight", c.head_dim(), NormRow(o, first));
+    b->AddVector(p + "attn_k_norm.weight", c.head_dim(), NormRow(o, first + head));
+  }
+  if (IsGemma(o)) {  // after the q/k norms' draws
+    const uint64_t first = qk_norms + 2 * uint64_t(c.n_layers) * head + 2 * ul * dim;
+    b->AddVector(p + "post_attention_norm.weight", dim, NormRow(o, first));
+    b->AddVector(p + "post_ffw_norm.weight", dim, NormRow(o, first + dim));
+  }
+  if (c.moe()) return AddExperts(o, c, d, l, b);  // grown models are dense (validated)
+  if (fused) {
+    b->AddMatrix(
+        p + "ffn_up.weight", 2 * hidden, dim, type_of(MixTensor::kFfnUp),
+        StackedRows({{hidden, rows_of(hidden, dim, d.w1)}, {hidden, rows_of(hidden, dim, d.w3)}}));
+  } else {
+    matrix("ffn_gate.weight", MixTensor::kFfnGate, hidden, dim, d.w1);
+    matrix("ffn_up.weight", MixTensor::kFfnUp, hidden, dim, d.w3);
+  }
+  matrix("ffn_down.weight", MixTensor::kFfnDown, dim, hidden, d.w2, out_scale);
 }
 
 // rope_freqs.weight of a Llama 3.1/3.2 file: F32 divisors, one per RoPE pair of a head.
@@ -132,18 +200,48 @@ void AddLlama3RopeFreqs(const ModelConfig& c, LlamaGgufBuilder* b) {
       });
 }
 
+// Phi-3's LongRoPE tensors (F32, one divisor per rotated pair) and their keys.
+void AddLongRope(const GeneratorOptions& o, const ModelConfig& c, LlamaGgufBuilder* b) {
+  const LongRopeFactors f =
+      MakeLongRopeFactors(c.rotary_dims(), c.context_length,
+                          o.rope_orig_context > 0 ? o.rope_orig_context : c.context_length);
+  for (const auto& [name, values] : {std::pair{"rope_factors_long.weight", f.long_factors},
+                                     std::pair{"rope_factors_short.weight", f.short_factors}}) {
+    b->AddVector(name, c.rotary_dims() / 2, [values](int64_t, std::span<float> out) {
+      std::copy(values.begin(), values.end(), out.begin());
+    });
+  }
+}
+
+// The base model's config: the draws (and the _K_M layer choice) follow it, so a grown file's
+// first layers are the base model's.
+ModelConfig BaseConfig(const GeneratorOptions& o) {
+  GeneratorOptions base = o;
+  base.grow_layers = 0;
+  return GeneratorConfig(base);
+}
+
 void AddTensors(const GeneratorOptions& o, LlamaGgufBuilder* b) {
-  const ModelConfig c = GeneratorConfig(o);
+  const ModelConfig c = BaseConfig(o);
   const DrawLayout d = LayoutOf(c);
-  b->AddMatrix("token_embd.weight", c.vocab_size, c.dim, o.embedding_type.value_or(o.weight_type),
+  const auto mixed = [&](MixTensor tensor) {
+    return QuantMixTensorType(o.mix, o.weight_type, tensor, 0, c.n_layers, c.n_heads / c.n_kv_heads,
+                              o.tied_embeddings);
+  };
+  b->AddMatrix("token_embd.weight", c.vocab_size, c.dim,
+               o.embedding_type.value_or(mixed(MixTensor::kTokenEmbd)),
                DrawnRows(o, 0, c.dim, o.embedding_spread));
-  for (int l = 0; l < c.n_layers; l++) AddLayer(o, c, d, l, b);
+  for (int l = 0; l < c.n_layers + o.grow_layers; l++) {
+    const bool grown = l >= c.n_layers;
+    AddLayer(o, c, d, l, l % c.n_layers, grown ? o.grow_epsilon : 1.0f, b);
+  }
   b->AddVector("output_norm.weight", c.dim, NormRow(o, uint64_t(2) * c.n_layers * c.dim));
   if (!o.tied_embeddings) {
-    b->AddMatrix("output.weight", c.vocab_size, c.dim, o.k_m_mix ? DType::kQ6_K : o.weight_type,
+    b->AddMatrix("output.weight", c.vocab_size, c.dim, mixed(MixTensor::kOutput),
                  DrawnRows(o, d.output, c.dim, o.classifier_gain * FanInSpread(c.dim)));
   }
   if (o.llama3_rope_freqs) AddLlama3RopeFreqs(c, b);
+  if (o.longrope) AddLongRope(o, c, b);
 }
 
 shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {
@@ -152,27 +250,66 @@ shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {
                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
-bool IsKQuant(DType t) {
-  return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K || t == DType::kIQ4_XS;
+// Partial rotary, LongRoPE, the original context and the window are phi3's options; the rotated
+// dims an even count up to the head size.
+shared::Status CheckPhi3Options(const GeneratorOptions& o) {
+  const bool phi3 = o.architecture == "phi3";
+  if (!phi3 && (o.longrope || o.rope_orig_context != 0 || o.sliding_window != 0)) {
+    return shared::InvalidArgument(
+        "LongRoPE, the rope original context and the sliding window are written for phi3 only");
+  }
+  const int head = o.head_dim > 0 ? o.head_dim : o.dim / std::max(1, o.n_heads);
+  if (o.rope_dims != 0 && (!phi3 || o.rope_dims < 2 || o.rope_dims > head || o.rope_dims % 2)) {
+    return shared::InvalidArgument("rope dims " + std::to_string(o.rope_dims) +
+                                   " must be an even count up to the head size (" +
+                                   std::to_string(head) + "), below it for phi3 only");
+  }
+  SM_RETURN_IF_ERROR(CheckRange("rope original context", o.rope_orig_context, 0, kMaxContext));
+  return CheckRange("sliding window", o.sliding_window, 0, kMaxContext);
 }
 
-// K-quant rows are whole super-blocks: refuse a row length that is not here, naming the option,
-// before anything is generated (the builder would refuse the first such matrix too).
-shared::Status CheckKQuantRows(const GeneratorOptions& o) {
-  const bool k =
-      IsKQuant(o.weight_type) || o.k_m_mix || (o.embedding_type && IsKQuant(*o.embedding_type));
-  if (!k) return shared::Status::Ok();
-  for (auto [what, cols] :
-       {std::pair{"dim", o.dim}, std::pair{"ffn (hidden) size", o.hidden_dim}}) {
-    if (cols % kernels::kQkK == 0) continue;
+// The window and soft-caps only where the family has them; gemma's embeddings are tied (llama.cpp
+// reads no output.weight for gemma2).
+shared::Status CheckGemmaOptions(const GeneratorOptions& o, const ArchDescription& d) {
+  if ((o.window && d.swa_period < 0) || (o.attn_softcap && d.attn_softcap == 0.0f) ||
+      (o.final_softcap && !d.final_softcap_key)) {
     return shared::InvalidArgument(
-        std::string(
-            "K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m, iq4_xs) store rows in blocks of ") +
-        std::to_string(kernels::kQkK) + " elements, but the row length " + std::to_string(cols) +
-        " (" + what + ") is not a multiple of " + std::to_string(kernels::kQkK) +
-        ": use q8_0 / q4_0 or a " + what + " that is");
+        "a sliding window and soft-caps are for gemma2 (both caps) and "
+        "gemma3 (the window and the final cap)");
+  }
+  if (IsGemma(o) && (o.n_experts != 0 || o.n_experts_used != 0)) {
+    return shared::InvalidArgument(o.architecture + " has no experts");
+  }
+  if (IsGemma(o) && !o.tied_embeddings) {
+    return shared::InvalidArgument(o.architecture + " models have tied embeddings (--tied)");
+  }
+  if (o.window && (*o.window < 1 || *o.window > kMaxContext)) {
+    return shared::InvalidArgument("window " + std::to_string(*o.window) + " is outside [1, " +
+                                   std::to_string(kMaxContext) + "]");
+  }
+  for (auto [what, cap] : {std::pair{"attention soft-cap", o.attn_softcap},
+                           std::pair{"final soft-cap", o.final_softcap}}) {
+    if (cap && !(std::isfinite(*cap) && *cap > 0.0f)) {
+      return shared::InvalidArgument(std::string(what) + " " + std::to_string(*cap) +
+                                     " must be finite and > 0");
+    }
   }
   return shared::Status::Ok();
+}
+
+// Experts: none (both counts 0) for a dense llama or qwen3, else 1..256 experts (qwen3moe needs
+// them) of which 1..n are used.
+shared::Status CheckExperts(const GeneratorOptions& o) {
+  constexpr int kMaxExperts = 256;
+  if (o.architecture == "qwen3" && (o.n_experts != 0 || o.n_experts_used != 0)) {
+    return shared::InvalidArgument("qwen3 has no experts: use --arch qwen3moe");
+  }
+  if (o.architecture == "qwen3moe" && o.n_experts == 0) {
+    return shared::InvalidArgument("qwen3moe is a mixture of experts: give --experts N");
+  }
+  if (o.n_experts == 0 && o.n_experts_used == 0) return shared::Status::Ok();
+  SM_RETURN_IF_ERROR(CheckRange("experts", o.n_experts, 1, kMaxExperts));
+  return CheckRange("experts used per token", o.n_experts_used, 1, o.n_experts);
 }
 
 shared::Status CheckSpread(const char* what, float v, bool zero_ok) {
@@ -181,12 +318,10 @@ shared::Status CheckSpread(const char* what, float v, bool zero_ok) {
                                  (zero_ok ? "finite and >= 0" : "finite and > 0"));
 }
 
-// general.file_type: llama.cpp's MOSTLY_Q4_K_M / MOSTLY_Q5_K_M for the mixes, else the weight
-// type's.
+// general.file_type: llama.cpp's for the mix, else the weight type's.
 std::optional<uint32_t> LlamaFileTypeOf(const GeneratorOptions& o) {
-  constexpr uint32_t kMostlyQ4KM = 15, kMostlyQ5KM = 17;
-  if (!o.k_m_mix) return std::nullopt;
-  return o.weight_type == DType::kQ5_K ? kMostlyQ5KM : kMostlyQ4KM;
+  if (o.mix == QuantMix::kNone) return std::nullopt;
+  return QuantMixFileType(o.mix);
 }
 
 }  // namespace
@@ -221,41 +356,72 @@ shared::Result<GeneratorOptions> GeneratorPreset(std::string_view preset) {
 shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* o) {
   std::string lower(name);
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  o->k_m_mix = lower == "q4_k_m" || lower == "q5_k_m";
-  if (o->k_m_mix) {
-    o->weight_type = lower == "q5_k_m" ? DType::kQ5_K : DType::kQ4_K;
+  const std::optional<QuantMix> mix = QuantMixFromName(lower);
+  o->mix = mix.value_or(QuantMix::kNone);
+  if (mix) {
+    o->weight_type = QuantMixBaseType(*mix);
     return shared::Status::Ok();
   }
   shared::Result<DType> type = ParseWeightType(name);
-  if (!type.ok()) return shared::InvalidArgument(type.status().message() + ", q4_k_m or q5_k_m");
+  if (!type.ok()) {
+    return shared::InvalidArgument(type.status().message() +
+                                   ", or a mix: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m");
+  }
   o->weight_type = *type;
   return shared::Status::Ok();
 }
 
 shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   if (o.name.empty()) return shared::InvalidArgument("the model name must not be empty");
+  const ArchDescription* arch = FindArch(o.architecture);
+  if (arch == nullptr ||
+      (o.architecture != "llama" && o.architecture != "qwen3" && o.architecture != "qwen3moe" &&
+       o.architecture != "phi3" && o.architecture != "smollm3" && !IsGemma(o))) {
+    return shared::InvalidArgument(
+        "architecture '" + o.architecture +
+        "' is not one modelgen writes (llama, qwen3, qwen3moe, phi3, smollm3, gemma2, gemma3)");
+  }
+  SM_RETURN_IF_ERROR(CheckExperts(o));
+  SM_RETURN_IF_ERROR(CheckGemmaOptions(o, *arch));
+  if (o.architecture != "llama" && o.llama3_rope_freqs) {
+    return shared::InvalidArgument("rope_freqs (llama3) is for the llama architecture");
+  }
+  SM_RETURN_IF_ERROR(CheckPhi3Options(o));
   SM_RETURN_IF_ERROR(CheckRange("dim", o.dim, 1, kMaxDim));
   SM_RETURN_IF_ERROR(CheckRange("ffn (hidden) size", o.hidden_dim, 1, 4 * kMaxDim));
   SM_RETURN_IF_ERROR(CheckRange("layers", o.n_layers, 1, kMaxLayers));
+  SM_RETURN_IF_ERROR(CheckRange("grown layers", o.grow_layers, 0, kMaxLayers - o.n_layers));
+  SM_RETURN_IF_ERROR(CheckSpread("grow_epsilon", o.grow_epsilon, true));
+  if (o.grow_layers > 0 && o.n_experts > 0) {
+    return shared::InvalidArgument("grown models (--grow-layers) are dense: drop --experts");
+  }
   SM_RETURN_IF_ERROR(CheckRange("heads", o.n_heads, 1, o.dim));
   SM_RETURN_IF_ERROR(CheckRange("kv heads", o.n_kv_heads, 1, o.n_heads));
   SM_RETURN_IF_ERROR(CheckRange("context", o.context_length, 1, kMaxContext));
   SM_RETURN_IF_ERROR(CheckRange("vocab", o.vocab_size, kByteVocabSize, kMaxSyntheticVocabSize));
-  if (o.dim % o.n_heads != 0 || o.n_heads % o.n_kv_heads != 0 || (o.dim / o.n_heads) % 2 != 0) {
+  SM_RETURN_IF_ERROR(CheckRange("head size", o.head_dim, 0, kMaxDim));
+  const bool explicit_head = o.head_dim > 0;
+  const int head = explicit_head ? o.head_dim : o.dim / o.n_heads;
+  if ((!explicit_head && o.dim % o.n_heads != 0) || o.n_heads % o.n_kv_heads != 0 ||
+      head % 2 != 0) {
     return shared::InvalidArgument(
-        "heads must divide dim into an even head size and kv heads must divide heads (dim " +
+        "heads must divide dim into an even head size (or --head-dim name an even one) and kv "
+        "heads must divide heads (dim " +
         std::to_string(o.dim) + ", heads " + std::to_string(o.n_heads) + ", kv heads " +
-        std::to_string(o.n_kv_heads) + ")");
+        std::to_string(o.n_kv_heads) + ", head size " + std::to_string(head) + ")");
   }
   if (!IsWritableWeightType(o.weight_type) ||
       (o.embedding_type && !IsWritableWeightType(*o.embedding_type))) {
     return shared::InvalidArgument(
-        "weight types must be F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K or IQ4_XS");
+        "weight types must be F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, "
+        "Q5_K, Q6_K or IQ4_XS");
   }
-  if (o.k_m_mix && o.weight_type != DType::kQ4_K && o.weight_type != DType::kQ5_K) {
-    return shared::InvalidArgument("the _k_m mixes need the Q4_K or Q5_K weight type");
+  if (o.mix != QuantMix::kNone && o.weight_type != QuantMixBaseType(o.mix)) {
+    return shared::InvalidArgument(
+        std::string("this mix needs the ") +
+        kernels::GetDTypeTraits(static_cast<uint32_t>(QuantMixBaseType(o.mix)))->name +
+        " weight type");
   }
-  SM_RETURN_IF_ERROR(CheckKQuantRows(o));
   SM_RETURN_IF_ERROR(CheckSpread("rms_norm_eps", o.rms_norm_eps, false));
   SM_RETURN_IF_ERROR(CheckSpread("rope_theta", o.rope_theta, false));
   SM_RETURN_IF_ERROR(CheckSpread("embedding_spread", o.embedding_spread, false));
@@ -265,21 +431,63 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
 
 ModelConfig GeneratorConfig(const GeneratorOptions& o) {
   ModelConfig c;
-  c.architecture = "llama";
+  c.architecture = o.architecture;
   c.dim = o.dim;
   c.hidden_dim = o.hidden_dim;
-  c.n_layers = o.n_layers;
+  c.n_layers = o.n_layers + o.grow_layers;
   c.n_heads = o.n_heads;
   c.n_kv_heads = o.n_kv_heads;
+  // Explicit only when it differs from dim / n_heads, as the GGUF loader reads it back.
+  if (o.head_dim > 0 && int64_t{o.head_dim} * o.n_heads != o.dim) c.head_size = o.head_dim;
   c.vocab_size = o.vocab_size;
   c.context_length = o.context_length;
   c.rms_norm_eps = o.rms_norm_eps;
   c.rope_theta = o.rope_theta;
-  c.rope_style = RopeStyle::kInterleaved;
+  c.rope_style = o.architecture == "llama" || o.architecture == "smollm3" ? RopeStyle::kInterleaved
+                                                                          : RopeStyle::kNeox;
+  if (const ArchDescription* d = FindArch(o.architecture); d != nullptr && IsGemma(o)) {
+    // What the GGUF loader reads back (gguf_arch_options.cc) from the keys the builder writes.
+    c.sliding_window = o.window.value_or(d->default_window);
+    c.swa_period = c.sliding_window > 0 ? d->swa_period : 0;
+    c.rope_theta_swa = c.sliding_window > 0 ? d->swa_rope_theta : 0.0f;
+    c.rope_freq_scale_swa = c.sliding_window > 0 && d->swa_rope_theta > 0.0f ? 1.0f : 0.0f;
+    c.attn_softcap = o.attn_softcap.value_or(d->attn_softcap);
+    c.final_softcap = o.final_softcap.value_or(d->final_softcap);
+    c.ffn_activation = d->ffn_activation;
+    c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
+    const bool wide = c.n_layers == d->wide_query_scale_layers;
+    c.query_scale = 1.0f / std::sqrt(static_cast<float>(wide ? c.dim / c.n_heads : c.head_dim()));
+  }
+  if (o.n_experts > 0) {  // as the GGUF loader reads the file back
+    c.n_experts = o.n_experts;
+    c.n_experts_used = o.n_experts_used;
+    c.expert_ffn_dim = o.hidden_dim;
+    c.expert_weights_norm = true;  // llama.cpp's llama and qwen3moe both renormalise
+  }
+  if (o.rope_dims > 0 && o.rope_dims != c.head_dim()) c.rope_dims = o.rope_dims;
+  if (o.longrope) {
+    c.rope_attn_factor =
+        MakeLongRopeFactors(c.rotary_dims(), c.context_length,
+                            o.rope_orig_context > 0 ? o.rope_orig_context : c.context_length)
+            .attn_factor;
+  }
+  if (o.architecture == "smollm3") c.no_rope_period = 4;
   return c;
 }
 
 namespace {
+
+// phi3's own keys: the original context, the window, LongRoPE's attention factor.
+void AddPhi3Keys(const GeneratorOptions& o, const ModelConfig& c, LlamaGgufBuilder* b) {
+  if (o.rope_orig_context > 0) {
+    b->AddArchU32("rope.scaling.original_context_length",
+                  static_cast<uint32_t>(o.rope_orig_context));
+  }
+  if (o.sliding_window > 0) {
+    b->AddArchU32("attention.sliding_window", static_cast<uint32_t>(o.sliding_window));
+  }
+  if (o.longrope) b->AddArchF32("rope.scaling.attn_factor", c.rope_attn_factor);
+}
 
 // The whole generated model in a builder, ready to write (tensors are produced while writing).
 shared::Result<std::unique_ptr<LlamaGgufBuilder>> GeneratedBuilder(const GeneratorOptions& o) {
@@ -288,6 +496,7 @@ shared::Result<std::unique_ptr<LlamaGgufBuilder>> GeneratedBuilder(const Generat
   auto builder = std::make_unique<LlamaGgufBuilder>(GeneratorConfig(o), o.name, o.weight_type,
                                                     LlamaFileTypeOf(o));
   builder->AddSpmVocab(vocab);
+  AddPhi3Keys(o, GeneratorConfig(o), builder.get());
   AddTensors(o, builder.get());
   return builder;
 }

@@ -1,7 +1,7 @@
 // Model generator: llama-shaped GGUF files with seeded pseudo-random weights (the presets of
-// DESIGN.md §7 or any shape), weights in F32/F16/Q8_0/Q4_0/Q4_K/Q5_K/Q6_K (or the Q4_K_M / Q5_K_M
-// mixes) and a synthetic SentencePiece vocabulary in the metadata. Used by smallmind-modelgen,
-// builtin:tiny and tests. Stateless functions; thread-safe.
+// DESIGN.md §7 or any shape), weights in any type the builder writes (or llama.cpp's Q4_K_M,
+// Q5_K_M, Q2_K, Q3_K_S and Q3_K_M mixes) and a synthetic SentencePiece vocabulary in the metadata.
+// Used by smallmind-modelgen, builtin:tiny and tests. Stateless functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include "kernels/dtype.h"
 #include "shared/status.h"
 #include "worker/modelgen/llama_gguf_builder.h"
+#include "worker/modelgen/quant_mix.h"
 #include "worker/modelgen/synthetic_vocab.h"
 #include "worker/types/model_config.h"
 
@@ -28,25 +29,57 @@ enum class WeightInit {
 
 struct GeneratorOptions {
   std::string name = "smallmind-tiny";  // general.name
+  // general.architecture: "llama"; "qwen3" (NeoX RoPE and per-head q/k RMSNorm weights,
+  // attn_q_norm / attn_k_norm); "qwen3moe" (qwen3 with experts); "phi3" (NeoX RoPE, fused
+  // attn_qkv and gate/up ffn_up, the same draws as llama's separate matrices); "smollm3" (llama's
+  // tensors, no RoPE in every 4th layer); "gemma2" (NeoX RoPE,
+  // post_attention_norm / post_ffw_norm, soft-capping, every other layer windowed; tied
+  // embeddings only) or "gemma3" (gemma2's tensors plus q/k norms, five windowed layers to one
+  // global, no attention soft-capping).
+  std::string architecture = "llama";
+  // attention.sliding_window (gemma); nullopt: the family's converter default (gemma2 4096,
+  // gemma3 none).
+  std::optional<int> window;
+  // attn_logit_softcapping (gemma2 only) and final_logit_softcapping; nullopt: gemma2's 50 / 30,
+  // gemma3's none.
+  std::optional<float> attn_softcap;
+  std::optional<float> final_softcap;
+  // Mixture of experts (0: a dense FFN; qwen3moe needs > 0): every layer's FFN is n_experts
+  // experts of hidden_dim inner width (ffn_gate_exps / ffn_up_exps / ffn_down_exps) and an F32
+  // router (ffn_gate_inp, unquantized as llama.cpp's quantizer keeps it) picking n_experts_used.
+  int n_experts = 0;
+  int n_experts_used = 0;
   int dim = 64;
   int hidden_dim = 172;
   int n_layers = 2;
   int n_heads = 4;
   int n_kv_heads = 2;
+  // Width of each head (written as attention.key_length / value_length); 0: dim / n_heads.
+  int head_dim = 0;
   int vocab_size = kByteVocabSize;
   int context_length = 512;
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
   kernels::DType weight_type = kernels::DType::kF32;  // attention, FFN and output matrices
-  // llama.cpp's Q4_K_M / Q5_K_M mix (needs weight_type Q4_K / Q5_K): output.weight, and attn_v /
-  // ffn_down of the layers its use_more_bits picks (the first and last eighth, every third one
-  // between), in Q6_K; the rest weight_type.
-  bool k_m_mix = false;
+  // One of llama.cpp's mixes (quant_mix.h: Q4_K_M, Q5_K_M, Q2_K, Q3_K_S, Q3_K_M; needs
+  // weight_type its base type): output.weight and some attn_v / ffn_down / attn_output matrices
+  // in other types, the rest weight_type. kNone: every matrix weight_type.
+  QuantMix mix = QuantMix::kNone;
   // token_embd's type; nullopt: weight_type, as llama.cpp's converter stores it.
   std::optional<kernels::DType> embedding_type;
   bool tied_embeddings = true;  // no output.weight: the classifier is token_embd
   // A Llama 3.1/3.2 rope_freqs.weight (llama3_rope.h, Llama 3.1's scaling values) for the head.
   bool llama3_rope_freqs = false;
+  // rope.dimension_count: the rotated dims of each head (phi3 may rotate fewer than the head
+  // size: partial rotary); 0: the whole head.
+  int rope_dims = 0;
+  // phi3 LongRoPE: rope_factors_long/short.weight and rope.scaling.attn_factor
+  // (longrope_factors.h) for context_length over rope_orig_context.
+  bool longrope = false;
+  // rope.scaling.original_context_length (phi3); 0: not written.
+  int rope_orig_context = 0;
+  // attention.sliding_window (phi3, whose loaders read it and apply none); 0: not written.
+  int sliding_window = 0;
   WeightInit init = WeightInit::kUniform;
   // Spreads s: token_embd (and so a tied classifier) embedding_spread; output.weight
   // classifier_gain / sqrt(dim), which makes logits of spread ~classifier_gain on a unit-RMS
@@ -56,6 +89,14 @@ struct GeneratorOptions {
   float classifier_gain = 1.0f;
   float norm_noise = 0.0f;
   uint64_t seed = kDefaultGeneratorSeed;
+  // "Grown deep" (a speculation benchmark's target, docs/speculation.md): n_layers layers as
+  // above, then grow_layers more, extra layer j a copy of layer j % n_layers whose attn_output and
+  // ffn_down are scaled by grow_epsilon. With epsilon 0 every extra layer adds exactly zero to the
+  // residual stream, so the file computes the n_layers model's function at the read cost of all
+  // its layers (and the n_layers model, same seed and type, is its draft); a larger epsilon makes
+  // the two agree less. The first n_layers layers are the base model's bit for bit.
+  int grow_layers = 0;
+  float grow_epsilon = 0.0f;
 };
 
 // "tiny" (builtin:tiny's shape and weights: dim 64, ffn 172, 2 layers, 4 heads, 2 KV heads,
@@ -65,8 +106,8 @@ struct GeneratorOptions {
 // untied output.weight and noisy norms. Unknown names are InvalidArgument listing the presets.
 shared::Result<GeneratorOptions> GeneratorPreset(std::string_view preset);
 
-// Sets weight_type (and k_m_mix) from a --type name: ParseWeightType's names, "q4_k_m" or
-// "q5_k_m".
+// Sets weight_type (and mix) from a --type name: ParseWeightType's names or a mix's
+// (QuantMixFromName: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m; "q2_k" is llama.cpp's Q2_K mix).
 shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* options);
 
 // Shapes in the ranges the GGUF loader accepts (heads dividing dim, an even head size), a
@@ -74,7 +115,7 @@ shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* options)
 // are whole blocks of 256 for K-quant types, finite non-negative spreads.
 shared::Status ValidateGeneratorOptions(const GeneratorOptions& options);
 
-// The hyperparameters a loader reads back from the generated file.
+// The hyperparameters a loader reads back from the generated file (n_layers + grow_layers layers).
 ModelConfig GeneratorConfig(const GeneratorOptions& options);
 
 // Writes the model to `path` (through a temporary file and a rename), generating one tensor at a

@@ -18,6 +18,7 @@ void CachedPrefixes::Record(const shared::PromptPrefixKeys& keys, std::span<cons
     const int64_t block_index = n_tokens / block_size - 1;
     if (block_index < 0 || block_index >= static_cast<int64_t>(block_table.size())) continue;
     int32_t block = block_table[static_cast<size_t>(block_index)];
+    if (block == kNoBlock) continue;  // released behind a sliding window
     if (!pool.sealed(block) && pool.hash(block) != 0) {
       // Computed beside another sequence with the same prefix, which sealed its copy first.
       block = pool.FindSealed(pool.hash(block),

@@ -16,6 +16,7 @@ Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, int block
   running_.reserve(options.max_seqs);
   step_seqs_.reserve(options.max_seqs);
   step_tokens_.reserve(options.max_seqs);
+  step_drafts_.reserve(options.max_seqs);
   slots_.reserve(options.max_seqs);
 }
 
@@ -34,6 +35,14 @@ void Scheduler::Add(std::unique_ptr<Sequence> seq) {
     max_positions = std::min(max_positions, seq->request.overflow.context_length);
   }
   seq->block_table.reserve(BlocksFor(max_positions));
+  if (options_.speculation.any()) {
+    seq->spec.controller = DraftController(options_.speculation.draft);
+    seq->spec.feed.reserve(1 + std::max(0, options_.speculation.draft.max_draft));
+  }
+  if (options_.speculation.draft_model) {
+    seq->spec.draft_model.drafts.reserve(std::max(0, options_.speculation.draft.max_draft));
+    seq->spec.draft_model.blocks.reserve(BlocksFor(max_positions) + 1);
+  }
   ++requests_total_;
   prompt_tokens_total_ += seq->num_prompt_tokens;
   waiting_.push_back(std::move(seq));
@@ -67,8 +76,12 @@ void Scheduler::CancelAll() {
 bool Scheduler::Schedule(StepShape* out) const {
   StepShape& shape = *out;
   shape.entries.clear();
+  shape.drafts.clear();
   int budget = options_.max_step_tokens;
   int free_blocks = pool_->num_free();
+  int prefills = 0;  // running sequences with a prompt chunk pending
+  const int total_decodes = options_.speculation.any() ? CountDecodes(&prefills) : 0;
+  const bool speculate = total_decodes > 0 && total_decodes <= options_.speculation.max_batch;
   // Running sequences: decodes first so a long prompt never stalls them, then prefill chunks.
   int decodes = 0;
   for (bool decode_pass : {true, false}) {
@@ -82,10 +95,22 @@ bool Scheduler::Schedule(StepShape* out) const {
       int have = static_cast<int>(seq->block_table.size());
       int n = std::min({pending, budget, (have + free_blocks) * block_size_ - seq->num_computed});
       if (n <= 0) return false;  // out of blocks: the caller preempts the newest
-      int need = BlocksFor(seq->num_computed + n) - have;
-      free_blocks -= need;
+      StepShape::Entry entry{seq.get(), n, 0, false};
+      if (speculate && decode_pass) {
+        // Drafts take only what the decodes after this one leave (a token and a block each),
+        // and leave a block to every running prefill: speculation never preempts anything.
+        const int later = total_decodes - decodes - 1;
+        const int room =
+            std::min(budget - 1 - later,
+                     (have + free_blocks - later - prefills) * block_size_ - seq->num_computed - 1);
+        entry.draft_begin = static_cast<int>(shape.drafts.size());
+        entry.draft = ProposeDraft(*seq, room, &shape);
+        entry.n_tokens = n += entry.draft;
+      }
+      entry.new_blocks = BlocksFor(seq->num_computed + n) - have;
+      free_blocks -= entry.new_blocks;
       budget -= n;
-      shape.entries.push_back({seq.get(), n, need, false});
+      shape.entries.push_back(entry);
       decodes += decode_pass ? 1 : 0;
     }
   }
@@ -105,6 +130,60 @@ bool Scheduler::Schedule(StepShape* out) const {
     shape.entries.push_back({seq.get(), n, need, true, hit.blocks});
   }
   return true;
+}
+
+int Scheduler::CountDecodes(int* prefills) const {
+  int n = 0;
+  *prefills = 0;
+  for (const auto& seq : running_) {
+    n += seq->num_pending() == 1 ? 1 : 0;
+    *prefills += seq->num_pending() > 1 ? 1 : 0;
+  }
+  return n;
+}
+
+void Scheduler::DraftCandidates(std::vector<DraftRequest>* out) const {
+  out->clear();
+  int prefills = 0;
+  const int decodes = options_.speculation.draft_model ? CountDecodes(&prefills) : 0;
+  if (decodes == 0 || decodes > options_.speculation.max_batch) return;
+  for (const auto& seq : running_) {
+    if (seq->num_pending() != 1) continue;
+    const int len = DraftLength(*seq);
+    if (len > 0) out->push_back({seq.get(), len});
+  }
+}
+
+int Scheduler::DraftLength(const Sequence& seq) const {
+  if (!seq.request.speculate) return 0;
+  int len = seq.spec.controller.length();
+  // Drafts past the request's last token, or past the context of a shifting request, would be
+  // verified for nothing.
+  len = std::min(len, seq.request.stopping.max_new_tokens - seq.num_generated() - 1);
+  if (seq.request.overflow.shift) {
+    len = std::min(len, seq.request.overflow.context_length - seq.num_tokens());
+  }
+  return len;
+}
+
+int Scheduler::ProposeDraft(const Sequence& seq, int room, StepShape* shape) const {
+  const int len = std::min(room, DraftLength(seq));
+  if (len <= 0) return 0;
+  const size_t begin = shape->drafts.size();
+  const std::span<const TokenId> model =
+      seq.spec.draft_model.DraftsFor(seq.num_tokens(), seq.context_shifts);
+  if (!model.empty() || options_.speculation.ngram <= 0) {
+    const size_t n = std::min(model.size(), static_cast<size_t>(len));
+    shape->drafts.insert(shape->drafts.end(), model.begin(), model.begin() + n);
+    return static_cast<int>(n);
+  }
+  shape->drafts.resize(begin + static_cast<size_t>(len));
+  const NgramOptions ngram{.min_match = options_.speculation.ngram,
+                           .max_match = std::max(options_.speculation.ngram, 8)};
+  const int n =
+      ProposeNgramDraft(seq.tokens, ngram, std::span<TokenId>(shape->drafts).subspan(begin));
+  shape->drafts.resize(begin + static_cast<size_t>(n));
+  return n;
 }
 
 int Scheduler::PrefillCapWhileDecoding(int decodes) const {
@@ -161,16 +240,33 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
     if (mt > 0 && (plan->max_threads == 0 || mt < plan->max_threads)) plan->max_threads = mt;
     // The most conservative request wins: a larger threshold keeps more ops on one thread.
     plan->parallel_threshold = std::max(plan->parallel_threshold, seq->request.parallel_threshold);
-    std::span<const TokenId> all(seq->tokens);
-    plan->seqs.push_back({all.subspan(seq->num_computed, e.n_tokens), seq->num_computed,
-                          std::span<const int32_t>(seq->block_table),
-                          seq->num_computed + e.n_tokens == seq->num_tokens()});
+    plan->seqs.push_back(SliceOf(shape, e));
     step_seqs_.push_back(seq);
     step_tokens_.push_back(e.n_tokens);
+    step_drafts_.push_back(e.draft);
   }
   // What actually runs each sequence, once the step's mode and thread limit are settled.
   for (Sequence* seq : step_seqs_) seq->execution.Record(plan->mode, plan->max_threads);
   CountStep(shape);
+}
+
+SeqStep Scheduler::SliceOf(const StepShape& shape, const StepShape::Entry& e) {
+  Sequence* seq = e.seq;
+  const std::span<const int32_t> blocks(seq->block_table);
+  if (e.draft == 0) {
+    if (options_.speculation.any() && seq->num_pending() == 1) {
+      seq->spec.controller.OnStepWithoutDraft();
+    }
+    std::span<const TokenId> all(seq->tokens);
+    return {all.subspan(seq->num_computed, e.n_tokens), seq->num_computed, blocks,
+            seq->num_computed + e.n_tokens == seq->num_tokens()};
+  }
+  // A verification step: the last accepted token, then the drafts, each with its logits.
+  std::vector<TokenId>& feed = seq->spec.feed;
+  feed.assign(1, seq->tokens.back());
+  const auto drafts = shape.drafts.begin() + e.draft_begin;
+  feed.insert(feed.end(), drafts, drafts + e.draft);
+  return {std::span<const TokenId>(feed), seq->num_computed, blocks, true, 1 + e.draft};
 }
 
 void Scheduler::CountStep(const StepShape& shape) {
@@ -180,7 +276,7 @@ void Scheduler::CountStep(const StepShape& shape) {
     tokens += e.n_tokens;
     // A decode feeds the one token sampled by the last step; all else is prefill.
     const Sequence& seq = *e.seq;
-    const bool decode = e.n_tokens == 1 && seq.num_generated() > 0 && seq.num_pending() == 1;
+    const bool decode = seq.num_generated() > 0 && seq.num_pending() == 1;  // with any drafts
     (decode ? totals_.decode_tokens : totals_.prefill_tokens) += e.n_tokens;
   }
   const double seqs = static_cast<double>(shape.entries.size());
@@ -197,8 +293,11 @@ std::span<SampleSlot> Scheduler::Advance() {
   slots_.clear();
   for (size_t i = 0; i < step_seqs_.size(); ++i) {
     Sequence* seq = step_seqs_[i];
-    seq->num_computed += step_tokens_[i];
+    // Drafts' positions count only once verified (Update).
+    seq->num_computed += step_tokens_[i] - step_drafts_[i];
     prefix_cache_.OnComputed(seq->tokens, seq->num_computed, seq->request.mode, seq->block_table);
+    prefix_cache_.ReleaseBehindWindow(options_.release_window, seq->num_computed, &seq->block_table,
+                                      &seq->released_blocks);
     if (seq->num_pending() != 0) continue;
     if (seq->num_generated() == 0) {  // the prompt is in the KV cache now
       cached_prefixes_.Record(seq->request.prefix_keys, seq->tokens, seq->num_prompt_tokens,
@@ -209,15 +308,58 @@ std::span<SampleSlot> Scheduler::Advance() {
   return slots_;
 }
 
-void Scheduler::Update(std::span<const SampleSlot> slots) {
+void Scheduler::Update(std::span<const SampleSlot> slots, const LogitsAtFn& logits) {
   SM_DCHECK(slots.data() == slots_.data() && slots.size() == slots_.size());
   const Clock::time_point now = Clock::now();
-  for (const SampleSlot& slot : slots) Emit(step_seqs_[slot.row], slot.pick, now);
+  for (const SampleSlot& slot : slots) {
+    Sequence* seq = step_seqs_[slot.row];
+    const int draft = step_drafts_[slot.row];
+    // Counted first: the first pick may already finish the request.
+    seq->spec.drafted += draft;
+    draft_tokens_total_ += draft;
+    Emit(seq, slot.pick, now);
+    if (draft == 0) continue;
+    SM_CHECK(logits != nullptr) << "a step verified drafts but Update got no logits rows";
+    VerifyDraft(seq, slot.row, draft, slot.pick, logits, now);
+  }
   step_seqs_.clear();
   step_tokens_.clear();
+  step_drafts_.clear();
   slots_.clear();
   ShiftContexts();
   std::erase_if(running_, [](const auto& s) { return s == nullptr || s->finished; });
+}
+
+// The picks are drawn as plain decoding would draw them (the same picker, row after row, each
+// draw indexed by its own position), so the drafts change which steps run, never the tokens: a
+// draft is accepted when the pick at its position is the draft itself.
+void Scheduler::VerifyDraft(Sequence* seq, int row, int draft, Pick pick, const LogitsAtFn& logits,
+                            Clock::time_point now) {
+  const TokenId* drafts = seq->spec.feed.data() + 1;
+  int accepted = 0;
+  while (!seq->finished && accepted < draft && pick.token == drafts[accepted]) {
+    ++accepted;
+    ++seq->spec.accepted;
+    ++accepted_drafts_total_;
+    // The accepted draft's K/V, written this step, are its position's: a block it fills is
+    // named now, before a finish below releases the sequence's blocks.
+    ++seq->num_computed;
+    prefix_cache_.OnComputed(seq->tokens, seq->num_computed, seq->request.mode, seq->block_table);
+    pick = seq->picker.Next(logits(row, accepted));
+    Emit(seq, pick, now);
+  }
+  seq->spec.controller.OnVerified(draft, accepted);
+  if (seq->finished) return;
+  // Rejected drafts' K/V stay only past the accepted positions, which the next steps overwrite;
+  // blocks holding nothing accepted go back to the pool unnamed.
+  ReleaseBlocksPast(seq, BlocksFor(seq->num_tokens()));
+}
+
+void Scheduler::ReleaseBlocksPast(Sequence* seq, int keep) {
+  while (static_cast<int>(seq->block_table.size()) > keep) {
+    pool_->Release(seq->block_table.back());
+    seq->block_table.pop_back();
+  }
 }
 
 // Recompute, not re-rotation: the shifted window goes back to the waiting queue's front like a
@@ -272,7 +414,12 @@ void Scheduler::Finish(Sequence* seq, FinishReason reason, shared::Status status
   seq->finished = true;
 }
 
-void Scheduler::Release(Sequence* seq) { prefix_cache_.Release(&seq->block_table); }
+void Scheduler::Release(Sequence* seq) {
+  prefix_cache_.Release(&seq->block_table);
+  // The draft model's K/V go too: a finished sequence needs none, a shifted one recomputes.
+  seq->spec.draft_model.Clear();
+  seq->released_blocks = 0;
+}
 
 void Scheduler::PublishStats(SchedulerStats* stats) const {
   using enum shared::WorkerStat;
@@ -298,6 +445,8 @@ void Scheduler::PublishStats(SchedulerStats* stats) const {
   stats->Set(kTokensPerStep, totals_.tokens_per_step);
   stats->Set(kSequencesPerStep, totals_.sequences_per_step);
   stats->Set(kContextShifts, static_cast<double>(context_shifts_total_));
+  stats->Set(kNgramDraftTokens, static_cast<double>(draft_tokens_total_));
+  stats->Set(kNgramAcceptedTokens, static_cast<double>(accepted_drafts_total_));
   std::array<uint64_t, SchedulerStats::kMaxPrefixKeys> keys;
   const int n = cached_prefixes_.Live(*pool_, keys);
   for (int i = 0; i < n; ++i)

@@ -27,6 +27,8 @@
 #include "worker/sched/sequence.h"
 #include "worker/sched/step_output.h"
 #include "worker/sched/step_plan.h"
+#include "worker/spec/draft_controller.h"
+#include "worker/spec/ngram_drafter.h"
 
 namespace smallmind::worker {
 
@@ -42,6 +44,27 @@ struct SchedulerOptions {
   int max_prefill_tokens_while_decoding = 16;
   // Reuse of cached full KV blocks; the worker sets the chain roots of its model.
   PrefixCacheOptions prefix_cache;
+  // Positions every layer of the model sees (ModelConfig::AllLayersWindow): > 0, blocks wholly
+  // behind that sliding window are released as the sequence advances; 0, a sequence keeps all.
+  int release_window = 0;
+  // Speculative decoding (worker/spec/README.md): decoding sequences propose draft tokens that
+  // the step verifies with one batched pass; the tokens stay those of plain decoding.
+  struct Speculation {
+    int ngram = 0;  // n-gram drafter: shortest suffix match (--spec-ngram); 0: no drafter
+    // A draft model proposes drafts before each step (--draft-model; EngineLoop runs it for
+    // DraftCandidates). With ngram too, the n-gram drafter proposes for a sequence the draft
+    // model gave nothing (its draft cache full, or past the draft's context).
+    bool draft_model = false;
+    bool any() const { return ngram > 0 || draft_model; }
+    DraftControllerOptions draft;  // draft.max_draft: --spec-max-draft
+    // Steps decoding more sequences than this draft nothing: the batch's matmuls are then
+    // compute-bound and verifying drafts would cost what they save (--spec-max-batch).
+    int max_batch = 4;
+  } speculation;
+  // Logits rows a step may ask for: max_seqs plus room for every speculating sequence's drafts.
+  int max_logit_rows() const {
+    return max_seqs + (speculation.any() ? speculation.max_batch * speculation.draft.max_draft : 0);
+  }
 };
 
 // The decision of one step: which sequences feed how many tokens. Plain data.
@@ -53,9 +76,22 @@ struct StepShape {
     bool admitted;   // moves from waiting to running
     // Admitted only: leading blocks reused from the prefix cache (not fed, not allocated).
     int cached_blocks = 0;
+    // Decodes only: draft tokens fed after the last accepted one, drafts[draft_begin, +draft).
+    int draft = 0;
+    int draft_begin = 0;
   };
   std::vector<Entry> entries;
+  std::vector<TokenId> drafts;  // every entry's draft tokens (capacity reused)
 };
+
+// A decoding sequence the draft model should propose `length` drafts for before the next step.
+struct DraftRequest {
+  Sequence* seq;
+  int length;
+};
+
+// Logits of token j of plan entry `row`'s logits rows (j = 0: the first; Engine::Logits).
+using LogitsAtFn = std::function<std::span<float>(int row, int j)>;
 
 class Scheduler {
  public:
@@ -74,6 +110,10 @@ class Scheduler {
   // Prepare: fills the next step's shape (reusing its capacity); false when the running sequences
   // need more blocks than are free. Mutates nothing else.
   bool Schedule(StepShape* shape) const;
+  // With a draft model: the decoding sequences the next Schedule would ask for drafts, and how many
+  // each (before the step budget cuts them), into *out (cleared; capacity max_seqs reused). Empty
+  // when the step will not speculate (more decodes than max_batch).
+  void DraftCandidates(std::vector<DraftRequest>* out) const;
   // Preempts the newest running sequence: frees its blocks; it recomputes later from the waiting
   // queue's front.
   void PreemptNewest();
@@ -84,9 +124,11 @@ class Scheduler {
   // from its plan entry's logits (SampleStep fills slot.pick). The slots live until Update.
   std::span<SampleSlot> Advance();
   // Books the picks of the slots Advance returned: appends tokens and finishes to output(),
-  // shifts the contexts that overflow (their blocks freed, the kept window queued at the front
-  // for recomputation) and retires finished sequences.
-  void Update(std::span<const SampleSlot> slots);
+  // verifies the drafts of speculating sequences (each further row's pick, drawn by the same
+  // picker in order, while the picks agree with the drafts: `logits` gives those rows; required
+  // when a step fed drafts), shifts the contexts that overflow (their blocks freed, the kept window
+  // queued at the front for recomputation) and retires finished sequences.
+  void Update(std::span<const SampleSlot> slots, const LogitsAtFn& logits = nullptr);
   // Between Apply and Update: the id of the sequence that plan entry `plan_index` belongs to.
   uint64_t step_sequence_id(int plan_index) const { return step_seqs_[plan_index]->id; }
 
@@ -102,6 +144,23 @@ class Scheduler {
   // Prompt tokens a step that decodes `decodes` sequences may add (with the option set).
   int PrefillCapWhileDecoding(int decodes) const;
   void CountStep(const StepShape& shape);
+  // Apply: the plan slice of entry `e` (for a verification step, its feed of last token + drafts).
+  SeqStep SliceOf(const StepShape& shape, const StepShape::Entry& e);
+  // Decoding sequences this step: every running one with exactly one pending token; *prefills:
+  // the running ones with more.
+  int CountDecodes(int* prefills) const;
+  // Draft tokens worth verifying for `seq` now (the controller's length, capped by the request's
+  // last token and a shifting request's context); <= 0: none.
+  int DraftLength(const Sequence& seq) const;
+  // Drafts `seq` proposes into shape->drafts, at most `room` tokens: the draft model's, else the
+  // n-gram drafter's; returns how many.
+  int ProposeDraft(const Sequence& seq, int room, StepShape* shape) const;
+  // After `seq`'s first pick (`pick`, already emitted): the drafts it fed are accepted while the
+  // picks agree with them; rolls the cache back past the accepted ones.
+  void VerifyDraft(Sequence* seq, int row, int draft, Pick pick, const LogitsAtFn& logits,
+                   Clock::time_point now);
+  // Releases the blocks of `seq`'s table past its first `keep` ones (unnamed draft blocks).
+  void ReleaseBlocksPast(Sequence* seq, int keep);
   void Emit(Sequence* seq, const Pick& pick, Clock::time_point now);
   void ShiftContexts();
   void Finish(Sequence* seq, FinishReason reason, shared::Status status);
@@ -115,6 +174,8 @@ class Scheduler {
   uint64_t prompt_tokens_total_ = 0;
   uint64_t generation_tokens_total_ = 0;
   uint64_t context_shifts_total_ = 0;
+  uint64_t draft_tokens_total_ = 0;     // drafts verified
+  uint64_t accepted_drafts_total_ = 0;  // of those, accepted
   // What the steps fed; the averages weigh step k by (15/16)^age, about the last 16 steps.
   struct StepTotals {
     uint64_t steps = 0;
@@ -128,6 +189,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order: newest last
   std::vector<Sequence*> step_seqs_;  // [plan.seqs.size()]: the sequence of each plan entry
   std::vector<int> step_tokens_;      // [plan.seqs.size()]: tokens each entry fed
+  std::vector<int> step_drafts_;      // [plan.seqs.size()]: draft tokens among them
   std::vector<SampleSlot> slots_;     // [<= plan.seqs.size()]: the entries that pick this step
   StepOutput output_;                 // events not yet published; capacity reused
 };
@@ -140,6 +202,14 @@ inline void SampleAndUpdate(Scheduler* scheduler,
   const std::span<SampleSlot> slots = scheduler->Advance();
   SampleStep(slots, logits, for_each);
   scheduler->Update(slots);
+}
+// The same for a scheduler that may speculate: `logits` gives every logits row of an entry.
+inline void SampleAndUpdate(Scheduler* scheduler, const LogitsAtFn& logits,
+                            const ForEachFn& for_each = nullptr) {
+  const std::span<SampleSlot> slots = scheduler->Advance();
+  SampleStep(
+      slots, [&](int row) { return logits(row, 0); }, for_each);
+  scheduler->Update(slots, logits);
 }
 
 }  // namespace smallmind::worker

@@ -48,6 +48,8 @@ FinishEvent Sequence::MakeFinishEvent(FinishReason reason) const {
   event.reason = reason;
   event.prompt_tokens = num_prompt_tokens;
   event.context_shifts = context_shifts;
+  event.draft_tokens = spec.drafted;
+  event.accepted_draft_tokens = spec.accepted;
   event.execution = execution;
   event.execution.seed = request.sampling.seed;
   event.cached_prompt_tokens = std::min(cached_prompt_tokens, num_prompt_tokens);

@@ -13,7 +13,9 @@
 #include "kernels/exec_mode.h"
 #include "shared/prompt_prefix_key.h"
 #include "worker/sample/token_picker.h"
+#include "worker/sched/draft_cache.h"
 #include "worker/sched/step_output.h"
+#include "worker/spec/draft_controller.h"
 
 namespace smallmind::worker {
 
@@ -48,6 +50,20 @@ struct SequenceRequest {
   const TokenBytes* json_vocab = nullptr;
   // JSON_SCHEMA: the compiled schema the object must follow (null with json_vocab: any object).
   std::shared_ptr<const shared::JsonSchema> json_schema;
+  // runtime.speculation: false (OFF) never drafts for this request; true (AUTO) drafts when the
+  // worker has a drafter. Either way the tokens are the same (the target verifies every draft).
+  bool speculate = true;
+};
+
+// A sequence's speculative decoding: the draft length controller, the tokens a verification step
+// feeds ([its last accepted token, drafts...]), its part of the draft model's cache (with a draft
+// model) and what was drafted and accepted so far.
+struct SpeculationState {
+  DraftController controller;
+  std::vector<TokenId> feed;  // capacity 1 + max_draft, reserved by the scheduler at admission
+  DraftCache draft_model;     // the draft model's K/V and drafts for this sequence
+  int drafted = 0;            // draft tokens verified
+  int accepted = 0;           // of those, accepted
 };
 
 struct Sequence {
@@ -85,12 +101,14 @@ struct Sequence {
   int num_computed = 0;              // positions whose K/V are in the pool
   int cached_prompt_tokens = 0;      // prompt positions reused from the prefix cache at admission
   std::vector<int32_t> block_table;  // KV block ids, position p in block_table[p / block_size]
+  int released_blocks = 0;  // leading entries kNoBlock: behind every layer's sliding window
 
   TokenPicker picker;  // the next token and the text it releases (SampleStep runs it)
   SequenceSink* sink;  // the stream's sink: carried in events, never called here
 
   bool finished = false;  // finish event emitted; removed at the end of the step
   int preemptions = 0;
+  SpeculationState spec;
   ExecutionRecord execution;  // the kernels and threads of its steps (seed set at the finish)
   Clock::time_point arrived = Clock::now();
   Clock::time_point first_scheduled{};

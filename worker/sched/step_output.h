@@ -47,6 +47,10 @@ struct FinishEvent {
   int completion_tokens = 0;
   int cached_prompt_tokens = 0;
   int context_shifts = 0;
+  // Speculative decoding: draft tokens verified for the request, and how many of them the target
+  // accepted (each accepted draft is a generated token that cost no step of its own).
+  int draft_tokens = 0;
+  int accepted_draft_tokens = 0;
   double queue_ms = 0;
   double ttft_ms = 0;
   double prefill_tokens_per_s = 0;

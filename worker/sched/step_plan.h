@@ -19,7 +19,10 @@ struct SeqStep {
   int start_pos = 0;
   std::span<const int32_t>
       block_table;           // KV block ids covering positions [0, start_pos + tokens.size())
-  bool want_logits = false;  // compute logits of the last token of this slice
+  bool want_logits = false;  // compute logits of the last token(s) of this slice
+  // With want_logits: how many of the slice's last tokens get logits (1 <= this <= tokens.size()):
+  // a speculative verification step wants one row per fed token.
+  int logits_tokens = 1;
 };
 
 struct StepPlan {

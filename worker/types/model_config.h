@@ -11,6 +11,12 @@ enum class RopeStyle {
   kNeox,         // qwen2 / GPT-NeoX: rotate pairs (i, i + head_dim/2)
 };
 
+// The activation of the gated feed-forward: act(w1 . x) * (w3 . x).
+enum class FfnActivation {
+  kSilu,      // SwiGLU (llama, qwen, ...)
+  kGeluTanh,  // GeGLU with GELU's tanh approximation, as llama.cpp's half table (gemma)
+};
+
 struct ModelConfig {
   std::string architecture = "llama";
   int dim = 0;         // embedding width
@@ -18,17 +24,82 @@ struct ModelConfig {
   int n_layers = 0;
   int n_heads = 0;     // query heads
   int n_kv_heads = 0;  // key/value heads (GQA when < n_heads)
+  // Width of each head's q, k and v (GGUF {arch}.attention.key_length); 0: dim / n_heads. Qwen3
+  // and Gemma heads are wider than dim / n_heads, so q and the attention output are q_dim() wide.
+  int head_size = 0;
   int vocab_size = 0;
   int context_length = 0;  // maximum positions per sequence
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
   // Linear RoPE scaling: positions are multiplied by this (1 / rope.scaling.factor); 1: none.
   float rope_freq_scale = 1.0f;
+  // Partial rotary (GGUF {arch}.rope.dimension_count < head_dim(), Phi-4-mini): the first
+  // rope_dims dims of each q and k head rotate, the rest pass through; 0: the whole head.
+  int rope_dims = 0;
+  // llama.cpp's rope attn_factor ({arch}.rope.scaling.attn_factor; Phi-3 LongRoPE's
+  // sqrt(1 + ln(context / original context) / ln(original context))): RoPE's cos and sin are
+  // multiplied by it, so every q.k score by its square; 1: none.
+  float rope_attn_factor = 1.0f;
+  // Layers without RoPE: n > 0, layer l rotates nothing when (l + 1) % n == 0 (SmolLM3's every
+  // 4th layer, llama.cpp's n_no_rope_layer_step); 0: every layer rotates.
+  int no_rope_period = 0;
   RopeStyle rope_style = RopeStyle::kInterleaved;
+  // Sliding-window attention: a windowed layer's query at position p sees (p - sliding_window, p]
+  // (llama.cpp's LLAMA_SWA_TYPE_STANDARD); 0: no layer is windowed.
+  int sliding_window = 0;
+  // Which layers are windowed when sliding_window > 0: 0, every layer (Mistral style); n, layer l
+  // is unless l % n == n - 1 (llama.cpp's set_swa_pattern: gemma2 n = 2, gemma3 n = 6).
+  int swa_period = 0;
+  // RoPE of the windowed layers (llama.cpp's rope_freq_base_train_swa / scale_swa): 0, the same
+  // as the other layers' rope_theta / rope_freq_scale (gemma3: base 10000, unscaled).
+  float rope_theta_swa = 0.0f;
+  float rope_freq_scale_swa = 0.0f;
+  FfnActivation ffn_activation = FfnActivation::kSilu;
+  float embedding_scale =
+      0.0f;  // token embeddings are multiplied by this (gemma: sqrt(dim)); 0: not
+  // Queries are multiplied by this after RoPE, and the q.k dots then not divided by
+  // sqrt(head_dim) (llama.cpp's f_attention_scale: gemma 1 / sqrt(head_dim), its 27B
+  // 1 / sqrt(dim / n_heads)); 0: not, the dots are divided by sqrt(head_dim).
+  float query_scale = 0.0f;
+  float attn_softcap = 0.0f;   // attention logit soft-capping (gemma2); 0: none
+  float final_softcap = 0.0f;  // final logit soft-capping: cap * tanh(logit / cap); 0: none
+  // Mixture of experts (docs/moe.md): every layer's FFN is n_experts experts of expert_ffn_dim
+  // inner width, of which a router picks n_experts_used per token (softmax, then top-k); 0: dense.
+  int n_experts = 0;
+  int n_experts_used = 0;
+  int expert_ffn_dim = 0;
+  // Whether the top-k router weights are divided by their sum (llama.cpp's norm_w).
+  bool expert_weights_norm = false;
 
-  int head_dim() const { return dim / n_heads; }
+  bool moe() const { return n_experts > 0; }
+  int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }
+  int q_dim() const { return n_heads * head_dim(); }  // queries and attention output, per token
   int kv_dim() const { return n_kv_heads * head_dim(); }
   int kv_group() const { return n_heads / n_kv_heads; }  // query heads per KV head
+  int rotary_dims() const { return rope_dims > 0 ? rope_dims : head_dim(); }
+  bool LayerRotates(int layer) const {
+    return no_rope_period <= 0 || (layer + 1) % no_rope_period != 0;
+  }
+  // The attention window of `layer` (AttentionArgs::window): 0, the whole causal context.
+  int LayerWindow(int layer) const {
+    if (sliding_window <= 0) return 0;
+    return swa_period == 0 || layer % swa_period != swa_period - 1 ? sliding_window : 0;
+  }
+  // The RoPE base and linear scale of `layer`.
+  float LayerRopeTheta(int layer) const {
+    return LayerWindow(layer) > 0 && rope_theta_swa > 0 ? rope_theta_swa : rope_theta;
+  }
+  float LayerRopeFreqScale(int layer) const {
+    return LayerWindow(layer) > 0 && rope_freq_scale_swa > 0 ? rope_freq_scale_swa
+                                                             : rope_freq_scale;
+  }
+  // Positions every layer sees: sliding_window when every layer is windowed, else 0 (all).
+  int AllLayersWindow() const {
+    for (int l = 0; l < n_layers; l++) {
+      if (LayerWindow(l) == 0) return 0;
+    }
+    return sliding_window;
+  }
 };
 
 }  // namespace smallmind::worker

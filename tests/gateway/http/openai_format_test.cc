@@ -83,7 +83,7 @@ TEST(OpenAiFormatterTest, ChatStreamIsRoleDeltaThenContentThenFinishThenUsageThe
       ChatEvent(R"({"content":"Hi"})", "null", R"(,"usage":null)") +
       ChatEvent(R"({"content":" there"})", "null", R"(,"usage":null)") +
       ChatEvent("{}", R"("stop")", R"(,"usage":null)") + "data: " + kChatChunkHead +
-      R"([],"usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":2}}})" +
+      R"([],"usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":2},"completion_tokens_details":{"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}})" +
       "\n\n" + "data: [DONE]\n\n";
   EXPECT_EQ(sse, expected);
 }
@@ -354,7 +354,7 @@ TEST(OpenAiFormatterTest, SeveralChoicesAreOneBodyWithThePromptCountedOnce) {
   EXPECT_EQ(body["choices"][1]["message"]["content"], "B");
   EXPECT_EQ(
       body["usage"].dump(),
-      R"({"completion_tokens":8,"prompt_tokens":4,"prompt_tokens_details":{"cached_tokens":4},"total_tokens":12})");
+      R"({"completion_tokens":8,"completion_tokens_details":{"accepted_prediction_tokens":0,"rejected_prediction_tokens":0},"prompt_tokens":4,"prompt_tokens_details":{"cached_tokens":4},"total_tokens":12})");
   const auto end = OpenAiFormatter::StreamEndOf(both);
   EXPECT_NE(end.find(R"("usage":{"prompt_tokens":4,"completion_tokens":8,"total_tokens":12)"),
             std::string::npos)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "shared/json_schema.h"
+#include "tests/worker/engine/moe_models.h"
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/engine/engine_loop.h"
@@ -89,6 +90,18 @@ TEST(EngineAllocTest, QuantizedModelStepsMakeNoHeapAllocation) {
   spec.embedding_type = kernels::DType::kQ8_0;
   const LlamaModel model = testing::MakeRandomModel(spec);
   EXPECT_EQ(AllocationsInSteps(model, 2, kernels::ExecMode::kParallel), 0);
+}
+
+// Mixtures of experts (docs/moe.md): routing, grouping by expert and the expert matmuls use only
+// the scratch planned in the Activations.
+TEST(EngineAllocTest, MixtureOfExpertsStepsMakeNoHeapAllocation) {
+  for (kernels::DType type : {kernels::DType::kF32, kernels::DType::kQ8_0}) {
+    const LlamaModel model = testing::MakeMoeModel("qwen3moe", type);
+    for (kernels::ExecMode mode :
+         {kernels::ExecMode::kDeterministic, kernels::ExecMode::kParallel}) {
+      EXPECT_EQ(AllocationsInSteps(model, 2, mode), 0) << static_cast<int>(type);
+    }
+  }
 }
 
 // Three sequences decoding through the whole loop (sampled, greedy, with logprobs and stop

@@ -4,12 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "tests/worker/engine/moe_models.h"
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
+#include "worker/model/gguf/gguf_loader.h"
+#include "worker/model/gguf/gguf_reader.h"
 #include "worker/modelgen/builtin_tiny.h"
+#include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {
 namespace {
@@ -112,6 +117,58 @@ TEST(EngineDeterminismTest, HalfKvCacheLogitsAreBitwiseTheSameAcrossThreadsBatch
             worker::Run(m, kernels::BestIsa(), Scenario{}));
 }
 
+// Sliding-window layers (gemma-style interleaved with global ones, and every layer windowed) keep
+// the guarantee, and the window really changes what attention read (prompts pass it).
+TEST(EngineDeterminismTest, SlidingWindowLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
+  const LlamaModel full = MakeBuiltinTinyModel();
+  for (int period : {2, 0}) {
+    LlamaModel m = MakeBuiltinTinyModel();
+    m.config.sliding_window = 5;
+    m.config.swa_period = period;
+    for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {
+      ExpectBatchInvariant(m, isa, kernels::KvType::kF16);
+    }
+    EXPECT_NE(worker::Run(m, kernels::BestIsa(), Scenario{}),
+              worker::Run(full, kernels::BestIsa(), Scenario{}))
+        << "period " << period;
+  }
+}
+
+// The model modelgen generates for `o`, loaded from memory through the GGUF loader.
+LlamaModel GeneratedModel(const GeneratorOptions& o) {
+  auto bytes = GenerateModelBuffer(o);
+  SM_CHECK(bytes.ok()) << bytes.status().ToString();
+  auto file = GgufFile::FromBuffer(*bytes, o.architecture);
+  SM_CHECK(file.ok()) << file.status().ToString();
+  auto config = GgufModelConfig(**file);
+  SM_CHECK(config.ok()) << config.status().ToString();
+  WeightStorage storage = WeightStorage::Allocate(bytes->size());
+  std::memcpy(storage.mutable_data(), bytes->data(), bytes->size());
+  auto weights = MapGgufWeights(**file, *config, std::move(storage));
+  SM_CHECK(weights.ok()) << weights.status().ToString();
+  return LlamaModel{*config, std::move(weights).value()};
+}
+
+// gemma2 (soft-caps small enough to bend, a window of 5 on every other layer) and gemma3 (q/k
+// norms, five windowed layers with their own RoPE base, one global) keep the guarantee: GeGLU's
+// table lookup, the embedding scale, the post norms and the soft-caps are per element or per row.
+TEST(EngineDeterminismTest, GemmaLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
+  for (const char* arch : {"gemma2", "gemma3"}) {
+    GeneratorOptions o;  // tiny: dim 64, 4 heads of 32 over 2 KV heads
+    o.architecture = arch;
+    o.head_dim = 32;
+    o.tied_embeddings = true;
+    o.window = 5;
+    o.n_layers = o.architecture == "gemma3" ? 6 : 2;
+    if (o.architecture == "gemma2") o.attn_softcap = 2.0f;
+    o.final_softcap = 3.0f;
+    const LlamaModel m = GeneratedModel(o);
+    for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {
+      ExpectBatchInvariant(m, isa, kernels::KvType::kF16);
+    }
+  }
+}
+
 TEST(EngineDeterminismTest, QuantizedLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
   for (kernels::DType type : {kernels::DType::kQ8_0, kernels::DType::kQ4_0}) {
     testing::RandomModelSpec spec;
@@ -145,6 +202,21 @@ TEST(EngineDeterminismTest, Q8KvCacheLogitsAreBitwiseTheSameAcrossThreadsBatches
     EXPECT_EQ(std::max_element(q8[i].begin(), q8[i].end()) - q8[i].begin(),
               std::max_element(f16[i].begin(), f16[i].end()) - f16[i].begin())
         << "step " << i;
+  }
+}
+
+// Mixtures of experts (docs/moe.md): a token's routing, its experts' rows and the slot-order sum
+// of their outputs are its own whatever else the step holds, though the step groups its rows by
+// expert differently for every batch.
+TEST(EngineDeterminismTest,
+     MixtureOfExpertsLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
+  for (const char* arch : {"qwen3moe", "llama"}) {
+    for (kernels::DType type : {kernels::DType::kF32, kernels::DType::kQ8_0}) {
+      const LlamaModel m = testing::MakeMoeModel(arch, type);
+      for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {
+        ExpectBatchInvariant(m, isa);
+      }
+    }
   }
 }
 

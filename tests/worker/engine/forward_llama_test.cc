@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "tests/worker/engine/moe_models.h"
 #include "tests/worker/engine/test_models.h"
 #include "worker/engine/engine.h"
 #include "worker/modelgen/builtin_tiny.h"
@@ -41,6 +42,16 @@ Vec RmsNorm(const Vec& x, const TensorView& w, double eps) {
   return out;
 }
 
+// Each head_dim-wide head of x RMS-normed by w (qwen3's q/k norm); nothing when w is absent.
+void HeadNorm(Vec& x, const TensorView& w, int head_dim, double eps) {
+  if (!w.present()) return;
+  for (size_t h = 0; h * head_dim < x.size(); h++) {
+    const Vec head(x.begin() + h * head_dim, x.begin() + (h + 1) * head_dim);
+    const Vec normed = RmsNorm(head, w, eps);
+    std::copy(normed.begin(), normed.end(), x.begin() + h * head_dim);
+  }
+}
+
 void Rope(Vec& x, int n_heads, int head_dim, int pos, double theta, RopeStyle style) {
   for (int h = 0; h < n_heads; h++) {
     double* v = x.data() + h * head_dim;
@@ -53,6 +64,35 @@ void Rope(Vec& x, int n_heads, int head_dim, int pos, double theta, RopeStyle st
       v[b] = v0 * std::sin(angle) + v1 * std::cos(angle);
     }
   }
+}
+
+Vec SwiGluFfn(const TensorView& w1, const TensorView& w3, const TensorView& w2, const Vec& xb) {
+  Vec g = MatVec(w1, xb), u = MatVec(w3, xb);
+  for (size_t i = 0; i < g.size(); i++) g[i] = g[i] / (1 + std::exp(-g[i])) * u[i];
+  return MatVec(w2, g);
+}
+
+// A mixture of experts' FFN: softmax of the router's scores, the top k (lower index on a tie),
+// their weights renormalised when the config says so, the weighted sum of those experts' FFNs.
+Vec MoeFfnReference(const ModelConfig& c, const LayerWeights& lw, const Vec& xb) {
+  Vec p = MatVec(lw.router, xb);
+  const double max_p = *std::max_element(p.begin(), p.end());
+  double sum = 0;
+  for (double& v : p) sum += (v = std::exp(v - max_p));
+  for (double& v : p) v /= sum;
+  std::vector<int> order(p.size());
+  for (size_t e = 0; e < order.size(); e++) order[e] = static_cast<int>(e);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+  double picked = 0;
+  for (int j = 0; j < c.n_experts_used; j++) picked += p[order[j]];
+  Vec out(c.dim, 0.0);
+  for (int j = 0; j < c.n_experts_used; j++) {
+    const int e = order[j];
+    const double weight = c.expert_weights_norm ? p[e] / picked : p[e];
+    const Vec y = SwiGluFfn(lw.gate_exps[e], lw.up_exps[e], lw.down_exps[e], xb);
+    for (int i = 0; i < c.dim; i++) out[i] += weight * y[i];
+  }
+  return out;
 }
 
 // Logits of the last of `tokens` (at positions 0..n-1), computed in float64 with a contiguous
@@ -71,11 +111,13 @@ Vec ReferenceLogits(const ModelConfig& c, const Weights& w, const std::vector<To
       AddBias(q, lw.bq);
       AddBias(k, lw.bk);
       AddBias(v, lw.bv);
+      HeadNorm(q, lw.q_norm, hd, c.rms_norm_eps);
+      HeadNorm(k, lw.k_norm, hd, c.rms_norm_eps);
       Rope(q, c.n_heads, hd, pos, c.rope_theta, c.rope_style);
       Rope(k, c.n_kv_heads, hd, pos, c.rope_theta, c.rope_style);
       k_cache[l].push_back(k);
       v_cache[l].push_back(v);
-      Vec att(c.dim, 0.0);
+      Vec att(c.q_dim(), 0.0);
       for (int h = 0; h < c.n_heads; h++) {
         const int kv = (h / c.kv_group()) * hd;
         Vec s(pos + 1);
@@ -94,9 +136,7 @@ Vec ReferenceLogits(const ModelConfig& c, const Weights& w, const std::vector<To
       Vec o = MatVec(lw.wo, att);
       for (int i = 0; i < c.dim; i++) x[i] += o[i];
       xb = RmsNorm(x, lw.ffn_norm, c.rms_norm_eps);
-      Vec g = MatVec(lw.w1, xb), u = MatVec(lw.w3, xb);
-      for (int i = 0; i < c.hidden_dim; i++) g[i] = g[i] / (1 + std::exp(-g[i])) * u[i];
-      Vec d = MatVec(lw.w2, g);
+      const Vec d = c.moe() ? MoeFfnReference(c, lw, xb) : SwiGluFfn(lw.w1, lw.w3, lw.w2, xb);
       for (int i = 0; i < c.dim; i++) x[i] += d[i];
     }
   }
@@ -146,6 +186,55 @@ TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithQkvBiases) {
   spec.biases = true;
   const LlamaModel m = testing::MakeRandomModel(spec);
   ExpectEngineMatchesReference(m.config, m.weights);
+}
+
+// Heads wider than dim / heads (Qwen3, Gemma): q and the attention output are n_heads x 64 = 512
+// wide over a 256-wide embedding, and the KV rows n_kv_heads x 64.
+TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithAnExplicitHeadSize) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  spec.config.head_size = 64;
+  ASSERT_NE(spec.config.head_size * spec.config.n_heads, spec.config.dim);
+  const LlamaModel m = testing::MakeRandomModel(spec);
+  EXPECT_EQ(m.weights.layers[0].wq.rows, 512);
+  EXPECT_EQ(m.weights.layers[0].wo.cols, 512);
+  ExpectEngineMatchesReference(m.config, m.weights);
+}
+
+// Qwen3: each head's q and k RMS-normed (weights [head_dim]) before NeoX RoPE, heads of 64 over a
+// 256-wide embedding.
+TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithPerHeadQkNorms) {
+  testing::RandomModelSpec spec;
+  spec.config = testing::SmallConfig();
+  spec.config.rope_style = RopeStyle::kNeox;
+  spec.config.head_size = 64;
+  spec.qk_norm = true;
+  const LlamaModel m = testing::MakeRandomModel(spec);
+  ASSERT_TRUE(m.weights.layers[0].q_norm.present());
+  ExpectEngineMatchesReference(m.config, m.weights);
+}
+
+// Mixtures of experts (qwen3moe with per-head q/k norms and NeoX RoPE; Mixtral-style llama): a
+// 14-token prompt in one step routes its tokens to different experts, which the engine groups by
+// expert; each token must still get the float64 mixture of its own top 2 of 8 experts.
+TEST(ForwardLlamaTest, MixturesOfExpertsMatchAFloat64MixtureOnEveryThreadCount) {
+  for (const char* arch : {"qwen3moe", "llama"}) {
+    SCOPED_TRACE(arch);
+    const LlamaModel m = testing::MakeMoeModel(arch, kernels::DType::kF32);
+    ASSERT_TRUE(m.config.moe());
+    ASSERT_EQ(m.weights.layers[0].gate_exps.count(), 8);
+    ExpectEngineMatchesReference(m.config, m.weights);
+    for (const int threads : {2, 3}) {
+      KvPool pool(m.config, 8, 4);
+      Engine engine(m.config, m.weights, &pool, EngineOptions{32, 1, threads});
+      const std::vector<TokenId> tokens = {1, 72, 101, 108, 108, 111, 44, 32, 119};
+      const std::vector<int32_t> blocks = {3, 0, 2};
+      StepPlan plan;
+      plan.seqs.push_back(SeqStep{tokens, 0, blocks, true});
+      engine.Step(plan);
+      ExpectLogitsNear(engine.Logits(0), ReferenceLogits(m.config, m.weights, tokens), 1e-4);
+    }
+  }
 }
 
 // A 16-token chunk 200 positions into the context, after a 200-token chunk, as a prefix-cache hit

@@ -10,9 +10,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "tests/worker/sched/stream_recorder.h"
+#include "worker/engine/draft_model.h"
 #include "worker/engine/engine.h"
 #include "worker/kv/block_pool.h"
 #include "worker/kv/kv_pool.h"
@@ -30,6 +33,15 @@ struct StepDriverOptions {
   int max_seqs = 8;
   PrefixCacheOptions prefix_cache = {};
   bool parallel_sampling = false;  // sample on the engine's threads, as EngineLoop does
+  // Release blocks behind a sliding window every layer has, as the worker does
+  // (SchedulerOptions::release_window = ModelConfig::AllLayersWindow()).
+  bool release_behind_window = true;
+  SchedulerOptions::Speculation speculation = {};  // ngram 0: no drafting
+  kernels::Isa isa = kernels::Isa::kBest;
+  // A draft model (same vocabulary; outlives the driver) with its own pool of this many blocks;
+  // sets speculation.draft_model.
+  const LlamaModel* draft_model = nullptr;
+  int draft_blocks = 64;
 };
 
 class StepDriver {
@@ -42,12 +54,27 @@ class StepDriver {
     eo.max_seqs = o.max_seqs;
     eo.num_threads = o.threads;
     eo.parallel_threshold = 1;  // split every op that can be split: the most thread-dependent run
-    engine_ = std::make_unique<Engine>(model.config, model.weights, kv_.get(), eo);
     parallel_sampling_ = o.parallel_sampling;
     SchedulerOptions so;
     so.max_step_tokens = o.max_step_tokens;
     so.max_seqs = o.max_seqs;
     so.prefix_cache = o.prefix_cache;
+    so.release_window = o.release_behind_window ? model.config.AllLayersWindow() : 0;
+    so.speculation = o.speculation;
+    so.speculation.draft_model = o.draft_model != nullptr;
+    eo.max_logit_rows = so.max_logit_rows();
+    eo.isa = o.isa;
+    engine_ = std::make_unique<Engine>(model.config, model.weights, kv_.get(), eo);
+    if (o.draft_model != nullptr) {
+      DraftModelOptions d;
+      d.max_seqs = so.speculation.max_batch;
+      d.max_draft = so.speculation.draft.max_draft;
+      d.max_step_tokens = o.max_step_tokens;
+      d.num_blocks = o.draft_blocks;
+      d.block_size = o.block_size;
+      draft_ = std::make_unique<DraftModel>(*o.draft_model, d, engine_->thread_pool());
+      draft_requests_.reserve(o.max_seqs);
+    }
     scheduler_ = std::make_unique<Scheduler>(so, blocks_.get(), o.block_size);
   }
   ~StepDriver() { scheduler_->CancelAll(); }
@@ -64,6 +91,11 @@ class StepDriver {
 
   // One step; false when there was nothing to run.
   bool Step() {
+    if (draft_ != nullptr) {
+      scheduler_->DraftCandidates(&draft_requests_);
+      if (!draft_requests_.empty()) draft_->Propose(draft_requests_);
+      if (after_propose_) after_propose_(draft_requests_);
+    }
     while (!scheduler_->Schedule(&shape_)) {
       scheduler_->PreemptNewest();
       ++preemptions_;
@@ -75,13 +107,15 @@ class StepDriver {
     if (parallel_sampling_) {
       // Logits are copied first: the samplers then run on several threads at once.
       for (size_t i = 0; i < plan_.seqs.size(); ++i) {
-        if (plan_.seqs[i].want_logits) Keep(static_cast<int>(i));
+        if (plan_.seqs[i].want_logits) Keep(static_cast<int>(i), 0);
       }
+      // Rows past the first are read by the (serial) verification of drafts, in pick order.
       SampleAndUpdate(
-          scheduler_.get(), [this](int i) { return engine_->Logits(i); },
+          scheduler_.get(),
+          LogitsAtFn([this](int i, int j) { return j == 0 ? engine_->Logits(i) : Keep(i, j); }),
           [this](int n, const std::function<void(int)>& body) { engine_->ForEach(n, body); });
     } else {
-      SampleAndUpdate(scheduler_.get(), [this](int i) { return Keep(i); });
+      SampleAndUpdate(scheduler_.get(), LogitsAtFn([this](int i, int j) { return Keep(i, j); }));
     }
     ++steps_;
     Flush();
@@ -103,12 +137,18 @@ class StepDriver {
   int max_batch() const { return max_batch_; }  // most sequences in one step
   const BlockPool& blocks() const { return *blocks_; }
   Scheduler& scheduler() { return *scheduler_; }
+  DraftModel* draft() { return draft_.get(); }
+  // Called after every draft proposal with the sequences it drafted for (tests inspect them).
+  void set_after_propose(std::function<void(std::span<const DraftRequest>)> f) {
+    after_propose_ = std::move(f);
+  }
   const Engine& engine() const { return *engine_; }
 
  private:
-  // Records the logits of plan entry i (before the sampler's penalties touch them).
-  std::span<float> Keep(int i) {
-    std::span<float> l = engine_->Logits(i);
+  // Records the logits row j of plan entry i (before the sampler's penalties touch them); the
+  // rows a sequence's tokens were drawn from are recorded in order, whatever drafts it verified.
+  std::span<float> Keep(int i, int j) {
+    std::span<float> l = engine_->Logits(i, j);
     logits_[scheduler_->step_sequence_id(i)].emplace_back(l.begin(), l.end());
     return l;
   }
@@ -122,6 +162,9 @@ class StepDriver {
   std::unique_ptr<KvPool> kv_;
   std::unique_ptr<BlockPool> blocks_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<DraftModel> draft_;  // before the scheduler: its sequences hold draft blocks
+  std::vector<DraftRequest> draft_requests_;
+  std::function<void(std::span<const DraftRequest>)> after_propose_;
   std::unique_ptr<Scheduler> scheduler_;
   OutputQueue outputs_;
   StreamRecorder recorder_;

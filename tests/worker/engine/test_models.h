@@ -10,6 +10,7 @@
 
 #include "kernels/dtype.h"
 #include "kernels/ref/dequant_ref.h"
+#include "kernels/ref/low_bit_ref.h"
 #include "worker/model/weights.h"
 
 namespace smallmind::worker::testing {
@@ -19,6 +20,7 @@ struct RandomModelSpec {
   kernels::DType matrix_type = kernels::DType::kF32;     // wq..w3 and the classifier
   kernels::DType embedding_type = kernels::DType::kF32;  // token_embedding
   bool biases = false;                                   // qwen2-style q/k/v biases
+  bool qk_norm = false;                                  // qwen3-style per-head q/k RMSNorm
   uint32_t seed = 1;
 };
 
@@ -58,6 +60,18 @@ inline void FillTensor(kernels::DType type, int64_t rows, int64_t cols, float sc
       kernels::QuantizeQ8_0Ref(row.data(), reinterpret_cast<kernels::BlockQ8_0*>(out), cols);
     } else if (type == DType::kQ4_0) {
       kernels::QuantizeQ4_0Ref(row.data(), reinterpret_cast<kernels::BlockQ4_0*>(out), cols);
+    } else if (type == DType::kQ5_0) {
+      kernels::QuantizeQ5_0Ref(row.data(), reinterpret_cast<kernels::BlockQ5_0*>(out), cols);
+    } else if (type == DType::kIQ4_NL) {
+      kernels::QuantizeIQ4_NLRef(row.data(), reinterpret_cast<kernels::BlockIQ4_NL*>(out), cols);
+    } else if (type == DType::kQ4_1) {
+      kernels::QuantizeQ4_1Ref(row.data(), reinterpret_cast<kernels::BlockQ4_1*>(out), cols);
+    } else if (type == DType::kQ5_1) {
+      kernels::QuantizeQ5_1Ref(row.data(), reinterpret_cast<kernels::BlockQ5_1*>(out), cols);
+    } else if (type == DType::kQ2_K) {
+      kernels::QuantizeQ2_KRef(row.data(), reinterpret_cast<kernels::BlockQ2_K*>(out), cols);
+    } else if (type == DType::kQ3_K) {
+      kernels::QuantizeQ3_KRef(row.data(), reinterpret_cast<kernels::BlockQ3_K*>(out), cols);
     } else {  // K-quants: random quants, scales chosen so values stay within about +-scale
       for (size_t i = 0; i < row_bytes; i++) out[i] = static_cast<uint8_t>(rng());
       for (int64_t b = 0; b < cols / kernels::kQkK; b++) {
@@ -100,17 +114,22 @@ inline LlamaModel MakeRandomModel(const RandomModelSpec& spec) {
   const float hidden_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_dim));
   for (LayerWeights& l : w.layers) {
     const DType t = spec.matrix_type;
-    entries.insert(entries.end(), {{&l.attn_norm, DType::kF32, 1, c.dim, 0},
-                                   {&l.wq, t, c.dim, c.dim, in_scale},
-                                   {&l.wk, t, c.kv_dim(), c.dim, in_scale},
-                                   {&l.wv, t, c.kv_dim(), c.dim, in_scale},
-                                   {&l.wo, t, c.dim, c.dim, in_scale},
-                                   {&l.ffn_norm, DType::kF32, 1, c.dim, 0},
-                                   {&l.w1, t, c.hidden_dim, c.dim, in_scale},
-                                   {&l.w2, t, c.dim, c.hidden_dim, hidden_scale},
-                                   {&l.w3, t, c.hidden_dim, c.dim, in_scale}});
+    entries.insert(entries.end(),
+                   {{&l.attn_norm, DType::kF32, 1, c.dim, 0},
+                    {&l.wq, t, c.q_dim(), c.dim, in_scale},
+                    {&l.wk, t, c.kv_dim(), c.dim, in_scale},
+                    {&l.wv, t, c.kv_dim(), c.dim, in_scale},
+                    {&l.wo, t, c.dim, c.q_dim(), 1.0f / std::sqrt(static_cast<float>(c.q_dim()))},
+                    {&l.ffn_norm, DType::kF32, 1, c.dim, 0},
+                    {&l.w1, t, c.hidden_dim, c.dim, in_scale},
+                    {&l.w2, t, c.dim, c.hidden_dim, hidden_scale},
+                    {&l.w3, t, c.hidden_dim, c.dim, in_scale}});
+    if (spec.qk_norm) {
+      entries.insert(entries.end(), {{&l.q_norm, DType::kF32, 1, c.head_dim(), 0},
+                                     {&l.k_norm, DType::kF32, 1, c.head_dim(), 0}});
+    }
     if (spec.biases) {
-      entries.insert(entries.end(), {{&l.bq, DType::kF32, 1, c.dim, 0.5f},
+      entries.insert(entries.end(), {{&l.bq, DType::kF32, 1, c.q_dim(), 0.5f},
                                      {&l.bk, DType::kF32, 1, c.kv_dim(), 0.5f},
                                      {&l.bv, DType::kF32, 1, c.kv_dim(), 0.5f}});
     }

@@ -165,5 +165,34 @@ TEST(PrefixCacheTest, ADisabledCacheFindsNothingButStillCountsStoredTokens) {
   EXPECT_EQ(f.pool.num_cached(), 0);
 }
 
+// Every layer windowed: blocks wholly before the next query's window are released (kept cached
+// for reuse), except the newest named block behind it while its successor is not full.
+TEST(PrefixCacheTest, ReleaseBehindWindowDropsOnlyBlocksNoLaterQuerySees) {
+  Fixture f;
+  Seq a(Range(100, 18));  // 4 full blocks + 2 tokens
+  a.Admit(f.cache, f.pool);
+  int released = 0;
+  // The query at 18 with a window of 9 sees 10..18: blocks 0 and 1 (positions 0..7) are behind.
+  f.cache.ReleaseBehindWindow(9, 18, &a.blocks, &released);
+  EXPECT_EQ(released, 2);
+  EXPECT_EQ(a.blocks[0], kNoBlock);
+  EXPECT_EQ(a.blocks[1], kNoBlock);
+  EXPECT_NE(a.blocks[2], kNoBlock);
+  EXPECT_EQ(f.pool.num_used(), 3);
+  EXPECT_EQ(f.pool.num_cached(), 2);  // still a prefix for the next prompt
+  Seq b(Range(100, 18));
+  b.Admit(f.cache, f.pool);
+  EXPECT_EQ(b.cached, 16);
+  // A window of one at 18 sees only 18; block 3 (12..15) stays: block 4 is not full.
+  f.cache.ReleaseBehindWindow(1, 18, &a.blocks, &released);
+  EXPECT_EQ(released, 3);
+  EXPECT_NE(a.blocks[3], kNoBlock);
+  // Releasing the table skips the released entries.
+  f.cache.Release(&a.blocks);
+  EXPECT_TRUE(a.blocks.empty());
+  f.cache.Release(&b.blocks);
+  EXPECT_EQ(f.pool.num_used(), 0);
+}
+
 }  // namespace
 }  // namespace smallmind::worker

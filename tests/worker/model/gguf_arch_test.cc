@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/worker/engine/moe_models.h"
+#include "tests/worker/model/gguf_rewrite.h"
 #include "worker/model/gguf/gguf_loader.h"
 #include "worker/model/gguf/gguf_reader.h"
 #include "worker/model/model_fingerprint.h"
@@ -24,76 +26,6 @@ GeneratorOptions SmallLlama3() {
   o.rope_theta = 500000.0f;
   o.llama3_rope_freqs = true;
   return o;
-}
-
-std::unique_ptr<GgufFile> Parse(const std::vector<uint8_t>& bytes) {
-  auto f = GgufFile::FromBuffer(bytes, "mem.gguf");
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return f.ok() ? std::move(f).value() : nullptr;
-}
-
-// The scalar or array `v` (of the types the generator writes) as a value to write.
-GgufWriteValue Copy(const GgufValue& v) {
-  if (!v.is_array()) {
-    switch (v.type()) {
-      case GgufType::kString: return GgufWriteValue::String(*v.AsString());
-      case GgufType::kBool: return GgufWriteValue::Bool(*v.AsBool());
-      case GgufType::kF32: return GgufWriteValue::F32(static_cast<float>(*v.AsDouble()));
-      case GgufType::kI32: return GgufWriteValue::I32(static_cast<int32_t>(*v.AsInt64()));
-      default: return GgufWriteValue::U32(static_cast<uint32_t>(*v.AsUint64()));
-    }
-  }
-  if (v.elem_type() == GgufType::kString) {
-    const std::vector<std::string> s(v.strings().begin(), v.strings().end());
-    return GgufWriteValue::StringArray(s);
-  }
-  if (v.elem_type() == GgufType::kF32) {
-    std::vector<float> f;
-    for (uint64_t i = 0; i < v.size(); i++)
-      f.push_back(static_cast<float>(*v.FixedAt(i).AsDouble()));
-    return GgufWriteValue::Array<float>(f);
-  }
-  std::vector<int32_t> n;
-  for (uint64_t i = 0; i < v.size(); i++)
-    n.push_back(static_cast<int32_t>(*v.FixedAt(i).AsInt64()));
-  return GgufWriteValue::Array<int32_t>(n);
-}
-
-// `src` rewritten with `edit` applied to a writer holding its metadata (tensors follow).
-std::vector<uint8_t> Rewritten(const std::vector<uint8_t>& src,
-                               const std::function<void(GgufWriter&)>& edit,
-                               const std::string& drop_key = "") {
-  std::unique_ptr<GgufFile> f = Parse(src);
-  GgufWriter w;
-  for (const GgufKeyValue& kv : f->metadata()) {
-    if (kv.key != drop_key) w.Add(kv.key, Copy(kv.value));
-  }
-  edit(w);
-  for (const GgufTensorInfo& t : f->tensors()) {
-    const uint8_t* p = f->TensorData(t);
-    w.AddTensor(t.name, t.type, std::span<const int64_t>(t.dims.data(), t.n_dims),
-                std::vector<uint8_t>(p, p + t.n_bytes));
-  }
-  auto out = w.WriteBuffer();
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : std::vector<uint8_t>();
-}
-
-// The status of reading the config and mapping the weights of `bytes`.
-shared::Status LoadStatus(const std::vector<uint8_t>& bytes) {
-  std::unique_ptr<GgufFile> f = Parse(bytes);
-  if (f == nullptr) return shared::Internal("unparsable");
-  SM_ASSIGN_OR_RETURN(ModelConfig c, GgufModelConfig(*f));
-  WeightStorage storage = WeightStorage::Allocate(f->file_size());
-  std::memcpy(storage.mutable_data(), f->bytes().data(), f->file_size());
-  SM_ASSIGN_OR_RETURN(Weights w, MapGgufWeights(*f, c, std::move(storage)));
-  return ValidateLlamaWeights(c, w);
-}
-
-void ExpectRefusedNaming(const std::vector<uint8_t>& bytes, const std::string& name) {
-  const shared::Status s = LoadStatus(bytes);
-  ASSERT_FALSE(s.ok()) << name;
-  EXPECT_NE(s.message().find("'" + name + "'"), std::string::npos) << s.message();
 }
 
 TEST(GgufArchTest, Llama3RopeFreqsAreMappedAndChangeTheFingerprint) {
@@ -179,6 +111,39 @@ TEST(GgufArchTest, KeysThatChangeTheMathAndAreNotImplementedAreRefusedNamingThem
               })).ok());
 }
 
+// attention.key_length wider than dim / heads (Qwen3, Gemma): the head size and q_dim follow it,
+// and wq / wo are checked against n_heads x head size.
+TEST(GgufArchTest, AnExplicitHeadSizeIsReadFromKeyLength) {
+  GeneratorOptions o;  // tiny: dim 64, 4 heads, 2 kv heads
+  o.head_dim = 32;
+  auto bytes = GenerateModelBuffer(o);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  std::unique_ptr<GgufFile> f = Parse(*bytes);
+  auto c = GgufModelConfig(*f);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->head_dim(), 32);
+  EXPECT_EQ(c->q_dim(), 128);
+  EXPECT_EQ(c->kv_dim(), 64);
+  EXPECT_TRUE(LoadStatus(*bytes).ok()) << LoadStatus(*bytes).ToString();
+  // A head size the tensors do not have is caught by the shape checks.
+  const auto narrower = Rewritten(
+      *bytes, [](GgufWriter& w) { w.AddU32("llama.attention.key_length", 16); },
+      "llama.attention.key_length");
+  EXPECT_FALSE(LoadStatus(narrower).ok());
+}
+
+TEST(GgufArchTest, KeyAndValueHeadSizesThatDifferAreRefused) {
+  GeneratorOptions o;
+  o.head_dim = 32;
+  auto bytes = GenerateModelBuffer(o);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  ExpectRefusedNaming(
+      Rewritten(
+          *bytes, [](GgufWriter& w) { w.AddU32("llama.attention.value_length", 16); },
+          "llama.attention.value_length"),
+      "llama.attention.value_length");
+}
+
 TEST(GgufArchTest, TensorsTheArchitectureDoesNotUseAreRefusedNamingThem) {
   auto bytes = GenerateModelBuffer(GeneratorOptions{});
   ASSERT_TRUE(bytes.ok());
@@ -186,8 +151,9 @@ TEST(GgufArchTest, TensorsTheArchitectureDoesNotUseAreRefusedNamingThem) {
   std::vector<uint8_t> data(ones.size() * sizeof(float));
   std::memcpy(data.data(), ones.data(), data.size());
   const int64_t dims[] = {16};
-  // qwen3's per-head q norm in a llama file, and a qwen2 bias in a llama file.
-  for (const char* name : {"blk.0.attn_q_norm.weight", "blk.1.attn_k.bias"}) {
+  // qwen3's per-head q norm, a qwen2 bias and phi3's fused qkv in a llama file.
+  for (const char* name :
+       {"blk.0.attn_q_norm.weight", "blk.1.attn_k.bias", "blk.0.attn_qkv.weight"}) {
     ExpectRefusedNaming(
         Rewritten(*bytes,
                   [&](GgufWriter& w) { w.AddTensor(name, kernels::DType::kF32, dims, data); }),
@@ -198,14 +164,91 @@ TEST(GgufArchTest, TensorsTheArchitectureDoesNotUseAreRefusedNamingThem) {
 TEST(GgufArchTest, UnsupportedArchitecturesAreRefusedListingTheSupportedOnes) {
   auto bytes = GenerateModelBuffer(GeneratorOptions{});
   ASSERT_TRUE(bytes.ok());
-  const auto gemma = Rewritten(
-      *bytes, [](GgufWriter& w) { w.AddString("general.architecture", "gemma2"); },
+  const auto mamba = Rewritten(
+      *bytes, [](GgufWriter& w) { w.AddString("general.architecture", "mamba"); },
       "general.architecture");
-  auto c = GgufModelConfig(*Parse(gemma));
+  auto c = GgufModelConfig(*Parse(mamba));
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("'gemma2' is not supported (supported: llama, qwen2)"),
+  EXPECT_NE(c.status().message().find("'mamba' is not supported (supported: llama, qwen2, qwen3, "
+                                      "qwen3moe, phi3, smollm3, gemma2, gemma3)"),
             std::string::npos)
       << c.status().message();
+}
+
+// Mixtures of experts (docs/moe.md): the 3-D expert tensors become one view per expert into the
+// file's bytes, the routing keys the config, and the fingerprint covers every expert.
+TEST(GgufArchTest, ExpertTensorsAreViewedPerExpertAndTheirKeysRead) {
+  for (const char* arch : {"qwen3moe", "llama"}) {
+    SCOPED_TRACE(arch);
+    auto bytes = GenerateModelBuffer(testing::MoeOptions(arch, kernels::DType::kQ8_0));
+    ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+    std::unique_ptr<GgufFile> f = Parse(*bytes);
+    auto c = GgufModelConfig(*f);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->n_experts, 8);
+    EXPECT_EQ(c->n_experts_used, 2);
+    EXPECT_EQ(c->expert_ffn_dim, 96);
+    EXPECT_TRUE(c->expert_weights_norm);
+    WeightStorage storage = WeightStorage::Allocate(f->file_size());
+    std::memcpy(storage.mutable_data(), f->bytes().data(), f->file_size());
+    auto w = MapGgufWeights(*f, *c, std::move(storage));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_TRUE(ValidateLlamaWeights(*c, *w).ok());
+    const LayerWeights l = w->layers[1];
+    EXPECT_FALSE(l.w1.present());
+    EXPECT_EQ(l.router.type, kernels::DType::kF32);  // unquantized, as llama.cpp keeps it
+    ASSERT_EQ(l.down_exps.count(), 8);
+    EXPECT_EQ(l.down_exps[7].rows, 64);
+    EXPECT_EQ(l.down_exps[7].cols, 96);
+    EXPECT_EQ(l.gate_exps[3].type, kernels::DType::kQ8_0);
+    // Consecutive slices of the one tensor in the storage.
+    const GgufTensorInfo* t = f->FindTensor("blk.1.ffn_up_exps.weight");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(static_cast<const std::byte*>(l.up_exps[0].data),
+              w->storage.data() + f->data_offset() + t->offset);
+    EXPECT_EQ(static_cast<const std::byte*>(l.up_exps[5].data),
+              static_cast<const std::byte*>(l.up_exps[0].data) + 5 * l.up_exps[0].bytes());
+    LlamaModel m{*c, std::move(w).value()};
+    const uint64_t before = ModelFingerprint(m);
+    const TensorView& last = m.weights.layers[1].down_exps[7];
+    // The last byte of the last expert (heap storage: writable).
+    const_cast<std::byte*>(static_cast<const std::byte*>(last.data))[last.bytes() - 1] ^=
+        std::byte{1};
+    EXPECT_NE(ModelFingerprint(m), before);
+  }
+}
+
+TEST(GgufArchTest, ExpertFilesThatComputeSomethingElseAreRefusedNamingWhat) {
+  auto bytes = GenerateModelBuffer(testing::MoeOptions("qwen3moe", kernels::DType::kF32));
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  // Router weights left unnormalised: llama.cpp's qwen3moe renormalises them whatever the key.
+  ExpectRefusedNaming(
+      Rewritten(*bytes, [](GgufWriter& w) { w.AddBool("qwen3moe.expert_weights_norm", false); }),
+      "qwen3moe.expert_weights_norm");
+  EXPECT_TRUE(LoadStatus(Rewritten(*bytes, [](GgufWriter& w) {
+                w.AddBool("qwen3moe.expert_weights_norm", true);
+              })).ok());
+  // A shared expert (qwen2moe-style) is not implemented: its tensor is named.
+  const std::vector<uint8_t> data(64 * 96 * sizeof(float));
+  const int64_t dims[] = {64, 96};
+  ExpectRefusedNaming(Rewritten(*bytes,
+                                [&](GgufWriter& w) {
+                                  w.AddTensor("blk.0.ffn_gate_shexp.weight", kernels::DType::kF32,
+                                              dims, data);
+                                }),
+                      "blk.0.ffn_gate_shexp.weight");
+  // qwen3moe without experts, and experts in a family that has none.
+  EXPECT_FALSE(LoadStatus(Rewritten(
+                              *bytes, [](GgufWriter& w) { w.AddU32("qwen3moe.expert_count", 0); },
+                              "qwen3moe.expert_count"))
+                   .ok());
+  auto dense = GenerateModelBuffer(GeneratorOptions{});
+  ASSERT_TRUE(dense.ok());
+  const auto qwen3 = Rewritten(
+      *dense, [](GgufWriter& w) { w.AddString("general.architecture", "qwen2"); },
+      "general.architecture");
+  ExpectRefusedNaming(Rewritten(qwen3, [](GgufWriter& w) { w.AddU32("qwen2.expert_count", 8); }),
+                      "qwen2.expert_count");
 }
 
 }  // namespace

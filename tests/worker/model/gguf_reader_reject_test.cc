@@ -161,8 +161,8 @@ TEST(GgufReaderRejectTest, RejectsMalformedTensorInfos) {
   b[Find(b, "t1") + 1] = '0';
   ExpectRejected(b, "tensor 't0': duplicate tensor name");
   b = BaseFile();
-  PutU32(b, TypeAt(b, "t1", 1), 6);
-  ExpectRejected(b, "tensor 't1': unsupported tensor type 6 (Q5_0)");
+  PutU32(b, TypeAt(b, "t1", 1), 16);
+  ExpectRejected(b, "tensor 't1': unsupported tensor type 16 (IQ2_XXS)");
   b = BaseFile();
   PutU32(b, TypeAt(b, "t1", 1), 1000);
   ExpectRejected(b, "unsupported tensor type 1000 (unknown)");

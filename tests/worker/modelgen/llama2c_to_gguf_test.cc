@@ -158,12 +158,12 @@ TEST_F(Llama2cToGgufTest, NamesAMissingTokenizerAndRefusesUnwritableTypes) {
   auto bf16 = ConvertLlama2cToGguf(conv, (dir_ / "out.gguf").string());
   ASSERT_FALSE(bf16.ok());
   EXPECT_NE(bf16.status().message().find("weight type"), std::string::npos);
-  // K-quants need rows of whole 256-element super-blocks; stories260K's are 64 wide.
-  conv.type = DType::kQ4_K;
+  // Q5_K needs rows of whole 256-element super-blocks (stories260K's are 64 wide): they take
+  // llama.cpp's fallback for it, Q5_1.
+  conv.type = DType::kQ5_K;
   auto ragged = ConvertLlama2cToGguf(conv, (dir_ / "out.gguf").string());
-  ASSERT_FALSE(ragged.ok());
-  EXPECT_NE(ragged.status().message().find("256"), std::string::npos) << ragged.status().ToString();
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.gguf"));
+  ASSERT_TRUE(ragged.ok()) << ragged.status().ToString();
+  EXPECT_GT(ragged->tensors_per_type.count("Q5_1"), 0u);
 }
 
 }  // namespace

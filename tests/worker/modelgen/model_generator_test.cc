@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/ref/dequant_ref.h"
@@ -71,7 +72,8 @@ std::vector<float> Dequantized(const TensorView& t) {
 }
 
 TEST_F(ModelGeneratorTest, EveryWeightTypeLoadsWithItsConfigTypesAndTokenizer) {
-  for (DType type : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
+  for (DType type :
+       {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL}) {
     const GeneratorOptions o = SmallOptions(type);
     auto m = LoadGgufModel(Write(o, "small.gguf"));
     ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -139,6 +141,60 @@ TEST_F(ModelGeneratorTest, TheSameSeedGivesTheSameBytesAndAnotherSeedOthers) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->size(), a->size());
   EXPECT_NE(*c, *a);
+}
+
+// Bytes of a tensor view (rows of its type).
+std::vector<uint8_t> BytesOf(const TensorView& t) {
+  const size_t n = kernels::RowBytes(*kernels::GetDTypeTraits(uint32_t(t.type)), t.cols) * t.rows;
+  const auto* p = static_cast<const uint8_t*>(t.data);
+  return {p, p + n};
+}
+
+TEST_F(ModelGeneratorTest, AGrownModelIsTheBaseThenCopiesWithScaledOutputMatrices) {
+  const GeneratorOptions base = SmallOptions(DType::kQ8_0);
+  GeneratorOptions grown = base;
+  grown.grow_layers = 3;
+  grown.grow_epsilon = 0.0f;
+  auto b = LoadGgufModel(Write(base, "base.gguf"));
+  auto g = LoadGgufModel(Write(grown, "grown.gguf"));
+  ASSERT_TRUE(b.ok() && g.ok());
+  ASSERT_EQ(g->llama.config.n_layers, 5);
+  const Weights& bw = b->llama.weights;
+  const Weights& gw = g->llama.weights;
+  EXPECT_EQ(BytesOf(gw.token_embedding), BytesOf(bw.token_embedding));
+  EXPECT_EQ(BytesOf(gw.classifier), BytesOf(bw.classifier));
+  EXPECT_EQ(BytesOf(gw.final_norm), BytesOf(bw.final_norm));
+  for (int l = 0; l < 5; ++l) {
+    const LayerWeights& src = bw.layers[l % 2];
+    const LayerWeights& got = gw.layers[l];
+    for (auto [a, c] :
+         {std::pair{&got.wq, &src.wq}, std::pair{&got.wk, &src.wk}, std::pair{&got.wv, &src.wv},
+          std::pair{&got.w1, &src.w1}, std::pair{&got.w3, &src.w3},
+          std::pair{&got.attn_norm, &src.attn_norm}, std::pair{&got.ffn_norm, &src.ffn_norm}}) {
+      EXPECT_EQ(BytesOf(*a), BytesOf(*c)) << "layer " << l;
+    }
+    for (auto [a, c] : {std::pair{&got.wo, &src.wo}, std::pair{&got.w2, &src.w2}}) {
+      if (l < 2) {
+        EXPECT_EQ(BytesOf(*a), BytesOf(*c)) << "layer " << l;
+      } else {
+        for (float v : Dequantized(*a)) ASSERT_EQ(v, 0.0f) << "layer " << l;
+      }
+    }
+  }
+  // A positive epsilon scales the copies' output matrices (F32: exactly epsilon times).
+  GeneratorOptions f32 = SmallOptions(DType::kF32);
+  f32.grow_layers = 1;
+  f32.grow_epsilon = 0.25f;
+  auto s = LoadGgufModel(Write(f32, "scaled.gguf"));
+  ASSERT_TRUE(s.ok());
+  const std::vector<float> wo0 = Dequantized(s->llama.weights.layers[0].wo);
+  const std::vector<float> wo2 = Dequantized(s->llama.weights.layers[2].wo);
+  ASSERT_EQ(wo0.size(), wo2.size());
+  for (size_t i = 0; i < wo0.size(); ++i) ASSERT_FLOAT_EQ(wo2[i], 0.25f * wo0[i]);
+  GeneratorOptions bad = base;
+  bad.grow_layers = 1;
+  bad.grow_epsilon = -1.0f;
+  EXPECT_FALSE(ValidateGeneratorOptions(bad).ok());
 }
 
 TEST_F(ModelGeneratorTest, QuantizedFilesHoldTheF32WeightsQuantizedByTheReferenceQuantizer) {
@@ -244,6 +300,31 @@ TEST_F(ModelGeneratorTest, RejectsShapesTheLoaderCouldNotRead) {
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.weight_type = DType::kBF16; }));
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.norm_noise = NAN; }));
   EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.name.clear(); }));
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.head_dim = 15; }));  // odd: RoPE rotates pairs
+  EXPECT_TRUE(rejects([](GeneratorOptions& o) { o.head_dim = -2; }));
+}
+
+// --head-dim: heads wider than dim / heads, with wq / wo n_heads x head_dim and key_length written.
+TEST_F(ModelGeneratorTest, AnExplicitHeadSizeShapesTheAttentionMatrices) {
+  GeneratorOptions o;  // dim 64, 4 heads over 2
+  o.n_heads = 3;       // 64 / 3 is no head size: the explicit one is
+  o.n_kv_heads = 1;
+  o.head_dim = 32;
+  auto bytes = GenerateModelBuffer(o);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  auto f = GgufFile::FromBuffer(*bytes, "mem.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(*(*f)->GetInt("llama.attention.key_length"), 32);
+  EXPECT_EQ(*(*f)->GetInt("llama.attention.value_length"), 32);
+  EXPECT_EQ((*f)->FindTensor("blk.0.attn_q.weight")->n_rows(), 96);
+  EXPECT_EQ((*f)->FindTensor("blk.0.attn_k.weight")->n_rows(), 32);
+  EXPECT_EQ((*f)->FindTensor("blk.0.attn_output.weight")->row_length(), 96);
+  // Without one, no key is written: existing files keep their bytes.
+  auto plain = GenerateModelBuffer(GeneratorOptions{});
+  ASSERT_TRUE(plain.ok());
+  auto pf = GgufFile::FromBuffer(*plain, "mem.gguf");
+  ASSERT_TRUE(pf.ok());
+  EXPECT_EQ((*pf)->Find("llama.attention.key_length"), nullptr);
 }
 
 // K-quant rows are whole super-blocks of 256: dim 256, ffn 512.
@@ -318,7 +399,7 @@ TEST_F(ModelGeneratorTest, KMMixesStoreOutputAndTheMoreBitsLayersAttnVAndFfnDown
     GeneratorOptions o = KQuantOptions(DType::kF32, 8);
     ASSERT_TRUE(SetWeightScheme(name, &o).ok());
     EXPECT_EQ(o.weight_type, base);
-    EXPECT_TRUE(o.k_m_mix);
+    EXPECT_NE(o.mix, QuantMix::kNone);
     const std::string path = Write(o, std::string(name) + ".gguf");
     auto m = LoadGgufModel(path);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -342,40 +423,123 @@ TEST_F(ModelGeneratorTest, KMMixesStoreOutputAndTheMoreBitsLayersAttnVAndFfnDown
   }
 }
 
-TEST_F(ModelGeneratorTest, KQuantTypesRefuseRowsThatAreNoWholeSuperBlock) {
+TEST_F(ModelGeneratorTest, Q5_KRowsThatAreNoWholeSuperBlockTakeQ5_1) {
   auto tiny = GeneratorPreset("tiny");
   ASSERT_TRUE(tiny.ok());
-  for (const char* type : {"q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m", "iq4_xs"}) {
+  for (const char* type : {"q5_k", "q5_k_m"}) {
     GeneratorOptions o = *tiny;
     ASSERT_TRUE(SetWeightScheme(type, &o).ok()) << type;
-    const shared::Status s = ValidateGeneratorOptions(o);
-    EXPECT_EQ(s.message(),
-              "K-quant types (q4_k, q5_k, q6_k, q4_k_m, q5_k_m, iq4_xs) store rows in blocks of "
-              "256 elements, but the row length 64 (dim) is not a multiple of 256: use q8_0 / q4_0 "
-              "or a dim that is")
+    ASSERT_TRUE(ValidateGeneratorOptions(o).ok()) << type;
+    GgufBuildSummary summary;
+    ASSERT_TRUE(GenerateModelBuffer(o, &summary).ok()) << type;
+    EXPECT_NE(std::find(summary.notes.begin(), summary.notes.end(),
+                        "blk.*.attn_q.weight stored Q5_1: its row length 64 is not a multiple of "
+                        "the Q5_K block (256), llama.cpp's fallback type"),
+              summary.notes.end())
         << type;
-    EXPECT_FALSE(GenerateModelBuffer(o).ok());
   }
-  GeneratorOptions o = KQuantOptions(DType::kF32, 1);
-  o.hidden_dim = 172;
-  o.embedding_type = DType::kQ6_K;  // a K-quant embedding alone asks for whole rows too
-  EXPECT_NE(ValidateGeneratorOptions(o).message().find("row length 172 (ffn (hidden) size)"),
-            std::string::npos);
-  o = KQuantOptions(DType::kQ8_0, 1);
-  o.k_m_mix = true;
-  EXPECT_EQ(ValidateGeneratorOptions(o).message(),
-            "the _k_m mixes need the Q4_K or Q5_K weight type");
+  GeneratorOptions o = KQuantOptions(DType::kQ8_0, 1);
+  o.mix = QuantMix::kQ4_K_M;
+  EXPECT_EQ(ValidateGeneratorOptions(o).message(), "this mix needs the Q4_K weight type");
   EXPECT_EQ(SetWeightScheme("q9_k", &o).message(),
-            "weight type 'q9_k' is not one of f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k, iq4_xs, "
-            "q4_k_m or q5_k_m");
-  // The builder refuses such a matrix too (the llama2.c converter relies on it), rather than
-  // keeping it in F32 as it does for the 32-element types.
-  LlamaGgufBuilder b(GeneratorConfig(*tiny), "ragged", DType::kQ4_K);
-  b.AddMatrix("blk.0.attn_q.weight", 64, 64, DType::kQ4_K,
-              [](int64_t, std::span<float> out) { std::fill(out.begin(), out.end(), 0.0f); });
-  EXPECT_EQ(b.WriteBuffer().status().message(),
-            "blk.0.attn_q.weight: Q4_K stores rows in blocks of 256 elements, but its row length "
-            "64 is not a multiple of 256 (choose q8_0 or q4_0)");
+            "weight type 'q9_k' is not one of f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, "
+            "q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, or a mix: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m");
+}
+
+// llama.cpp's Q2_K, Q3_K_S and Q3_K_M mixes on 16 layers of 4 query heads over 2 KV heads
+// (n_gqa 2): the types llama_tensor_get_type gives each matrix.
+TEST_F(ModelGeneratorTest, LowBitMixesStoreEachMatrixInLlamaCppsType) {
+  struct Want {
+    const char* name;
+    uint32_t ftype;
+    DType base, wv_first, wv_rest, wo, w2_first, w2_rest;
+  };
+  for (const Want& c : {Want{"q2_k", 10, DType::kQ2_K, DType::kQ3_K, DType::kQ3_K, DType::kQ3_K,
+                             DType::kQ3_K, DType::kQ3_K},
+                        Want{"q3_k_s", 11, DType::kQ3_K, DType::kQ3_K, DType::kQ3_K, DType::kQ3_K,
+                             DType::kQ3_K, DType::kQ3_K},
+                        Want{"q3_k_m", 12, DType::kQ3_K, DType::kQ5_K, DType::kQ4_K, DType::kQ4_K,
+                             DType::kQ5_K, DType::kQ4_K}}) {
+    GeneratorOptions o = KQuantOptions(DType::kF32, 16);
+    ASSERT_TRUE(SetWeightScheme(c.name, &o).ok());
+    EXPECT_EQ(o.weight_type, c.base);
+    const std::string path = Write(o, std::string(c.name) + ".gguf");
+    auto m = LoadGgufModel(path);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const Weights& w = m->llama.weights;
+    EXPECT_EQ(w.classifier.type, DType::kQ6_K) << c.name;  // output.weight, or a tied token_embd
+    for (int l = 0; l < 16; l++) {
+      const LayerWeights& lw = w.layers[l];
+      // Q3_K_M: attn_v Q5_K in layers 0-1; ffn_down Q5_K below 16 / 16 = layer 1.
+      EXPECT_EQ(lw.wv.type, l < 2 ? c.wv_first : c.wv_rest) << c.name << " layer " << l;
+      EXPECT_EQ(lw.w2.type, l < 1 ? c.w2_first : c.w2_rest) << c.name << " layer " << l;
+      EXPECT_EQ(lw.wo.type, c.wo) << c.name << " layer " << l;
+      for (const TensorView* t : {&lw.wq, &lw.wk, &lw.w1, &lw.w3}) {
+        EXPECT_EQ(t->type, c.base) << c.name << " layer " << l;
+      }
+    }
+    auto file = GgufFile::Open(path);
+    ASSERT_TRUE(file.ok());
+    EXPECT_EQ((*file)->GetU32("general.file_type").value(), c.ftype) << c.name;
+  }
+}
+
+// A Qwen2-0.5B-wide model (dim 896 = 3.5 x 256, ffn 4864 = 19 x 256) in q4_k_m: every matrix whose
+// rows are dim long takes llama.cpp's fallback (Q4_K -> Q5_0, the mix's Q6_K -> Q8_0), ffn_down's
+// 4864-long rows keep the mix's types; q6_k and iq4_xs fall back to Q8_0 and IQ4_NL.
+TEST_F(ModelGeneratorTest, RowsThatAreNoWholeSuperBlockTakeLlamaCppsFallbackTypes) {
+  GeneratorOptions o = SmallOptions(DType::kF32);
+  o.dim = 896;
+  o.hidden_dim = 4864;
+  o.n_layers = 8;
+  o.n_heads = 14;
+  o.n_kv_heads = 2;
+  o.vocab_size = 300;
+  ASSERT_TRUE(SetWeightScheme("q4_k_m", &o).ok());
+  ASSERT_TRUE(ValidateGeneratorOptions(o).ok());
+  const std::string path = (dir_ / "q4_k_m-896.gguf").string();
+  auto summary = WriteGeneratedModel(o, path);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  auto m = LoadGgufModel(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Weights& w = m->llama.weights;
+  EXPECT_EQ(w.token_embedding.type, DType::kQ5_0);
+  EXPECT_EQ(w.classifier.type, DType::kQ8_0);  // the mix's Q6_K, fallen back
+  const std::set<int> more_bits = {0, 3, 6, 7};
+  for (int l = 0; l < 8; l++) {
+    const LayerWeights& lw = w.layers[l];
+    for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wo, &lw.w1, &lw.w3}) {
+      EXPECT_EQ(t->type, DType::kQ5_0) << "layer " << l;
+    }
+    EXPECT_EQ(lw.wv.type, more_bits.count(l) ? DType::kQ8_0 : DType::kQ5_0) << "layer " << l;
+    EXPECT_EQ(lw.w2.type, more_bits.count(l) ? DType::kQ6_K : DType::kQ4_K) << "layer " << l;
+  }
+  EXPECT_NE(std::find(summary->notes.begin(), summary->notes.end(),
+                      "blk.*.attn_q.weight stored Q5_0: its row length 896 is not a multiple of "
+                      "the Q4_K block (256), llama.cpp's fallback type"),
+            summary->notes.end());
+  // The fallback rows hold the reference quantizer's bytes of the same F32 weights.
+  GeneratorOptions f = o;
+  f.mix = QuantMix::kNone;
+  f.weight_type = DType::kF32;
+  auto ref = LoadGgufModel(Write(f, "f32-896.gguf"));
+  ASSERT_TRUE(ref.ok());
+  const TensorView& q = w.layers[1].wq;
+  const int64_t n = q.rows * q.cols;
+  std::vector<kernels::BlockQ5_0> want(n / 32);
+  kernels::QuantizeQ5_0Ref(static_cast<const float*>(ref->llama.weights.layers[1].wq.data),
+                           want.data(), n);
+  EXPECT_EQ(std::memcmp(q.data, want.data(), want.size() * sizeof(want[0])), 0);
+  for (const auto& [type, fallback] :
+       {std::pair{"q6_k", DType::kQ8_0}, std::pair{"iq4_xs", DType::kIQ4_NL}}) {
+    GeneratorOptions g = o;
+    g.n_layers = 1;
+    ASSERT_TRUE(SetWeightScheme(type, &g).ok());
+    auto mg = LoadGgufModel(Write(g, std::string(type) + "-896.gguf"));
+    ASSERT_TRUE(mg.ok()) << mg.status().ToString();
+    EXPECT_EQ(mg->llama.weights.layers[0].wq.type, fallback) << type;
+    EXPECT_NE(mg->llama.weights.layers[0].w2.type, fallback) << type;  // 4864 = 19 x 256
+  }
 }
 
 TEST(BuiltinTinyGgufTest, IsTheTinyPresetAndItsTokenizerEncodesLikeTheByteLevelOne) {

@@ -1,5 +1,6 @@
 #include "worker/model/gguf/gguf_arch_keys.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
@@ -29,6 +30,14 @@ constexpr std::array<std::string_view, 18> kAccepted = {
     "rope.scaling.finetuned",
     "vocab_size",
     "tensor_data_layout",
+};
+
+// The mixture-of-experts keys gguf_loader.cc reads, for families with experts (docs/moe.md).
+constexpr std::array<std::string_view, 4> kExpertKeys = {
+    "expert_count",
+    "expert_used_count",
+    "expert_feed_forward_length",
+    "expert_weights_norm",
 };
 
 // Keys that are harmless at one value only: what the value must be, as a double (true = 1).
@@ -63,11 +72,16 @@ std::optional<double> Numeric(const GgufValue& v) {
 
 }  // namespace
 
-shared::Status CheckArchKeys(const GgufFile& f, std::string_view arch) {
+shared::Status CheckArchKeys(const GgufFile& f, std::string_view arch, bool experts,
+                             std::span<const std::string_view> extra_keys) {
   const std::string prefix = std::string(arch) + ".";
   for (const GgufKeyValue& kv : f.metadata()) {
     if (!kv.key.starts_with(prefix)) continue;
     const std::string_view suffix = kv.key.substr(prefix.size());
+    if (std::find(extra_keys.begin(), extra_keys.end(), suffix) != extra_keys.end()) continue;
+    if (experts && std::find(kExpertKeys.begin(), kExpertKeys.end(), suffix) != kExpertKeys.end()) {
+      continue;
+    }
     const NeutralValue* neutral = nullptr;
     for (const NeutralValue& n : kNeutral) {
       if (n.key == suffix) neutral = &n;

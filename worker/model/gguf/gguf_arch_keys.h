@@ -5,6 +5,7 @@
 // computes something else. Called once per load by gguf_loader.cc; stateless, thread-safe.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "shared/status.h"
@@ -12,8 +13,11 @@
 
 namespace smallmind::worker {
 
-// OK when every key of `file` under "`arch`." is accepted (see the .cc for the list); otherwise
-// InvalidArgument naming the file, the first refused key and why.
-shared::Status CheckArchKeys(const GgufFile& file, std::string_view arch);
+// OK when every key of `file` under "`arch`." is accepted (see the .cc for the list; the expert
+// keys only when `experts`, the family having a mixture-of-experts form) or is one of the
+// family's `extra_keys` (ArchDescription::extra_keys); otherwise InvalidArgument naming the file,
+// the first refused key and why.
+shared::Status CheckArchKeys(const GgufFile& file, std::string_view arch, bool experts,
+                             std::span<const std::string_view> extra_keys = {});
 
 }  // namespace smallmind::worker

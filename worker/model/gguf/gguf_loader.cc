@@ -5,8 +5,11 @@
 #include <unordered_set>
 
 #include "worker/model/arch/arch_description.h"
+#include "worker/model/gguf/fused_rows.h"
 #include "worker/model/gguf/gguf_arch_keys.h"
+#include "worker/model/gguf/gguf_arch_options.h"
 #include "worker/model/gguf/gguf_vocab.h"
+#include "worker/model/gguf/longrope.h"
 
 namespace smallmind::worker {
 namespace {
@@ -15,6 +18,7 @@ namespace {
 constexpr int64_t kMaxDim = 1 << 16;
 constexpr int64_t kMaxLayers = 1024;
 constexpr int64_t kMaxContext = 1 << 24;
+constexpr int64_t kMaxExperts = 1024;  // llama.cpp's LLAMA_MAX_EXPERTS is 512
 
 shared::Result<int> GetDim(const GgufFile& f, const std::string& key, int64_t max) {
   SM_ASSIGN_OR_RETURN(int64_t v, f.GetInt(key));
@@ -50,6 +54,22 @@ class TensorMapper {
     return v;
   }
 
+  // The 3-D tensor `name` ([n_experts, rows, cols], dims {cols, rows, n_experts}) as one view per
+  // expert into the mapped bytes.
+  shared::Result<ExpertsView> GetExperts(const std::string& name, int n_experts) {
+    const GgufTensorInfo* t = f_.FindTensor(name);
+    if (t == nullptr) return shared::InvalidArgument(f_.path() + ": missing tensor " + name);
+    if (t->n_dims != 3 || t->dims[2] != n_experts) {
+      return shared::InvalidArgument(
+          f_.path() + ": tensor " + name + " has " + std::to_string(t->n_dims) +
+          " dimensions (outermost " + std::to_string(t->dims[t->n_dims - 1]) +
+          "), expected 3 with the outermost the expert count " + std::to_string(n_experts));
+    }
+    used_.insert(t->name);
+    return ExpertsView::Slice(t->type, storage_.data() + f_.data_offset() + t->offset, n_experts,
+                              t->dims[1], t->dims[0]);
+  }
+
   // InvalidArgument naming the first tensor of the file that no Get took.
   shared::Status CheckAllUsed(std::string_view arch) const {
     for (const GgufTensorInfo& t : f_.tensors()) {
@@ -68,40 +88,135 @@ class TensorMapper {
   std::unordered_set<std::string> used_;
 };
 
-shared::Status MapLayer(TensorMapper& t, const ArchDescription& d, int l, LayerWeights* lw) {
+// wq, wk, wv: attn_q/k/v.weight, or the row ranges of one attn_qkv.weight (phi3).
+shared::Status MapQkv(TensorMapper& t, const ArchDescription& d, const ModelConfig& c,
+                      const std::string& p, LayerWeights* lw) {
+  TensorView fused;  // taken only for a family that fuses: another's attn_qkv stays unused
+  if (d.fused_qkv) {
+    SM_ASSIGN_OR_RETURN(fused, t.Get(p + "attn_qkv.weight", false));
+  }
+  if (!fused.present()) {  // phi3 files may store q, k and v apart too, as llama.cpp reads them
+    SM_ASSIGN_OR_RETURN(lw->wq, t.Get(p + "attn_q.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->wk, t.Get(p + "attn_k.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->wv, t.Get(p + "attn_v.weight", true));
+    return shared::Status::Ok();
+  }
+  const int64_t rows[] = {c.q_dim(), c.kv_dim(), c.kv_dim()};
+  SM_ASSIGN_OR_RETURN(std::vector<TensorView> qkv, SplitRows(fused, rows, p + "attn_qkv.weight"));
+  lw->wq = qkv[0];
+  lw->wk = qkv[1];
+  lw->wv = qkv[2];
+  return shared::Status::Ok();
+}
+
+// w1 (gate), w3 (up): ffn_gate/ffn_up.weight, or the two halves of ffn_up.weight (phi3).
+shared::Status MapGateUp(TensorMapper& t, const ArchDescription& d, const ModelConfig& c,
+                         const std::string& p, LayerWeights* lw) {
+  SM_ASSIGN_OR_RETURN(TensorView up, t.Get(p + "ffn_up.weight", true));
+  if (!d.fused_gate_up) {
+    lw->w3 = up;
+    SM_ASSIGN_OR_RETURN(lw->w1, t.Get(p + "ffn_gate.weight", true));
+    return shared::Status::Ok();
+  }
+  const int64_t rows[] = {c.hidden_dim, c.hidden_dim};
+  SM_ASSIGN_OR_RETURN(std::vector<TensorView> gate_up, SplitRows(up, rows, p + "ffn_up.weight"));
+  lw->w1 = gate_up[0];
+  lw->w3 = gate_up[1];
+  return shared::Status::Ok();
+}
+
+// The FFN of layer prefix `p`: dense (ffn_gate / ffn_down / ffn_up) or a router and experts.
+shared::Status MapFfn(TensorMapper& t, const ArchDescription& d, const ModelConfig& c,
+                      const std::string& p, LayerWeights* lw) {
+  if (!c.moe()) {
+    SM_RETURN_IF_ERROR(MapGateUp(t, d, c, p, lw));
+    SM_ASSIGN_OR_RETURN(lw->w2, t.Get(p + "ffn_down.weight", true));
+    return shared::Status::Ok();
+  }
+  SM_ASSIGN_OR_RETURN(lw->router, t.Get(p + "ffn_gate_inp.weight", true));
+  SM_ASSIGN_OR_RETURN(lw->gate_exps, t.GetExperts(p + "ffn_gate_exps.weight", c.n_experts));
+  SM_ASSIGN_OR_RETURN(lw->up_exps, t.GetExperts(p + "ffn_up_exps.weight", c.n_experts));
+  SM_ASSIGN_OR_RETURN(lw->down_exps, t.GetExperts(p + "ffn_down_exps.weight", c.n_experts));
+  return shared::Status::Ok();
+}
+
+shared::Status MapLayer(TensorMapper& t, const ArchDescription& d, const ModelConfig& c, int l,
+                        LayerWeights* lw) {
   const std::string p = "blk." + std::to_string(l) + ".";
   SM_ASSIGN_OR_RETURN(lw->attn_norm, t.Get(p + "attn_norm.weight", true));
-  SM_ASSIGN_OR_RETURN(lw->wq, t.Get(p + "attn_q.weight", true));
-  SM_ASSIGN_OR_RETURN(lw->wk, t.Get(p + "attn_k.weight", true));
-  SM_ASSIGN_OR_RETURN(lw->wv, t.Get(p + "attn_v.weight", true));
+  SM_RETURN_IF_ERROR(MapQkv(t, d, c, p, lw));
   SM_ASSIGN_OR_RETURN(lw->wo, t.Get(p + "attn_output.weight", true));
   SM_ASSIGN_OR_RETURN(lw->ffn_norm, t.Get(p + "ffn_norm.weight", true));
-  SM_ASSIGN_OR_RETURN(lw->w1, t.Get(p + "ffn_gate.weight", true));
-  SM_ASSIGN_OR_RETURN(lw->w2, t.Get(p + "ffn_down.weight", true));
-  SM_ASSIGN_OR_RETURN(lw->w3, t.Get(p + "ffn_up.weight", true));
+  SM_RETURN_IF_ERROR(MapFfn(t, d, c, p, lw));
   if (d.qkv_bias) {
     SM_ASSIGN_OR_RETURN(lw->bq, t.Get(p + "attn_q.bias", false));
     SM_ASSIGN_OR_RETURN(lw->bk, t.Get(p + "attn_k.bias", false));
     SM_ASSIGN_OR_RETURN(lw->bv, t.Get(p + "attn_v.bias", false));
   }
+  if (d.qk_norm) {
+    SM_ASSIGN_OR_RETURN(lw->q_norm, t.Get(p + "attn_q_norm.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->k_norm, t.Get(p + "attn_k_norm.weight", true));
+  }
+  if (d.post_norms) {
+    SM_ASSIGN_OR_RETURN(lw->attn_post_norm, t.Get(p + "post_attention_norm.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->ffn_post_norm, t.Get(p + "post_ffw_norm.weight", true));
+  }
   return shared::Status::Ok();
 }
 
-// attention.key_length, attention.value_length and rope.dimension_count, when present, must be
-// the head size the loader computes (partial rotary and other head sizes are refused).
-shared::Status CheckHeadKeys(const GgufFile& f, const std::string& a, const ModelConfig& c) {
-  for (const char* k :
-       {".attention.key_length", ".attention.value_length", ".rope.dimension_count"}) {
-    const std::string key = a + k;
-    if (f.Find(key) == nullptr) continue;
-    SM_ASSIGN_OR_RETURN(int64_t v, f.GetInt(key));
-    if (v != c.head_dim()) {
-      return shared::InvalidArgument(f.path() + ": metadata key '" + key + "' is " +
-                                     std::to_string(v) + ", but smallmind implements only " +
-                                     std::to_string(c.head_dim()) + " (embedding / heads) for " +
-                                     a);
-    }
+// The head size: attention.key_length when present (attention.value_length must then be the same:
+// separate k and v widths are not supported), else embedding / heads. Sets c->head_size only when
+// the file names one that differs from embedding / heads, so older files keep their config.
+shared::Status ReadHeadSize(const GgufFile& f, const std::string& a, ModelConfig* c) {
+  const std::string key_key = a + ".attention.key_length";
+  const std::string value_key = a + ".attention.value_length";
+  int key = 0, value = 0;
+  if (f.Find(key_key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(key, GetDim(f, key_key, kMaxDim));
   }
+  if (f.Find(value_key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(value, GetDim(f, value_key, kMaxDim));
+  }
+  if (key != 0 && value != 0 && key != value) {
+    return shared::InvalidArgument(f.path() + ": metadata key '" + value_key + "' is " +
+                                   std::to_string(value) + " but '" + key_key + "' is " +
+                                   std::to_string(key) +
+                                   ": separate key and value head sizes are not supported");
+  }
+  if (key == 0) key = value;
+  if (key == 0 && c->dim % c->n_heads != 0) {
+    return shared::InvalidArgument(f.path() + ": heads (" + std::to_string(c->n_heads) +
+                                   ") do not divide the embedding (" + std::to_string(c->dim) +
+                                   ") and no " + key_key + " names the head size");
+  }
+  if (key != 0 && int64_t{key} * c->n_heads != c->dim) c->head_size = key;
+  if (c->head_dim() % 2 != 0) {
+    return shared::InvalidArgument(f.path() + ": head size " + std::to_string(c->head_dim()) +
+                                   " is odd; RoPE rotates pairs");
+  }
+  return shared::Status::Ok();
+}
+
+// rope.dimension_count, when present, must be the head size, or for a family with partial rotary
+// an even count up to it (then c->rope_dims).
+shared::Status ReadRopeDims(const GgufFile& f, const ArchDescription& d, ModelConfig* c) {
+  const std::string a(d.name);
+  const std::string key = a + ".rope.dimension_count";
+  if (f.Find(key) == nullptr) return shared::Status::Ok();
+  SM_ASSIGN_OR_RETURN(int64_t v, f.GetInt(key));
+  if (v == c->head_dim()) return shared::Status::Ok();
+  if (!d.partial_rotary) {
+    return shared::InvalidArgument(f.path() + ": metadata key '" + key + "' is " +
+                                   std::to_string(v) + ", but smallmind rotates whole heads (" +
+                                   std::to_string(c->head_dim()) + ") for " + a +
+                                   ": partial rotary is not supported");
+  }
+  if (v < 2 || v > c->head_dim() || v % 2 != 0) {
+    return shared::InvalidArgument(f.path() + ": metadata key '" + key + "' is " +
+                                   std::to_string(v) + ", expected an even count of at most the " +
+                                   "head size (" + std::to_string(c->head_dim()) + ")");
+  }
+  c->rope_dims = static_cast<int>(v);
   return shared::Status::Ok();
 }
 
@@ -131,6 +246,52 @@ shared::Status ReadRopeScaling(const GgufFile& f, const ArchDescription& d, Mode
   return shared::Status::Ok();
 }
 
+// The mixture-of-experts keys (docs/moe.md): expert_count (0 or absent: dense, which a kRequired
+// family refuses), expert_used_count in [1, expert_count], expert_feed_forward_length (absent:
+// feed_forward_length, what llama.cpp's llama reads; the experts' shapes are checked against it)
+// and expert_weights_norm, which must say what llama.cpp's graph for the family does.
+shared::Status ReadExperts(const GgufFile& f, const ArchDescription& d, ModelConfig* c) {
+  using Experts = ArchDescription::Experts;
+  const std::string a(d.name);
+  const std::string count_key = a + ".expert_count";
+  if (d.experts == Experts::kNever) return shared::Status::Ok();  // CheckArchKeys: count 0
+  int64_t count = 0;
+  if (f.Find(count_key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(count, f.GetInt(count_key));
+  }
+  if (count == 0 && d.experts == Experts::kAllowed) return shared::Status::Ok();
+  if (count < 1 || count > kMaxExperts) {
+    return shared::InvalidArgument(f.path() + ": " + count_key + " = " + std::to_string(count) +
+                                   " is outside [1, " + std::to_string(kMaxExperts) + "] (" + a +
+                                   " is a mixture of experts)");
+  }
+  c->n_experts = static_cast<int>(count);
+  if (f.Find(a + ".expert_used_count") == nullptr) {
+    return shared::InvalidArgument(f.path() + ": metadata key '" + count_key + "' is " +
+                                   std::to_string(count) + " (a mixture of experts) but '" + a +
+                                   ".expert_used_count' is missing");
+  }
+  SM_ASSIGN_OR_RETURN(c->n_experts_used, GetDim(f, a + ".expert_used_count", count));
+  c->expert_ffn_dim = c->hidden_dim;
+  if (f.Find(a + ".expert_feed_forward_length") != nullptr) {
+    SM_ASSIGN_OR_RETURN(c->expert_ffn_dim,
+                        GetDim(f, a + ".expert_feed_forward_length", 4 * kMaxDim));
+  }
+  c->expert_weights_norm = d.expert_weights_norm;
+  const std::string norm_key = a + ".expert_weights_norm";
+  if (f.Find(norm_key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(bool norm, f.GetBool(norm_key));
+    if (norm != d.expert_weights_norm) {
+      return shared::InvalidArgument(
+          f.path() + ": metadata key '" + norm_key + "' is " + (norm ? "true" : "false") +
+          ", but llama.cpp's " + a + " " + (d.expert_weights_norm ? "always" : "never") +
+          " renormalises the router weights: refusing the file rather than computing one of two "
+          "different models");
+    }
+  }
+  return shared::Status::Ok();
+}
+
 shared::Result<const ArchDescription*> ArchOf(const std::string& path, const std::string& name) {
   const ArchDescription* d = FindArch(name);
   if (d == nullptr) {
@@ -155,8 +316,14 @@ shared::Result<Weights> MapGgufWeights(const GgufFile& f, const ModelConfig& c,
   if (d->rope_freqs) {
     SM_ASSIGN_OR_RETURN(w.rope_freqs, t.Get("rope_freqs.weight", false));
   }
+  if (d->longrope) {  // the pair the served context picks; the other is read, not used
+    SM_ASSIGN_OR_RETURN(const TensorView long_factors, t.Get(kRopeFactorsLong, false));
+    SM_ASSIGN_OR_RETURN(const TensorView short_factors, t.Get(kRopeFactorsShort, false));
+    SM_ASSIGN_OR_RETURN(const bool long_context, UsesLongRopeFactors(f, c));
+    w.rope_freqs = long_context ? long_factors : short_factors;
+  }
   w.layers.resize(c.n_layers);
-  for (int l = 0; l < c.n_layers; ++l) SM_RETURN_IF_ERROR(MapLayer(t, *d, l, &w.layers[l]));
+  for (int l = 0; l < c.n_layers; ++l) SM_RETURN_IF_ERROR(MapLayer(t, *d, c, l, &w.layers[l]));
   SM_RETURN_IF_ERROR(t.CheckAllUsed(d->name));
   w.storage = std::move(storage);
   return w;
@@ -167,7 +334,8 @@ shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
   SM_ASSIGN_OR_RETURN(c.architecture, f.GetString("general.architecture"));
   const std::string& a = c.architecture;
   SM_ASSIGN_OR_RETURN(const ArchDescription* d, ArchOf(f.path(), a));
-  SM_RETURN_IF_ERROR(CheckArchKeys(f, a));
+  SM_RETURN_IF_ERROR(
+      CheckArchKeys(f, a, d->experts != ArchDescription::Experts::kNever, ArchOptionKeys(*d)));
   SM_ASSIGN_OR_RETURN(c.dim, GetDim(f, a + ".embedding_length", kMaxDim));
   SM_ASSIGN_OR_RETURN(c.hidden_dim, GetDim(f, a + ".feed_forward_length", 4 * kMaxDim));
   SM_ASSIGN_OR_RETURN(c.n_layers, GetDim(f, a + ".block_count", kMaxLayers));
@@ -181,14 +349,18 @@ shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
   if (f.Find(a + ".rope.freq_base") != nullptr) {
     SM_ASSIGN_OR_RETURN(c.rope_theta, f.GetF32(a + ".rope.freq_base"));
   }
-  if (c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0 || c.head_dim() % 2 != 0) {
-    return shared::InvalidArgument(f.path() + ": head counts do not divide the embedding (dim " +
-                                   std::to_string(c.dim) + ", heads " + std::to_string(c.n_heads) +
-                                   ", kv heads " + std::to_string(c.n_kv_heads) + ")");
+  if (c.n_heads % c.n_kv_heads != 0) {
+    return shared::InvalidArgument(f.path() + ": kv heads (" + std::to_string(c.n_kv_heads) +
+                                   ") do not divide the heads (" + std::to_string(c.n_heads) + ")");
   }
-  SM_RETURN_IF_ERROR(CheckHeadKeys(f, a, c));
+  SM_RETURN_IF_ERROR(ReadHeadSize(f, a, &c));
+  SM_RETURN_IF_ERROR(ReadRopeDims(f, *d, &c));
   SM_RETURN_IF_ERROR(ReadRopeScaling(f, *d, &c));
+  SM_RETURN_IF_ERROR(ReadExperts(f, *d, &c));
+  if (d->longrope) SM_RETURN_IF_ERROR(ReadRopeAttnFactor(f, a, &c));
   c.rope_style = d->rope_style;
+  c.no_rope_period = d->no_rope_period;
+  SM_RETURN_IF_ERROR(ReadArchOptions(f, *d, &c));
   const GgufTensorInfo* embd = f.FindTensor("token_embd.weight");
   if (embd == nullptr)
     return shared::InvalidArgument(f.path() + ": missing tensor token_embd.weight");

@@ -1,0 +1,80 @@
+// GetModelInfo's description of the model (issue 42 item 5): head_dim, RoPE, window and the
+// tensor-type mix, as `smallmind info` and /v1/models show them.
+#include <chrono>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/child_process.h"
+#include "tests/testing/scoped_temp_dir.h"
+#include "tests/worker/in_process_worker.h"
+
+namespace smallmind::worker {
+namespace {
+
+v1::ModelInfo InfoOf(const std::string& model) {
+  WorkerConfig config;
+  config.model.model = model;
+  testing::InProcessWorker w(config);
+  auto stub = w.NewStub();
+  grpc::ClientContext context;
+  v1::ModelInfo info;
+  const grpc::Status status = stub->GetModelInfo(&context, v1::GetModelInfoRequest(), &info);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return info;
+}
+
+TEST(WorkerModelInfoTest, TinyShowsItsShapeRopeAndTensorMix) {
+  const v1::ModelInfo info = InfoOf("builtin:tiny");
+  ASSERT_GT(info.heads(), 0u);
+  EXPECT_EQ(info.head_dim(), info.embedding_dim() / info.heads());
+  EXPECT_FLOAT_EQ(info.rope_theta(), 10000.0f);
+  EXPECT_EQ(info.rope_scaling(), "none");
+  EXPECT_FLOAT_EQ(info.rope_scaling_factor(), 1.0f);
+  EXPECT_FALSE(info.rope_freqs());
+  EXPECT_EQ(info.sliding_window(), 0u) << "no served architecture has a window yet";
+  EXPECT_FALSE(info.rope_style().empty());
+  // The mix lists exactly the types of tensor_types, sorted, each with tensors and bytes.
+  ASSERT_EQ(info.tensor_mix_size(), info.tensor_types_size());
+  uint32_t tensors = 0;
+  uint64_t bytes = 0;
+  for (int i = 0; i < info.tensor_mix_size(); ++i) {
+    const v1::TensorTypeUse& use = info.tensor_mix(i);
+    EXPECT_EQ(use.type(), info.tensor_types(i));
+    if (i > 0) EXPECT_LT(info.tensor_mix(i - 1).type(), use.type());
+    EXPECT_GT(use.tensors(), 0u) << use.type();
+    EXPECT_GT(use.bytes(), 0u) << use.type();
+    tensors += use.tensors();
+    bytes += use.bytes();
+  }
+  // Per layer 2 norms + 7 matrices, plus embedding and final norm (the classifier is tied or
+  // not: one more at most).
+  EXPECT_GE(tensors, info.layers() * 9 + 2);
+  EXPECT_LE(tensors, info.layers() * 9 + 3);
+  // Every parameter is stored in at most 4 bytes.
+  EXPECT_LE(bytes, info.parameter_count() * 4);
+  EXPECT_GT(bytes, 0u);
+}
+
+TEST(WorkerModelInfoTest, ALlama3FileShowsItsFrequencyFactorsAndTheta) {
+  const smallmind::testing::ScopedTempDir dir("model-info");
+  const std::string path = dir.File("llama3.gguf");
+  auto child = smallmind::testing::ChildProcess::Spawn(
+      {smallmind::testing::BinaryPath("smallmind-modelgen"), "--preset", "tiny", "--rope-freqs",
+       "llama3", "--rope-theta", "500000", "-o", path});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  ASSERT_EQ((*child)->Wait(std::chrono::milliseconds(60000)), 0);
+  const v1::ModelInfo info = InfoOf(path);
+  EXPECT_TRUE(info.rope_freqs());
+  EXPECT_FLOAT_EQ(info.rope_theta(), 500000.0f);
+  uint32_t f32_tensors = 0;
+  for (const v1::TensorTypeUse& use : info.tensor_mix()) {
+    if (use.type() == "F32") f32_tensors = use.tensors();
+  }
+  EXPECT_GE(f32_tensors, info.layers() * 2 + 2) << "norms and rope_freqs are F32";
+}
+
+}  // namespace
+}  // namespace smallmind::worker
