@@ -156,6 +156,7 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
     return shared::Internal(fmt::format("worker reported vocab_size {} and context_length {}",
                                         model_info_.vocab_size(), model_info_.context_length()));
   }
+  admission_->SetContextLength(model_info_.context_length());
   env_->served_models = ServedModels(config_.served_model_names, model_info_.model());
   metrics_->SetModelName(env_->served_models.primary());
   pool->PollOnce();

@@ -48,6 +48,8 @@ class AdmissionQueue final : public Admission {
   // True once exactly `n` requests wait in the queue (within `timeout`); for tests.
   bool WaitForWaiting(size_t n, std::chrono::milliseconds timeout) const;
   const ServiceEstimate& estimate() const { return estimate_; }
+  // The served model's context length, once the workers reported it (ServiceEstimate's cap).
+  void SetContextLength(size_t tokens) { estimate_.SetMaxPromptTokens(tokens); }
 
  private:
   // Queue order: higher priority first, then arrival.

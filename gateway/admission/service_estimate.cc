@@ -31,6 +31,11 @@ void ServiceEstimate::Observe(const ServiceSample& sample) {
   }
 }
 
+void ServiceEstimate::SetMaxPromptTokens(size_t tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_prompt_tokens_ = tokens;
+}
+
 std::optional<std::chrono::milliseconds> ServiceEstimate::Estimate(
     const ServiceDemand& demand) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -38,6 +43,7 @@ std::optional<std::chrono::milliseconds> ServiceEstimate::Estimate(
   double prompt = static_cast<double>(demand.prompt_tokens);
   // Before any text prompt finished: about 4 bytes a token, as English BPE vocabularies give.
   if (prompt == 0) prompt = demand.prompt_bytes * tokens_per_byte_.value_or(0.25);
+  if (max_prompt_tokens_ > 0) prompt = std::min(prompt, static_cast<double>(max_prompt_tokens_));
   const uint32_t max_new =
       demand.max_new_tokens > 0 ? demand.max_new_tokens : shared::kDefaultMaxNewTokens;
   const double generated = max_new * completion_share_.value_or(1);

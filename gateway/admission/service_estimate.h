@@ -34,6 +34,11 @@ class ServiceEstimate {
   static constexpr double kWeight = 0.2;
 
   void Observe(const ServiceSample& sample);
+  // The served model's context: a prompt counts as at most this many tokens. A longer one is
+  // refused by the worker before it is tokenized (it never holds a slot for its length), so a
+  // 7 MB prompt must reach that refusal (INVALID_ARGUMENT, final) instead of being refused here
+  // as DEADLINE_EXCEEDED (which invites a retry) on an estimate of a million tokens' prefill.
+  void SetMaxPromptTokens(size_t tokens);
   // The expected time `demand` holds a worker slot: its prompt tokens (text prompts converted
   // at the measured tokens per byte) at the measured prefill rate, plus max_new_tokens times the
   // measured fraction of max_new_tokens requests use, at the measured per-stream decode rate.
@@ -47,6 +52,7 @@ class ServiceEstimate {
   std::optional<double> decode_rate_;       // tokens per second per stream
   std::optional<double> tokens_per_byte_;   // text prompts
   std::optional<double> completion_share_;  // completion_tokens / max_new_tokens, in (0, 1]
+  size_t max_prompt_tokens_ = 0;            // 0 = not known yet
 };
 
 }  // namespace smallmind::gateway

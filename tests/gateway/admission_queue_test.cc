@@ -298,5 +298,29 @@ TEST_F(AdmissionQueueTest, RetryHintIsTheMeasuredTimeTheQueueAheadTakesToDrain) 
   EXPECT_EQ(refused->answer()->retry_after->count(), 2 * 1010);  // "a" and "b", one slot
 }
 
+// A text prompt far beyond the context counts as a context's prefill: the worker refuses it
+// before tokenizing (INVALID_ARGUMENT, final), so the queue must not refuse it first as
+// DEADLINE_EXCEEDED on an estimate of a 7 MB prompt's prefill (250 s at the measured rate once
+// made the four big prompts of gateway_big_prompt_test fail that way).
+TEST_F(AdmissionQueueTest, APromptLongerThanTheContextIsEstimatedAsTheContextsPrefill) {
+  Make(/*max_queue=*/4, /*slots=*/1);
+  Waiter* running = Enter("running", Request());
+  Leave(running, Measured());  // 1000 prompt tok/s; text prompts at 0.25 tokens a byte
+  smallmind::v1::GenerateRequest big;
+  big.set_prompt(std::string(7u << 20, 'a'));
+  big.mutable_stopping()->set_max_new_tokens(4);
+  auto validated = Validate(big, "admission-test");
+  ASSERT_TRUE(validated.ok()) << validated.status().ToString();
+  // Uncapped: 1.8 M tokens at 1000 tok/s, about 1835 s, beyond a 120 s deadline.
+  Waiter* uncapped = Enter("uncapped", *validated, SystemClock::now() + milliseconds(120000));
+  ASSERT_TRUE(uncapped->answer().has_value());
+  EXPECT_EQ(uncapped->answer()->status.code(), StatusCode::kDeadlineExceeded);
+  // With the context known (512 tokens: 0.5 s), it is admitted and reaches the worker's refusal.
+  queue_->SetContextLength(512);
+  Waiter* capped = Enter("capped", *validated, SystemClock::now() + milliseconds(120000));
+  ASSERT_TRUE(capped->answer().has_value());
+  EXPECT_TRUE(capped->answer()->status.ok()) << capped->answer()->status.ToString();
+}
+
 }  // namespace
 }  // namespace smallmind::gateway
