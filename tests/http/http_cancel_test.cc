@@ -109,13 +109,11 @@ TEST(HttpCancelTest, EveryClientThatLeavesCountsAsCancelledInTheMetrics) {
   options.model = testing::LongContextTinyModel(models);
   ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
   options.http = true;
-  options.extra_args = {"--metrics-port", "0"};
+  options.metrics = true;
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   testing::GatewayFixture& gateway = **started;
-  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
-  ASSERT_TRUE(line.ok()) << line.status().ToString();
-  const int metrics_port = std::stoi(line->substr(line->rfind(' ') + 1));
+  const int metrics_port = gateway.metrics_port();
 
   constexpr int kStreamed = 16;
   for (int i = 0; i < kStreamed; ++i) {

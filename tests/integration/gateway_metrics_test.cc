@@ -55,13 +55,11 @@ v1::GenerateRequest Request(uint32_t max_tokens, uint64_t seed) {
 TEST(GatewayMetricsTest, EveryDesignMetricIsLiveAndAKilledWorkerCountsOneRestart) {
   testing::GatewayOptions options;
   options.workers = 2;
-  options.extra_args = {"--metrics-port", "0"};
+  options.metrics = true;
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   testing::GatewayFixture& gateway = **started;
-  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
-  ASSERT_TRUE(line.ok()) << line.status().ToString();
-  const int port = std::stoi(line->substr(line->rfind(' ') + 1));
+  const int port = gateway.metrics_port();
 
   constexpr int kRequests = 6;
   double prompt_tokens = 0;  // as the worker counted them (BOS included)
@@ -164,13 +162,11 @@ TEST(GatewayMetricsTest, ALiveScrapePassesPromtoolCheckMetrics) {
   }
   testing::GatewayOptions options;
   options.workers = 1;
-  options.extra_args = {"--metrics-port", "0"};
+  options.metrics = true;
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   testing::GatewayFixture& gateway = **started;
-  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
-  ASSERT_TRUE(line.ok()) << line.status().ToString();
-  const int port = std::stoi(line->substr(line->rfind(' ') + 1));
+  const int port = gateway.metrics_port();
   ASSERT_TRUE(testing::RunGenerate(gateway.stub(), Request(4, 1)).status.ok());
   auto response = testing::HttpGet("127.0.0.1", port, "/metrics");
   ASSERT_TRUE(response.ok()) << response.status().ToString();
@@ -189,13 +185,11 @@ TEST(GatewayMetricsTest, EveryClientCancelCountsAsCancelled) {
   testing::GatewayOptions options;
   options.model = testing::LongContextTinyModel(models);
   ASSERT_FALSE(options.model.empty()) << "smallmind-modelgen failed";
-  options.extra_args = {"--metrics-port", "0"};
+  options.metrics = true;
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   testing::GatewayFixture& gateway = **started;
-  auto line = gateway.process().WaitForLine("metrics on port", milliseconds(10000));
-  ASSERT_TRUE(line.ok()) << line.status().ToString();
-  const int port = std::stoi(line->substr(line->rfind(' ') + 1));
+  const int port = gateway.metrics_port();
 
   constexpr int kCancels = 24;
   for (int i = 0; i < kCancels; ++i) {

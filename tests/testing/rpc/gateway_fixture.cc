@@ -50,6 +50,7 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
                                    fixture->runtime_dir()};
   if (!options.model.empty()) argv.insert(argv.end(), {"--model", options.model});
   if (options.http) argv.insert(argv.end(), {"--http-port", "0"});
+  if (options.metrics) argv.insert(argv.end(), {"--metrics-port", "0"});
   if (!options.api_key.empty()) argv.insert(argv.end(), {"--api-keys", options.api_key});
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   SM_ASSIGN_OR_RETURN(fixture->process_, ChildProcess::Spawn(argv));
@@ -62,6 +63,11 @@ shared::Result<std::unique_ptr<GatewayFixture>> GatewayFixture::Start(
   SM_ASSIGN_OR_RETURN(std::string line,
                       fixture->process_->WaitForLine("listening on", milliseconds(60000)));
   fixture->address_ = line.substr(line.rfind(' ') + 1);
+  if (options.metrics) {  // printed just after the gRPC line
+    SM_ASSIGN_OR_RETURN(std::string metrics_line,
+                        fixture->process_->WaitForLine("metrics on port", milliseconds(60000)));
+    fixture->metrics_port_ = std::stoi(metrics_line.substr(metrics_line.rfind(' ') + 1));
+  }
   fixture->channel_ = grpc::CreateChannel(fixture->address_, grpc::InsecureChannelCredentials());
   fixture->stub_ = v1::Inference::NewStub(fixture->channel_);
   fixture->worker_stubs_.resize(static_cast<size_t>(options.workers));

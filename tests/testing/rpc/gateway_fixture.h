@@ -24,8 +24,9 @@ struct GatewayOptions {
   std::string model = "builtin:tiny";  // "": no --model, the gateway's default
   int workers = 1;
   std::vector<std::string> extra_args;
-  bool http = false;    // also serve the HTTP door (--http-port 0); see http_address()
-  std::string api_key;  // non-empty: --api-keys with it; the fixture's readiness calls send it
+  bool http = false;     // also serve the HTTP door (--http-port 0); see http_address()
+  bool metrics = false;  // also serve /metrics (--metrics-port 0); see metrics_port()
+  std::string api_key;   // non-empty: --api-keys with it; the fixture's readiness calls send it
 };
 
 class GatewayFixture {
@@ -46,6 +47,8 @@ class GatewayFixture {
   const std::string& address() const { return address_; }
   // "http://127.0.0.1:PORT" of the HTTP door when GatewayOptions::http; "" otherwise.
   const std::string& http_address() const { return http_address_; }
+  // The /metrics port when GatewayOptions::metrics; -1 otherwise.
+  int metrics_port() const { return metrics_port_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
   v1::Inference::Stub& stub() { return *stub_; }
   ChildProcess& process() { return *process_; }
@@ -67,6 +70,7 @@ class GatewayFixture {
   std::unique_ptr<ChildProcess> process_;
   std::string address_;
   std::string http_address_;
+  int metrics_port_ = -1;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Inference::Stub> stub_;
   std::vector<std::unique_ptr<v1::Worker::Stub>> worker_stubs_;  // by index, made on first use
