@@ -24,9 +24,7 @@ bool IsWhitespace(UChar32 c) { return c == '\t' || c == '\n' || c == '\r' || u_i
 
 // Dropped by clean_text: NUL, the replacement character and every "other" (C*) character but the
 // whitespace ones.
-bool IsDropped(UChar32 c) {
-  return c == 0 || c == 0xFFFD || (U_GET_GC_MASK(c) & U_GC_C_MASK) != 0;
-}
+bool IsDropped(UChar32 c) { return c == 0 || c == 0xFFFD || (U_GET_GC_MASK(c) & U_GC_C_MASK) != 0; }
 
 // ASCII punctuation and symbols (Rust's is_ascii_punctuation) or any Unicode P* character.
 bool IsPunctuation(UChar32 c) {

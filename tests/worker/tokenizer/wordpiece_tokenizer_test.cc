@@ -11,8 +11,8 @@ namespace {
 // 0 [PAD] 1 [UNK] 2 [CLS] 3 [SEP] 4 [MASK], then word-initial pieces and continuations.
 std::unique_ptr<WordPieceTokenizer> Make() {
   WordPieceVocab v;
-  v.tokens = {"[PAD]",     "[UNK]",  "[CLS]",    "[SEP]", "[MASK]",      "\u2581hello",
-              "\u2581hel", "lo",     "\u2581un", "aff",   "able",        "\u2581,",
+  v.tokens = {"[PAD]",     "[UNK]",   "[CLS]",      "[SEP]",        "[MASK]",       "\u2581hello",
+              "\u2581hel", "lo",      "\u2581un",   "aff",          "able",         "\u2581,",
               "\u2581!",   "\u2581a", "\u2581cafe", "\u2581\u4e2d", "\u2581\u6587", "s"};
   v.pad_id = 0;
   v.unk_id = 1;
@@ -32,8 +32,7 @@ TEST(BertWordsTest, LowerCasesStripsAccentsAndSplitsPunctuationAndIdeographs) {
   EXPECT_EQ(BertWords("Caf\u00e9 na\u00efve"), (std::vector<std::string>{"cafe", "naive"}));
   // A control character (ZWJ, U+0007) and NUL vanish without breaking the word.
   EXPECT_EQ(BertWords(std::string("a\u200db\x07") + '\0' + "c"), (std::vector<std::string>{"abc"}));
-  EXPECT_EQ(BertWords("x\u4e2d\u6587y"),
-            (std::vector<std::string>{"x", "\u4e2d", "\u6587", "y"}));
+  EXPECT_EQ(BertWords("x\u4e2d\u6587y"), (std::vector<std::string>{"x", "\u4e2d", "\u6587", "y"}));
   // ASCII symbols split like punctuation; others ($ is ASCII, the euro sign is not) stay.
   EXPECT_EQ(BertWords("a$b\u20acc"), (std::vector<std::string>{"a", "$", "b\u20acc"}));
   EXPECT_TRUE(BertWords(" \n\t ").empty());
