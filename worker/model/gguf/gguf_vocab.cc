@@ -102,12 +102,15 @@ shared::Result<std::unique_ptr<Tokenizer>> LoadBpe(const GgufFile& f) {
 }
 
 // BERT's special tokens by their keys (llama.cpp's defaults when a key is absent: [UNK] 100,
-// [CLS] 101, [SEP] 102, [PAD] 0, [MASK] 103, bert-base-uncased's ids).
+// [CLS] 101, [SEP] 102, [PAD] 0, [MASK] 103, bert-base-uncased's ids); [CLS] is bos_token_id when
+// the file has one, as llama.cpp reads it.
 shared::Result<std::unique_ptr<Tokenizer>> LoadWordPiece(const GgufFile& f) {
   WordPieceVocab v;
   SM_ASSIGN_OR_RETURN(v.tokens, f.GetStringArray(kTokensKey));
   SM_ASSIGN_OR_RETURN(v.unk_id, OptionalId(f, "tokenizer.ggml.unknown_token_id", 100));
+  // llama.cpp starts a BERT input with its BOS: bos_token_id when present, else [CLS] (101).
   SM_ASSIGN_OR_RETURN(v.cls_id, OptionalId(f, "tokenizer.ggml.cls_token_id", 101));
+  SM_ASSIGN_OR_RETURN(v.cls_id, OptionalId(f, "tokenizer.ggml.bos_token_id", v.cls_id));
   SM_ASSIGN_OR_RETURN(v.sep_id, OptionalId(f, "tokenizer.ggml.seperator_token_id", 102));
   SM_ASSIGN_OR_RETURN(v.pad_id, OptionalId(f, "tokenizer.ggml.padding_token_id", 0));
   SM_ASSIGN_OR_RETURN(v.mask_id, OptionalId(f, "tokenizer.ggml.mask_token_id", 103));
