@@ -6,6 +6,8 @@
 //                      [--experts N --experts-used K] [--window N] [--attn-softcap X]
 //                      [--final-softcap X] [--grow-layers N [--grow-epsilon E]] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
+//   smallmind-modelgen --bert bert-tiny|bench-110M-bert [--bert-vocab VOCAB.gguf]
+//                      [--pooling mean|cls|last] [--type f32|f16|q8_0] [--seed N] -o out.gguf
 // T: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | q4_k | q5_k | q6_k | iq4_xs,
 // every 2-D weight that type, or one of llama.cpp's mixes q4_k_m | q5_k_m | q2_k | q3_k_s | q3_k_m
 // (worker/modelgen/quant_mix.h); a K-quant matrix whose rows are no multiple of 256 takes
@@ -26,6 +28,7 @@
 
 #include "shared/command_line.h"
 #include "shared/status.h"
+#include "worker/modelgen/bert_generator.h"
 #include "worker/modelgen/llama2c_to_gguf.h"
 #include "worker/modelgen/model_generator.h"
 
@@ -36,6 +39,9 @@ namespace w = smallmind::worker;
 
 struct Flags {
   std::string out;
+  std::optional<std::string> bert;  // a BERT preset: write a bert model instead
+  std::string bert_vocab;           // a bert vocabulary GGUF to copy; empty: synthetic
+  std::string pooling = "mean";
   std::optional<std::string> preset;  // default tiny
   std::string type = "f32";
   std::optional<std::string> embd_type;
@@ -280,6 +286,42 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->needs(from);
 }
 
+void AddBertFlags(CLI::App& app, Flags& f) {
+  app.add_option("--bert", f.bert,
+                 "write a bert (encoder, embeddings) model of this preset instead: bert-tiny | "
+                 "bench-110M-bert (BERT-base's shape); takes --type f32|f16|q8_0 and --seed")
+      ->type_name("PRESET");
+  app.add_option("--bert-vocab", f.bert_vocab,
+                 "--bert: copy the WordPiece vocabulary of this GGUF (e.g. "
+                 "ggml-vocab-bert-bge.gguf)")
+      ->type_name("FILE")
+      ->default_str("a synthetic one");
+  app.add_option("--pooling", f.pooling, "--bert: bert.pooling_type: mean | cls | last")
+      ->default_str("mean");
+}
+
+smallmind::shared::Status RunBert(const Flags& f) {
+  SM_ASSIGN_OR_RETURN(w::BertGeneratorOptions o, w::BertGeneratorPreset(*f.bert));
+  SM_ASSIGN_OR_RETURN(o.weight_type, w::ParseWeightType(f.type));
+  o.vocab_file = f.bert_vocab;
+  if (f.seed) o.seed = *f.seed;
+  if (f.pooling == "mean") {
+    o.pooling = w::PoolingType::kMean;
+  } else if (f.pooling == "cls") {
+    o.pooling = w::PoolingType::kCls;
+  } else if (f.pooling == "last") {
+    o.pooling = w::PoolingType::kLast;
+  } else {
+    return smallmind::shared::InvalidArgument("--pooling '" + f.pooling +
+                                              "' is none of mean, cls, last");
+  }
+  SM_RETURN_IF_ERROR(w::WriteBertModel(o, f.out));
+  std::printf("wrote %s: bert %s, dim %d, %d layers, %d heads, ffn %d, pooling %s, %s\n",
+              f.out.c_str(), f.bert->c_str(), o.dim, o.n_layers, o.n_heads, o.hidden_dim,
+              f.pooling.c_str(), f.type.c_str());
+  return smallmind::shared::Status::Ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -290,10 +332,16 @@ int main(int argc, char** argv) {
   smallmind::shared::ConfigureCommandLine(app);
   Flags flags;
   AddFlags(app, flags);
+  AddBertFlags(app, flags);
   if (auto exit_code = smallmind::shared::ParseCommandLineOrExitCode(app, argc, argv)) {
     return *exit_code;
   }
   try {
+    if (flags.bert) {
+      const smallmind::shared::Status bert = RunBert(flags);
+      if (!bert.ok()) std::fprintf(stderr, "smallmind-modelgen: %s\n", bert.message().c_str());
+      return bert.ok() ? 0 : 1;
+    }
     Result<w::GgufBuildSummary> summary = Run(flags);
     if (!summary.ok()) {
       std::fprintf(stderr, "smallmind-modelgen: %s\n", summary.status().message().c_str());

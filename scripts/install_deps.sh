@@ -17,7 +17,7 @@ packages=(
   build-essential cmake pkg-config ccache git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libssl-dev openssl
   libabsl-dev  # shared/grpc_process.cc sets Abseil's Mutex deadlock detection (gRPC pulls it in too)
-  libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev nlohmann-json3-dev libcli11-dev
+  libboost-dev libspdlog-dev libfmt-dev libnuma-dev libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev
   prometheus-cpp-dev
   # The test suite's build needs these too (CMake finds GTest when SMALLMIND_BUILD_TESTS is on).
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -24,6 +24,7 @@ const char* TokenizerKindName(TokenizerKind kind) {
     case TokenizerKind::kSpm: return "spm";
     case TokenizerKind::kBpe: return "bpe";
     case TokenizerKind::kByte: return "byte";
+    case TokenizerKind::kWordPiece: return "wordpiece";
   }
   return "unknown";
 }

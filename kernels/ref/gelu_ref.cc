@@ -43,4 +43,11 @@ void GeGluRef(float* gate, const float* up, int hidden, RowRange tokens) {
   }
 }
 
+void GeluRef(float* x, int hidden, RowRange tokens) {
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* row = x + static_cast<int64_t>(t) * hidden;  // [hidden]
+    for (int i = 0; i < hidden; i++) row[i] = GeluF16Ref(row[i]);
+  }
+}
+
 }  // namespace smallmind::kernels

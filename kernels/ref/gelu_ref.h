@@ -1,8 +1,8 @@
 // Scalar reference GELU (tanh approximation) and GeGLU, computed as llama.cpp's CPU backend does:
 // through a table of the GELU of every IEEE half, indexed by the input rounded to half. Called
-// through KernelTable by the engine (gemma's feed-forward); thread-safe on disjoint token ranges.
-// No reduction: every output element is one lookup and one multiply, so the SIMD variants give
-// these bits exactly.
+// through KernelTable by the engine (gemma's feed-forward; BERT's, ungated); thread-safe on
+// disjoint token ranges. No reduction: every output element is one lookup and one multiply, so the
+// SIMD variants give these bits exactly.
 #pragma once
 
 #include <cstdint>
@@ -29,5 +29,9 @@ float GeluF16Ref(float x);
 // gate[t, i] = GeluF16Ref(gate[t, i]) * up[t, i] for t in tokens (ggml's geglu with its GELU
 // table). gate, up: [n_tokens, hidden].
 void GeGluRef(float* gate, const float* up, int hidden, RowRange tokens);
+
+// x[t, i] = GeluF16Ref(x[t, i]) for t in tokens (ggml_gelu: BERT's feed-forward, ungated).
+// x: [n_tokens, hidden].
+void GeluRef(float* x, int hidden, RowRange tokens);
 
 }  // namespace smallmind::kernels

@@ -51,6 +51,18 @@ TEST(GeluTest, GeGluRefMultipliesTheGeluOfGateByUpOnItsTokens) {
   EXPECT_EQ(gate[3], GeluF16Ref(0.5f) * -4.0f);
 }
 
+TEST(GeluTest, GeluRefTakesTheTableGeluOfItsTokensOnly) {
+  std::vector<float> x = {1.0f, 2.0f, -1.0f, 0.5f, 11.0f, -10.5f};
+  GeluRef(x.data(), 2, RowRange{1, 3});
+  EXPECT_EQ(x[0], 1.0f);  // token 0 untouched
+  EXPECT_EQ(x[1], 2.0f);
+  EXPECT_EQ(x[2], GeluF16Ref(-1.0f));
+  EXPECT_EQ(x[3], GeluF16Ref(0.5f));
+  EXPECT_NEAR(x[3], 0.5f * 0.5f * (1.0f + std::erf(0.5f / std::sqrt(2.0f))), 2e-3f);
+  EXPECT_EQ(x[4], 11.0f) << "x >= 10 passes";
+  EXPECT_EQ(x[5], 0.0f) << "x <= -10 is 0";
+}
+
 // Gates across the table and its edges, for `hidden` wide rows of 3 tokens.
 std::vector<float> Gates(int hidden, std::mt19937& rng) {
   std::vector<float> gate = testing::RandomFloats(size_t(3) * hidden, hidden, -12, 12);

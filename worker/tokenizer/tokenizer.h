@@ -11,7 +11,7 @@
 
 namespace smallmind::worker {
 
-enum class TokenizerKind { kSpm, kBpe, kByte };
+enum class TokenizerKind { kSpm, kBpe, kByte, kWordPiece };
 
 class Tokenizer {
  public:

@@ -37,9 +37,7 @@ const VocabCase kCases[] = {
     {"refact", TokenizerKind::kBpe, nullptr},
     {"deepseek-coder", TokenizerKind::kBpe, nullptr},
     {"deepseek-llm", TokenizerKind::kBpe, nullptr},
-    {"bert-bge", TokenizerKind::kBpe,
-     "WordPiece (tokenizer.ggml.model = bert, an encoder-only embedding vocabulary) is not "
-     "implemented"},
+    {"bert-bge", TokenizerKind::kWordPiece, nullptr},
 };
 
 void PrintTo(const VocabCase& c, std::ostream* os) { *os << c.name; }

@@ -6,6 +6,7 @@
 #include "worker/tokenizer/bpe_tokenizer.h"
 #include "worker/tokenizer/pre_tokenizer_families.h"
 #include "worker/tokenizer/spm_tokenizer.h"
+#include "worker/tokenizer/wordpiece_tokenizer.h"
 
 namespace smallmind::worker {
 
@@ -100,14 +101,33 @@ shared::Result<std::unique_ptr<Tokenizer>> LoadBpe(const GgufFile& f) {
   return std::unique_ptr<Tokenizer>(std::move(tok).value());
 }
 
+// BERT's special tokens by their keys (llama.cpp's defaults when a key is absent: [UNK] 100,
+// [CLS] 101, [SEP] 102, [PAD] 0, [MASK] 103, bert-base-uncased's ids); [CLS] is bos_token_id when
+// the file has one, as llama.cpp reads it.
+shared::Result<std::unique_ptr<Tokenizer>> LoadWordPiece(const GgufFile& f) {
+  WordPieceVocab v;
+  SM_ASSIGN_OR_RETURN(v.tokens, f.GetStringArray(kTokensKey));
+  SM_ASSIGN_OR_RETURN(v.unk_id, OptionalId(f, "tokenizer.ggml.unknown_token_id", 100));
+  // llama.cpp starts a BERT input with its BOS: bos_token_id when present, else [CLS] (101).
+  SM_ASSIGN_OR_RETURN(v.cls_id, OptionalId(f, "tokenizer.ggml.cls_token_id", 101));
+  SM_ASSIGN_OR_RETURN(v.cls_id, OptionalId(f, "tokenizer.ggml.bos_token_id", v.cls_id));
+  SM_ASSIGN_OR_RETURN(v.sep_id, OptionalId(f, "tokenizer.ggml.seperator_token_id", 102));
+  SM_ASSIGN_OR_RETURN(v.pad_id, OptionalId(f, "tokenizer.ggml.padding_token_id", 0));
+  SM_ASSIGN_OR_RETURN(v.mask_id, OptionalId(f, "tokenizer.ggml.mask_token_id", 103));
+  auto tok = WordPieceTokenizer::Create(std::move(v));
+  if (!tok.ok()) return shared::InvalidArgument(f.path() + ": " + tok.status().message());
+  return std::unique_ptr<Tokenizer>(std::move(tok).value());
+}
+
 }  // namespace
 
 shared::Result<std::unique_ptr<Tokenizer>> GgufTokenizer(const GgufFile& f) {
   SM_ASSIGN_OR_RETURN(std::string model, f.GetString("tokenizer.ggml.model"));
   if (model == "llama") return LoadSpm(f);
   if (model == "gpt2") return LoadBpe(f);
+  if (model == "bert") return LoadWordPiece(f);
   return KeyError(f, "tokenizer.ggml.model",
-                  "'" + model + "' is not supported (supported: llama, gpt2)");
+                  "'" + model + "' is not supported (supported: llama, gpt2, bert)");
 }
 
 }  // namespace smallmind::worker
