@@ -4,7 +4,9 @@
 //                      [--context N] [--embd-type T] [--name S]
 //                      [--arch llama|qwen3|qwen3moe|phi3|smollm3|gemma2|gemma3]
 //                      [--experts N --experts-used K] [--window N] [--attn-softcap X]
-//                      [--final-softcap X] [--grow-layers N [--grow-epsilon E]] -o out.gguf
+//                      [--final-softcap X] [--grow-layers N [--grow-epsilon E]]
+//                      [--chat-template FILE] [--special-token TEXT]... [--bos-token TEXT]
+//                      [--eos-token TEXT] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
 //   smallmind-modelgen --bert bert-tiny|bench-110M-bert [--bert-vocab VOCAB.gguf]
 //                      [--pooling mean|cls|last] [--type f32|f16|q8_0] [--seed N] -o out.gguf
@@ -19,10 +21,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -60,6 +65,9 @@ struct Flags {
   std::optional<std::string> arch;
   std::optional<int> rope_dims, rope_orig_context, sliding_window;  // phi3
   bool longrope = false;
+  std::string chat_template;  // a file
+  std::optional<std::string> bos_token, eos_token;
+  std::vector<std::string> special_tokens;
   std::string from_llama2c;
   std::string tokenizer;
 };
@@ -93,6 +101,29 @@ void PrintSummary(const std::string& path, const w::GgufBuildSummary& s) {
               Grouped(s.parameter_count).c_str(), static_cast<double>(s.parameter_count) / 1e6,
               Grouped(s.file_bytes).c_str(), static_cast<double>(s.file_bytes) / (1 << 20));
   for (const std::string& note : s.notes) std::printf("  note: %s\n", note.c_str());
+}
+
+// The whole file at `path` (a chat template).
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return smallmind::shared::InvalidArgument("cannot read '" + path + "'");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return smallmind::shared::InvalidArgument("cannot read '" + path + "'");
+  return text;
+}
+
+// --chat-template and the vocabulary's chat tokens.
+smallmind::shared::Status SetChatOptions(const Flags& f, w::GeneratorOptions* o) {
+  if (!f.chat_template.empty()) {
+    SM_ASSIGN_OR_RETURN(o->chat_template, ReadTextFile(f.chat_template));
+    if (o->chat_template.empty()) {
+      return smallmind::shared::InvalidArgument("chat template '" + f.chat_template + "' is empty");
+    }
+  }
+  o->bos_token = f.bos_token.value_or("");
+  o->eos_token = f.eos_token.value_or("");
+  o->special_tokens = f.special_tokens;
+  return smallmind::shared::Status::Ok();
 }
 
 Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
@@ -136,6 +167,7 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
                                               "' is not one modelgen writes (llama3)");
   }
   o.llama3_rope_freqs = f.rope_freqs == "llama3";
+  SM_RETURN_IF_ERROR(SetChatOptions(f, &o));
   // Overriding the heads of a preset without its kv heads keeps plain multi-head attention.
   if (f.heads && !f.kv_heads) o.n_kv_heads = o.n_heads;
   SM_RETURN_IF_ERROR(w::ValidateGeneratorOptions(o));
@@ -164,10 +196,11 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
       f.head_dim || f.ffn || f.vocab || f.context || f.classifier_gain || f.rope_theta ||
       f.embd_spread || f.tied || !f.rope_freqs.empty() || f.arch || f.experts || f.experts_used ||
       f.rope_dims || f.rope_orig_context || f.sliding_window || f.longrope || f.grow_layers ||
-      f.grow_epsilon || f.window || f.attn_softcap || f.final_softcap) {
+      f.grow_epsilon || f.window || f.attn_softcap || f.final_softcap || !f.chat_template.empty() ||
+      f.bos_token || f.eos_token || !f.special_tokens.empty()) {
     return smallmind::shared::InvalidArgument(
-        "--from-llama2c takes its shapes and weights from the checkpoint: drop --preset, --seed, "
-        "--embd-type and the shape flags");
+        "--from-llama2c takes its shapes, weights and vocabulary from the checkpoint: drop "
+        "--preset, --seed, --embd-type, the shape flags and the chat flags");
   }
   if (f.tokenizer.empty()) {
     return smallmind::shared::InvalidArgument("--from-llama2c needs --tokenizer tok.bin");
@@ -211,6 +244,26 @@ void AddGrowFlags(CLI::App& app, Flags& f) {
   app.add_option("--grow-epsilon", f.grow_epsilon,
                  "scale of the grown layers' attn_output and ffn_down (>= 0)")
       ->default_str("0");
+}
+
+// The chat template and the vocabulary tokens it needs.
+void AddChatFlags(CLI::App& app, Flags& f) {
+  app.add_option("--chat-template", f.chat_template,
+                 "write this Jinja file as tokenizer.chat_template; its <|name|> literals become "
+                 "control tokens of the vocabulary")
+      ->type_name("FILE");
+  app.add_option("--special-token", f.special_tokens,
+                 "one more control token the template writes (e.g. <start_of_turn>, [INST]); "
+                 "new tokens take the ids of the vocabulary's last pieces")
+      ->type_name("TEXT")
+      // One text per flag, taken as it is: CLI11 would otherwise read "[INST]" as a list.
+      ->allow_extra_args(false);
+  app.add_option("--bos-token", f.bos_token, "BOS's text (e.g. <bos>, <|begin_of_text|>)")
+      ->type_name("TEXT")
+      ->default_str("<s>");
+  app.add_option("--eos-token", f.eos_token, "EOS's text (e.g. <eos>, <|im_end|>)")
+      ->type_name("TEXT")
+      ->default_str("</s>");
 }
 
 // The architecture, and gemma's window and soft-caps.
@@ -274,6 +327,7 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_flag("--tied", f.tied, "no output.weight: the classifier is token_embd");
   AddFamilyFlags(app, f);
   AddArchFlags(app, f);
+  AddChatFlags(app, f);
   app.add_option("--embd-spread", f.embd_spread,
                  "spread of token_embd's values (and so of a tied classifier's)")
       ->default_str("the preset's");

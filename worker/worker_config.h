@@ -37,7 +37,7 @@ struct WorkerConfig {
   // Speculative decoding's draft model (--draft-model; "" = none): a model with the target's
   // vocabulary, in its own KV pool of draft_kv_memory_mb MiB taken out of kv.memory_mb (0 = full
   // draft contexts for speculation.max_batch streams, at most a quarter of the budget).
-  ModelSpec draft_model{.model = ""};
+  ModelSpec draft_model{.model = "", .tokenizer = ""};
   int draft_kv_memory_mb = 0;
 
   shared::Status Validate() const;

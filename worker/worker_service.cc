@@ -29,17 +29,6 @@ const char* TokenizerKindName(TokenizerKind kind) {
   return "unknown";
 }
 
-// ModelConfig::sliding_window once an architecture with a window adds it; 0 (full attention)
-// while the config has no such field.
-template <typename Config>
-uint32_t SlidingWindowOf(const Config& c) {
-  if constexpr (requires { c.sliding_window; }) {
-    return static_cast<uint32_t>(c.sliding_window);
-  } else {
-    return 0;
-  }
-}
-
 // Tokenize's answer (on a lane thread): text -> ids, or ids -> text, each with its pieces.
 shared::Status TokenizeOn(const LoadedModel& model, const v1::TokenizeRequest& request,
                           v1::TokenizeResponse* response) {
@@ -75,6 +64,19 @@ shared::Status TokenizeOn(const LoadedModel& model, const v1::TokenizeRequest& r
   return shared::Status::Ok();
 }
 
+// ModelInfo's per-layer positions and soft-caps (fields 50-59).
+void FillLayerPositions(const ModelConfig& c, v1::ModelInfo* info) {
+  info->set_rotary_dims(static_cast<uint32_t>(c.rotary_dims()));
+  info->set_no_rope_period(static_cast<uint32_t>(std::max(0, c.no_rope_period)));
+  uint32_t windowed = 0;
+  for (int l = 0; l < c.n_layers; ++l) windowed += c.LayerWindow(l) > 0 ? 1 : 0;
+  info->set_windowed_layers(windowed);
+  info->set_rope_theta_windowed(windowed > 0 && c.rope_theta_swa > 0 ? c.rope_theta_swa : 0.0f);
+  info->set_rope_attn_factor(c.rope_attn_factor);
+  info->set_attn_softcap(c.attn_softcap);
+  info->set_final_softcap(c.final_softcap);
+}
+
 // ModelInfo's shape and position fields (30-39) and the tensor-type mix.
 void FillShape(const LoadedModel& model, v1::ModelInfo* info) {
   const ModelConfig& c = model.llama.config;
@@ -85,10 +87,11 @@ void FillShape(const LoadedModel& model, v1::ModelInfo* info) {
   info->set_rope_scaling_factor(scaled ? 1.0f / c.rope_freq_scale : 1.0f);
   info->set_rope_freqs(model.llama.weights.rope_freqs.present());
   info->set_rope_style(c.rope_style == RopeStyle::kNeox ? "neox" : "interleaved");
-  info->set_sliding_window(SlidingWindowOf(c));
+  info->set_sliding_window(static_cast<uint32_t>(std::max(0, c.sliding_window)));
   info->set_experts(static_cast<uint32_t>(c.n_experts));
   info->set_experts_used(static_cast<uint32_t>(c.n_experts_used));
   info->set_expert_ffn_dim(static_cast<uint32_t>(c.expert_ffn_dim));
+  FillLayerPositions(c, info);
   for (const LoadedModel::TensorTypeUse& use : model.tensor_mix) {
     v1::TensorTypeUse* out = info->add_tensor_mix();
     out->set_type(use.type);

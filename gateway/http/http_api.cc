@@ -129,6 +129,8 @@ Json ModelFacts(const smallmind::v1::ModelInfo& info) {
               {"quantization", info.quantization()},
               {"head_dim", info.head_dim()},
               {"sliding_window", info.sliding_window()},
+              {"windowed_layers", info.windowed_layers()},
+              {"softcap", {{"attention", info.attn_softcap()}, {"final", info.final_softcap()}}},
               {"experts",
                {{"count", info.experts()},
                 {"used", info.experts_used()},
@@ -138,7 +140,11 @@ Json ModelFacts(const smallmind::v1::ModelInfo& info) {
                 {"scaling", info.rope_scaling()},
                 {"factor", info.rope_scaling_factor()},
                 {"freqs", info.rope_freqs()},
-                {"style", info.rope_style()}}},
+                {"style", info.rope_style()},
+                {"rotary_dims", info.rotary_dims()},
+                {"no_rope_period", info.no_rope_period()},
+                {"windowed_theta", info.rope_theta_windowed()},
+                {"attn_factor", info.rope_attn_factor()}}},
               {"tensor_types", std::move(mix)}};
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -34,7 +35,11 @@ TEST(WorkerModelInfoTest, TinyShowsItsShapeRopeAndTensorMix) {
   EXPECT_EQ(info.rope_scaling(), "none");
   EXPECT_FLOAT_EQ(info.rope_scaling_factor(), 1.0f);
   EXPECT_FALSE(info.rope_freqs());
-  EXPECT_EQ(info.sliding_window(), 0u) << "no served architecture has a window yet";
+  EXPECT_EQ(info.sliding_window(), 0u);
+  EXPECT_EQ(info.windowed_layers(), 0u);
+  EXPECT_EQ(info.rotary_dims(), info.head_dim());
+  EXPECT_EQ(info.no_rope_period(), 0u);
+  EXPECT_FLOAT_EQ(info.rope_attn_factor(), 1.0f);
   EXPECT_FALSE(info.rope_style().empty());
   // The mix lists exactly the types of tensor_types, sorted, each with tensors and bytes.
   ASSERT_EQ(info.tensor_mix_size(), info.tensor_types_size());
@@ -43,7 +48,9 @@ TEST(WorkerModelInfoTest, TinyShowsItsShapeRopeAndTensorMix) {
   for (int i = 0; i < info.tensor_mix_size(); ++i) {
     const v1::TensorTypeUse& use = info.tensor_mix(i);
     EXPECT_EQ(use.type(), info.tensor_types(i));
-    if (i > 0) EXPECT_LT(info.tensor_mix(i - 1).type(), use.type());
+    if (i > 0) {
+      EXPECT_LT(info.tensor_mix(i - 1).type(), use.type());
+    }
     EXPECT_GT(use.tensors(), 0u) << use.type();
     EXPECT_GT(use.bytes(), 0u) << use.type();
     tensors += use.tensors();
@@ -58,15 +65,26 @@ TEST(WorkerModelInfoTest, TinyShowsItsShapeRopeAndTensorMix) {
   EXPECT_GT(bytes, 0u);
 }
 
+// Writes `smallmind-modelgen --preset tiny FLAGS` into `dir` as NAME; its path.
+std::string Generated(const smallmind::testing::ScopedTempDir& dir, const std::string& name,
+                      const std::vector<std::string>& flags) {
+  const std::string path = dir.File(name);
+  std::vector<std::string> argv = {smallmind::testing::BinaryPath("smallmind-modelgen"), "--preset",
+                                   "tiny"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-o", path});
+  auto child = smallmind::testing::ChildProcess::Spawn(argv);
+  EXPECT_TRUE(child.ok()) << child.status().ToString();
+  if (child.ok()) {
+    EXPECT_EQ((*child)->Wait(std::chrono::milliseconds(60000)), 0) << name;
+  }
+  return path;
+}
+
 TEST(WorkerModelInfoTest, ALlama3FileShowsItsFrequencyFactorsAndTheta) {
   const smallmind::testing::ScopedTempDir dir("model-info");
-  const std::string path = dir.File("llama3.gguf");
-  auto child = smallmind::testing::ChildProcess::Spawn(
-      {smallmind::testing::BinaryPath("smallmind-modelgen"), "--preset", "tiny", "--rope-freqs",
-       "llama3", "--rope-theta", "500000", "-o", path});
-  ASSERT_TRUE(child.ok()) << child.status().ToString();
-  ASSERT_EQ((*child)->Wait(std::chrono::milliseconds(60000)), 0);
-  const v1::ModelInfo info = InfoOf(path);
+  const v1::ModelInfo info =
+      InfoOf(Generated(dir, "llama3.gguf", {"--rope-freqs", "llama3", "--rope-theta", "500000"}));
   EXPECT_TRUE(info.rope_freqs());
   EXPECT_FLOAT_EQ(info.rope_theta(), 500000.0f);
   uint32_t f32_tensors = 0;
@@ -74,6 +92,33 @@ TEST(WorkerModelInfoTest, ALlama3FileShowsItsFrequencyFactorsAndTheta) {
     if (use.type() == "F32") f32_tensors = use.tensors();
   }
   EXPECT_GE(f32_tensors, info.layers() * 2 + 2) << "norms and rope_freqs are F32";
+}
+
+// The per-layer facts of the families that switch them on: gemma3's windowed layers and their
+// own rope base, smollm3's layers without RoPE, phi3's partial rotary and LongRoPE factor.
+TEST(WorkerModelInfoTest, FamiliesShowTheirWindowedLayersRopeLayersAndRotaryDims) {
+  const smallmind::testing::ScopedTempDir dir("model-info");
+  const v1::ModelInfo gemma3 =
+      InfoOf(Generated(dir, "gemma3.gguf",
+                       {"--arch", "gemma3", "--layers", "6", "--window", "16", "--rope-theta",
+                        "1000000", "--final-softcap", "20"}));
+  EXPECT_EQ(gemma3.sliding_window(), 16u);
+  EXPECT_EQ(gemma3.windowed_layers(), 5u);
+  EXPECT_FLOAT_EQ(gemma3.rope_theta(), 1000000.0f);
+  EXPECT_FLOAT_EQ(gemma3.rope_theta_windowed(), 10000.0f);
+  EXPECT_FLOAT_EQ(gemma3.attn_softcap(), 0.0f);
+  EXPECT_FLOAT_EQ(gemma3.final_softcap(), 20.0f);
+  const v1::ModelInfo smollm3 =
+      InfoOf(Generated(dir, "smollm3.gguf", {"--arch", "smollm3", "--layers", "4"}));
+  EXPECT_EQ(smollm3.no_rope_period(), 4u);
+  EXPECT_EQ(smollm3.windowed_layers(), 0u);
+  const v1::ModelInfo phi3 = InfoOf(Generated(
+      dir, "phi3.gguf",
+      {"--arch", "phi3", "--rope-dims", "8", "--longrope", "--rope-orig-context", "128"}));
+  EXPECT_EQ(phi3.head_dim(), 16u);
+  EXPECT_EQ(phi3.rotary_dims(), 8u);
+  EXPECT_TRUE(phi3.rope_freqs());
+  EXPECT_GT(phi3.rope_attn_factor(), 1.0f);
 }
 
 }  // namespace

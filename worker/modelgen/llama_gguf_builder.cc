@@ -238,6 +238,10 @@ void LlamaGgufBuilder::AddSpmVocab(const SpmVocab& v) {
   writer_.AddBool("tokenizer.ggml.add_space_prefix", v.add_space_prefix);
 }
 
+void LlamaGgufBuilder::AddChatTemplate(std::string_view source) {
+  writer_.AddString("tokenizer.chat_template", source);
+}
+
 void LlamaGgufBuilder::Note(std::string_view name, int64_t cols, DType wanted, DType stored) {
   const kernels::DTypeTraits& t = Traits(wanted);
   std::string note = NamePattern(name) + (stored == DType::kF32 ? " kept F32" : " stored ") +

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/dtype.h"
@@ -68,6 +69,10 @@ class LlamaGgufBuilder {
   // tokenizer.ggml.* keys (model "llama"): pieces with ' ' written as U+2581, scores, token
   // types, special ids, add_bos_token and add_space_prefix from `vocab`.
   void AddSpmVocab(const SpmVocab& vocab);
+  // tokenizer.chat_template: a Jinja chat template's source.
+  void AddChatTemplate(std::string_view source);
+  // One more line for the summary's notes (what the caller changed, e.g. the vocabulary's).
+  void AddNote(std::string note) { summary_.notes.push_back(std::move(note)); }
 
   // One more `{arch}.<suffix>` hyperparameter key (a family's own: phi3's
   // rope.scaling.original_context_length, attention.sliding_window, rope.scaling.attn_factor).

@@ -14,6 +14,7 @@
 
 #include "kernels/quant_blocks.h"
 #include "worker/model/arch/arch_description.h"
+#include "worker/modelgen/chat_tokens.h"
 #include "worker/modelgen/llama3_rope.h"
 #include "worker/modelgen/longrope_factors.h"
 
@@ -493,9 +494,20 @@ void AddPhi3Keys(const GeneratorOptions& o, const ModelConfig& c, LlamaGgufBuild
 shared::Result<std::unique_ptr<LlamaGgufBuilder>> GeneratedBuilder(const GeneratorOptions& o) {
   SM_RETURN_IF_ERROR(ValidateGeneratorOptions(o));
   SM_ASSIGN_OR_RETURN(SpmVocab vocab, MakeSyntheticSpmVocab(o.vocab_size));
+  ChatTokens chat{o.bos_token, o.eos_token, o.special_tokens};
+  for (std::string& token : TemplateSpecialTokens(o.chat_template)) {
+    chat.specials.push_back(std::move(token));
+  }
+  SM_ASSIGN_OR_RETURN(std::vector<std::string> notes, ApplyChatTokens(chat, &vocab));
   auto builder = std::make_unique<LlamaGgufBuilder>(GeneratorConfig(o), o.name, o.weight_type,
                                                     LlamaFileTypeOf(o));
   builder->AddSpmVocab(vocab);
+  if (!o.chat_template.empty()) {
+    builder->AddChatTemplate(o.chat_template);
+    notes.insert(notes.begin(),
+                 "tokenizer.chat_template: " + std::to_string(o.chat_template.size()) + " bytes");
+  }
+  for (std::string& note : notes) builder->AddNote(std::move(note));
   AddPhi3Keys(o, GeneratorConfig(o), builder.get());
   AddTensors(o, builder.get());
   return builder;

@@ -80,6 +80,13 @@ struct GeneratorOptions {
   int rope_orig_context = 0;
   // attention.sliding_window (phi3, whose loaders read it and apply none); 0: not written.
   int sliding_window = 0;
+  // tokenizer.chat_template (the Jinja source, "" = none) and the chat tokens of the vocabulary
+  // (chat_tokens.h): BOS / EOS spelled bos_token / eos_token ("" = <s> / </s>), and as control
+  // tokens every special_tokens entry plus the template's `<|name|>` literals.
+  std::string chat_template;
+  std::string bos_token;
+  std::string eos_token;
+  std::vector<std::string> special_tokens;
   WeightInit init = WeightInit::kUniform;
   // Spreads s: token_embd (and so a tied classifier) embedding_spread; output.weight
   // classifier_gain / sqrt(dim), which makes logits of spread ~classifier_gain on a unit-RMS
