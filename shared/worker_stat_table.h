@@ -39,6 +39,8 @@ enum class WorkerStat : uint8_t {
   kPrefixCacheEvictions,
   kNgramDraftTokens,
   kNgramAcceptedTokens,
+  kDraftModelDraftTokens,
+  kDraftModelAcceptedTokens,
   kCount,
 };
 inline constexpr size_t kWorkerStatCount = static_cast<size_t>(WorkerStat::kCount);
@@ -106,6 +108,11 @@ inline constexpr std::array<WorkerStatDescriptor, kWorkerStatCount> kWorkerStatT
       {kNgramDraftTokens, "smallmind_worker_ngram_draft_tokens_total", kCounter, "tokens",
        "Draft tokens the n-gram (prompt lookup) drafter proposed and the model verified"},
       {kNgramAcceptedTokens, "smallmind_worker_ngram_accepted_tokens_total", kCounter, "tokens",
+       "Of those, the ones the model accepted (tokens generated without a step of their own)"},
+      {kDraftModelDraftTokens, "smallmind_worker_draft_model_draft_tokens_total", kCounter,
+       "tokens", "Draft tokens the draft model (--draft-model) proposed and the model verified"},
+      {kDraftModelAcceptedTokens, "smallmind_worker_draft_model_accepted_tokens_total", kCounter,
+       "tokens",
        "Of those, the ones the model accepted (tokens generated without a step of their own)"},
   }};
 }();

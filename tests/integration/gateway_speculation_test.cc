@@ -67,6 +67,34 @@ TEST(GatewaySpeculationTest, DraftsChangeNothingButAreReported) {
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->values().at("smallmind_worker_ngram_draft_tokens_total"), drafted);
   EXPECT_EQ(stats->values().at("smallmind_worker_ngram_accepted_tokens_total"), accepted);
+  EXPECT_EQ(stats->values().at("smallmind_worker_draft_model_draft_tokens_total"), 0.0);
+  EXPECT_TRUE(gateway.Stop().ok());
+}
+
+// A draft model's drafts are counted as its own, not as prompt lookup's: each drafter has its
+// counters. The served model drafts for itself (same vocabulary; the draft applies no repetition
+// penalty, so some drafts fail).
+TEST(GatewaySpeculationTest, ADraftModelsDraftsAreCountedAsItsOwn) {
+  testing::GatewayOptions options;
+  options.extra_args = {"--worker-flags=--draft-model builtin:tiny --spec-max-draft 4"};
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto off = testing::RunGenerate(gateway.stub(), Request(0.0f, v1::SPECULATION_OFF));
+  auto on = testing::RunGenerate(gateway.stub(), Request(0.0f, v1::SPECULATION_AUTO));
+  ASSERT_TRUE(off.status.ok() && on.status.ok())
+      << off.status.error_message() << on.status.error_message();
+  EXPECT_EQ(on.token_ids(), off.token_ids());
+  ExpectSameLogprobs(on, off);
+  const uint32_t drafted = on.last()->usage().draft_tokens();
+  const uint32_t accepted = on.last()->usage().accepted_draft_tokens();
+  EXPECT_GT(accepted, 0u) << "nothing accepted: the test proves nothing";
+  auto stats = gateway.WaitForIdleWorker(0);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->values().at("smallmind_worker_draft_model_draft_tokens_total"), drafted);
+  EXPECT_EQ(stats->values().at("smallmind_worker_draft_model_accepted_tokens_total"), accepted);
+  EXPECT_EQ(stats->values().at("smallmind_worker_ngram_draft_tokens_total"), 0.0);
+  EXPECT_EQ(stats->values().at("smallmind_worker_ngram_accepted_tokens_total"), 0.0);
   EXPECT_TRUE(gateway.Stop().ok());
 }
 

@@ -104,7 +104,7 @@ bool Scheduler::Schedule(StepShape* out) const {
             std::min(budget - 1 - later,
                      (have + free_blocks - later - prefills) * block_size_ - seq->num_computed - 1);
         entry.draft_begin = static_cast<int>(shape.drafts.size());
-        entry.draft = ProposeDraft(*seq, room, &shape);
+        entry.draft = ProposeDraft(*seq, room, &shape, &entry.draft_by_model);
         entry.n_tokens = n += entry.draft;
       }
       entry.new_blocks = BlocksFor(seq->num_computed + n) - have;
@@ -166,13 +166,15 @@ int Scheduler::DraftLength(const Sequence& seq) const {
   return len;
 }
 
-int Scheduler::ProposeDraft(const Sequence& seq, int room, StepShape* shape) const {
+int Scheduler::ProposeDraft(const Sequence& seq, int room, StepShape* shape, bool* by_model) const {
+  *by_model = false;
   const int len = std::min(room, DraftLength(seq));
   if (len <= 0) return 0;
   const size_t begin = shape->drafts.size();
   const std::span<const TokenId> model =
       seq.spec.draft_model.DraftsFor(seq.num_tokens(), seq.context_shifts);
   if (!model.empty() || options_.speculation.ngram <= 0) {
+    *by_model = true;
     const size_t n = std::min(model.size(), static_cast<size_t>(len));
     shape->drafts.insert(shape->drafts.end(), model.begin(), model.begin() + n);
     return static_cast<int>(n);
@@ -244,6 +246,7 @@ void Scheduler::Apply(const StepShape& shape, StepPlan* plan) {
     step_seqs_.push_back(seq);
     step_tokens_.push_back(e.n_tokens);
     step_drafts_.push_back(e.draft);
+    seq->spec.drafts_by_model = e.draft_by_model;
   }
   // What actually runs each sequence, once the step's mode and thread limit are settled.
   for (Sequence* seq : step_seqs_) seq->execution.Record(plan->mode, plan->max_threads);
@@ -316,7 +319,7 @@ void Scheduler::Update(std::span<const SampleSlot> slots, const LogitsAtFn& logi
     const int draft = step_drafts_[slot.row];
     // Counted first: the first pick may already finish the request.
     seq->spec.drafted += draft;
-    draft_tokens_total_ += draft;
+    TotalsOf(*seq).drafted += static_cast<uint64_t>(draft);
     Emit(seq, slot.pick, now);
     if (draft == 0) continue;
     SM_CHECK(logits != nullptr) << "a step verified drafts but Update got no logits rows";
@@ -340,7 +343,7 @@ void Scheduler::VerifyDraft(Sequence* seq, int row, int draft, Pick pick, const 
   while (!seq->finished && accepted < draft && pick.token == drafts[accepted]) {
     ++accepted;
     ++seq->spec.accepted;
-    ++accepted_drafts_total_;
+    ++TotalsOf(*seq).accepted;
     // The accepted draft's K/V, written this step, are its position's: a block it fills is
     // named now, before a finish below releases the sequence's blocks.
     ++seq->num_computed;
@@ -445,8 +448,10 @@ void Scheduler::PublishStats(SchedulerStats* stats) const {
   stats->Set(kTokensPerStep, totals_.tokens_per_step);
   stats->Set(kSequencesPerStep, totals_.sequences_per_step);
   stats->Set(kContextShifts, static_cast<double>(context_shifts_total_));
-  stats->Set(kNgramDraftTokens, static_cast<double>(draft_tokens_total_));
-  stats->Set(kNgramAcceptedTokens, static_cast<double>(accepted_drafts_total_));
+  stats->Set(kNgramDraftTokens, static_cast<double>(ngram_totals_.drafted));
+  stats->Set(kNgramAcceptedTokens, static_cast<double>(ngram_totals_.accepted));
+  stats->Set(kDraftModelDraftTokens, static_cast<double>(model_totals_.drafted));
+  stats->Set(kDraftModelAcceptedTokens, static_cast<double>(model_totals_.accepted));
   std::array<uint64_t, SchedulerStats::kMaxPrefixKeys> keys;
   const int n = cached_prefixes_.Live(*pool_, keys);
   for (int i = 0; i < n; ++i)

@@ -79,6 +79,7 @@ struct StepShape {
     // Decodes only: draft tokens fed after the last accepted one, drafts[draft_begin, +draft).
     int draft = 0;
     int draft_begin = 0;
+    bool draft_by_model = false;  // the draft model's drafts, else the n-gram drafter's
   };
   std::vector<Entry> entries;
   std::vector<TokenId> drafts;  // every entry's draft tokens (capacity reused)
@@ -153,8 +154,8 @@ class Scheduler {
   // last token and a shifting request's context); <= 0: none.
   int DraftLength(const Sequence& seq) const;
   // Drafts `seq` proposes into shape->drafts, at most `room` tokens: the draft model's, else the
-  // n-gram drafter's; returns how many.
-  int ProposeDraft(const Sequence& seq, int room, StepShape* shape) const;
+  // n-gram drafter's (*by_model says which); returns how many.
+  int ProposeDraft(const Sequence& seq, int room, StepShape* shape, bool* by_model) const;
   // After `seq`'s first pick (`pick`, already emitted): the drafts it fed are accepted while the
   // picks agree with them; rolls the cache back past the accepted ones.
   void VerifyDraft(Sequence* seq, int row, int draft, Pick pick, const LogitsAtFn& logits,
@@ -174,8 +175,16 @@ class Scheduler {
   uint64_t prompt_tokens_total_ = 0;
   uint64_t generation_tokens_total_ = 0;
   uint64_t context_shifts_total_ = 0;
-  uint64_t draft_tokens_total_ = 0;     // drafts verified
-  uint64_t accepted_drafts_total_ = 0;  // of those, accepted
+  // Per drafter: drafts verified and, of those, accepted.
+  struct DraftTotals {
+    uint64_t drafted = 0;
+    uint64_t accepted = 0;
+  };
+  DraftTotals ngram_totals_;
+  DraftTotals model_totals_;
+  DraftTotals& TotalsOf(const Sequence& seq) {
+    return seq.spec.drafts_by_model ? model_totals_ : ngram_totals_;
+  }
   // What the steps fed; the averages weigh step k by (15/16)^age, about the last 16 steps.
   struct StepTotals {
     uint64_t steps = 0;

@@ -60,10 +60,11 @@ struct SequenceRequest {
 // model) and what was drafted and accepted so far.
 struct SpeculationState {
   DraftController controller;
-  std::vector<TokenId> feed;  // capacity 1 + max_draft, reserved by the scheduler at admission
-  DraftCache draft_model;     // the draft model's K/V and drafts for this sequence
-  int drafted = 0;            // draft tokens verified
-  int accepted = 0;           // of those, accepted
+  std::vector<TokenId> feed;     // capacity 1 + max_draft, reserved by the scheduler at admission
+  DraftCache draft_model;        // the draft model's K/V and drafts for this sequence
+  int drafted = 0;               // draft tokens verified
+  int accepted = 0;              // of those, accepted
+  bool drafts_by_model = false;  // the drafts of the step in flight: the draft model's, or n-gram
 };
 
 struct Sequence {
