@@ -13,11 +13,12 @@
 // vector is llama.cpp's raw pooled output (llama_get_embeddings_seq), not normalised.
 import {execFileSync} from "node:child_process";
 import {createHash} from "node:crypto";
-import {createRequire} from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
+
+import {LoadNodeLlamaCpp} from "./node_llama_cpp.mjs";
 
 const kHere = path.dirname(fileURLToPath(import.meta.url));
 const kRepo = path.resolve(kHere, "../..");
@@ -54,15 +55,6 @@ function ParseArgs(argv) {
   }
   if (args.cases.length === 0) args.cases = Object.keys(kCases);
   return args;
-}
-
-async function LoadNodeLlamaCpp() {
-  const require = createRequire(path.join(process.cwd(), "noop.js"));
-  const entry = require.resolve("node-llama-cpp");
-  const pkg = JSON.parse(fs.readFileSync(
-      path.join(entry.slice(0, entry.lastIndexOf("node_modules") + 12), "node-llama-cpp",
-                "package.json"), "utf8"));
-  return {module: await import(entry), version: pkg.version};
 }
 
 async function RunCase(nlc, llama, name, spec, args) {

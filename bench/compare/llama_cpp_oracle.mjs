@@ -22,9 +22,10 @@
 // and settings, and per prompt its ids and steps [{token, gap, top5: [[id, logprob] x 5]}], gap
 // being the top-1 minus the top-2 logprob (a near-tie when small).
 import {createHash} from "node:crypto";
-import {createRequire} from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+
+import {LoadNodeLlamaCpp} from "./node_llama_cpp.mjs";
 
 const kTopK = 5;
 
@@ -46,16 +47,6 @@ function ParseArgs(argv) {
 
 function Sha256(file) {
   return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-}
-
-// node-llama-cpp resolves from the working directory (where it was installed), not from the repo.
-async function LoadNodeLlamaCpp() {
-  const require = createRequire(path.join(process.cwd(), "noop.js"));
-  const entry = require.resolve("node-llama-cpp");
-  const pkg = JSON.parse(fs.readFileSync(
-      path.join(entry.slice(0, entry.lastIndexOf("node_modules") + 12), "node-llama-cpp",
-                "package.json"), "utf8"));
-  return {module: await import(entry), version: pkg.version};
 }
 
 // Full-vocabulary log-softmax of `logits` (Map token -> logit, every token), in double precision:

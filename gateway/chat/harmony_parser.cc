@@ -124,7 +124,7 @@ HarmonyOutput HarmonyParser::Finish() {
     Release(held_, true, &out);
   } else if (state_ == State::kPlain || first_) {
     out.content = held_;  // no harmony at all: nothing to drop
-  }  // else a header cut short: framing, not text
+  }                       // else a header cut short: framing, not text
   held_.clear();
   state_ = State::kHeader;
   return out;

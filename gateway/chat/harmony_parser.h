@@ -63,7 +63,7 @@ class HarmonyParser {
   State state_ = State::kHeader;
   bool first_ = true;  // no message read yet (a non-harmony start means plain text)
   Sink sink_ = Sink::kContent;
-  std::string function_;  // kCall: the recipient's function name
+  std::string function_;   // kCall: the recipient's function name
   std::string call_body_;  // kCall: the arguments so far
   std::string held_;
 };
