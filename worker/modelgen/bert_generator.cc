@@ -6,6 +6,7 @@
 #include "worker/model/gguf/gguf_reader.h"
 #include "worker/modelgen/gguf_writer.h"
 #include "worker/modelgen/llama_gguf_builder.h"
+#include "worker/modelgen/random_draws.h"
 
 namespace smallmind::worker {
 namespace {
@@ -13,23 +14,13 @@ namespace {
 constexpr char kWordStart[] = "\xE2\x96\x81";  // U+2581
 constexpr int kTokenTypes = 2;
 
-// SplitMix64 of the tensor's seed and the element's index: each value depends only on the seed,
-// the tensor's name and its index, whatever order tensors are written in.
-uint64_t Bits(uint64_t seed, uint64_t i) {
-  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
+// The seed of tensor `name`: `seed` and the name's FNV-1a hash, so each value depends only on
+// the seed, the tensor's name and its index.
 uint64_t NameSeed(uint64_t seed, std::string_view name) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
   for (char c : name) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
   return seed ^ h;
 }
-
-// Uniform in [-1, 1).
-float Uniform(uint64_t bits) { return static_cast<float>(bits >> 40) * 0x1p-23f - 1.0f; }
 
 // Adds `name` ([rows, cols], stored as `type`) whose element i is center + spread * uniform.
 void AddDrawn(const BertGeneratorOptions& o, GgufWriter* w, const std::string& name, int64_t rows,
@@ -38,16 +29,16 @@ void AddDrawn(const BertGeneratorOptions& o, GgufWriter* w, const std::string& n
   const int64_t dims[2] = {cols, rows};
   const size_t row_bytes =
       kernels::RowBytes(*kernels::GetDTypeTraits(static_cast<uint32_t>(type)), cols);
-  w->AddTensor(name, type, std::span<const int64_t>(dims, rows == 1 ? 1 : 2),
-               [=](std::span<uint8_t> out) {
-                 std::vector<float> row(static_cast<size_t>(cols));
-                 for (int64_t r = 0; r < rows; r++) {
-                   for (int64_t c = 0; c < cols; c++) {
-                     row[c] = center + spread * Uniform(Bits(seed, uint64_t(r * cols + c)));
-                   }
-                   EncodeF32Row(row, type, out.data() + r * row_bytes);
-                 }
-               });
+  w->AddTensor(
+      name, type, std::span<const int64_t>(dims, rows == 1 ? 1 : 2), [=](std::span<uint8_t> out) {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows; r++) {
+          for (int64_t c = 0; c < cols; c++) {
+            row[c] = center + spread * UniformSigned(DrawBits(seed, uint64_t(r * cols + c)));
+          }
+          EncodeF32Row(row, type, out.data() + r * row_bytes);
+        }
+      });
 }
 
 void AddNorm(const BertGeneratorOptions& o, GgufWriter* w, const std::string& prefix) {

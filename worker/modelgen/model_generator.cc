@@ -17,6 +17,7 @@
 #include "worker/modelgen/chat_tokens.h"
 #include "worker/modelgen/llama3_rope.h"
 #include "worker/modelgen/longrope_factors.h"
+#include "worker/modelgen/random_draws.h"
 
 namespace smallmind::worker {
 
@@ -24,33 +25,10 @@ using kernels::DType;
 
 namespace {
 
-constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
 constexpr uint64_t kNormStreamTag = 0x6e6f726d73ULL;  // "norms"
 constexpr int64_t kMaxDim = 1 << 16;                  // the GGUF loader's bounds
 constexpr int64_t kMaxLayers = 1024;
 constexpr int64_t kMaxContext = 1 << 24;
-
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Draw i (from 0) of SplitMix64 seeded with `seed`.
-uint64_t DrawBits(uint64_t seed, uint64_t i) { return Mix(seed + (i + 1) * kGamma); }
-
-// Uniform in [-1, 1), exactly representable (24 random bits).
-float UniformSigned(uint64_t bits) { return static_cast<float>(bits >> 40) * 0x1p-23f - 1.0f; }
-
-// Irwin-Hall: four 16-bit uniforms in (0, 1) sum to mean 2, variance 1/3; rescaled to unit
-// variance it is within a few percent of a normal's shape, bounded at +-2 sqrt(3).
-float NearNormal(uint64_t bits) {
-  float sum = 0.0f;
-  for (int k = 0; k < 4; k++) {
-    sum += (static_cast<float>((bits >> (16 * k)) & 0xffffu) + 0.5f) * 0x1p-16f;
-  }
-  return (sum - 2.0f) * 1.7320508f;
-}
 
 float Draw(WeightInit init, uint64_t seed, uint64_t i) {
   const uint64_t bits = DrawBits(seed, i);
@@ -81,8 +59,8 @@ LlamaGgufBuilder::RowSource StackedRows(
 
 // A norm weight vector: 1 + norm_noise * draw, from the norm stream at `offset`.
 LlamaGgufBuilder::RowSource NormRow(const GeneratorOptions& o, uint64_t offset) {
-  return [init = o.init, seed = Mix(o.seed ^ kNormStreamTag), noise = o.norm_noise, offset](
-             int64_t, std::span<float> out) {
+  return [init = o.init, seed = shared::Mix64(o.seed ^ kNormStreamTag), noise = o.norm_noise,
+          offset](int64_t, std::span<float> out) {
     for (size_t c = 0; c < out.size(); c++) {
       out[c] = noise == 0.0f ? 1.0f : 1.0f + noise * Draw(init, seed, offset + c);
     }
