@@ -169,9 +169,11 @@ void AddHttpFlags(CLI::App& app, GatewayConfig& c) {
       ->check(CLI::IsMember({"auto", "none", "hermes", "llama3_json", "mistral"}))
       ->default_str("auto");
   app.add_option("--reasoning-format", c.http.reasoning_format,
-                 "a reasoning model's <think> section: split off into reasoning_content (think), "
-                 "left in content (none), or think when the chat template writes such sections")
-      ->check(CLI::IsMember({"auto", "none", "think"}))
+                 "a reasoning model's thinking: <think> sections split off into reasoning_content "
+                 "(think), gpt-oss's harmony channels split into reasoning_content, content and "
+                 "tool_calls (harmony), all left in content (none), or what the chat template "
+                 "writes (auto)")
+      ->check(CLI::IsMember({"auto", "none", "think", "harmony"}))
       ->default_str("auto");
   app.add_option("--chat-template-date", c.http.chat_template_date,
                  "the date strftime_now() gives chat templates")

@@ -1,5 +1,6 @@
 #include "gateway/chat/chat_prompt.h"
 
+#include "gateway/chat/harmony_parser.h"
 #include "gateway/chat/reasoning_parser.h"
 
 #include <cctype>
@@ -50,6 +51,7 @@ shared::Result<ChatPrompter> ChatPrompter::Create(
   }
   const ToolCallSyntax syntax = ToolCallSyntaxOfTemplate(source);
   const bool thinking = TemplateTeachesThinking(source);
+  const bool harmony = TemplateSpeaksHarmony(source);
   shared::Result<ChatTemplate> tmpl = ChatTemplate::Parse(std::move(source));
   if (!tmpl.ok()) {
     return shared::InvalidArgument(fmt::format("{}: {}", where, tmpl.status().message()));
@@ -57,6 +59,7 @@ shared::Result<ChatPrompter> ChatPrompter::Create(
   ChatPrompter p(std::move(tmpl).value(), std::move(where));
   p.tool_call_syntax_ = syntax;
   p.teaches_thinking_ = thinking;
+  p.speaks_harmony_ = harmony;
   p.bos_token_ = Trimmed(info.bos_token());
   p.eos_token_ = Trimmed(info.eos_token());
   p.add_bos_token_ = info.add_bos_token();

@@ -53,6 +53,8 @@ class ChatPrompter {
   ToolCallSyntax tool_call_syntax() const { return tool_call_syntax_; }
   // True when the template writes <think> sections (TemplateTeachesThinking).
   bool teaches_thinking() const { return teaches_thinking_; }
+  // True when the template renders OpenAI's harmony format (gpt-oss; TemplateSpeaksHarmony).
+  bool speaks_harmony() const { return speaks_harmony_; }
 
  private:
   ChatPrompter(ChatTemplate tmpl, std::string origin)
@@ -62,6 +64,7 @@ class ChatPrompter {
   std::string origin_;
   ToolCallSyntax tool_call_syntax_ = ToolCallSyntax::kNone;
   bool teaches_thinking_ = false;
+  bool speaks_harmony_ = false;
   std::string bos_token_;
   std::string eos_token_;
   bool add_bos_token_ = false;

@@ -31,7 +31,8 @@ AnthropicFormatter::AnthropicFormatter(ResponseShape shape, std::vector<std::str
     : shape_(std::move(shape)),
       stop_sequences_(std::move(stop_sequences)),
       reasoning_(shape_.reasoning_open),
-      parser_(shape_.tool_syntax, shape_.tool_functions) {}
+      parser_(shape_.tool_syntax, shape_.tool_functions),
+      harmony_(shape_.tool_functions) {}
 
 std::string AnthropicFormatter::ToolUseId(int index) const {
   return index == 0 ? shape_.tool_call_id : shape_.tool_call_id + "_" + std::to_string(index);
@@ -117,6 +118,15 @@ std::string AnthropicFormatter::StreamStart() {
 std::string AnthropicFormatter::StreamMessage(const GenerateResponse& m) {
   std::string out;
   std::string text = m.text();
+  if (shape_.harmony) {
+    HarmonyOutput parts = harmony_.Feed(text);
+    if (Finished(m)) parts.Append(harmony_.Finish());
+    out += Thinking(parts.reasoning);
+    out += ToolCalls(ToolCallOutput{std::move(parts.content), std::move(parts.calls)});
+    Note(m);
+    if (Finished(m)) out += Close();
+    return out;
+  }
   if (shape_.reasoning) {
     ReasoningOutput split = reasoning_.Feed(text);
     if (Finished(m)) split.Append(reasoning_.Finish());
@@ -194,6 +204,14 @@ Json AnthropicFormatter::Usage() const {
 Json AnthropicFormatter::Content() const {
   Json content = Json::array();
   ReasoningOutput split{std::string(), text_};
+  ToolCallOutput harmony_parts;
+  if (shape_.harmony) {
+    HarmonyParser harmony(shape_.tool_functions);
+    HarmonyOutput parts = harmony.Feed(text_);
+    parts.Append(harmony.Finish());
+    split.reasoning = std::move(parts.reasoning);
+    harmony_parts = ToolCallOutput{std::move(parts.content), std::move(parts.calls)};
+  }
   if (shape_.reasoning) {
     ReasoningParser reasoning(shape_.reasoning_open);
     split = reasoning.Feed(text_);
@@ -203,7 +221,9 @@ Json AnthropicFormatter::Content() const {
     content.push_back({{"type", "thinking"}, {"thinking", split.reasoning}, {"signature", ""}});
   }
   ToolCallOutput own{split.content, {}};
-  if (!shape_.tool_name.empty()) {
+  if (shape_.harmony) {
+    own = std::move(harmony_parts);
+  } else if (!shape_.tool_name.empty()) {
     own = ToolCallOutput{{}, {{shape_.tool_name, split.content}}};
   } else if (shape_.tool_from_output) {
     ToolCallScanner scanner;

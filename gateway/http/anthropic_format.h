@@ -3,8 +3,8 @@
 // content blocks, stop_reason, usage), or the stream's events (message_start, ping,
 // content_block_start / _delta / _stop per block, message_delta with stop_reason and usage,
 // message_stop). Thinking, forced calls and the model's own calls are split as the OpenAI door
-// splits them (ReasoningParser, ToolCallScanner, ToolCallParser). Used on the connection's
-// strand; not thread-safe.
+// splits them (ReasoningParser, ToolCallScanner, ToolCallParser; HarmonyParser for gpt-oss). Used
+// on the connection's strand; not thread-safe.
 #pragma once
 
 #include <string>
@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gateway/chat/harmony_parser.h"
 #include "gateway/chat/reasoning_parser.h"
 #include "gateway/chat/tool_call_parser.h"
 #include "gateway/chat/tool_call_scanner.h"
@@ -60,6 +61,7 @@ class AnthropicFormatter final : public ChoiceFormatter {
   smallmind::v1::Usage usage_;
   ReasoningParser reasoning_;
   ToolCallParser parser_;
+  HarmonyParser harmony_;
   ToolCallScanner scanner_;
   Block open_ = Block::kNone;
   int index_ = -1;     // the last block opened

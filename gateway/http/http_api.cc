@@ -242,6 +242,11 @@ bool HttpApi::RenderChat(OpenAiRequest& r, HttpError* error) const {
 }
 
 bool HttpApi::ShapeChat(const OpenAiRequest& r, ResponseShape& shape) const {
+  if (options_.harmony && r.tool_name.empty() && !r.tool_from_output) {
+    shape.harmony = true;  // harmony names its calls itself: no tool-call syntax to read
+    if (!r.tool_choice_none) shape.tool_functions = r.tool_functions;
+    return !shape.tool_functions.empty();
+  }
   const bool own_calls = !r.tool_functions.empty() && !r.tool_choice_none &&
                          options_.tool_call_syntax != ToolCallSyntax::kNone;
   if (!r.tool_name.empty() || r.tool_from_output) {

@@ -40,6 +40,10 @@ struct HttpApiOptions {
   ToolCallSyntax tool_call_syntax = ToolCallSyntax::kNone;
   // The model thinks in <think> sections first: split them off into `reasoning_content`.
   bool reasoning = false;
+  // The model replies in harmony channels (gpt-oss): analysis -> `reasoning_content`, final ->
+  // content, calls of the offered functions -> `tool_calls` (HarmonyParser). Replaces
+  // `reasoning` and `tool_call_syntax` for chat replies.
+  bool harmony = false;
 };
 
 class HttpApi {

@@ -79,11 +79,17 @@ shared::Status HttpDoor::Start(const DoorContext& context) {
       "HTTP tool calls the model makes on its own (tool_choice auto): {} ({})",
       ToolCallSyntaxName(api_options.tool_call_syntax),
       options_.tool_call_syntax == "auto" ? "read off the chat template" : "--tool-call-syntax");
-  api_options.reasoning = options_.reasoning_format == "think" ||
-                          (options_.reasoning_format == "auto" && prompter.teaches_thinking());
+  api_options.harmony = options_.reasoning_format == "harmony" ||
+                        (options_.reasoning_format == "auto" && prompter.speaks_harmony());
+  api_options.reasoning = !api_options.harmony &&
+                          (options_.reasoning_format == "think" ||
+                           (options_.reasoning_format == "auto" && prompter.teaches_thinking()));
   spdlog::info(
       "HTTP reasoning_content: {} ({})",
-      api_options.reasoning ? "<think> sections split off" : "none",
+      api_options.harmony
+          ? "harmony channels split (analysis -> reasoning_content, calls -> tool_calls)"
+      : api_options.reasoning ? "<think> sections split off"
+                              : "none",
       options_.reasoning_format == "auto" ? "read off the chat template" : "--reasoning-format");
   api_options.authenticate = context.authenticate;
   api_options.metrics = context.metrics;

@@ -23,7 +23,9 @@ struct HttpOptions {
   // template), "none", "hermes", "llama3_json" or "mistral" (gateway/chat/tool_call_syntax.h).
   std::string tool_call_syntax = "auto";
   // Reasoning models' <think> sections: "auto" (split off into reasoning_content when the chat
-  // template writes them), "think" (always), "none" (left in content).
+  // template writes them; a template that renders harmony: "harmony"), "think" (always), "harmony"
+  // (gpt-oss's channels: analysis -> reasoning_content, final -> content, calls -> tool_calls),
+  // "none" (all left in content).
   std::string reasoning_format = "auto";
   size_t max_body_bytes = shared::kMaxRequestBytes;
   bool enabled() const { return port >= 0; }

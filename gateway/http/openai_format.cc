@@ -43,7 +43,8 @@ OpenAiFormatter::OpenAiFormatter(ResponseShape shape, const TokenPieces* pieces)
       pieces_(pieces),
       offset_(shape_.echo_text.size()),
       reasoning_(shape_.reasoning_open),
-      parser_(shape_.tool_syntax, shape_.tool_functions) {}
+      parser_(shape_.tool_syntax, shape_.tool_functions),
+      harmony_(shape_.tool_functions) {}
 
 std::string OpenAiFormatter::TokenText(uint32_t id) const {
   return pieces_ && id < pieces_->size() ? (*pieces_)[id] : std::string();
@@ -221,6 +222,7 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   const bool has_logprobs = shape_.logprobs && m.logprobs_size() > 0;
   // A reasoning model's thinking goes out in chunks of its own; the rest is the reply's text.
   std::string text = m.text();
+  if (chat && shape_.harmony) return StreamHarmony(m, has_logprobs);
   if (chat && shape_.reasoning) text = StreamReasoning(m, out);
   if (chat && auto_calls()) {
     out += AutoCallEvents(parser_.Feed(text), has_logprobs ? Logprobs(m) : Json());
@@ -264,6 +266,29 @@ std::string OpenAiFormatter::StreamMessage(const GenerateResponse& m) {
   Note(m);
   if (m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED) out += StreamFinish(chat);
   return out;
+}
+
+std::string OpenAiFormatter::StreamHarmony(const GenerateResponse& m, bool has_logprobs) {
+  const bool finished = m.finish_reason() != smallmind::v1::FINISH_REASON_UNSPECIFIED;
+  HarmonyOutput parts = harmony_.Feed(m.text());
+  if (finished) parts.Append(harmony_.Finish());
+  std::string out;
+  if (!parts.reasoning.empty()) {
+    Json choice{{"index", shape_.index},
+                {"delta", {{"reasoning_content", std::move(parts.reasoning)}}},
+                {"logprobs", nullptr},
+                {"finish_reason", nullptr}};
+    out += Event(Chunk(std::move(choice)));
+  }
+  out += AutoCallEvents(ToolCallOutput{std::move(parts.content), std::move(parts.calls)},
+                        has_logprobs ? Logprobs(m) : Json());
+  Note(m);
+  if (!finished) return out;
+  Json choice{{"index", shape_.index},
+              {"delta", Json::object()},
+              {"logprobs", nullptr},
+              {"finish_reason", auto_calls_sent_ > 0 ? "tool_calls" : FinishReasonName(finish_)}};
+  return out + Event(Chunk(std::move(choice)));
 }
 
 std::string OpenAiFormatter::StreamReasoning(const GenerateResponse& m, std::string& out) {
@@ -366,13 +391,21 @@ Json OpenAiFormatter::Choice() const {
   const bool chat = shape_.endpoint == Endpoint::kChatCompletions;
   // A reasoning model's thinking, and the reply's text after it.
   ReasoningOutput split{std::string(), text_};
+  ToolCallOutput own;  // auto calls: the reply's calls and the text around them
+  if (chat && shape_.harmony) {
+    HarmonyParser harmony(shape_.tool_functions);
+    HarmonyOutput parts = harmony.Feed(text_);
+    parts.Append(harmony.Finish());
+    split = ReasoningOutput{std::move(parts.reasoning), parts.content};
+    own.calls = std::move(parts.calls);
+    own.content = std::move(parts.content);
+  }
   if (chat && shape_.reasoning) {
     ReasoningParser reasoning(shape_.reasoning_open);
     split = reasoning.Feed(text_);
     split.Append(reasoning.Finish());
   }
   const std::string& text = split.content;
-  ToolCallOutput own;  // auto calls: the reply's calls and the text around them
   if (chat && auto_calls()) {
     ToolCallParser parser(shape_.tool_syntax, shape_.tool_functions);
     own = parser.Feed(text);
@@ -397,7 +430,7 @@ Json OpenAiFormatter::Choice() const {
   } else {
     choice["text"] = shape_.echo_text + text_;
   }
-  if (chat && shape_.reasoning) {
+  if (chat && (shape_.reasoning || shape_.harmony)) {
     choice["message"]["reasoning_content"] =
         split.reasoning.empty() ? Json() : Json(std::move(split.reasoning));
   }

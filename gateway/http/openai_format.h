@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gateway/chat/harmony_parser.h"
 #include "gateway/chat/reasoning_parser.h"
 #include "gateway/chat/tool_call_parser.h"
 #include "gateway/chat/tool_call_scanner.h"
@@ -55,6 +56,11 @@ struct ResponseShape {
   // before the answer's (ReasoningParser); reasoning_open: the prompt itself opened the section.
   bool reasoning = false;
   bool reasoning_open = false;
+  // Chat with a gpt-oss model (its template renders OpenAI's harmony format): the analysis
+  // channel is `reasoning_content`, the final channel and preambles content, messages to the
+  // offered `tool_functions` `tool_calls` (HarmonyParser). Set instead of reasoning and
+  // tool_syntax.
+  bool harmony = false;
 };
 
 // "stop" for STOP and EOS, "length" for LENGTH, "abort" for a server-side cancel (vLLM's word).
@@ -113,6 +119,8 @@ class OpenAiFormatter final : public ChoiceFormatter {
   // StreamMessage's steps: a reasoning model's thinking as its own chunk (appended to `out`;
   // returns the reply's text), and a choice's last chunks once its finish reason came.
   std::string StreamReasoning(const smallmind::v1::GenerateResponse& m, std::string& out);
+  // StreamMessage for a harmony reply: its reasoning, content and calls chunks, then the last.
+  std::string StreamHarmony(const smallmind::v1::GenerateResponse& m, bool has_logprobs);
   std::string StreamFinish(bool chat);
   // The logprobs object of `message`'s tokens (completions or chat shape); advances offset_.
   nlohmann::ordered_json Logprobs(const smallmind::v1::GenerateResponse& message);
@@ -135,6 +143,7 @@ class OpenAiFormatter final : public ChoiceFormatter {
   bool call_header_sent_ = false;
   ReasoningParser reasoning_;  // streaming with reasoning
   ToolCallParser parser_;      // streaming with auto calls
+  HarmonyParser harmony_;      // streaming a harmony reply
   int auto_calls_sent_ = 0;
 };
 

@@ -107,8 +107,9 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
   // One Submit stream playing its script: "block" streams nothing until cancelled, "block-after-1"
   // sends one message then waits for the cancel, "invalid" fails with INVALID_ARGUMENT,
   // "fail-after-2" sends two messages then fails with INTERNAL; a prompt holding "say:" streams
-  // the text after it (up to "<|im_end|>", where a ChatML chat prompt ends the user's message) in
-  // pieces of kSayPiece bytes, one token each, the last with STOP; any other prompt streams
+  // the text after it (up to "<|im_end|>", where a ChatML chat prompt ends the user's message, else
+  // up to the last "<|end|>", where gpt-oss's harmony prompt ends it: a harmony reply holds more)
+  // in pieces of kSayPiece bytes, one token each, the last with STOP; any other prompt streams
   // max_new_tokens one-token messages (ids 1, 2, ...), the last with LENGTH.
   class Stream final : public grpc::ServerWriteReactor<smallmind::v1::SubmitResponse> {
    public:
@@ -121,7 +122,11 @@ class FakeWorker final : public smallmind::v1::Worker::CallbackService {
         Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, kInvalidMessage));
       } else if (prompt != "block") {
         if (const size_t say = prompt.find("say:"); say != std::string::npos) {
-          const size_t end = prompt.find("<|im_end|>", say);
+          size_t end = prompt.find("<|im_end|>", say);
+          if (end == std::string::npos) {
+            end = prompt.rfind("<|end|>");
+            if (end != std::string::npos && end < say) end = std::string::npos;
+          }
           say_ = prompt.substr(say + 4, end == std::string::npos ? end : end - say - 4);
           total_ = static_cast<uint32_t>((say_.size() + kSayPiece - 1) / kSayPiece);
         } else {

@@ -185,6 +185,33 @@ TEST(AnthropicFormatTest, ThinkingIsItsOwnBlockBeforeTheText) {
       << s;
 }
 
+// gpt-oss: the analysis channel is a thinking block, the final channel text, a message to an
+// offered function a tool_use block (stop_reason tool_use), whole and streamed.
+TEST(AnthropicFormatTest, HarmonyChannelsAreThinkingTextAndToolUse) {
+  ResponseShape shape = Shape();
+  shape.harmony = true;
+  shape.tool_functions = {"get_weather"};
+  const std::string reply =
+      "<|channel|>analysis<|message|>hmm<|end|><|start|>assistant<|channel|>final<|message|>Yes";
+  AnthropicFormatter whole(shape, {});
+  whole.Add(Message(reply, smallmind::v1::EOS));
+  EXPECT_EQ(Json::parse(whole.WholeBody({}))["content"],
+            Json::parse(R"([{"type":"thinking","thinking":"hmm","signature":""},
+                            {"type":"text","text":"Yes"}])"));
+  AnthropicFormatter call(shape, {});
+  std::string s = call.StreamStart();
+  s += call.StreamMessage(Message("<|channel|>analysis<|message|>hmm<|end|><|start|>assistant"));
+  s += call.StreamMessage(Message("<|channel|>commentary to=functions.get_weather <|constrain|>"));
+  s += call.StreamMessage(Message(R"(json<|message|>{"city":"Paris"})", smallmind::v1::EOS));
+  s += call.EndStream({});
+  EXPECT_NE(s.find(R"("delta":{"type":"thinking_delta","thinking":"hmm"})"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find(R"("content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather")"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find(R"("stop_reason":"tool_use")"), std::string::npos) << s;
+}
+
 TEST(AnthropicFormatTest, AForcedCallIsAToolUseBlockWholeOrStreamed) {
   ResponseShape shape = Shape();
   shape.tool_name = "get_weather";

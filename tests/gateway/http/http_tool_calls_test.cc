@@ -6,6 +6,7 @@
 // "none", an unknown function and "auto" over a template that teaches no syntax leave the text as
 // it was; malformed tools are a 400.
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,9 +31,9 @@ using smallmind::testing::HttpCall;
 using smallmind::testing::HttpReply;
 
 const json kTools = json::parse(R"([
-  {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
-    "properties": {"city": {"type": "string"}}}}},
-  {"type": "function", "function": {"name": "add"}}])");
+  {"type": "function", "function": {"name": "get_weather", "description": "The weather.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+  {"type": "function", "function": {"name": "add", "description": "A sum."}}])");
 
 class HttpToolCallsTest : public ::testing::Test {
  protected:
@@ -230,6 +231,82 @@ TEST_F(HttpToolCallsTest, ThinkingBecomesReasoningContent) {
   ASSERT_EQ(plain.status, 200) << plain.body;
   EXPECT_EQ(plain.json()["choices"][0]["message"]["content"], reply);
   EXPECT_FALSE(plain.json()["choices"][0]["message"].contains("reasoning_content"));
+}
+
+// gpt-oss's real template (tests/gateway/chat/templates): --reasoning-format auto reads harmony
+// off it; the reply's analysis channel is reasoning_content, its final channel content, its
+// message to functions.get_weather a tool call, whole and streamed alike; with tool_choice "none"
+// no function is offered, so the message stays text; --reasoning-format none leaves the markers
+// as text.
+std::string GptOssTemplate() {
+  std::ifstream in(std::string(SMALLMIND_SOURCE_DIR) +
+                   "/tests/gateway/chat/templates/llamacpp-openai-gpt-oss-120b.jinja");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+const std::string kHarmonyAnswer =
+    "<|channel|>analysis<|message|>User wants weather.<|end|><|start|>assistant<|channel|>final"
+    "<|message|>Sunny in Paris.";
+const std::string kHarmonyCall =
+    "<|channel|>analysis<|message|>Need the tool.<|end|><|start|>assistant<|channel|>commentary "
+    "to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}";
+
+TEST_F(HttpToolCallsTest, HarmonyChannelsOfGptOssAreSplit) {
+  const std::string tmpl = GptOssTemplate();
+  ASSERT_FALSE(tmpl.empty());
+  Start("auto", "auto", tmpl);
+  const HttpReply whole = Chat(kHarmonyAnswer, /*stream=*/false);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json message = whole.json()["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "User wants weather.");
+  EXPECT_EQ(message["content"], "Sunny in Paris.");
+  EXPECT_FALSE(message.contains("tool_calls"));
+  EXPECT_EQ(whole.json()["choices"][0]["finish_reason"], "stop");
+
+  const HttpReply streamed = Chat(kHarmonyAnswer, /*stream=*/true);
+  std::string reasoning, content;
+  for (const json& e : Events(streamed.body)) {
+    const json& delta = e["choices"][0]["delta"];
+    if (delta.contains("reasoning_content")) reasoning += delta["reasoning_content"];
+    if (delta.contains("content") && delta["content"].is_string()) content += delta["content"];
+  }
+  EXPECT_EQ(reasoning, "User wants weather.");
+  EXPECT_EQ(content, "Sunny in Paris.");
+
+  const HttpReply call = Chat(kHarmonyCall, /*stream=*/false);
+  ASSERT_EQ(call.status, 200) << call.body;
+  const json choice = call.json()["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_EQ(choice["message"]["reasoning_content"], "Need the tool.");
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << call.body;
+  EXPECT_EQ(choice["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(choice["message"]["tool_calls"][0]["function"]["arguments"], R"({"city":"Paris"})");
+
+  const HttpReply call_streamed = Chat(kHarmonyCall, /*stream=*/true);
+  std::vector<json> calls;
+  std::string last_finish;
+  for (const json& e : Events(call_streamed.body)) {
+    const json& c = e["choices"][0];
+    if (c["delta"].contains("tool_calls")) calls.push_back(c["delta"]["tool_calls"][0]);
+    if (c["finish_reason"].is_string()) last_finish = c["finish_reason"];
+  }
+  ASSERT_EQ(calls.size(), 1u) << call_streamed.body;
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(last_finish, "tool_calls");
+
+  const HttpReply none = Chat(kHarmonyCall, /*stream=*/false, {{"tool_choice", "none"}});
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_FALSE(none.json()["choices"][0]["message"].contains("tool_calls")) << none.body;
+  EXPECT_EQ(none.json()["choices"][0]["finish_reason"], "stop");
+  TearDown();
+  gateway_.reset();
+  worker_.reset();
+
+  Start("auto", "none", tmpl);
+  const HttpReply raw = Chat(kHarmonyAnswer, /*stream=*/false);
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  EXPECT_EQ(raw.json()["choices"][0]["message"]["content"], kHarmonyAnswer);
+  EXPECT_FALSE(raw.json()["choices"][0]["message"].contains("reasoning_content"));
 }
 
 TEST_F(HttpToolCallsTest, MalformedToolsAreRefused) {
