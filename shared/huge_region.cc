@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -120,7 +121,12 @@ std::string TransparentHugePages() {
   return line.substr(open + 1, close - open - 1);
 }
 
-size_t HugePageBytes(const void* p, size_t bytes) {
+namespace {
+
+// The sum over the mappings of /proc/self/smaps that overlap [p, p + bytes) of the first of
+// `fields` ("Name:" lines, in kB) each mapping has, each capped at the mapping's overlap with the
+// range (a mapping's pages may lie anywhere in it).
+size_t SumSmapsField(const void* p, size_t bytes, std::initializer_list<const char*> fields) {
   if (p == nullptr || bytes == 0) return 0;
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
   std::ifstream in("/proc/self/smaps");
@@ -134,17 +140,26 @@ size_t HugePageBytes(const void* p, size_t bytes) {
       end = e;
       continue;
     }
-    unsigned long long kb = 0;
-    // Private memory's huge pages, or shared memory's (a tmpfs mapping: ShmemPmdMapped).
-    if (end > lo && begin < hi &&
-        (std::sscanf(line.c_str(), "AnonHugePages: %llu kB", &kb) == 1 ||
-         std::sscanf(line.c_str(), "ShmemPmdMapped: %llu kB", &kb) == 1)) {
-      // A mapping's huge pages lie anywhere in it: count at most its overlap with the range.
-      const size_t overlap = std::min<uintptr_t>(end, hi) - std::max<uintptr_t>(begin, lo);
-      total += std::min<size_t>(static_cast<size_t>(kb) * 1024, overlap);
+    if (end <= lo || begin >= hi) continue;
+    for (const char* field : fields) {
+      unsigned long long kb = 0;
+      if (line.starts_with(field) &&
+          std::sscanf(line.c_str() + std::strlen(field), " %llu kB", &kb) == 1) {
+        const size_t overlap = std::min<uintptr_t>(end, hi) - std::max<uintptr_t>(begin, lo);
+        total += std::min<size_t>(static_cast<size_t>(kb) * 1024, overlap);
+      }
     }
   }
   return total;
 }
+
+}  // namespace
+
+size_t HugePageBytes(const void* p, size_t bytes) {
+  // Private memory's huge pages, or shared memory's (a tmpfs mapping: ShmemPmdMapped).
+  return SumSmapsField(p, bytes, {"AnonHugePages:", "ShmemPmdMapped:"});
+}
+
+size_t ResidentBytes(const void* p, size_t bytes) { return SumSmapsField(p, bytes, {"Rss:"}); }
 
 }  // namespace smallmind::shared

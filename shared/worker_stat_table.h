@@ -41,6 +41,7 @@ enum class WorkerStat : uint8_t {
   kNgramAcceptedTokens,
   kDraftModelDraftTokens,
   kDraftModelAcceptedTokens,
+  kWeightsResidentBytes,
   kCount,
 };
 inline constexpr size_t kWorkerStatCount = static_cast<size_t>(WorkerStat::kCount);
@@ -114,6 +115,9 @@ inline constexpr std::array<WorkerStatDescriptor, kWorkerStatCount> kWorkerStatT
       {kDraftModelAcceptedTokens, "smallmind_worker_draft_model_accepted_tokens_total", kCounter,
        "tokens",
        "Of those, the ones the model accepted (tokens generated without a step of their own)"},
+      {kWeightsResidentBytes, "smallmind_worker_weights_resident_bytes", kGauge, "bytes",
+       "Bytes of the model's weights resident in the worker now (mapped file pages and packed "
+       "copies; experts no token has used are not), measured when the stats are read"},
   }};
 }();
 

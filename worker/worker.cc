@@ -275,8 +275,14 @@ shared::Status Worker::StartService(const EngineOptions& engine_options) {
                kernels::IsaName(kernels::BestIsa()), facts.engine_threads);
   facts.model_fingerprint = FormatFingerprint(model_fingerprint_);
   facts.kv_dtype = kernels::KvTypeName(kv_pool_->type());
+  const WeightStorage& stored = model_->llama.weights.storage;
+  const PackedWeights& packed = engine_->packed_weights();
+  std::vector<std::span<const std::byte>> weight_memory = {{stored.data(), stored.size()}};
+  if (packed.bytes() > 0) {
+    weight_memory.emplace_back(static_cast<const std::byte*>(packed.storage()), packed.bytes());
+  }
   service_ = std::make_unique<WorkerService>(*model_, std::move(facts), &commands_, &lanes_,
-                                             &stats_, config_.worker_id);
+                                             &stats_, config_.worker_id, std::move(weight_memory));
   grpc::EnableDefaultHealthCheckService(true);  // compose health checks probe workers directly
   grpc::ServerBuilder builder;
   int port = 0;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "shared/grpc_status.h"
+#include "shared/huge_region.h"
 #include "worker/submit_reactor.h"
 #include "worker/tokenizer/detokenizer.h"
 
@@ -103,13 +104,15 @@ void FillShape(const LoadedModel& model, v1::ModelInfo* info) {
 }  // namespace
 
 WorkerService::WorkerService(const LoadedModel& model, RunFacts facts, CommandQueue* commands,
-                             RequestLanes* lanes, const SchedulerStats* stats, int worker_id)
+                             RequestLanes* lanes, const SchedulerStats* stats, int worker_id,
+                             std::vector<std::span<const std::byte>> weight_memory)
     : model_(model),
       facts_(std::move(facts)),
       commands_(commands),
       lanes_(lanes),
       stats_(stats),
       worker_id_(worker_id),
+      weight_memory_(std::move(weight_memory)),
       start_time_unix_ms_(std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count()) {}
@@ -174,6 +177,12 @@ grpc::ServerUnaryReactor* WorkerService::Stats(grpc::CallbackServerContext* cont
   for (const shared::WorkerStatDescriptor& d : shared::kWorkerStatTable) {
     values[std::string(d.name)] = stats_->Get(d.id);
   }
+  size_t resident = 0;  // measured now, off the engine thread
+  for (std::span<const std::byte> m : weight_memory_) {
+    resident += shared::ResidentBytes(m.data(), m.size());
+  }
+  values[std::string(shared::Describe(shared::WorkerStat::kWeightsResidentBytes).name)] =
+      static_cast<double>(resident);
   const uint32_t n_keys =
       std::min<uint32_t>(load(stats_->cached_prefix_key_count), SchedulerStats::kMaxPrefixKeys);
   for (uint32_t i = 0; i < n_keys; ++i) {

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -21,8 +24,11 @@ namespace smallmind::worker {
 class WorkerService final : public v1::Worker::CallbackService {
  public:
   // `lanes` runs the request work; it must outlive every call (Worker stops it after the server).
+  // `weight_memory`: where the model's weights lie (the loaded storage, the packed copies), for
+  // smallmind_worker_weights_resident_bytes; it must outlive the service.
   WorkerService(const LoadedModel& model, RunFacts facts, CommandQueue* commands,
-                RequestLanes* lanes, const SchedulerStats* stats, int worker_id);
+                RequestLanes* lanes, const SchedulerStats* stats, int worker_id,
+                std::vector<std::span<const std::byte>> weight_memory = {});
 
   grpc::ServerWriteReactor<v1::SubmitResponse>* Submit(grpc::CallbackServerContext* context,
                                                        const v1::SubmitRequest* request) override;
@@ -43,6 +49,7 @@ class WorkerService final : public v1::Worker::CallbackService {
   RequestLanes* lanes_;
   const SchedulerStats* stats_;
   const int worker_id_;
+  const std::vector<std::span<const std::byte>> weight_memory_;
   const uint64_t start_time_unix_ms_;  // Stats.start_time_unix_ms: set once, at construction
   std::atomic<uint64_t> next_sequence_id_{1};
 };

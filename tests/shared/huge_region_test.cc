@@ -79,6 +79,21 @@ TEST(HugeRegionTest, CountsHugePagesOnlyInsideTheRange) {
   }
 }
 
+// A region takes memory as it is written: none untouched, a page (4 KiB, or a huge page under
+// THP) for one byte, all of it once prefaulted; counted only inside the range asked about.
+TEST(HugeRegionTest, CountsResidentBytesAsTheRegionIsWritten) {
+  EXPECT_EQ(ResidentBytes(nullptr, 100), 0u);
+  HugeRegion r(4 * kHugePage);
+  EXPECT_EQ(ResidentBytes(r.data(), r.size()), 0u);
+  r.data()[0] = std::byte{1};
+  const size_t one = ResidentBytes(r.data(), r.size());
+  EXPECT_GE(one, 4096u);
+  EXPECT_LE(one, kHugePage);
+  ASSERT_TRUE(r.Prefault().ok());
+  EXPECT_EQ(ResidentBytes(r.data(), r.size()), r.size());
+  EXPECT_EQ(ResidentBytes(r.data() + kHugePage, kHugePage), kHugePage);
+}
+
 TEST(HugeRegionTest, NamesTheKernelsMode) {
   const std::string mode = TransparentHugePages();
   EXPECT_TRUE(mode == "always" || mode == "madvise" || mode == "never" || mode == "unavailable")

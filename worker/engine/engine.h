@@ -69,6 +69,8 @@ class Engine {
   const EngineOptions& options() const { return options_; }
   // The pool the engine's ops run on (for EngineOptions::shared_pool of a second engine).
   ThreadPool* thread_pool() const { return pool_; }
+  // The packed copies of the weights (experts packed as they are first used).
+  const PackedWeights& packed_weights() const { return packed_; }
   // Times every op of the Steps that follow, and each whole Step, into `profile` (null: stops);
   // it must outlive its use. For benchmarks (decode_bench --op-profile); a step pays a clock read
   // around each op.
