@@ -189,6 +189,14 @@ using SwiGluFn = void (*)(float* gate, const float* up, int hidden, RowRange tok
 // gate[t, i] = gelu(gate[t, i]) * up[t, i] for t in tokens, gelu llama.cpp's tanh approximation
 // through its half table (kernels/ref/gelu_ref.h); gate, up: [n, hidden].
 using GeGluFn = void (*)(float* gate, const float* up, int hidden, RowRange tokens);
+// x[t, i] = gelu(x[t, i]) for t in tokens, ungated (BERT's feed-forward), through the same half
+// table as GeGluFn; x: [n, hidden].
+using GeluFn = void (*)(float* x, int hidden, RowRange tokens);
+// out[t, :] = (x[t, :] - mean) / sqrt(var + eps) * weight + bias for t in tokens (BERT's
+// LayerNorm, as llama.cpp's ggml_norm then mul and add; kernels/ref/layernorm_ref.h); bias may be
+// null; out may equal x.
+using LayerNormFn = void (*)(const float* x, const float* weight, const float* bias, float* out,
+                             int dim, float eps, RowRange tokens);
 // x[t, :] *= s for t in tokens; x: [n, dim].
 using ScaleFn = void (*)(float* x, int dim, float s, RowRange tokens);
 // x[t, i] = cap * tanh(x[t, i] * (1 / cap)) for t in tokens; x: [n, dim].
@@ -238,6 +246,8 @@ struct KernelTable {
   SoftmaxFn softmax = nullptr;
   SwiGluFn swiglu = nullptr;
   GeGluFn geglu = nullptr;
+  GeluFn gelu = nullptr;
+  LayerNormFn layernorm = nullptr;
   ScaleFn scale = nullptr;
   SoftCapFn soft_cap = nullptr;
   AddFn add = nullptr;

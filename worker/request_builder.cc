@@ -159,6 +159,11 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   const v1::GenerateRequest& req = submit.request();
   const Tokenizer& tok = *model.tokenizer;
   const int context = model.llama.config.context_length;
+  if (model.llama.config.encoder) {
+    return InvalidArgument("the model (" + model.llama.config.architecture +
+                           ") is an encoder: it embeds (Embed, POST /v1/embeddings) and does not "
+                           "generate text");
+  }
   SM_RETURN_IF_ERROR(CheckAgainstModel(req, model.llama.config.vocab_size, context));
   SequenceRequest out;
   out.request_id = req.request_id();

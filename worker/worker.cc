@@ -44,6 +44,8 @@ shared::Result<int64_t> KvBlockCount(const ModelConfig& c, const WorkerConfig& c
   const int64_t bytes_per_block = KvPool::BytesFor(c, 1, bs, config.kv.dtype) +
                                   sizeof(shared::KvBlockMeta) + int64_t{bs} * sizeof(int32_t);
   const int64_t fixed_bytes = 3 * shared::kKvSegmentDataAlignment;
+  // An encoder keeps no K/V (forward_bert.h): the engine's pool is a token block it never reads.
+  if (c.encoder) return 1;
   const int context_blocks = (c.context_length + bs - 1) / bs;
   int64_t blocks = config.kv.num_blocks;
   if (blocks == 0) {
@@ -163,6 +165,17 @@ shared::Status Worker::Start() {
     SM_ASSIGN_OR_RETURN(cpus_, shared::ParseCpuList(config_.cpus));
   }
   SM_RETURN_IF_ERROR(LoadModelTimed());
+  if (model_->llama.config.encoder) {
+    // Whole inputs a step, up to a full context; no cache to share or speculate over.
+    SchedulerOptions& s = config_.scheduler;
+    s.encoder = true;
+    s.max_step_tokens = std::max(s.max_step_tokens, model_->llama.config.context_length);
+    s.prefix_cache.enabled = false;
+    if (!config_.draft_model.model.empty() || s.speculation.ngram > 0) {
+      return shared::InvalidArgument("speculative decoding needs a decoder; " +
+                                     model_->llama.config.architecture + " is an encoder");
+    }
+  }
   SM_RETURN_IF_ERROR(LoadDraftModel());
   SM_RETURN_IF_ERROR(PlanKv());
   const EngineOptions engine_options = BuildEngine();

@@ -8,6 +8,7 @@
 
 #include "shared/grpc_status.h"
 #include "shared/huge_region.h"
+#include "worker/embed_job.h"
 #include "worker/submit_reactor.h"
 #include "worker/tokenizer/detokenizer.h"
 
@@ -134,6 +135,20 @@ grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* c
   return reactor;
 }
 
+grpc::ServerUnaryReactor* WorkerService::Embed(grpc::CallbackServerContext* context,
+                                               const v1::EmbedWork* request,
+                                               v1::EmbedResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  size_t input_bytes = 0;
+  for (const v1::EmbedInput& in : request->request().inputs()) {
+    input_bytes += in.text().size() + in.token_ids().ids_size() * sizeof(uint32_t);
+  }
+  lanes_->Post(input_bytes, [this, reactor, request, response] {
+    EmbedJob::Start(*request, model_, commands_, &next_sequence_id_, worker_id_, reactor, response);
+  });
+  return reactor;
+}
+
 void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
   const ModelConfig& c = model.llama.config;
   info->set_model(model.source);
@@ -157,6 +172,9 @@ void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
   if (tok.bos_id() >= 0) info->set_bos_token(std::string(tok.Piece(tok.bos_id())));
   if (tok.eos_id() >= 0) info->set_eos_token(std::string(tok.Piece(tok.eos_id())));
   info->set_add_bos_token(tok.add_bos_default());
+  info->set_encoder(c.encoder);
+  static constexpr const char* kPoolingNames[] = {"", "mean", "cls", "last", "rank"};
+  info->set_pooling(kPoolingNames[static_cast<int>(c.pooling)]);
   FillShape(model, info);
 }
 

@@ -1,7 +1,7 @@
-// WorkerService: the worker.proto server (Submit, Tokenize, GetModelInfo, Stats) over the callback
-// API. Submit streams are SubmitReactors; Submit's and Tokenize's tokenizing runs on RequestLanes,
-// so the gRPC threads only answer GetModelInfo and Stats inline from read-only state and atomics,
-// however big the prompts (issue 40). Thread-safe: called on gRPC threads.
+// WorkerService: the worker.proto server (Submit, Tokenize, GetModelInfo, Stats, Embed) over the
+// callback API. Submit streams are SubmitReactors; Submit's and Tokenize's tokenizing runs on
+// RequestLanes, so the gRPC threads only answer GetModelInfo and Stats inline from read-only state
+// and atomics, however big the prompts (issue 40). Thread-safe: called on gRPC threads.
 #pragma once
 
 #include <atomic>
@@ -41,6 +41,10 @@ class WorkerService final : public v1::Worker::CallbackService {
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context,
                                   const v1::StatsRequest* request,
                                   v1::WorkerStats* response) override;
+  // Tokenizes on a request lane, then an EmbedJob runs the inputs through the scheduler.
+  grpc::ServerUnaryReactor* Embed(grpc::CallbackServerContext* context,
+                                  const v1::EmbedWork* request,
+                                  v1::EmbedResponse* response) override;
 
  private:
   const LoadedModel& model_;

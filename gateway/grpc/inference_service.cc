@@ -5,6 +5,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "gateway/relay/embed_call.h"
 #include "shared/grpc_status.h"
 
 namespace smallmind::gateway {
@@ -129,6 +130,28 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
         info->clear_served_model_names();
         for (const std::string& name : names->names()) info->add_served_model_names(name);
       });
+}
+
+grpc::ServerUnaryReactor* InferenceService::Embed(grpc::CallbackServerContext* context,
+                                                  const smallmind::v1::EmbedRequest* request,
+                                                  smallmind::v1::EmbedResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  shared::Status status = Authenticate(*context);
+  if (status.ok()) status = env_->served_models.Check(request->model());
+  if (status.ok()) status = CheckEmbedRequest(*request);
+  if (!status.ok()) {
+    reactor->Finish(shared::ToGrpcStatus(status));
+    return reactor;
+  }
+  smallmind::v1::EmbedRequest copy = *request;
+  if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
+  EmbedCall::Run(
+      env_, std::move(copy), context->deadline(),
+      [reactor, response](const shared::Status& s, const smallmind::v1::EmbedResponse& answer) {
+        if (s.ok()) *response = answer;
+        reactor->Finish(shared::ToGrpcStatus(s));
+      });
+  return reactor;
 }
 
 }  // namespace smallmind::gateway

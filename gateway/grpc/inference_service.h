@@ -1,8 +1,8 @@
-// The public smallmind.v1.Inference service: Generate streams become GenerateReactors, Tokenize and
-// GetModelInfo are forwarded to a healthy worker. Checks API keys when configured. Generate takes
-// its request as raw bytes and parses it here, so that bytes that are no GenerateRequest get
-// INVALID_ARGUMENT saying so (gRPC's own parse failure is a bare status without a message).
-// Built by Gateway; gRPC calls its handlers concurrently. Thread-safe.
+// The public smallmind.v1.Inference service: Generate streams become GenerateReactors, Embed calls
+// EmbedCalls, Tokenize and GetModelInfo are forwarded to a healthy worker. Checks API keys when
+// configured. Generate takes its request as raw bytes and parses it here, so that bytes that are no
+// GenerateRequest get INVALID_ARGUMENT saying so (gRPC's own parse failure is a bare status without
+// a message). Built by Gateway; gRPC calls its handlers concurrently. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -24,7 +24,8 @@ namespace smallmind::gateway {
 using InferenceServiceBase = smallmind::v1::Inference::WithRawCallbackMethod_Generate<
     smallmind::v1::Inference::WithCallbackMethod_Tokenize<
         smallmind::v1::Inference::WithCallbackMethod_GetModelInfo<
-            smallmind::v1::Inference::Service>>>;
+            smallmind::v1::Inference::WithCallbackMethod_Embed<
+                smallmind::v1::Inference::Service>>>>;
 
 class InferenceService final : public InferenceServiceBase {
  public:
@@ -39,6 +40,10 @@ class InferenceService final : public InferenceServiceBase {
   grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
                                          const smallmind::v1::GetModelInfoRequest* request,
                                          smallmind::v1::ModelInfo* response) override;
+  // Through admission and routing like Generate (gateway/relay/embed_call.h).
+  grpc::ServerUnaryReactor* Embed(grpc::CallbackServerContext* context,
+                                  const smallmind::v1::EmbedRequest* request,
+                                  smallmind::v1::EmbedResponse* response) override;
 
  private:
   // UNAUTHENTICATED unless keys are off or `authorization: Bearer <key>` names an accepted key.

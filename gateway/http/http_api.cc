@@ -90,7 +90,8 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
   }
   const bool models = path == "/v1/models" || path.starts_with("/v1/models/");
   const bool post_route = path == "/v1/completions" || path == "/v1/chat/completions" ||
-                          path == "/apply-template" || path == "/tokenize" || path == "/detokenize";
+                          path == "/v1/embeddings" || path == "/apply-template" ||
+                          path == "/tokenize" || path == "/detokenize";
   if (!models && !post_route) {
     return exchange->Reply(ErrorResponse(MakeError(
         404,
@@ -111,6 +112,7 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
   if (path == "/v1/chat/completions") {
     return Generate(Endpoint::kChatCompletions, request, exchange);
   }
+  if (path == "/v1/embeddings") return Embeddings(request, exchange);
   if (path == "/apply-template") return ApplyTemplate(request, *exchange);
   Tokenize(request, exchange, /*decode=*/path == "/detokenize");
 }

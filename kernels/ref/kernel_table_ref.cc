@@ -4,6 +4,7 @@
 #include "kernels/ref/dequant_ref.h"
 #include "kernels/ref/elementwise_ref.h"
 #include "kernels/ref/gelu_ref.h"
+#include "kernels/ref/layernorm_ref.h"
 #include "kernels/ref/low_bit_ref.h"
 #include "kernels/ref/matmul_ref.h"
 #include "kernels/ref/rmsnorm_ref.h"
@@ -53,6 +54,9 @@ KernelTable RefKernelTable() {
   t.softmax = &SoftmaxRef;
   t.swiglu = &SwiGluRef;
   t.geglu = &GeGluRef;
+  // Encoders only (BERT): a LayerNorm and a GELU per layer, element work beside the matmuls.
+  t.gelu = &GeluRef;
+  t.layernorm = &LayerNormRef;
   t.scale = &ScaleRef;
   t.soft_cap = &SoftCapRowsRef;
   t.add = &AddRef;

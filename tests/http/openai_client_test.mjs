@@ -1,7 +1,8 @@
 // The HTTP door through the official `openai` npm client: models list, chat (streamed and whole,
 // with usage), completion with stop and seed, greedy completion against run.c's golden text,
 // JSON output (response_format json_object and json_schema), logit_bias, a forced tool call, the
-// agent round trip (content null + tool_calls, then a tool message), n choices.
+// agent round trip (content null + tool_calls, then a tool message), n choices, embeddings (float
+// and base64).
 // Run by tests/http/http_api_test.cc against a real gateway + worker:
 //   node openai_client_test.mjs --base-url http://127.0.0.1:PORT/v1 --model ID [--golden FILE]
 // Exits 0 when every check passed, 1 with the failures printed otherwise.
@@ -299,6 +300,29 @@ check("a bad field is a 400 APIError naming it", async () => {
   await assert.rejects(
     client.completions.create({ model, prompt: "x", top_p: 5 }),
     (e) => e.status === 400 && e.error?.param === "top_p" && /top_p/.test(e.message));
+});
+
+check("embeddings: float, and base64 the client decodes itself, give the same unit vectors", async () => {
+  // A generation model embeds with last-token pooling asked (smallmind's `pooling`).
+  const input = ["Once upon a time", "The cat sat."];
+  const f = await client.embeddings.create({ model, input, encoding_format: "float",
+                                             pooling: "last" });
+  const b = await client.embeddings.create({ model, input, pooling: "last" });  // base64 on the wire
+  assert.equal(f.object, "list");
+  assert.equal(f.data.length, 2);
+  assert.ok(f.usage.prompt_tokens > 0);
+  assert.equal(f.usage.total_tokens, f.usage.prompt_tokens);
+  for (let i = 0; i < 2; i++) {
+    assert.equal(f.data[i].index, i);
+    const v = f.data[i].embedding, w = b.data[i].embedding;
+    assert.ok(Array.isArray(v) && v.length > 0);
+    assert.equal(w.length, v.length);
+    const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+    assert.ok(Math.abs(norm - 1) < 1e-5, `norm ${norm}`);
+    for (let k = 0; k < v.length; k++) assert.ok(Math.abs(v[k] - w[k]) < 1e-6);
+  }
+  await assert.rejects(client.embeddings.create({ model, input: "" , pooling: "last" }),
+                       (e) => e.status === 400 && e.error?.param === "input");
 });
 
 let failed = 0;

@@ -75,7 +75,8 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
     l.Add(&xq_octets, kernels::Q8ActOctetsBytes(max_source_rows, widest));
     l.Add(&scores, static_cast<size_t>(max_threads * scores_per_thread));
     l.Add(&last_x, static_cast<size_t>(max_logit_rows) * c.dim);
-    l.Add(&logits, static_cast<size_t>(max_logit_rows) * c.vocab_size);
+    l.Add(&logits, c.encoder ? 0 : static_cast<size_t>(max_logit_rows) * c.vocab_size);
+    l.Add(&pooled, static_cast<size_t>(max_seqs) * c.dim);
     l.Add(&router_probs, experts * n);
     l.Add(&moe_x, routed * c.dim);
     l.Add(&moe_gate, routed * c.expert_ffn_dim);
@@ -92,7 +93,8 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
   place(spans);
   token_ids.resize(n);
   positions.resize(n);
-  attention.resize(static_cast<size_t>(max_seqs));
+  // An encoder attends one call per query token (forward_bert.cc).
+  attention.resize(static_cast<size_t>(c.encoder ? std::max(max_seqs, max_tokens) : max_seqs));
   // Runs of whole tokens (at most one per token), or when they are fewer than 4 a thread, cut
   // into up to 2 x 4 a thread.
   attention_items.resize(static_cast<size_t>(std::max(max_tokens, 8 * max_threads)));

@@ -69,15 +69,18 @@ struct Activations {
   // context_length floats for a prefill tile (activations.cc says how many)
   std::span<float> scores;
   int64_t scores_per_thread;
-  std::vector<int32_t> token_ids;                 // [max_tokens] token id of each token of the step
-  std::vector<int32_t> positions;                 // [max_tokens] position of each token of the step
-  std::vector<kernels::AttentionArgs> attention;  // [max_seqs] per-seq attention of one layer
+  std::vector<int32_t> token_ids;  // [max_tokens] token id of each token of the step
+  std::vector<int32_t> positions;  // [max_tokens] position of each token of the step
+  // [max_seqs] per-seq attention of one layer; an encoder's [max(max_seqs, max_tokens)]: per token
+  std::vector<kernels::AttentionArgs> attention;
   // [max(max_tokens, 8 * max_threads)] the attention's work items: whole tokens of one seq each
   // (so a kernel call can share each K/V row among them), or runs of one token's heads, in order
   std::vector<AttentionItem> attention_items;
   std::vector<AttentionItem> attention_items_dealt;  // as many: OpRunner reorders items through it
   std::span<float> last_x;  // [max_logit_rows, dim] final state of each token wanting logits
-  std::span<float> logits;  // [max_logit_rows, vocab_size], compacted in plan order
+  std::span<float> logits;  // [max_logit_rows, vocab_size], compacted in plan order (encoder: none)
+  // [max_seqs, dim] the pooled embedding of each seq whose SeqStep::embed asks one, by plan index
+  std::span<float> pooled;
   // Mixture of experts (config.moe(); empty otherwise): MoeFfn's scratch, with R =
   // max_source_rows routed (token, expert) rows, grouped by expert.
   std::span<float> router_probs;       // [max_tokens, n_experts] router scores, then probabilities

@@ -9,9 +9,11 @@
 
 #include "shared/check.h"
 #include "shared/huge_region.h"
+#include "worker/engine/forward_bert.h"
 #include "worker/engine/forward_llama.h"
 #include "worker/engine/numa_binding.h"
 #include "worker/engine/op_runner.h"
+#include "worker/engine/pooling.h"
 #include "worker/kv/block_pool.h"
 
 namespace smallmind::worker {
@@ -22,10 +24,19 @@ namespace {
 void CheckSupported(const ModelConfig& c, const Weights& w, const kernels::KernelTable& k) {
   const shared::Status valid = ValidateLlamaWeights(c, w);
   SM_CHECK(valid.ok()) << valid.ToString();
-  SM_CHECK(c.head_dim() % 2 == 0) << "RoPE needs an even head_dim, got " << c.head_dim();
   SM_CHECK(k.DequantRowFor(w.token_embedding.type) != nullptr)
       << "no row dequantizer for the token embedding's type "
       << static_cast<int>(w.token_embedding.type);
+  for (const TensorView* m : MatricesOf(w)) {  // every layer's, experts and routers included
+    SM_CHECK(k.MatmulFor(m->type) != nullptr)
+        << "no matmul kernel for weight type " << static_cast<int>(m->type);
+  }
+  if (c.encoder) {  // ValidateLlamaWeights checked its vectors are F32
+    SM_CHECK(k.DequantRowFor(w.position_embedding.type) != nullptr)
+        << "no row dequantizer for the position embedding's type";
+    return;
+  }
+  SM_CHECK(c.head_dim() % 2 == 0) << "RoPE needs an even head_dim, got " << c.head_dim();
   SM_CHECK(k.MatmulFor(w.classifier.type) != nullptr) << "no matmul for the classifier's type";
   SM_CHECK(w.final_norm.type == kernels::DType::kF32) << "norm weights must be F32";
   for (const LayerWeights& l : w.layers) {
@@ -34,10 +45,6 @@ void CheckSupported(const ModelConfig& c, const Weights& w, const kernels::Kerne
     for (const TensorView* b : {&l.bq, &l.bk, &l.bv}) {
       SM_CHECK(!b->present() || b->type == kernels::DType::kF32) << "biases must be F32";
     }
-  }
-  for (const TensorView* m : MatricesOf(w)) {  // every layer's, experts and routers included
-    SM_CHECK(k.MatmulFor(m->type) != nullptr)
-        << "no matmul kernel for weight type " << static_cast<int>(m->type);
   }
 }
 
@@ -119,6 +126,7 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
     pool_ = own_pool_.get();
   }
   last_logits_tokens_.assign(static_cast<size_t>(options_.max_seqs), 0);
+  last_embed_.assign(static_cast<size_t>(options_.max_seqs), false);
 }
 
 Engine::~Engine() = default;
@@ -126,9 +134,12 @@ Engine::~Engine() = default;
 void Engine::CheckPlan(const StepPlan& plan) const {
   SM_CHECK(static_cast<int>(plan.seqs.size()) <= options_.max_seqs)
       << plan.seqs.size() << " seqs in a step, limit " << options_.max_seqs;
+  if (config_.encoder) return CheckEncoderPlan(plan);
   int64_t total = 0;
   int64_t logit_rows = 0;
   for (const SeqStep& seq : plan.seqs) {
+    SM_CHECK(seq.embed == PoolingType::kNone || seq.embed == PoolingType::kLast)
+        << "a decoder pools its last token only";
     if (seq.want_logits) {
       SM_CHECK(seq.logits_tokens >= 1 &&
                seq.logits_tokens <= static_cast<int64_t>(seq.tokens.size()))
@@ -161,6 +172,24 @@ void Engine::CheckPlan(const StepPlan& plan) const {
       << logit_rows << " logits rows in a step, limit " << act_.max_logit_rows;
 }
 
+void Engine::CheckEncoderPlan(const StepPlan& plan) const {
+  int64_t total = 0;
+  for (const SeqStep& seq : plan.seqs) {
+    SM_CHECK(!seq.want_logits) << "an encoder has no logits";
+    SM_CHECK(seq.start_pos == 0 && !seq.tokens.empty() &&
+             static_cast<int64_t>(seq.tokens.size()) <= config_.context_length)
+        << "an encoder runs whole inputs of 1.." << config_.context_length << " tokens, got "
+        << seq.tokens.size() << " from " << seq.start_pos;
+    SM_CHECK(seq.embed == PoolingType::kNone || PoolsInput(seq.embed)) << "unknown pooling";
+    for (TokenId id : seq.tokens) {
+      SM_CHECK(id >= 0 && id < config_.vocab_size) << "token id " << id << " out of range";
+    }
+    total += static_cast<int64_t>(seq.tokens.size());
+  }
+  SM_CHECK(total <= options_.max_step_tokens)
+      << total << " tokens in a step, limit " << options_.max_step_tokens;
+}
+
 void Engine::Step(const StepPlan& plan) {
   const auto start = profile_ != nullptr ? std::chrono::steady_clock::now()
                                          : std::chrono::steady_clock::time_point();
@@ -174,11 +203,16 @@ void Engine::Step(const StepPlan& plan) {
       plan.parallel_threshold > 0 ? plan.parallel_threshold : options_.parallel_threshold;
   limits.profile = profile_;
   OpRunner ops(deterministic ? deterministic_ : parallel_, packed_, pool_, limits, &act_);
-  const LlamaForwardContext ctx{config_, weights_, *kv_};
-  ForwardLlama(ctx, plan, ops, &act_);
+  if (config_.encoder) {
+    ForwardBert(config_, weights_, plan, ops, &act_);
+  } else {
+    const LlamaForwardContext ctx{config_, weights_, *kv_};
+    ForwardLlama(ctx, plan, ops, &act_);
+  }
   last_step_seqs_ = static_cast<int>(plan.seqs.size());
   for (int s = 0; s < last_step_seqs_; s++) {
     last_logits_tokens_[s] = plan.seqs[s].want_logits ? plan.seqs[s].logits_tokens : 0;
+    last_embed_[s] = plan.seqs[s].embed != PoolingType::kNone;
   }
   if (profile_ != nullptr) {
     profile_->AddStep(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -191,6 +225,13 @@ void Engine::ForEach(int n, const std::function<void(int)>& body) {
   pool_->ParallelFor(n, options_.num_threads, Partition::kDynamic, [&](kernels::RowRange r, int) {
     for (int i = r.begin; i < r.end; i++) body(i);
   });
+}
+
+std::span<const float> Engine::Embedding(int seq_index) const {
+  SM_CHECK(seq_index >= 0 && seq_index < last_step_seqs_ && last_embed_[seq_index])
+      << "seq " << seq_index << " did not ask for an embedding in the last step";
+  return std::span<const float>(act_.pooled)
+      .subspan(static_cast<size_t>(seq_index) * config_.dim, static_cast<size_t>(config_.dim));
 }
 
 std::span<float> Engine::Logits(int seq_index, int j) {

@@ -52,7 +52,8 @@ bool EngineLoop::Step() {
   engine_->Step(plan_);
   SampleAndUpdate(
       scheduler_, LogitsAtFn([this](int i, int j) { return engine_->Logits(i, j); }),
-      [this](int n, const std::function<void(int)>& body) { engine_->ForEach(n, body); });
+      [this](int n, const std::function<void(int)>& body) { engine_->ForEach(n, body); },
+      [this](int row) { return engine_->Embedding(row); });
   scheduler_->PublishStats(stats_);
   return true;
 }

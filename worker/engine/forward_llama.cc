@@ -121,6 +121,22 @@ void ComputeLogits(const LlamaForwardContext& m, const StepPlan& plan, OpRunner&
   }
 }
 
+// For every seq whose slice ends an input to embed (SeqStep::embed, last-token pooling): row s of
+// act->pooled = rmsnorm(x of its last token) * final_norm, the state the classifier would read.
+void PoolLastTokens(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& ops,
+                    Activations* a) {
+  const int dim = m.config.dim;
+  int t = 0;  // first token of the current sequence
+  for (size_t s = 0; s < plan.seqs.size(); s++) {
+    const SeqStep& seq = plan.seqs[s];
+    t += static_cast<int>(seq.tokens.size());
+    if (seq.embed == PoolingType::kNone) continue;
+    const float* last = a->x.data() + static_cast<int64_t>(t - 1) * dim;  // [dim]
+    float* out = a->pooled.data() + static_cast<int64_t>(s) * dim;        // [dim]
+    ops.RmsNorm(last, m.weights.final_norm, out, 1, dim, m.config.rms_norm_eps);
+  }
+}
+
 // Layer l's q and k ([n, q_dim], [n, kv_dim] in act) made ready to attend: per-head RMSNorm
 // (qwen3, gemma3), RoPE (not in smollm3's every 4th layer), gemma's query scale.
 void PositionQk(const LlamaForwardContext& m, int l, int n, OpRunner& ops, Activations* a) {
@@ -195,6 +211,7 @@ void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& 
   }
 
   ComputeLogits(m, plan, ops, a);  // final norm and classifier, last token(s) of each seq that asks
+  PoolLastTokens(m, plan, ops, a);  // final norm of the last token of each input to embed
 }
 
 }  // namespace smallmind::worker

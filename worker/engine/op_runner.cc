@@ -350,6 +350,22 @@ void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int
                      [&](RowRange tokens, int) { table_.rmsnorm(x, wt, out, dim, eps, tokens); });
 }
 
+void OpRunner::LayerNorm(const float* x, const TensorView& weight, const TensorView& bias,
+                         float* out, int n, int dim, float eps) {
+  const OpTimer timer(limits_.profile, OpKind::kRmsNorm);
+  const float* wt = weight.f32();
+  const float* b = bias.f32();
+  pool_->ParallelFor(n, Threads(n, 3 * dim), Partition::kStaticRows, [&](RowRange tokens, int) {
+    table_.layernorm(x, wt, b, out, dim, eps, tokens);
+  });
+}
+
+void OpRunner::Gelu(float* x, int n, int hidden) {
+  const OpTimer timer(limits_.profile, OpKind::kSwiGlu);
+  pool_->ParallelFor(n, Threads(n, 4 * hidden), Partition::kStaticRows,
+                     [&](RowRange tokens, int) { table_.gelu(x, hidden, tokens); });
+}
+
 void OpRunner::Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
                     const kernels::RopeFreqs& freqs, kernels::RopeLayout layout) {
   const OpTimer timer(limits_.profile, OpKind::kRope);

@@ -74,6 +74,11 @@ class OpRunner {
   // Rotates the n_heads heads of each of n tokens of x in place.
   void Rope(float* x, const int32_t* positions, int n, int n_heads, int head_dim,
             const kernels::RopeFreqs& freqs, kernels::RopeLayout layout);
+  // out[t, :] = layernorm(x[t, :]) * weight + bias for t < n (encoders).
+  void LayerNorm(const float* x, const TensorView& weight, const TensorView& bias, float* out,
+                 int n, int dim, float eps);
+  // x[t, :] = gelu(x[t, :]) for t < n (an encoder's ungated feed-forward).
+  void Gelu(float* x, int n, int hidden);
   void SwiGlu(float* gate, const float* up, int n, int hidden);
   void GeGlu(float* gate, const float* up, int n, int hidden);
   // x[t, :] *= s for t < n.

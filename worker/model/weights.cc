@@ -35,6 +35,49 @@ shared::Status CheckOptional(const TensorView& t, const std::string& name, int64
   return t.present() ? CheckShape(t, name, 1, cols) : shared::Status::Ok();
 }
 
+// A required [1, cols] F32 vector (an encoder's biases and LayerNorm weights).
+shared::Status CheckF32Vector(const TensorView& t, const std::string& name, int64_t cols) {
+  SM_RETURN_IF_ERROR(CheckShape(t, name, 1, cols));
+  if (t.type != kernels::DType::kF32)
+    return shared::InvalidArgument("tensor " + name + " must be F32");
+  return shared::Status::Ok();
+}
+
+// An encoder's tensors (ModelConfig::encoder): embeddings, their LayerNorm, and per layer q/k/v/o
+// and the FFN's up and down with their biases and the two post-LayerNorms.
+shared::Status ValidateEncoderWeights(const ModelConfig& c, const Weights& w) {
+  SM_RETURN_IF_ERROR(
+      CheckShape(w.position_embedding, "position_embedding", c.context_length, c.dim));
+  if (!w.token_types.present() || w.token_types.cols != c.dim || w.token_types.rows < 1 ||
+      w.token_types.type != kernels::DType::kF32) {
+    return shared::InvalidArgument("tensor token_types must be F32 rows of " +
+                                   std::to_string(c.dim));
+  }
+  SM_RETURN_IF_ERROR(CheckF32Vector(w.embedding_norm, "embedding_norm", c.dim));
+  SM_RETURN_IF_ERROR(CheckF32Vector(w.embedding_norm_b, "embedding_norm_b", c.dim));
+  for (int l = 0; l < c.n_layers; l++) {
+    const LayerWeights& lw = w.layers[l];
+    const std::string p = "layer " + std::to_string(l) + " ";
+    SM_RETURN_IF_ERROR(CheckShape(lw.wq, p + "wq", c.q_dim(), c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wk, p + "wk", c.kv_dim(), c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wv, p + "wv", c.kv_dim(), c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.wo, p + "wo", c.dim, c.q_dim()));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w3, p + "ffn_up", c.hidden_dim, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w2, p + "ffn_down", c.dim, c.hidden_dim));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.bq, p + "bq", c.q_dim()));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.bk, p + "bk", c.kv_dim()));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.bv, p + "bv", c.kv_dim()));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.bo, p + "bo", c.dim));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.ffn_up_b, p + "ffn_up_b", c.hidden_dim));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.ffn_down_b, p + "ffn_down_b", c.dim));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.attn_out_norm, p + "attn_out_norm", c.dim));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.attn_out_norm_b, p + "attn_out_norm_b", c.dim));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.layer_out_norm, p + "layer_out_norm", c.dim));
+    SM_RETURN_IF_ERROR(CheckF32Vector(lw.layer_out_norm_b, p + "layer_out_norm_b", c.dim));
+  }
+  return shared::Status::Ok();
+}
+
 shared::Status CheckExperts(const ExpertsView& v, const std::string& name, int n, int64_t rows,
                             int64_t cols) {
   if (v.count() != n) {
@@ -164,6 +207,7 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
     return shared::InvalidArgument("weights hold " + std::to_string(w.layers.size()) +
                                    " layers, config says " + std::to_string(c.n_layers));
   }
+  if (c.encoder) return ValidateEncoderWeights(c, w);
   for (int l = 0; l < c.n_layers; l++) {
     const LayerWeights& lw = w.layers[l];
     const std::string p = "layer " + std::to_string(l) + " ";
@@ -191,7 +235,8 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
 }
 
 std::vector<const TensorView*> MatricesOf(const Weights& w) {
-  std::vector<const TensorView*> m = {&w.classifier};
+  std::vector<const TensorView*> m;
+  if (w.classifier.present()) m.push_back(&w.classifier);  // an encoder has none
   for (const LayerWeights& l : w.layers) {
     for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3, &l.router}) {
       if (t->present()) m.push_back(t);

@@ -81,6 +81,15 @@ struct LayerWeights {
   ExpertsView gate_exps;  // [n_experts] x [expert_ffn_dim, dim]
   ExpertsView up_exps;    // [n_experts] x [expert_ffn_dim, dim]
   ExpertsView down_exps;  // [n_experts] x [dim, expert_ffn_dim]
+  // Encoder (config.encoder; forward_bert.cc), beside wq, wk, wv, wo, w3 (ffn_up) and w2
+  // (ffn_down) and the q/k/v biases above; every one [1, width] F32:
+  TensorView bo;                // [1, dim] attn_output.bias
+  TensorView attn_out_norm;     // [1, dim] LayerNorm of the residual after attention
+  TensorView attn_out_norm_b;   // [1, dim] its bias
+  TensorView ffn_up_b;          // [1, hidden_dim]
+  TensorView ffn_down_b;        // [1, dim]
+  TensorView layer_out_norm;    // [1, dim] LayerNorm of the residual after the FFN
+  TensorView layer_out_norm_b;  // [1, dim] its bias
 };
 
 struct Weights {
@@ -93,6 +102,11 @@ struct Weights {
   // rope_freqs.weight; Phi-3's LongRoPE rope_factors_long or _short.weight, whichever the served
   // context picks; kernels::RopeFreqs::factors), shared by every layer.
   TensorView rope_freqs;
+  // Encoder only (config.encoder), in place of final_norm and classifier:
+  TensorView position_embedding;  // [context_length, dim] learned absolute positions
+  TensorView token_types;         // [n_types, dim] F32; every input is of type 0 (its row 0)
+  TensorView embedding_norm;      // [1, dim] LayerNorm of token + type + position embeddings
+  TensorView embedding_norm_b;    // [1, dim] its bias
 };
 
 // A loaded llama-family model: its hyperparameters and weights.

@@ -10,6 +10,14 @@ void CommandQueue::Push(Command command) {
   cv_.notify_one();
 }
 
+void CommandQueue::PushAll(std::vector<Command> commands) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Command& c : commands) commands_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
 void CommandQueue::DrainInto(std::deque<Command>* out, bool wait) {
   std::unique_lock<std::mutex> lock(mu_);
   if (wait) cv_.wait(lock, [this] { return closed_ || !commands_.empty(); });

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <variant>
+#include <vector>
 
 #include "worker/sched/sequence.h"
 
@@ -25,6 +26,9 @@ using Command = std::variant<SubmitCommand, CancelCommand>;
 class CommandQueue {
  public:
   void Push(Command command);
+  // Pushes every command at once: the consumer drains all of them in the same round (the inputs
+  // of one embedding request reach the same scheduling decision).
+  void PushAll(std::vector<Command> commands);
   // Moves every queued command into `out`. When `wait` and the queue is empty, blocks until a
   // command arrives or Close() is called.
   void DrainInto(std::deque<Command>* out, bool wait);

@@ -18,6 +18,7 @@ Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, int block
   step_tokens_.reserve(options.max_seqs);
   step_drafts_.reserve(options.max_seqs);
   slots_.reserve(options.max_seqs);
+  embed_rows_.reserve(options.max_seqs);
 }
 
 Scheduler::~Scheduler() { CancelAll(); }
@@ -28,6 +29,15 @@ void Scheduler::Add(std::unique_ptr<Sequence> seq) {
     rejected.status = shared::ResourceExhausted(
         "worker queue is full (" + std::to_string(options_.max_waiting) + " waiting requests)");
     output_.AddFinish(seq->sink, seq->id, std::move(rejected));
+    return;
+  }
+  if (options_.encoder && seq->num_prompt_tokens > options_.max_step_tokens) {
+    FinishEvent refused;
+    refused.status =
+        shared::InvalidArgument("the input has " + std::to_string(seq->num_prompt_tokens) +
+                                " tokens, more than an encoder step holds (" +
+                                std::to_string(options_.max_step_tokens) + ", --max-step-tokens)");
+    output_.AddFinish(seq->sink, seq->id, std::move(refused));
     return;
   }
   int max_positions = seq->num_prompt_tokens + seq->request.stopping.max_new_tokens;
@@ -119,6 +129,12 @@ bool Scheduler::Schedule(StepShape* out) const {
   // its unreferenced blocks uses up room like allocating would.
   for (const auto& seq : waiting_) {
     if (static_cast<int>(shape.entries.size()) == options_.max_seqs || budget == 0) break;
+    if (options_.encoder) {  // whole inputs, in order, no blocks
+      if (seq->num_pending() > budget) break;
+      budget -= seq->num_pending();
+      shape.entries.push_back({seq.get(), seq->num_pending(), 0, true, 0});
+      continue;
+    }
     const PrefixCache::Match hit = prefix_cache_.Find(seq->tokens, seq->request.mode);
     const int cached = hit.blocks * block_size_;
     int spare = free_blocks - hit.evictable - static_cast<int>(shape.entries.size());
@@ -261,8 +277,11 @@ SeqStep Scheduler::SliceOf(const StepShape& shape, const StepShape::Entry& e) {
       seq->spec.controller.OnStepWithoutDraft();
     }
     std::span<const TokenId> all(seq->tokens);
-    return {all.subspan(seq->num_computed, e.n_tokens), seq->num_computed, blocks,
-            seq->num_computed + e.n_tokens == seq->num_tokens()};
+    const bool last = seq->num_computed + e.n_tokens == seq->num_tokens();
+    SeqStep step{all.subspan(seq->num_computed, e.n_tokens), seq->num_computed, blocks,
+                 last && seq->request.embed == PoolingType::kNone};
+    if (last) step.embed = seq->request.embed;
+    return step;
   }
   // A verification step: the last accepted token, then the drafts, each with its logits.
   std::vector<TokenId>& feed = seq->spec.feed;
@@ -298,10 +317,18 @@ std::span<SampleSlot> Scheduler::Advance() {
     Sequence* seq = step_seqs_[i];
     // Drafts' positions count only once verified (Update).
     seq->num_computed += step_tokens_[i] - step_drafts_[i];
+    if (options_.encoder) {  // no cache: the input is computed and embedded
+      embed_rows_.push_back(static_cast<int>(i));
+      continue;
+    }
     prefix_cache_.OnComputed(seq->tokens, seq->num_computed, seq->request.mode, seq->block_table);
     prefix_cache_.ReleaseBehindWindow(options_.release_window, seq->num_computed, &seq->block_table,
                                       &seq->released_blocks);
     if (seq->num_pending() != 0) continue;
+    if (seq->request.embed != PoolingType::kNone) {
+      embed_rows_.push_back(static_cast<int>(i));
+      continue;
+    }
     if (seq->num_generated() == 0) {  // the prompt is in the KV cache now
       cached_prefixes_.Record(seq->request.prefix_keys, seq->tokens, seq->num_prompt_tokens,
                               seq->block_table, *pool_);
@@ -309,6 +336,24 @@ std::span<SampleSlot> Scheduler::Advance() {
     slots_.push_back(SampleSlot{&seq->picker, static_cast<int>(i), Pick{}});
   }
   return slots_;
+}
+
+void Scheduler::FinishEmbeddings(const EmbeddingAtFn& embedding) {
+  if (embed_rows_.empty()) return;
+  SM_CHECK(embedding != nullptr) << "a step embedded inputs but nothing reads their embeddings";
+  const Clock::time_point now = Clock::now();
+  for (int row : embed_rows_) {
+    Sequence* seq = step_seqs_[row];
+    seq->first_token = seq->last_token = now;  // the input's time to its result
+    FinishEvent event = seq->MakeFinishEvent(FinishReason::kStop);
+    const std::span<const float> v = embedding(row);
+    event.embedding.assign(v.begin(), v.end());
+    output_.AddFinish(seq->sink, seq->id, std::move(event));
+    seq->sink = nullptr;
+    Release(seq);
+    seq->finished = true;
+  }
+  embed_rows_.clear();
 }
 
 void Scheduler::Update(std::span<const SampleSlot> slots, const LogitsAtFn& logits) {

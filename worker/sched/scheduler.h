@@ -61,6 +61,9 @@ struct SchedulerOptions {
     // compute-bound and verifying drafts would cost what they save (--spec-max-batch).
     int max_batch = 4;
   } speculation;
+  // An encoder model (ModelConfig::encoder): every sequence is one input fed whole in one step
+  // (Add refuses one longer than max_step_tokens), holds no KV blocks and skips the prefix cache.
+  bool encoder = false;
   // Logits rows a step may ask for: max_seqs plus room for every speculating sequence's drafts.
   int max_logit_rows() const {
     return max_seqs + (speculation.any() ? speculation.max_batch * speculation.draft.max_draft : 0);
@@ -93,6 +96,8 @@ struct DraftRequest {
 
 // Logits of token j of plan entry `row`'s logits rows (j = 0: the first; Engine::Logits).
 using LogitsAtFn = std::function<std::span<float>(int row, int j)>;
+// The pooled embedding of plan entry `row` (Engine::Embedding).
+using EmbeddingAtFn = std::function<std::span<const float>(int row)>;
 
 class Scheduler {
  public:
@@ -124,6 +129,9 @@ class Scheduler {
   // every sequence whose prompt or last token is now in the cache: each picks its next token
   // from its plan entry's logits (SampleStep fills slot.pick). The slots live until Update.
   std::span<SampleSlot> Advance();
+  // After Advance: finishes every embedding sequence (SequenceRequest::embed) whose input is now
+  // computed, its finish event carrying embedding(row) as pooled. Required when Advance found one.
+  void FinishEmbeddings(const EmbeddingAtFn& embedding);
   // Books the picks of the slots Advance returned: appends tokens and finishes to output(),
   // verifies the drafts of speculating sequences (each further row's pick, drawn by the same
   // picker in order, while the picks agree with the drafts: `logits` gives those rows; required
@@ -200,6 +208,7 @@ class Scheduler {
   std::vector<int> step_tokens_;      // [plan.seqs.size()]: tokens each entry fed
   std::vector<int> step_drafts_;      // [plan.seqs.size()]: draft tokens among them
   std::vector<SampleSlot> slots_;     // [<= plan.seqs.size()]: the entries that pick this step
+  std::vector<int> embed_rows_;       // [<= plan.seqs.size()]: the entries whose input is embedded
   StepOutput output_;                 // events not yet published; capacity reused
 };
 
@@ -209,13 +218,17 @@ inline void SampleAndUpdate(Scheduler* scheduler,
                             const std::function<std::span<float>(int)>& logits,
                             const ForEachFn& for_each = nullptr) {
   const std::span<SampleSlot> slots = scheduler->Advance();
+  scheduler->FinishEmbeddings(nullptr);
   SampleStep(slots, logits, for_each);
   scheduler->Update(slots);
 }
 // The same for a scheduler that may speculate: `logits` gives every logits row of an entry.
+// `embedding` gives the pooled rows of the entries that embed (none may when it is null).
 inline void SampleAndUpdate(Scheduler* scheduler, const LogitsAtFn& logits,
-                            const ForEachFn& for_each = nullptr) {
+                            const ForEachFn& for_each = nullptr,
+                            const EmbeddingAtFn& embedding = nullptr) {
   const std::span<SampleSlot> slots = scheduler->Advance();
+  scheduler->FinishEmbeddings(embedding);
   SampleStep(
       slots, [&](int row) { return logits(row, 0); }, for_each);
   scheduler->Update(slots, logits);

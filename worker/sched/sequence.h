@@ -16,6 +16,7 @@
 #include "worker/sched/draft_cache.h"
 #include "worker/sched/step_output.h"
 #include "worker/spec/draft_controller.h"
+#include "worker/types/pooling_type.h"
 
 namespace smallmind::worker {
 
@@ -53,6 +54,10 @@ struct SequenceRequest {
   // runtime.speculation: false (OFF) never drafts for this request; true (AUTO) drafts when the
   // worker has a drafter. Either way the tokens are the same (the target verifies every draft).
   bool speculate = true;
+  // Not kNone: an embedding request's input (docs/embeddings.md): the prompt is computed and
+  // pooled so (the engine's SeqStep::embed), nothing is generated, and the finish event carries
+  // the embedding.
+  PoolingType embed = PoolingType::kNone;
 };
 
 // A sequence's speculative decoding: the draft length controller, the tokens a verification step

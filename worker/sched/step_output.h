@@ -56,6 +56,8 @@ struct FinishEvent {
   double prefill_tokens_per_s = 0;
   double decode_tokens_per_s = 0;
   ExecutionRecord execution;
+  // An embedding sequence's pooled vector ([dim], not normalised); empty for generation.
+  std::vector<float> embedding;
 };
 
 // One event of one sequence. Token events index the StepOutput's flat buffers; a finish event is

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/exec_mode.h"
+#include "worker/types/pooling_type.h"
 #include "worker/types/token_id.h"
 
 namespace smallmind::worker {
@@ -23,6 +24,10 @@ struct SeqStep {
   // With want_logits: how many of the slice's last tokens get logits (1 <= this <= tokens.size()):
   // a speculative verification step wants one row per fed token.
   int logits_tokens = 1;
+  // Not kNone: the slice ends the input and the engine pools its embedding (Engine::Embedding):
+  // an encoder's whole input (start_pos 0) by mean, [CLS] or last token; a decoder's last token's
+  // final-normed state (kLast only).
+  PoolingType embed = PoolingType::kNone;
 };
 
 struct StepPlan {

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "worker/types/pooling_type.h"
+
 namespace smallmind::worker {
 
 enum class RopeStyle {
@@ -70,6 +72,17 @@ struct ModelConfig {
   int expert_ffn_dim = 0;
   // Whether the top-k router weights are divided by their sum (llama.cpp's norm_w).
   bool expert_weights_norm = false;
+
+  // An encoder (BERT, docs/embeddings.md): learned position and token-type embeddings and a
+  // LayerNorm before the first layer, post-LayerNorm blocks with biases, bidirectional attention
+  // over one input and an ungated GELU feed-forward; no RoPE, no output norm, no classifier. Its
+  // inputs run whole in one step and keep no KV cache (worker/engine/forward_bert.h).
+  bool encoder = false;
+  float layer_norm_eps = 1e-12f;  // encoder: the LayerNorms' epsilon
+  // How an embedding is pooled from the last hidden states (GGUF {arch}.pooling_type): an
+  // encoder's mean or [CLS], a decoder embedder's last token (Qwen3-Embedding); kNone: the file
+  // names none (a generation model; /v1/embeddings then needs an explicit last-token request).
+  PoolingType pooling = PoolingType::kNone;
 
   bool moe() const { return n_experts > 0; }
   int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }

@@ -8,8 +8,6 @@
 // F32/F16/BF16 models, 0.05 for models with quantized tensors (step_comparison.h says how tokens
 // in one top-5 but not the other are treated). A case stored with a `disabled` reason is a known
 // failure: its tests are DISABLED_ (bench/compare/README.md, "Known discrepancy").
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -28,6 +26,7 @@
 #include "tests/testing/child_process.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/shared_data.h"
+#include "tests/worker/conformance/file_sha256.h"
 #include "tests/worker/conformance/greedy_runner.h"
 #include "tests/worker/conformance/oracle_case.h"
 #include "tests/worker/conformance/step_comparison.h"
@@ -36,30 +35,9 @@
 namespace smallmind::worker {
 namespace {
 
+using testing::FileSha256;
 using testing::OracleCase;
 using testing::OraclePrompt;
-
-// Lowercase hex SHA-256 of the file at `path`; "" when it cannot be read.
-std::string FileSha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::vector<char> buf(1 << 16);
-  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
-    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &length);
-  std::string hex;
-  for (unsigned int i = 0; i < length; i++) {
-    char byte[3];
-    std::snprintf(byte, sizeof(byte), "%02x", digest[i]);
-    hex += byte;
-  }
-  return hex;
-}
 
 constexpr std::string_view kSharedMark = "$SHARED";  // in modelgen flags: the ../shared folder
 

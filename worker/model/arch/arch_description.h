@@ -74,6 +74,11 @@ struct ArchDescription {
   bool partial_rotary = false;
   // n > 0: layer l has no RoPE when (l + 1) % n == 0 (smollm3: 4); 0: every layer rotates.
   int no_rope_period = 0;
+  // An encoder (ModelConfig::encoder, BERT): its own tensor set (position and token-type
+  // embeddings, LayerNorms with biases, biased projections, ungated FFN) read by the loader's
+  // encoder mapping, {arch}.attention.layer_norm_epsilon for the norms and
+  // {arch}.attention.causal, which must be false; none of the llama skeleton's norms or classifier.
+  bool encoder = false;
   // `{arch}.` keys (suffixes) this family may carry beyond gguf_arch_keys.cc's common list: ones
   // it reads, or ones llama.cpp ignores for it (its description says why).
   std::span<const std::string_view> extra_keys = {};
@@ -88,6 +93,7 @@ extern const ArchDescription kPhi3Arch;      // phi3_arch.cc
 extern const ArchDescription kSmolLm3Arch;   // smollm3_arch.cc
 extern const ArchDescription kGemma2Arch;    // gemma2_arch.cc
 extern const ArchDescription kGemma3Arch;    // gemma3_arch.cc
+extern const ArchDescription kBertArch;      // bert_arch.cc
 
 // Every supported family, in the order error messages list them.
 std::span<const ArchDescription* const> SupportedArchs();

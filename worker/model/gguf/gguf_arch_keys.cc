@@ -11,7 +11,7 @@ namespace {
 // `{arch}.` keys the loader reads (gguf_loader.cc checks their values), or that do not change what
 // is computed: vocab_size repeats token_embd's rows, the yarn context length matters only to yarn
 // (refused there), tensor_data_layout and finetuned are provenance.
-constexpr std::array<std::string_view, 18> kAccepted = {
+constexpr std::array<std::string_view, 19> kAccepted = {
     "context_length",
     "embedding_length",
     "block_count",
@@ -30,6 +30,7 @@ constexpr std::array<std::string_view, 18> kAccepted = {
     "rope.scaling.finetuned",
     "vocab_size",
     "tensor_data_layout",
+    "pooling_type",
 };
 
 // The mixture-of-experts keys gguf_loader.cc reads, for families with experts (docs/moe.md).

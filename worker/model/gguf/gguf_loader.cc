@@ -164,6 +164,43 @@ shared::Status MapLayer(TensorMapper& t, const ArchDescription& d, const ModelCo
   return shared::Status::Ok();
 }
 
+// An encoder's tensors beside token_embd (llama.cpp's bert names): position and token-type
+// embeddings, the embedding LayerNorm, and per layer q/k/v/output with biases, the two
+// post-LayerNorms and the ungated FFN's up and down with biases.
+shared::Status MapEncoder(TensorMapper& t, const ModelConfig& c, Weights* w) {
+  SM_ASSIGN_OR_RETURN(w->position_embedding, t.Get("position_embd.weight", true));
+  SM_ASSIGN_OR_RETURN(w->token_types, t.Get("token_types.weight", true));
+  SM_ASSIGN_OR_RETURN(w->embedding_norm, t.Get("token_embd_norm.weight", true));
+  SM_ASSIGN_OR_RETURN(w->embedding_norm_b, t.Get("token_embd_norm.bias", true));
+  w->layers.resize(c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights& lw = w->layers[l];
+    const std::pair<TensorView*, const char*> named[] = {
+        {&lw.wq, "attn_q.weight"},
+        {&lw.bq, "attn_q.bias"},
+        {&lw.wk, "attn_k.weight"},
+        {&lw.bk, "attn_k.bias"},
+        {&lw.wv, "attn_v.weight"},
+        {&lw.bv, "attn_v.bias"},
+        {&lw.wo, "attn_output.weight"},
+        {&lw.bo, "attn_output.bias"},
+        {&lw.attn_out_norm, "attn_output_norm.weight"},
+        {&lw.attn_out_norm_b, "attn_output_norm.bias"},
+        {&lw.w3, "ffn_up.weight"},
+        {&lw.ffn_up_b, "ffn_up.bias"},
+        {&lw.w2, "ffn_down.weight"},
+        {&lw.ffn_down_b, "ffn_down.bias"},
+        {&lw.layer_out_norm, "layer_output_norm.weight"},
+        {&lw.layer_out_norm_b, "layer_output_norm.bias"},
+    };
+    for (const auto& [view, name] : named) {
+      SM_ASSIGN_OR_RETURN(*view, t.Get(p + name, true));
+    }
+  }
+  return shared::Status::Ok();
+}
+
 // The head size: attention.key_length when present (attention.value_length must then be the same:
 // separate k and v widths are not supported), else embedding / heads. Sets c->head_size only when
 // the file names one that differs from embedding / heads, so older files keep their config.
@@ -292,6 +329,48 @@ shared::Status ReadExperts(const GgufFile& f, const ArchDescription& d, ModelCon
   return shared::Status::Ok();
 }
 
+// An encoder's keys: the LayerNorm epsilon, and attention.causal, which must be false when present
+// (a causal BERT is not what llama.cpp's bert graph computes either).
+shared::Status ReadEncoderKeys(const GgufFile& f, const std::string& a, ModelConfig* c) {
+  c->encoder = true;
+  SM_ASSIGN_OR_RETURN(c->layer_norm_eps, f.GetF32(a + ".attention.layer_norm_epsilon"));
+  if (!(c->layer_norm_eps > 0.0f) || !std::isfinite(c->layer_norm_eps)) {
+    return shared::InvalidArgument(f.path() + ": " + a +
+                                   ".attention.layer_norm_epsilon must be a finite value > 0");
+  }
+  const std::string causal_key = a + ".attention.causal";
+  if (f.Find(causal_key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(bool causal, f.GetBool(causal_key));
+    if (causal) {
+      return shared::InvalidArgument(f.path() + ": metadata key '" + causal_key +
+                                     "' is true: smallmind runs " + a +
+                                     " with bidirectional attention only");
+    }
+  }
+  return shared::Status::Ok();
+}
+
+// {arch}.pooling_type (llama.cpp's enum): an encoder pools by mean, [CLS] or last token; a
+// decoder only by its last token (Qwen3-Embedding: its prefill runs in chunks, so only the last
+// token's final state is at hand). Rank (classification heads) is refused by name.
+shared::Status ReadPooling(const GgufFile& f, const std::string& a, ModelConfig* c) {
+  const std::string key = a + ".pooling_type";
+  if (f.Find(key) == nullptr) return shared::Status::Ok();
+  SM_ASSIGN_OR_RETURN(int64_t v, f.GetInt(key));
+  const auto p = static_cast<PoolingType>(v);
+  const bool ok = p == PoolingType::kNone || p == PoolingType::kLast ||
+                  (c->encoder && (p == PoolingType::kMean || p == PoolingType::kCls));
+  if (v < 0 || v > 4 || !ok) {
+    return shared::InvalidArgument(
+        f.path() + ": metadata key '" + key + "' is " + std::to_string(v) + ", a pooling " +
+        "smallmind does not implement for " + a +
+        (c->encoder ? " (implemented: none 0, mean 1, cls 2, last 3)"
+                    : " (a decoder pools by its last token: none 0, last 3)"));
+  }
+  c->pooling = p;
+  return shared::Status::Ok();
+}
+
 shared::Result<const ArchDescription*> ArchOf(const std::string& path, const std::string& name) {
   const ArchDescription* d = FindArch(name);
   if (d == nullptr) {
@@ -310,6 +389,12 @@ shared::Result<Weights> MapGgufWeights(const GgufFile& f, const ModelConfig& c,
   TensorMapper t(f, storage);
   Weights w;
   SM_ASSIGN_OR_RETURN(w.token_embedding, t.Get("token_embd.weight", true));
+  if (d->encoder) {
+    SM_RETURN_IF_ERROR(MapEncoder(t, c, &w));
+    SM_RETURN_IF_ERROR(t.CheckAllUsed(d->name));
+    w.storage = std::move(storage);
+    return w;
+  }
   SM_ASSIGN_OR_RETURN(w.final_norm, t.Get("output_norm.weight", true));
   SM_ASSIGN_OR_RETURN(w.classifier, t.Get("output.weight", false));
   if (!w.classifier.present()) w.classifier = w.token_embedding;  // tied embeddings
@@ -345,7 +430,12 @@ shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
     SM_ASSIGN_OR_RETURN(c.n_kv_heads, GetDim(f, a + ".attention.head_count_kv", kMaxDim));
   }
   SM_ASSIGN_OR_RETURN(c.context_length, GetDim(f, a + ".context_length", kMaxContext));
-  SM_ASSIGN_OR_RETURN(c.rms_norm_eps, f.GetF32(a + ".attention.layer_norm_rms_epsilon"));
+  if (d->encoder) {
+    SM_RETURN_IF_ERROR(ReadEncoderKeys(f, a, &c));
+  } else {
+    SM_ASSIGN_OR_RETURN(c.rms_norm_eps, f.GetF32(a + ".attention.layer_norm_rms_epsilon"));
+  }
+  SM_RETURN_IF_ERROR(ReadPooling(f, a, &c));
   if (f.Find(a + ".rope.freq_base") != nullptr) {
     SM_ASSIGN_OR_RETURN(c.rope_theta, f.GetF32(a + ".rope.freq_base"));
   }

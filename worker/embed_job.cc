@@ -1,0 +1,74 @@
+#include "worker/embed_job.h"
+
+#include "shared/grpc_status.h"
+#include "worker/embed_request_builder.h"
+#include "worker/engine/pooling.h"
+
+namespace smallmind::worker {
+
+EmbedJob::EmbedJob(int n_inputs, int dimensions, grpc::ServerUnaryReactor* reactor,
+                   v1::EmbedResponse* response)
+    : dimensions_(dimensions),
+      reactor_(reactor),
+      response_(response),
+      vectors_(static_cast<size_t>(n_inputs)),
+      tokens_(static_cast<size_t>(n_inputs), 0),
+      remaining_(n_inputs) {
+  for (int i = 0; i < n_inputs; i++) sinks_.push_back(std::make_unique<InputSink>(this, i));
+}
+
+void EmbedJob::Start(const v1::EmbedWork& work, const LoadedModel& model, CommandQueue* commands,
+                     std::atomic<uint64_t>* next_sequence_id, int worker_id,
+                     grpc::ServerUnaryReactor* reactor, v1::EmbedResponse* response) {
+  shared::Result<EmbedRequests> built = BuildEmbedRequests(work, model);
+  if (!built.ok()) {
+    reactor->Finish(shared::ToGrpcStatus(built.status()));
+    return;
+  }
+  const int n = static_cast<int>(built->inputs.size());
+  response->set_request_id(work.request().request_id());
+  response->set_worker_id(static_cast<uint32_t>(worker_id));
+  auto* job = new EmbedJob(n, built->dimensions, reactor, response);
+  std::vector<Command> submits;
+  submits.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; i++) {
+    job->tokens_[i] = static_cast<int>(built->inputs[i].prompt.size());
+    submits.emplace_back(SubmitCommand{std::make_unique<Sequence>(
+        next_sequence_id->fetch_add(1), std::move(built->inputs[i]), *model.tokenizer,
+        model.llama.config.vocab_size, job->sinks_[i].get())});
+  }
+  commands->PushAll(std::move(submits));  // the job now belongs to its sinks' finishes
+}
+
+void EmbedJob::OnInputDone(int index, const FinishEvent& event) {
+  if (!event.status.ok() && first_error_.ok()) {
+    first_error_ = event.status;
+  } else if (event.status.ok() && event.embedding.empty() && first_error_.ok()) {
+    first_error_ = shared::Unavailable("the worker stopped before the input was embedded");
+  }
+  vectors_[index] = event.embedding;
+  if (--remaining_ > 0) return;
+  Complete();
+  delete this;  // the last call of the last sink (SequenceSink's contract)
+}
+
+void EmbedJob::Complete() {
+  if (!first_error_.ok()) {
+    reactor_->Finish(shared::ToGrpcStatus(first_error_));
+    return;
+  }
+  uint32_t prompt_tokens = 0;
+  for (size_t i = 0; i < vectors_.size(); i++) {
+    std::vector<float>& v = vectors_[i];
+    v.resize(static_cast<size_t>(dimensions_));  // OpenAI's `dimensions`: truncate, renormalise
+    L2Normalize(v);
+    v1::Embedding* e = response_->add_embeddings();
+    e->mutable_values()->Add(v.begin(), v.end());
+    e->set_tokens(static_cast<uint32_t>(tokens_[i]));
+    prompt_tokens += static_cast<uint32_t>(tokens_[i]);
+  }
+  response_->mutable_usage()->set_prompt_tokens(prompt_tokens);
+  reactor_->Finish(grpc::Status::OK);
+}
+
+}  // namespace smallmind::worker
