@@ -19,15 +19,6 @@ EngineOptions DraftEngineOptions(const DraftModelOptions& o, ThreadPool* pool) {
   return e;
 }
 
-// The lowest id of the largest logit.
-TokenId Argmax(std::span<const float> logits) {
-  size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i) {
-    if (logits[i] > logits[best]) best = i;
-  }
-  return static_cast<TokenId>(best);
-}
-
 shared::Status Mismatch(const std::string& target, const std::string& draft,
                         const std::string& what) {
   return shared::InvalidArgument("--draft-model " + draft + " cannot draft for " + target +
@@ -79,6 +70,11 @@ bool DraftModel::Prepare(Sequence* seq, int length) {
   if (c.drafts.capacity() < static_cast<size_t>(options_.max_draft)) {
     c.drafts.reserve(options_.max_draft);  // once per sequence (the scheduler reserves it)
   }
+  if (!c.picker) {  // once per sequence (the scheduler builds it at admission)
+    c.picker.emplace(seq->picker.sampler().params(), seq->picker.sampler().vocab_size());
+  }
+  // Draft 0 is for the position the target picks next, drawn as the target will draw it.
+  c.picker->Restart(seq->picker.sampler());
   const int n = seq->num_tokens();
   if (c.shifts != seq->context_shifts) {  // a shift rewrote the tokens
     c.Clear();
@@ -161,7 +157,8 @@ void DraftModel::RunStep() {
   engine_.Step(plan_);
   for (size_t s = 0; s < plan_.seqs.size(); ++s) {
     if (!plan_.seqs[s].want_logits) continue;
-    plan_seqs_[s]->spec.draft_model.drafts.push_back(Argmax(engine_.Logits(static_cast<int>(s))));
+    DraftCache& c = plan_seqs_[s]->spec.draft_model;
+    c.drafts.push_back(c.picker->Next(engine_.Logits(static_cast<int>(s))));
   }
 }
 

@@ -1,13 +1,15 @@
 // DraftModel: speculative decoding's second model. Before each step it runs a small model with the
-// target's vocabulary greedily for the decoding sequences the scheduler names
+// target's vocabulary for the decoding sequences the scheduler names
 // (Scheduler::DraftCandidates): one batched draft step per draft token, every drafting sequence's
 // next token in the same step (the first step also catches each sequence's draft cache up with
-// the tokens the target accepted since). The drafts land in each sequence's DraftCache, where
-// Scheduler::ProposeDraft reads them. It owns its own paged KV cache and engine, and runs on the
-// target engine's thread pool (the worker's pinned threads), on the deterministic kernels, so
-// the drafts are a function of the tokens. A draft never changes the output: the target verifies
-// every one (docs/speculation.md). Propose() does no heap allocation after construction.
-// Scheduler thread only; not thread-safe.
+// the tokens the target accepted since). Each draft is picked as the target picks (DraftPicker:
+// the request's sampling and the seeded draw of that position), so where the draft's logits equal
+// the target's, its drafts are the target's tokens, sampled or greedy. The drafts land in each
+// sequence's DraftCache, where Scheduler::ProposeDraft reads them. It owns its own paged KV cache
+// and engine, and runs on the target engine's thread pool (the worker's pinned threads), on the
+// deterministic kernels, so the drafts are a function of the tokens. A draft never changes the
+// output: the target verifies every one (docs/speculation.md). Propose() does no heap allocation
+// after construction. Scheduler thread only; not thread-safe.
 #pragma once
 
 #include <span>
@@ -55,7 +57,7 @@ class DraftModel {
   // Rolls seq's draft K/V back to the tokens it shares with the last proposal, sizes its block
   // table for `length` drafts; false when the blocks do not fit (then it drafts nothing).
   bool Prepare(Sequence* seq, int length);
-  // Runs plan_, then appends each wanting entry's greedy pick to its drafts.
+  // Runs plan_, then appends each wanting entry's pick (its DraftPicker's) to its drafts.
   void RunStep();
 
   const LlamaModel& model_;
