@@ -28,6 +28,11 @@ shared::Status Mismatch(const std::string& target, const std::string& draft,
 
 }  // namespace
 
+double DraftStepCost(const LlamaModel& target, const LlamaModel& draft) {
+  return static_cast<double>(draft.weights.storage.size()) /
+         static_cast<double>(std::max<size_t>(1, target.weights.storage.size()));
+}
+
 shared::Status CheckSameVocabulary(const Tokenizer& target, const std::string& target_name,
                                    const Tokenizer& draft, const std::string& draft_name) {
   if (target.vocab_size() != draft.vocab_size()) {
@@ -114,6 +119,7 @@ void DraftModel::Propose(std::span<const DraftRequest> requests) {
     drafting_.push_back(r.seq);
     lengths_.push_back(length);
   }
+  counts_.proposals += static_cast<int64_t>(drafting_.size());
   // Catch up with the tokens since the last proposal (a whole prompt the first time), in chunks
   // under the step's token budget; the chunk that ends at the last token gives the first draft.
   while (true) {
@@ -131,6 +137,7 @@ void DraftModel::Propose(std::span<const DraftRequest> requests) {
       plan_seqs_.push_back(seq);
       c.computed += chunk;
       budget -= chunk;
+      counts_.catch_up_tokens += chunk;
     }
     if (plan_.seqs.empty()) break;
     RunStep();
@@ -155,10 +162,12 @@ void DraftModel::Propose(std::span<const DraftRequest> requests) {
 
 void DraftModel::RunStep() {
   engine_.Step(plan_);
+  ++counts_.steps;
   for (size_t s = 0; s < plan_.seqs.size(); ++s) {
     if (!plan_.seqs[s].want_logits) continue;
     DraftCache& c = plan_seqs_[s]->spec.draft_model;
     c.drafts.push_back(c.picker->Next(engine_.Logits(static_cast<int>(s))));
+    ++counts_.draft_tokens;
   }
 }
 

@@ -12,6 +12,7 @@
 // after construction. Scheduler thread only; not thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +36,18 @@ struct DraftModelOptions {
   kernels::Isa isa = kernels::Isa::kBest;
 };
 
+// r of the DraftController's model of cost: one draft decode step over one target decode step,
+// both read-bound, so the ratio of their weight bytes.
+double DraftStepCost(const LlamaModel& target, const LlamaModel& draft);
+
+// What the proposals fed the draft model since it was built (tests and profiles count them).
+struct DraftModelCounts {
+  int64_t proposals = 0;        // sequences drafted for, one per sequence per Propose
+  int64_t steps = 0;            // draft engine steps
+  int64_t catch_up_tokens = 0;  // tokens fed to catch up with the target's (prompts included)
+  int64_t draft_tokens = 0;     // drafts made
+};
+
 // OK when `draft` can draft for `target`: the same vocabulary size, kind, BOS/EOS and every
 // token's piece; otherwise InvalidArgument naming both models and the first difference.
 shared::Status CheckSameVocabulary(const Tokenizer& target, const std::string& target_name,
@@ -51,6 +64,7 @@ class DraftModel {
   void Propose(std::span<const DraftRequest> requests);
 
   const BlockPool& blocks() const { return blocks_; }
+  const DraftModelCounts& counts() const { return counts_; }
   const ModelConfig& config() const { return model_.config; }
 
  private:
@@ -69,6 +83,7 @@ class DraftModel {
   std::vector<Sequence*> plan_seqs_;  // [plan_.seqs.size()]: whose entry
   std::vector<Sequence*> drafting_;   // this proposal's sequences
   std::vector<int> lengths_;          // [drafting_]: drafts wanted
+  DraftModelCounts counts_;
 };
 
 }  // namespace smallmind::worker
