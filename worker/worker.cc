@@ -237,11 +237,17 @@ shared::Status Worker::LoadDraftModel() {
     config_.kv.memory_mb = static_cast<int>(std::max<int64_t>(1, config_.kv.memory_mb - mib));
   }
   config_.scheduler.speculation.draft_model = true;
+  // The controllers weigh a draft step at the models' read ratio (draft_controller.h).
+  config_.scheduler.speculation.draft.draft_step_cost =
+      config_.draft_step_cost >= 0 ? config_.draft_step_cost
+                                   : DraftStepCost(model_->llama, draft_model_->llama);
   spdlog::info(
-      "draft model {}: {} layers, dim {}, {:.1f} MiB of weights; its KV cache {} blocks of {} "
-      "tokens ({} MiB, out of --kv-memory-mb: {} MiB left for the target's)",
+      "draft model {}: {} layers, dim {}, {:.1f} MiB of weights (a draft step costs {:.3f} of a "
+      "target step); its KV cache {} blocks of {} tokens ({} MiB, out of --kv-memory-mb: {} MiB "
+      "left for the target's)",
       draft_model_->source, d.n_layers, d.dim,
-      draft_model_->llama.weights.storage.size() / 1048576.0, draft_blocks_, bs, mib,
+      draft_model_->llama.weights.storage.size() / 1048576.0,
+      config_.scheduler.speculation.draft.draft_step_cost, draft_blocks_, bs, mib,
       config_.kv.memory_mb);
   return shared::Status::Ok();
 }

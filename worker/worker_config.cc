@@ -45,14 +45,20 @@ void AddSpeculationFlags(CLI::App& app, WorkerConfig& c) {
   SchedulerOptions::Speculation& spec = c.scheduler.speculation;
   app.add_option("--draft-model", c.draft_model.model,
                  "speculative decoding with a draft model (a GGUF path or builtin: name with the "
-                 "target's vocabulary): before each step it drafts greedily for every decoding "
-                 "stream, batched, and one step verifies the drafts (the tokens are those of "
+                 "target's vocabulary): before each step it drafts for every decoding stream, "
+                 "batched, picking as the request's sampler picks, and one step verifies the "
+                 "drafts (the tokens are those of "
                  "plain decoding); with --spec-ngram too, prompt lookup drafts where the draft "
                  "model has nothing")
       ->type_name("SPEC");
   app.add_option("--draft-kv-memory-mb", c.draft_kv_memory_mb,
                  "the draft model's KV cache, taken out of --kv-memory-mb; 0 = a full draft "
                  "context for each of --spec-max-batch streams, at most a quarter of the budget");
+  app.add_option("--spec-draft-cost", c.draft_step_cost,
+                 "one draft-model step's time over one target decode step, which the "
+                 "draft-length controller weighs drafts with (worker/spec/draft_controller.h); "
+                 "default: the ratio of the two models' weight bytes")
+      ->type_name("R");
   app.add_option("--spec-ngram", spec.ngram,
                  "speculative decoding by prompt lookup: a decoding stream whose last N or more "
                  "tokens occurred before drafts what followed them, and one step verifies the "

@@ -39,6 +39,9 @@ struct WorkerConfig {
   // draft contexts for speculation.max_batch streams, at most a quarter of the budget).
   ModelSpec draft_model{.model = "", .tokenizer = ""};
   int draft_kv_memory_mb = 0;
+  // A draft step's cost over a target step, for the draft-length controllers (--spec-draft-cost;
+  // < 0: the ratio of the two models' weight bytes, DraftStepCost).
+  double draft_step_cost = -1.0;
 
   shared::Status Validate() const;
 };

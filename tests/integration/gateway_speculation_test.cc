@@ -72,11 +72,12 @@ TEST(GatewaySpeculationTest, DraftsChangeNothingButAreReported) {
 }
 
 // A draft model's drafts are counted as its own, not as prompt lookup's: each drafter has its
-// counters. The served model drafts for itself (same vocabulary; the draft applies no repetition
-// penalty, so some drafts fail).
+// counters. The served model drafts for itself (same vocabulary; a draft step then costs a whole
+// target step, where no draft pays, so --spec-draft-cost 0 has the controller draft anyway).
 TEST(GatewaySpeculationTest, ADraftModelsDraftsAreCountedAsItsOwn) {
   testing::GatewayOptions options;
-  options.extra_args = {"--worker-flags=--draft-model builtin:tiny --spec-max-draft 4"};
+  options.extra_args = {
+      "--worker-flags=--draft-model builtin:tiny --spec-max-draft 4 --spec-draft-cost 0"};
   auto started = testing::GatewayFixture::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   testing::GatewayFixture& gateway = **started;

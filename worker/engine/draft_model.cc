@@ -19,15 +19,6 @@ EngineOptions DraftEngineOptions(const DraftModelOptions& o, ThreadPool* pool) {
   return e;
 }
 
-// The lowest id of the largest logit.
-TokenId Argmax(std::span<const float> logits) {
-  size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i) {
-    if (logits[i] > logits[best]) best = i;
-  }
-  return static_cast<TokenId>(best);
-}
-
 shared::Status Mismatch(const std::string& target, const std::string& draft,
                         const std::string& what) {
   return shared::InvalidArgument("--draft-model " + draft + " cannot draft for " + target +
@@ -36,6 +27,11 @@ shared::Status Mismatch(const std::string& target, const std::string& draft,
 }
 
 }  // namespace
+
+double DraftStepCost(const LlamaModel& target, const LlamaModel& draft) {
+  return static_cast<double>(draft.weights.storage.size()) /
+         static_cast<double>(std::max<size_t>(1, target.weights.storage.size()));
+}
 
 shared::Status CheckSameVocabulary(const Tokenizer& target, const std::string& target_name,
                                    const Tokenizer& draft, const std::string& draft_name) {
@@ -79,6 +75,11 @@ bool DraftModel::Prepare(Sequence* seq, int length) {
   if (c.drafts.capacity() < static_cast<size_t>(options_.max_draft)) {
     c.drafts.reserve(options_.max_draft);  // once per sequence (the scheduler reserves it)
   }
+  if (!c.picker) {  // once per sequence (the scheduler builds it at admission)
+    c.picker.emplace(seq->picker.sampler().params(), seq->picker.sampler().vocab_size());
+  }
+  // Draft 0 is for the position the target picks next, drawn as the target will draw it.
+  c.picker->Restart(seq->picker.sampler());
   const int n = seq->num_tokens();
   if (c.shifts != seq->context_shifts) {  // a shift rewrote the tokens
     c.Clear();
@@ -118,6 +119,7 @@ void DraftModel::Propose(std::span<const DraftRequest> requests) {
     drafting_.push_back(r.seq);
     lengths_.push_back(length);
   }
+  counts_.proposals += static_cast<int64_t>(drafting_.size());
   // Catch up with the tokens since the last proposal (a whole prompt the first time), in chunks
   // under the step's token budget; the chunk that ends at the last token gives the first draft.
   while (true) {
@@ -135,6 +137,7 @@ void DraftModel::Propose(std::span<const DraftRequest> requests) {
       plan_seqs_.push_back(seq);
       c.computed += chunk;
       budget -= chunk;
+      counts_.catch_up_tokens += chunk;
     }
     if (plan_.seqs.empty()) break;
     RunStep();
@@ -159,9 +162,12 @@ void DraftModel::Propose(std::span<const DraftRequest> requests) {
 
 void DraftModel::RunStep() {
   engine_.Step(plan_);
+  ++counts_.steps;
   for (size_t s = 0; s < plan_.seqs.size(); ++s) {
     if (!plan_.seqs[s].want_logits) continue;
-    plan_seqs_[s]->spec.draft_model.drafts.push_back(Argmax(engine_.Logits(static_cast<int>(s))));
+    DraftCache& c = plan_seqs_[s]->spec.draft_model;
+    c.drafts.push_back(c.picker->Next(engine_.Logits(static_cast<int>(s))));
+    ++counts_.draft_tokens;
   }
 }
 

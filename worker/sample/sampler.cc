@@ -124,6 +124,22 @@ void Sampler::Accept(TokenId id) {
   ++num_generated_;
 }
 
+void Sampler::CopyHistoryFrom(const Sampler& other) {
+  SM_CHECK(other.vocab_size_ == vocab_size_ && other.seen_.size() == seen_.size() &&
+           other.gen_counts_.size() == gen_counts_.size())
+      << "samplers with other vocabularies or penalties";
+  for (TokenId id : seen_ids_) {
+    seen_[id] = 0;
+    if (!gen_counts_.empty()) gen_counts_[id] = 0;
+  }
+  seen_ids_.assign(other.seen_ids_.begin(), other.seen_ids_.end());  // within the reserved vocab
+  for (TokenId id : seen_ids_) {
+    seen_[id] = 1;
+    if (!gen_counts_.empty()) gen_counts_[id] = other.gen_counts_[id];
+  }
+  num_generated_ = other.num_generated_;
+}
+
 TokenId Sampler::Sample(std::span<float> logits, SampleLogprobs* logprobs) {
   SM_CHECK(logits.size() == static_cast<size_t>(vocab_size_))
       << "logits " << logits.size() << " != vocab " << vocab_size_;

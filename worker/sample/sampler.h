@@ -73,7 +73,13 @@ class Sampler {
   // Records a generated token (for penalties and the draw index).
   void Accept(TokenId id);
 
+  // Takes `other`'s history (the tokens seen and generated, the draw index): the next Sample()
+  // draws as other's next would, given the same logits and penalty parameters. Both samplers must
+  // have the same vocabulary and penalties. Allocates nothing (O(tokens seen) when penalised).
+  void CopyHistoryFrom(const Sampler& other);
+
   int num_generated() const { return num_generated_; }
+  int vocab_size() const { return vocab_size_; }
   const SamplingParams& params() const { return params_; }
 
  private:

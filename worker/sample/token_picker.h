@@ -52,6 +52,8 @@ class TokenPicker {
   const SampleLogprobs& logprobs() const { return logprobs_; }
   bool wants_logprobs() const { return sampler_.params().logprobs > 0; }
   int num_generated() const { return sampler_.num_generated(); }
+  // The sampler whose draws the picks make (a draft model draws with a copy: DraftPicker).
+  const Sampler& sampler() const { return sampler_; }
 
  private:
   FinishReason Accept(TokenId id);

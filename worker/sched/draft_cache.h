@@ -3,14 +3,17 @@
 // plans a step; the scheduler reads the drafts (Scheduler::ProposeDraft). Its K/V follow the
 // sequence's tokens: at the next proposal the positions past the last draft the target accepted
 // are dropped (blocks released), as the target's cache drops rejected drafts. Releases its blocks
-// when cleared or destroyed. Owned by a Sequence on the scheduler thread; not thread-safe.
+// when cleared or destroyed. Its DraftPicker draws the drafts with the sequence's sampling. Owned
+// by a Sequence on the scheduler thread; not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "worker/kv/block_pool.h"
+#include "worker/sample/draft_picker.h"
 #include "worker/types/token_id.h"
 
 namespace smallmind::worker {
@@ -41,6 +44,8 @@ class DraftCache {
   int shifts = 0;    // its context shifts then (a shift rewrites the tokens: all K/V dropped)
   std::vector<TokenId> drafts;  // the last proposal; capacity max_draft, reserved at admission
   int fed = 0;  // of them, the first `fed` have K/V at positions base, base + 1, ...
+  // Picks the drafts as the sequence's own picker would; built at admission (Scheduler::Add).
+  std::optional<DraftPicker> picker;
 };
 
 }  // namespace smallmind::worker

@@ -52,6 +52,8 @@ void Scheduler::Add(std::unique_ptr<Sequence> seq) {
   if (options_.speculation.draft_model) {
     seq->spec.draft_model.drafts.reserve(std::max(0, options_.speculation.draft.max_draft));
     seq->spec.draft_model.blocks.reserve(BlocksFor(max_positions) + 1);
+    const Sampler& sampler = seq->picker.sampler();
+    seq->spec.draft_model.picker.emplace(sampler.params(), sampler.vocab_size());
   }
   ++requests_total_;
   prompt_tokens_total_ += seq->num_prompt_tokens;

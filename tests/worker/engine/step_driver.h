@@ -72,6 +72,9 @@ class StepDriver {
       d.max_step_tokens = o.max_step_tokens;
       d.num_blocks = o.draft_blocks;
       d.block_size = o.block_size;
+      // The target's K/V type, as the worker gives both (--kv-dtype): F16 draft K/V move a
+      // sampled draw that lands near a boundary away from the target's.
+      d.kv_type = kernels::KvType::kF32;
       draft_ = std::make_unique<DraftModel>(*o.draft_model, d, engine_->thread_pool());
       draft_requests_.reserve(o.max_seqs);
     }
