@@ -10,12 +10,13 @@
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
 //   smallmind-modelgen --bert bert-tiny|bench-110M-bert [--bert-vocab VOCAB.gguf]
 //                      [--pooling mean|cls|last] [--type f32|f16|q8_0] [--seed N] -o out.gguf
-// T: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | q4_k | q5_k | q6_k | iq4_xs,
+// T: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | q4_k | q5_k | q6_k | iq4_xs |
+// mxfp4,
 // every 2-D weight that type, or one of llama.cpp's mixes q4_k_m | q5_k_m | q2_k | q3_k_s | q3_k_m
-// (worker/modelgen/quant_mix.h); a K-quant matrix whose rows are no multiple of 256 takes
-// llama.cpp's fallback type (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K / Q3_K / IQ4_XS ->
-// IQ4_NL). Prints
-// what it wrote (shapes, tensor types, parameter count, bytes); errors go to stderr, exit 1.
+// | mxfp4_moe (worker/modelgen/quant_mix.h); a K-quant matrix whose rows are no multiple of 256
+// takes llama.cpp's fallback type (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K / Q3_K / IQ4_XS
+// -> IQ4_NL). Prints what it wrote (shapes, tensor types, parameter count, bytes); errors go to
+// stderr, exit 1.
 #include <unistd.h>
 
 #include <cstdint>
@@ -290,13 +291,16 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--preset", f.preset, "shapes to start from: tiny | bench-110M | bench-1B")
       ->type_name("NAME")
       ->default_str("tiny");
-  app.add_option("--type", f.type,
-                 "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | "
-                 "q4_k | q5_k | q6_k | iq4_xs, or llama.cpp's mixes q4_k_m | q5_k_m | q2_k | "
-                 "q3_k_s | q3_k_m (output.weight Q6_K, some attn_v / ffn_down / attn_output "
-                 "matrices in more bits, as its quantizer does); K-quant rows that are no multiple "
-                 "of 256 take llama.cpp's fallback: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, "
-                 "Q2_K / Q3_K / IQ4_XS -> IQ4_NL)")
+  app.add_option(
+         "--type", f.type,
+         "2-D weight type: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | "
+         "q4_k | q5_k | q6_k | iq4_xs | mxfp4, or llama.cpp's mixes q4_k_m | q5_k_m | q2_k | "
+         "q3_k_s | q3_k_m (output.weight Q6_K, some attn_v / ffn_down / attn_output "
+         "matrices in more bits, as its quantizer does) | mxfp4_moe (the experts MXFP4, "
+         "output.weight Q6_K, the other matrices Q8_0: gpt-oss's files); K-quant rows that are no "
+         "multiple "
+         "of 256 take llama.cpp's fallback: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, "
+         "Q2_K / Q3_K / IQ4_XS -> IQ4_NL)")
       ->type_name("TYPE");
   app.add_option("--embd-type", f.embd_type, "token_embd type")
       ->type_name("TYPE")

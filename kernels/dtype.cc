@@ -11,7 +11,8 @@ const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
   // IQ4_XS = f16 + 2 + 4 bytes of 6-bit scales + 128 bytes of level indices per 256; Q4_1 / Q5_1
   // = Q4_0 / Q5_0 plus an f16 min; Q2_K = 16 bytes of 4-bit scales and mins + 64 bytes of 2-bit
   // quants + 2 f16 per 256; Q3_K = 32 bytes of high bits + 64 of 2-bit quants + 12 of 6-bit
-  // scales + f16 per 256 (kernels/low_bit_blocks.h)
+  // scales + f16 per 256 (kernels/low_bit_blocks.h); MXFP4 = one E8M0 exponent byte + 16 bytes
+  // of E2M1 codes per 32 (kernels/quant_blocks.h)
   static constexpr DTypeTraits kF32{"F32", 1, 4};
   static constexpr DTypeTraits kF16{"F16", 1, 2};
   static constexpr DTypeTraits kBF16{"BF16", 1, 2};
@@ -27,6 +28,7 @@ const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
   static constexpr DTypeTraits kQ5_1{"Q5_1", 32, 24};
   static constexpr DTypeTraits kQ2_K{"Q2_K", 256, 84};
   static constexpr DTypeTraits kQ3_K{"Q3_K", 256, 110};
+  static constexpr DTypeTraits kMXFP4{"MXFP4", 32, 17};
   switch (static_cast<DType>(ggml_type)) {
     case DType::kF32: return &kF32;
     case DType::kF16: return &kF16;
@@ -43,6 +45,7 @@ const DTypeTraits* GetDTypeTraits(uint32_t ggml_type) {
     case DType::kQ5_1: return &kQ5_1;
     case DType::kQ2_K: return &kQ2_K;
     case DType::kQ3_K: return &kQ3_K;
+    case DType::kMXFP4: return &kMXFP4;
   }
   return nullptr;
 }

@@ -220,10 +220,10 @@ using F32ToF16Fn = void (*)(const float* x, uint16_t* out, int64_t n);
 using F32ToQ8Fn = void (*)(const float* x, int8_t* qs, float* d, int64_t n);
 
 // Weight types with a matmul slot, in slot order.
-inline constexpr DType kWeightTypes[] = {DType::kF32,    DType::kF16,  DType::kBF16,   DType::kQ8_0,
-                                         DType::kQ4_0,   DType::kQ4_K, DType::kQ6_K,   DType::kQ5_K,
-                                         DType::kIQ4_XS, DType::kQ5_0, DType::kIQ4_NL, DType::kQ4_1,
-                                         DType::kQ5_1,   DType::kQ2_K, DType::kQ3_K};
+inline constexpr DType kWeightTypes[] = {
+    DType::kF32,  DType::kF16,  DType::kBF16,   DType::kQ8_0, DType::kQ4_0,   DType::kQ4_K,
+    DType::kQ6_K, DType::kQ5_K, DType::kIQ4_XS, DType::kQ5_0, DType::kIQ4_NL, DType::kQ4_1,
+    DType::kQ5_1, DType::kQ2_K, DType::kQ3_K,   DType::kMXFP4};
 inline constexpr int kNumWeightTypes = sizeof(kWeightTypes) / sizeof(kWeightTypes[0]);
 
 // Slot of `t` in kWeightTypes, or -1.

@@ -1,6 +1,6 @@
 // Quantized block layouts bit-compatible with GGUF/ggml (ggml-common.h block_q8_0, block_q4_0,
-// block_q5_0, block_iq4_nl, block_q4_K, block_q5_K, block_q6_K, block_iq4_xs) and the scalar
-// fp16/bf16 <-> fp32 conversions they need. Used by loaders, the model generator and every
+// block_q5_0, block_iq4_nl, block_q4_K, block_q5_K, block_q6_K, block_iq4_xs, block_mxfp4) and
+// the scalar fp16/bf16 <-> fp32 conversions they need. Used by loaders, the model generator and every
 // quantized kernel. Plain data and pure functions; thread-safe.
 #pragma once
 
@@ -90,6 +90,26 @@ struct BlockIQ4_XS {
   uint8_t qs[kQkK / 2];         // 4-bit indices into kIq4NlValues
 };
 
+// The 16 E2M1 (fp4) values doubled to integers (ggml's kvalues_mxfp4): code c stands for
+// kMxfp4Values[c]; bit 3 is the sign (code 8 is -0, read as 0).
+inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+
+// One MXFP4 block of 32 (ggml's block_mxfp4, GGUF type 39): x[j] = 2^(e - 128) *
+// kMxfp4Values[qs[j] & 0xF] and x[j + 16] = 2^(e - 128) * kMxfp4Values[qs[j] >> 4] for j < 16.
+// The E8M0 scale is 2^(e - 127); the levels are doubled, so the block scale is half of it.
+struct BlockMXFP4 {
+  uint8_t e;               // E8M0 shared exponent
+  uint8_t qs[kQk4_0 / 2];  // 4-bit E2M1 codes, as Q4_0's nibbles
+};
+
+// 2^(e - 128), exact for every e (e < 2 as float subnormals): the MXFP4 block scale.
+inline float E8M0HalfToFp32(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
+
+static_assert(sizeof(BlockMXFP4) == 17 && std::is_trivially_copyable_v<BlockMXFP4>);
 static_assert(sizeof(BlockQ8_0) == 34 && std::is_trivially_copyable_v<BlockQ8_0>);
 static_assert(sizeof(BlockQ4_0) == 18 && std::is_trivially_copyable_v<BlockQ4_0>);
 static_assert(sizeof(BlockQ5_0) == 22 && std::is_trivially_copyable_v<BlockQ5_0>);

@@ -21,7 +21,7 @@ constexpr char kModelHelp[] = R"(Models (--model):
   builtin:tiny         a tiny llama with seeded random weights and a byte-level vocabulary (tests)
   FILE.gguf            a GGUF v2/v3 file: llama (Llama 1/2/3, TinyLlama, Mistral-style, SmolLM2)
                        or qwen2; F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
-                       Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS tensors; its tokenizer comes
+                       Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, MXFP4 tensors; its tokenizer comes
                        from the file
   FILE.bin             a llama2.c checkpoint; its tokenizer is --tokenizer, or tokenizer.bin /
                        tok<vocab>.bin beside it

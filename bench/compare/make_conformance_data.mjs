@@ -135,6 +135,9 @@ const kCases = {
   "llama-iq4_nl": {modelgen: [...kLlamaShape, "--type", "iq4_nl"]},
   "llama-q4_1": {modelgen: [...kLlamaShape, "--type", "q4_1"]},
   "llama-q5_1": {modelgen: [...kLlamaShape, "--type", "q5_1"]},
+  // MXFP4 (GGUF type 39): every matrix MXFP4; and llama.cpp's MXFP4_MOE rule, gpt-oss's files'
+  // (the experts MXFP4, the other matrices Q8_0, output.weight Q6_K, the router F32).
+  "llama-mxfp4": {modelgen: [...kLlamaShape, "--type", "mxfp4"]},
   // llama.cpp's mixes: q2_k (Q2_K, attn_v / attn_output / ffn_down Q3_K, output Q6_K) and q3_k_m
   // (Q3_K, attn_v Q5_K / Q4_K, attn_output and ffn_down Q4_K or Q5_K, output Q6_K).
   "llama-q2_k": {modelgen: [...kLlamaShape, "--type", "q2_k"]},
@@ -144,6 +147,7 @@ const kCases = {
   "qwen3-q8_0": {modelgen: [...kQwen3Shape, "--type", "q8_0"]},
   "qwen3moe-f32": {modelgen: [...kQwen3MoeShape, "--type", "f32"]},
   "qwen3moe-q8_0": {modelgen: [...kQwen3MoeShape, "--type", "q8_0"]},
+  "qwen3moe-mxfp4_moe": {modelgen: [...kQwen3MoeShape, "--type", "mxfp4_moe"]},
   "mixtral-f32": {modelgen: [...kMixtralShape, "--type", "f32"]},
   // An explicit head size (attention.key_length 128 over a 256-wide embedding of 4 heads).
   "llamahd-f32": {modelgen: [...kLlamaShape, "--head-dim", "128", "--type", "f32"]},

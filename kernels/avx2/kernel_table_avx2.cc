@@ -1,8 +1,8 @@
 // Avx2KernelTable(): the AVX2 kernels for one ExecMode (the embedding row lookup stays the
 // reference one: it runs once per token, off the hot loops).
 //
-// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q4_1 and Q5_1 matrices (Q5_0 and IQ4_NL as widened Q8_0,
-// Q3_K as widened Q6_K) run the packed integer kernels over Q8 activations on both paths (the
+// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q4_1 and Q5_1 matrices (Q5_0, IQ4_NL and MXFP4 as widened
+// Q8_0, Q3_K as widened Q6_K) run the packed integer kernels over Q8 activations on both paths (the
 // K-quants over kQ8K rows, Q4_1 / Q5_1 over kQ8_1, the others over kQ8:
 // llama.cpp's pairing, kernels.h): each output element is one lane reducing its row's blocks left
 // to right, and activations are quantized per token row, so the result does not depend on the
@@ -73,7 +73,7 @@ KernelTable WithVnniPackedMatmuls(KernelTable t, MatmulOp q8_0, MatmulOp q4_0, c
 
 KernelTable WithWidenedQ8_0Matmuls(KernelTable t) {
   const MatmulOp q8_0 = t.matmul[WeightSlot(DType::kQ8_0)];
-  for (DType source : {DType::kQ5_0, DType::kIQ4_NL}) {
+  for (DType source : {DType::kQ5_0, DType::kIQ4_NL, DType::kMXFP4}) {
     const PackFn pack = WidenedQ8_0Pack(q8_0.pack, source);
     if (pack != nullptr)
       t.matmul[WeightSlot(source)] = MatmulOp{q8_0.fn, q8_0.input, pack, q8_0.packed_bytes};

@@ -38,13 +38,13 @@ KernelTable WithVnniPackedMatmuls(KernelTable table, MatmulOp q8_0, MatmulOp q4_
 // the 512-bit kernel's). Q8_0x8uOp's kernels read kQ8Octets; the others `input`: the kQ8 rows or
 // kQ8Octets.
 MatmulOp Q8_0x8uOp(MatmulFn fn);
-// `table` with the Q5_0 and IQ4_NL matmuls set to its Q8_0 one (same kernel, input and packed
-// layout) over those weights widened to Q8_0 blocks as they are packed (matmul_q8_avx2.cc says
-// why that gives their own dot products); unchanged when its Q8_0 op packs no layout of
+// `table` with the Q5_0, IQ4_NL and MXFP4 matmuls set to its Q8_0 one (same kernel, input and
+// packed layout) over those weights widened to Q8_0 blocks as they are packed (matmul_q8_avx2.cc
+// says why that gives their own dot products); unchanged when its Q8_0 op packs no layout of
 // WidenedQ8_0Pack's. Every table that sets a Q8_0 matmul ends with it.
 KernelTable WithWidenedQ8_0Matmuls(KernelTable table);
 // The packer writing the layout of `q8_0_pack` (PackQ8_0x8, PackQ8_0x8u or PackQ8_0x16u) from
-// weights of type `source` (Q8_0, Q5_0 or IQ4_NL), or nullptr for any other pair.
+// weights of type `source` (Q8_0, Q5_0, IQ4_NL or MXFP4), or nullptr for any other pair.
 PackFn WidenedQ8_0Pack(PackFn q8_0_pack, DType source);
 MatmulOp Q8_0x16uOp(MatmulFn fn, MatmulInput input);
 MatmulOp Q4_0x8Op(MatmulFn fn, MatmulInput input);

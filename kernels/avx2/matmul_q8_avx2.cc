@@ -130,6 +130,26 @@ BlockQ8_0 Widened(const BlockIQ4_NL& b) {
   return w;
 }
 
+// MXFP4 widened to Q8_0: the doubled E2M1 levels (-12..12) as quants and d = 2^(e - 128) as
+// fp16, exact for e - 128 in -24..15 (fp16's powers of two); above, the surplus exponent (at
+// most 3, e <= 146) moves into the quants (12 * 8 = 96 fits int8), so the block's values, its
+// exact dot product and (dw * dx) * isum are again llama.cpp's vec_dot_mxfp4_q8_0 ones. The
+// exponents no fp16 d reaches: e < 104 (every |value| below 12 * 2^-25 = 3.6e-7) reads as zeros,
+// e > 146 (values from 2^18, no trained weight) saturates at e = 146 (MXFP4Test pins both).
+BlockQ8_0 Widened(const BlockMXFP4& b) {
+  constexpr int kMinExp = 128 - 24, kFp16MaxExp = 128 + 15, kMaxExp = kFp16MaxExp + 3;
+  BlockQ8_0 w = {};
+  if (b.e < kMinExp) return w;
+  const int e = std::min<int>(b.e, kMaxExp);
+  const int shift = std::max(0, e - kFp16MaxExp);
+  w.d = Fp32ToFp16(E8M0HalfToFp32(static_cast<uint8_t>(e - shift)));
+  for (int j = 0; j < kQk8_0 / 2; j++) {
+    w.qs[j] = static_cast<int8_t>(kMxfp4Values[b.qs[j] & 0x0f] * (1 << shift));
+    w.qs[j + kQk8_0 / 2] = static_cast<int8_t>(kMxfp4Values[b.qs[j] >> 4] * (1 << shift));
+  }
+  return w;
+}
+
 // Q4_1 as it is; Q5_1 widened to its quants as bytes (0..31) with the same fp16 d and m: the
 // Q8_1x8 block's source. The maddubs core's exact block dot product and Accumulate's float steps
 // are then MatmulQ4_1Q8ActRef's / MatmulQ5_1Q8ActRef's.
@@ -198,16 +218,19 @@ void PackAsQ8_0x16u(const void* src, void* dst, int rows, int cols) {
 
 PackFn WidenedQ8_0Pack(PackFn q8_0_pack, DType source) {
   struct Row {
-    PackFn q8_0, q5_0, iq4_nl;
+    PackFn q8_0, q5_0, iq4_nl, mxfp4;
   };
-  static constexpr Row kPacks[] = {
-      {&PackQ8_0x8, &PackAsQ8_0x8<BlockQ5_0>, &PackAsQ8_0x8<BlockIQ4_NL>},
-      {&PackQ8_0x8u, &PackAsQ8_0x8u<BlockQ5_0>, &PackAsQ8_0x8u<BlockIQ4_NL>},
-      {&PackQ8_0x16u, &PackAsQ8_0x16u<BlockQ5_0>, &PackAsQ8_0x16u<BlockIQ4_NL>}};
+  static constexpr Row kPacks[] = {{&PackQ8_0x8, &PackAsQ8_0x8<BlockQ5_0>,
+                                    &PackAsQ8_0x8<BlockIQ4_NL>, &PackAsQ8_0x8<BlockMXFP4>},
+                                   {&PackQ8_0x8u, &PackAsQ8_0x8u<BlockQ5_0>,
+                                    &PackAsQ8_0x8u<BlockIQ4_NL>, &PackAsQ8_0x8u<BlockMXFP4>},
+                                   {&PackQ8_0x16u, &PackAsQ8_0x16u<BlockQ5_0>,
+                                    &PackAsQ8_0x16u<BlockIQ4_NL>, &PackAsQ8_0x16u<BlockMXFP4>}};
   for (const Row& row : kPacks) {
     if (row.q8_0 != q8_0_pack) continue;
     if (source == DType::kQ5_0) return row.q5_0;
     if (source == DType::kIQ4_NL) return row.iq4_nl;
+    if (source == DType::kMXFP4) return row.mxfp4;
     return source == DType::kQ8_0 ? row.q8_0 : nullptr;
   }
   return nullptr;

@@ -165,6 +165,7 @@ bool DequantizeRef(DType type, const void* x, float* y, int64_t n) {
     case DType::kQ5_1: DequantizeQ5_1Ref(static_cast<const BlockQ5_1*>(x), y, n); return true;
     case DType::kQ2_K: DequantizeQ2_KRef(static_cast<const BlockQ2_K*>(x), y, n); return true;
     case DType::kQ3_K: DequantizeQ3_KRef(static_cast<const BlockQ3_K*>(x), y, n); return true;
+    case DType::kMXFP4: DequantizeMXFP4Ref(static_cast<const BlockMXFP4*>(x), y, n); return true;
   }
   return false;
 }

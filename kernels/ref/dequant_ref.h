@@ -18,6 +18,7 @@ void DequantizeQ8_0Ref(const BlockQ8_0* x, float* y, int64_t n);
 void DequantizeQ4_0Ref(const BlockQ4_0* x, float* y, int64_t n);
 void DequantizeQ5_0Ref(const BlockQ5_0* x, float* y, int64_t n);
 void DequantizeIQ4_NLRef(const BlockIQ4_NL* x, float* y, int64_t n);  // iq4_xs_ref.cc
+void DequantizeMXFP4Ref(const BlockMXFP4* x, float* y, int64_t n);    // mxfp4_ref.cc
 // Element j (0..31) of a Q5_0 block as its signed quant q - 16 in -16..15 (BlockQ5_0).
 int Q5_0Quant(const BlockQ5_0& b, int j);
 void DequantizeQ4_KRef(const BlockQ4_K* x, float* y, int64_t n);
@@ -66,5 +67,9 @@ void QuantizeIQ4_XSRef(const float* x, BlockIQ4_XS* y, int64_t n);
 // stored straight as the block's fp16 d (capped at +-65504), then every index the level nearest
 // x / d. n a multiple of 32; y: [n / 32] blocks.
 void QuantizeIQ4_NLRef(const float* x, BlockIQ4_NL* y, int64_t n);
+// MXFP4 (ggml's quantize_row_mxfp4_ref bit for bit, mxfp4_ref.cc): e = floor(log2(amax)) - 2 +
+// 127 per block of 32 (0 for an all-zero block), every code the one whose value times 2^(e - 128)
+// is nearest x (the first of equals). n a multiple of 32; y: [n / 32] blocks.
+void QuantizeMXFP4Ref(const float* x, BlockMXFP4* y, int64_t n);
 
 }  // namespace smallmind::kernels

@@ -27,9 +27,10 @@ void DequantRowF32(const void* row, float* out, int n) { DequantizeRef(DType::kF
 KernelTable RefKernelTable() {
   KernelTable t;
   const MatmulFn matmuls[kNumWeightTypes] = {
-      &MatmulF32Ref,    &MatmulF16Ref,  &MatmulBf16Ref, &MatmulQ8_0Ref,   &MatmulQ4_0Ref,
-      &MatmulQ4_KRef,   &MatmulQ6_KRef, &MatmulQ5_KRef, &MatmulIQ4_XSRef, &MatmulQ5_0Ref,
-      &MatmulIQ4_NLRef, &MatmulQ4_1Ref, &MatmulQ5_1Ref, &MatmulQ2_KRef,   &MatmulQ3_KRef};
+      &MatmulF32Ref,    &MatmulF16Ref,  &MatmulBf16Ref,   &MatmulQ8_0Ref,
+      &MatmulQ4_0Ref,   &MatmulQ4_KRef, &MatmulQ6_KRef,   &MatmulQ5_KRef,
+      &MatmulIQ4_XSRef, &MatmulQ5_0Ref, &MatmulIQ4_NLRef, &MatmulQ4_1Ref,
+      &MatmulQ5_1Ref,   &MatmulQ2_KRef, &MatmulQ3_KRef,   &MatmulMXFP4Ref};
   const DequantRowFn rows[kNumWeightTypes] = {&DequantRowF32,
                                               &DequantRow<uint16_t, DequantizeF16Ref>,
                                               &DequantRow<uint16_t, DequantizeBf16Ref>,
@@ -44,7 +45,8 @@ KernelTable RefKernelTable() {
                                               &DequantRow<BlockQ4_1, DequantizeQ4_1Ref>,
                                               &DequantRow<BlockQ5_1, DequantizeQ5_1Ref>,
                                               &DequantRow<BlockQ2_K, DequantizeQ2_KRef>,
-                                              &DequantRow<BlockQ3_K, DequantizeQ3_KRef>};
+                                              &DequantRow<BlockQ3_K, DequantizeQ3_KRef>,
+                                              &DequantRow<BlockMXFP4, DequantizeMXFP4Ref>};
   for (int i = 0; i < kNumWeightTypes; i++) {
     t.matmul[i] = MatmulOp{matmuls[i], MatmulInput::kF32};
     t.dequant_row[i] = rows[i];

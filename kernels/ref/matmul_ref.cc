@@ -74,6 +74,11 @@ void MatmulIQ4_NLRef(const void* w, const void* x, float* y, int n_tokens, int i
   MatmulBlocks<BlockIQ4_NL, kQk4_0, DequantizeIQ4_NLRef>(w, x, y, n_tokens, in_dim, out_dim, rows);
 }
 
+void MatmulMXFP4Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows) {
+  MatmulBlocks<BlockMXFP4, kQk4_0, DequantizeMXFP4Ref>(w, x, y, n_tokens, in_dim, out_dim, rows);
+}
+
 void MatmulQ4_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows) {
   MatmulBlocks<BlockQ4_K, kQkK, DequantizeQ4_KRef>(w, x, y, n_tokens, in_dim, out_dim, rows);

@@ -28,6 +28,8 @@ void MatmulQ5_0Ref(const void* w, const void* x, float* y, int n_tokens, int in_
                    RowRange rows);
 void MatmulIQ4_NLRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                      RowRange rows);
+void MatmulMXFP4Ref(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
+                    RowRange rows);
 void MatmulQ4_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,
                    RowRange rows);
 void MatmulQ5_KRef(const void* w, const void* x, float* y, int n_tokens, int in_dim, int out_dim,

@@ -41,6 +41,22 @@ int BlockDot(const BlockIQ4_NL& w, const int8_t* x) {
   return sum;
 }
 
+int BlockDot(const BlockMXFP4& w, const int8_t* x) {
+  int sum = 0;
+  for (int j = 0; j < kQk4_0 / 2; j++) {
+    sum += kMxfp4Values[w.qs[j] & 0x0f] * x[j];
+    sum += kMxfp4Values[w.qs[j] >> 4] * x[j + kQk4_0 / 2];
+  }
+  return sum;
+}
+
+// The weight block's scale: its fp16 d, or MXFP4's 2^(e - 128).
+template <typename Block>
+float WeightScale(const Block& b) {
+  return Fp16ToFp32(b.d);
+}
+float WeightScale(const BlockMXFP4& b) { return E8M0HalfToFp32(b.e); }
+
 template <typename Block>
 void MatmulQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
                  RowRange rows) {
@@ -54,7 +70,7 @@ void MatmulQ8Act(const void* w, const void* xq, float* y, int n_tokens, int in_d
       const float* d = Q8ActScales(x_row, in_dim);
       float val = 0.0f;
       for (int b = 0; b < n_blocks; b++) {
-        const float scale = Fp16ToFp32(w_row[b].d) * d[b];
+        const float scale = WeightScale(w_row[b]) * d[b];
         val += scale * static_cast<float>(BlockDot(w_row[b], qs + kQ8ActBlock * b));
       }
       y[static_cast<int64_t>(t) * out_dim + r] = val;
@@ -278,6 +294,11 @@ void MatmulQ5_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
 void MatmulIQ4_NLQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                           int out_dim, RowRange rows) {
   MatmulQ8Act<BlockIQ4_NL>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulMXFP4Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                         int out_dim, RowRange rows) {
+  MatmulQ8Act<BlockMXFP4>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 void MatmulQ4_KQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,

@@ -34,7 +34,8 @@ void PackQ8ActOctetsRef(const void* xq, void* octets, int n_dim, int n_tokens, i
 
 // y[t, r] = sum over blocks b, left to right in one float, of (dw_b * dx_b) * isum_b, isum_b the
 // exact integer dot product of the block's weight quants (Q4_0: nibble - 8; Q5_0: q - 16; IQ4_NL:
-// the levels kIq4NlValues) and activation quants. xq: [n_tokens] Q8 rows of in_dim.
+// the levels kIq4NlValues; MXFP4: kMxfp4Values) and activation quants. xq: [n_tokens] Q8 rows of
+// in_dim.
 void MatmulQ8_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
 void MatmulQ4_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
@@ -43,6 +44,10 @@ void MatmulQ5_0Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, i
                         int out_dim, RowRange rows);
 void MatmulIQ4_NLQ8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                           int out_dim, RowRange rows);
+// MXFP4: dw = 2^(e - 128), the weight quants the doubled E2M1 levels kMxfp4Values (llama.cpp's
+// vec_dot_mxfp4_q8_0).
+void MatmulMXFP4Q8ActRef(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                         int out_dim, RowRange rows);
 
 // K-quants (w in GGUF layout, in_dim a multiple of 256). Activation block b (32 wide) meets one
 // Q4_K / Q5_K sub-block j = b % 8 (scale sc, min m, super-block scales d, dmin) or two Q6_K

@@ -163,14 +163,15 @@ TEST_F(Avx2MatmulTest, Q8MatmulsMatchTheScalarQ8ReferenceAndTheFloatReference) {
   const KernelTable par = avx2::Avx2KernelTable(ExecMode::kParallel);
   const KernelTable det = avx2::Avx2KernelTable(ExecMode::kDeterministic);
   std::mt19937 rng(11);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL, DType::kMXFP4}) {
     ASSERT_EQ(par.MatmulFor(type)->input, MatmulInput::kQ8);
     // Both paths run this kernel (it is batch-invariant, see the test above).
     ASSERT_EQ(det.MatmulFor(type)->fn, par.MatmulFor(type)->fn);
-    const MatmulFn q8_ref = type == DType::kQ8_0   ? &MatmulQ8_0Q8ActRef
-                            : type == DType::kQ4_0 ? &MatmulQ4_0Q8ActRef
-                            : type == DType::kQ5_0 ? &MatmulQ5_0Q8ActRef
-                                                   : &MatmulIQ4_NLQ8ActRef;
+    const MatmulFn q8_ref = type == DType::kQ8_0     ? &MatmulQ8_0Q8ActRef
+                            : type == DType::kQ4_0   ? &MatmulQ4_0Q8ActRef
+                            : type == DType::kQ5_0   ? &MatmulQ5_0Q8ActRef
+                            : type == DType::kIQ4_NL ? &MatmulIQ4_NLQ8ActRef
+                                                     : &MatmulMXFP4Q8ActRef;
     for (int trial = 0; trial < 8; trial++) {
       const int in_dim = 32 * (1 + static_cast<int>(rng() % 80));
       const int out_dim = 1 + static_cast<int>(rng() % 23);

@@ -28,8 +28,8 @@ inline std::vector<float> RandomFloats(size_t n, uint32_t seed, float lo = -1.0f
 }
 
 // A [rows, cols] matrix of `type` with seeded random content: float types from uniform values,
-// Q8_0/Q4_0/Q5_0/IQ4_NL/Q4_1/Q5_1 through the reference quantizers, K-quants from random quant
-// bytes with fp16 scales drawn from a sane range (no inf/NaN).
+// Q8_0/Q4_0/Q5_0/IQ4_NL/Q4_1/Q5_1/MXFP4 through the reference quantizers, K-quants from random
+// quant bytes with fp16 scales drawn from a sane range (no inf/NaN).
 inline std::vector<uint8_t> RandomWeights(DType type, int rows, int cols, uint32_t seed) {
   const DTypeTraits& traits = *GetDTypeTraits(static_cast<uint32_t>(type));
   const size_t row_bytes = RowBytes(traits, cols);
@@ -53,6 +53,7 @@ inline std::vector<uint8_t> RandomWeights(DType type, int rows, int cols, uint32
       case DType::kQ4_0: QuantizeQ4_0Ref(v, reinterpret_cast<BlockQ4_0*>(row), cols); break;
       case DType::kQ5_0: QuantizeQ5_0Ref(v, reinterpret_cast<BlockQ5_0*>(row), cols); break;
       case DType::kIQ4_NL: QuantizeIQ4_NLRef(v, reinterpret_cast<BlockIQ4_NL*>(row), cols); break;
+      case DType::kMXFP4: QuantizeMXFP4Ref(v, reinterpret_cast<BlockMXFP4*>(row), cols); break;
       case DType::kQ4_1: QuantizeQ4_1Ref(v, reinterpret_cast<BlockQ4_1*>(row), cols); break;
       case DType::kQ5_1: QuantizeQ5_1Ref(v, reinterpret_cast<BlockQ5_1*>(row), cols); break;
       case DType::kQ4_K:

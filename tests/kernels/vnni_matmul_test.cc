@@ -122,8 +122,8 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
                                                            : base.MatmulFor(type)->pack;
       EXPECT_EQ(t.MatmulFor(type)->pack, pack) << Name(type);
     }
-    // Q5_0 and IQ4_NL: the table's Q8_0 op on weights widened into its packed layout.
-    for (DType type : {DType::kQ5_0, DType::kIQ4_NL}) {
+    // Q5_0, IQ4_NL and MXFP4: the table's Q8_0 op on weights widened into its packed layout.
+    for (DType type : {DType::kQ5_0, DType::kIQ4_NL, DType::kMXFP4}) {
       const MatmulOp& q8_0 = *t.MatmulFor(DType::kQ8_0);
       EXPECT_EQ(t.MatmulFor(type)->fn, q8_0.fn) << Name(type);
       EXPECT_EQ(t.MatmulFor(type)->input, q8_0.input) << Name(type);
@@ -157,7 +157,7 @@ void ExpectEveryBatchSizeGivesTheAvx2Bits(const Flavour& flavour, DType type,
 }
 
 TEST_P(VnniMatmulTest, EveryBatchSizeAndShapeGivesTheAvx2Bits) {
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL, DType::kMXFP4}) {
     ExpectEveryBatchSizeGivesTheAvx2Bits(
         GetParam(), type, {{32, 40}, {96, 33}, {768, 56}, {2048, 24}, {64, 100}, {32 * 187, 72}});
   }
@@ -173,8 +173,9 @@ TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
   const KernelTable avx2 = SelectKernels(Isa::kAvx2, ExecMode::kDeterministic);
   const KernelTable vnni = GetParam().Table(ExecMode::kDeterministic);
   std::mt19937 rng(23);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL, DType::kQ4_K,
-                     DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ2_K, DType::kQ3_K}) {
+  for (DType type :
+       {DType::kQ8_0, DType::kQ4_0, DType::kQ5_0, DType::kIQ4_NL, DType::kMXFP4, DType::kQ4_K,
+        DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ2_K, DType::kQ3_K}) {
     const bool k_quant = GetDTypeTraits(static_cast<uint32_t>(type))->block_elems == kQkK;
     const int in_dim = k_quant ? 512 : 160, out_dim = 120, n_tokens = 9;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, rng());

@@ -70,7 +70,7 @@ shared::Result<GgufBuildSummary> ConvertLlama2cToGguf(const Llama2cConversion& c
   if (!IsWritableWeightType(conv.type)) {
     return shared::InvalidArgument(
         "llama2.c conversion: the weight type must be F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
-        "IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K or IQ4_XS");
+        "IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS or MXFP4");
   }
   SM_ASSIGN_OR_RETURN(LlamaModel model, LoadLlama2cCheckpoint(conv.model_path));
   SM_ASSIGN_OR_RETURN(std::unique_ptr<SpmTokenizer> tokenizer,

@@ -57,7 +57,7 @@ bool IsWritableWeightType(DType type) {
          type == DType::kQ4_0 || type == DType::kQ5_0 || type == DType::kIQ4_NL ||
          type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K ||
          type == DType::kIQ4_XS || type == DType::kQ4_1 || type == DType::kQ5_1 ||
-         type == DType::kQ2_K || type == DType::kQ3_K;
+         type == DType::kQ2_K || type == DType::kQ3_K || type == DType::kMXFP4;
 }
 
 std::optional<DType> RowFallbackType(DType type) {
@@ -89,9 +89,10 @@ shared::Result<DType> ParseWeightType(std::string_view name) {
   if (lower == "q5_1") return DType::kQ5_1;
   if (lower == "q2_k") return DType::kQ2_K;
   if (lower == "q3_k") return DType::kQ3_K;
+  if (lower == "mxfp4") return DType::kMXFP4;
   return shared::InvalidArgument("weight type '" + std::string(name) +
                                  "' is not one of f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, "
-                                 "q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs");
+                                 "q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, mxfp4");
 }
 
 uint32_t LlamaFileType(DType type) {
@@ -110,6 +111,7 @@ uint32_t LlamaFileType(DType type) {
     case DType::kQ5_1: return 9;     // MOSTLY_Q5_1
     case DType::kQ2_K: return 10;    // MOSTLY_Q2_K (its mix aside, every 2-D weight Q2_K)
     case DType::kQ3_K: return 11;    // MOSTLY_Q3_K_S: every 2-D weight Q3_K
+    case DType::kMXFP4: return 38;   // MOSTLY_MXFP4_MOE
     default: break;
   }
   SM_CHECK(false) << "no llama file type for dtype " << static_cast<uint32_t>(type);
@@ -139,6 +141,9 @@ void EncodeF32Row(std::span<const float> x, DType type, uint8_t* out) {
       return;
     case DType::kIQ4_NL:
       kernels::QuantizeIQ4_NLRef(x.data(), reinterpret_cast<kernels::BlockIQ4_NL*>(out), n);
+      return;
+    case DType::kMXFP4:  // 1-byte aligned blocks
+      kernels::QuantizeMXFP4Ref(x.data(), reinterpret_cast<kernels::BlockMXFP4*>(out), n);
       return;
     case DType::kQ4_K:
       kernels::QuantizeQ4_KRef(x.data(), reinterpret_cast<kernels::BlockQ4_K*>(out), n);

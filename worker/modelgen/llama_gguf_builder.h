@@ -34,22 +34,23 @@ struct GgufBuildSummary {
 };
 
 // Weight types a builder can store: F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K,
-// Q4_K, Q5_K, Q6_K, IQ4_XS.
+// Q4_K, Q5_K, Q6_K, IQ4_XS, MXFP4.
 bool IsWritableWeightType(kernels::DType type);
 // The type llama.cpp's quantizer (llama_tensor_get_type, src/llama-quant.cpp) stores a tensor of
 // the 256-block `type` in when its row length is no multiple of 256: Q4_K -> Q5_0, Q5_K -> Q5_1,
 // Q6_K -> Q8_0, Q2_K / Q3_K / IQ4_XS -> IQ4_NL; nullopt for any other type.
 std::optional<kernels::DType> RowFallbackType(kernels::DType type);
 // "f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q2_k", "q3_k", "q4_k", "q5_k",
-// "q6_k", "iq4_xs" (either case) -> the type; InvalidArgument names the choices.
+// "q6_k", "iq4_xs", "mxfp4" (either case) -> the type; InvalidArgument names the choices.
 shared::Result<kernels::DType> ParseWeightType(std::string_view name);
 // llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2,
 // MOSTLY_Q8_0 7, MOSTLY_Q5_0 8, MOSTLY_IQ4_NL 25, MOSTLY_Q4_K_S 14, MOSTLY_Q5_K_S 16, MOSTLY_Q6_K
-// 18, MOSTLY_IQ4_XS 30, MOSTLY_Q4_1 3, MOSTLY_Q5_1 9, MOSTLY_Q2_K 10, MOSTLY_Q3_K_S 11) for a file
+// 18, MOSTLY_IQ4_XS 30, MOSTLY_Q4_1 3, MOSTLY_Q5_1 9, MOSTLY_Q2_K 10, MOSTLY_Q3_K_S 11,
+// MOSTLY_MXFP4_MOE 38) for a file
 // whose 2-D weights are `type`.
 uint32_t LlamaFileType(kernels::DType type);
 // Encodes x: [n] floats as n elements of `type` (n a multiple of its block size) into out:
-// [RowBytes(type, n)] bytes. Q8_0 and Q4_0 use ggml's reference quantizers bit for bit, the
+// [RowBytes(type, n)] bytes. Q8_0, Q4_0 and MXFP4 use ggml's reference quantizers bit for bit, the
 // K-quants, IQ4_XS and the low-bit types smallmind's (kernels/ref/dequant_ref.h, low_bit_ref.h).
 void EncodeF32Row(std::span<const float> x, kernels::DType type, uint8_t* out);
 

@@ -104,11 +104,13 @@ void AddExperts(const GeneratorOptions& o, const ModelConfig& c, const DrawLayou
   b->AddMatrix(p + "ffn_gate_inp.weight", c.n_experts, c.dim, DType::kF32,
                DrawnRows(o, first, c.dim, FanInSpread(c.dim)));
   const uint64_t gate = first + n * dim, up = gate + n * ffn * dim, down = up + n * ffn * dim;
-  b->AddExperts(p + "ffn_gate_exps.weight", c.n_experts, ffn, dim, o.weight_type,
+  const DType type = QuantMixTensorType(o.mix, o.weight_type, MixTensor::kFfnExperts, l, c.n_layers,
+                                        c.n_heads / c.n_kv_heads, o.tied_embeddings);
+  b->AddExperts(p + "ffn_gate_exps.weight", c.n_experts, ffn, dim, type,
                 DrawnRows(o, gate, c.dim, FanInSpread(c.dim)));
-  b->AddExperts(p + "ffn_up_exps.weight", c.n_experts, ffn, dim, o.weight_type,
+  b->AddExperts(p + "ffn_up_exps.weight", c.n_experts, ffn, dim, type,
                 DrawnRows(o, up, c.dim, FanInSpread(c.dim)));
-  b->AddExperts(p + "ffn_down_exps.weight", c.n_experts, dim, ffn, o.weight_type,
+  b->AddExperts(p + "ffn_down_exps.weight", c.n_experts, dim, ffn, type,
                 DrawnRows(o, down, c.expert_ffn_dim, FanInSpread(c.expert_ffn_dim)));
 }
 
@@ -344,7 +346,7 @@ shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* o) {
   shared::Result<DType> type = ParseWeightType(name);
   if (!type.ok()) {
     return shared::InvalidArgument(type.status().message() +
-                                   ", or a mix: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m");
+                                   ", or a mix: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m, mxfp4_moe");
   }
   o->weight_type = *type;
   return shared::Status::Ok();
@@ -393,7 +395,7 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
       (o.embedding_type && !IsWritableWeightType(*o.embedding_type))) {
     return shared::InvalidArgument(
         "weight types must be F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, "
-        "Q5_K, Q6_K or IQ4_XS");
+        "Q5_K, Q6_K, IQ4_XS or MXFP4");
   }
   if (o.mix != QuantMix::kNone && o.weight_type != QuantMixBaseType(o.mix)) {
     return shared::InvalidArgument(

@@ -114,7 +114,8 @@ struct GeneratorOptions {
 shared::Result<GeneratorOptions> GeneratorPreset(std::string_view preset);
 
 // Sets weight_type (and mix) from a --type name: ParseWeightType's names or a mix's
-// (QuantMixFromName: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m; "q2_k" is llama.cpp's Q2_K mix).
+// (QuantMixFromName: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m, mxfp4_moe; "q2_k" is llama.cpp's Q2_K
+// mix).
 shared::Status SetWeightScheme(std::string_view name, GeneratorOptions* options);
 
 // Shapes in the ranges the GGUF loader accepts (heads dividing dim, an even head size), a

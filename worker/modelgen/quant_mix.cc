@@ -7,6 +7,8 @@
 //   attn_output: Q2_K Q3_K; Q3_K_M Q4_K.
 // Everything else (token_embd, attn_q, attn_k, ffn_gate, ffn_up; every Q3_K_S matrix but the
 // output) takes the base type.
+// MXFP4_MOE (gpt-oss's published files): every 3-D tensor (the experts) MXFP4, every other
+// matrix Q8_0 but output.weight (or a tied token_embd), which takes the first rule's Q6_K.
 #include "worker/modelgen/quant_mix.h"
 
 namespace smallmind::worker {
@@ -49,6 +51,7 @@ std::optional<QuantMix> QuantMixFromName(std::string_view name) {
   if (name == "q2_k") return QuantMix::kQ2_K;
   if (name == "q3_k_s") return QuantMix::kQ3_K_S;
   if (name == "q3_k_m") return QuantMix::kQ3_K_M;
+  if (name == "mxfp4_moe") return QuantMix::kMxfp4Moe;
   return std::nullopt;
 }
 
@@ -58,6 +61,7 @@ DType QuantMixBaseType(QuantMix mix) {
     case QuantMix::kQ2_K: return DType::kQ2_K;
     case QuantMix::kQ3_K_S:
     case QuantMix::kQ3_K_M: return DType::kQ3_K;
+    case QuantMix::kMxfp4Moe: return DType::kMXFP4;
     default: return DType::kQ4_K;
   }
 }
@@ -68,6 +72,7 @@ uint32_t QuantMixFileType(QuantMix mix) {
     case QuantMix::kQ2_K: return 10;
     case QuantMix::kQ3_K_S: return 11;
     case QuantMix::kQ3_K_M: return 12;
+    case QuantMix::kMxfp4Moe: return 38;
     default: return 15;
   }
 }
@@ -75,6 +80,12 @@ uint32_t QuantMixFileType(QuantMix mix) {
 DType QuantMixTensorType(QuantMix mix, DType base, MixTensor tensor, int layer, int n_layers,
                          int n_gqa, bool tied) {
   if (mix == QuantMix::kNone) return base;
+  if (mix == QuantMix::kMxfp4Moe) {
+    if (tensor == MixTensor::kFfnExperts) return DType::kMXFP4;
+    const bool classifier =
+        tensor == MixTensor::kOutput || (tensor == MixTensor::kTokenEmbd && tied);
+    return classifier ? DType::kQ6_K : DType::kQ8_0;
+  }
   switch (tensor) {
     case MixTensor::kOutput: return DType::kQ6_K;
     case MixTensor::kTokenEmbd: return tied ? DType::kQ6_K : base;
@@ -82,7 +93,7 @@ DType QuantMixTensorType(QuantMix mix, DType base, MixTensor tensor, int layer, 
     case MixTensor::kFfnDown: return FfnDownType(mix, base, layer, n_layers);
     case MixTensor::kAttnOutput:
       return mix == QuantMix::kQ2_K ? DType::kQ3_K : mix == QuantMix::kQ3_K_M ? DType::kQ4_K : base;
-    default: return base;
+    default: return base;  // kFfnExperts included
   }
 }
 

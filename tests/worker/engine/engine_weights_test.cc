@@ -132,8 +132,8 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
 
 // The fast kernels against the reference on quantized models: they differ in summation order, and
 // both paths quantize activations to 8 bits for the quantized weight types (Q8_0, Q4_0, Q5_0,
-// IQ4_NL, the K-quants, IQ4_XS), which bounds the difference by that quantization error rather than
-// by rounding.
+// IQ4_NL, MXFP4, the K-quants, IQ4_XS), which bounds the difference by that quantization error
+// rather than by rounding.
 TEST(EngineWeightsTest, FastPathsStayCloseToTheReferenceOnQuantizedModels) {
   for (DType type : kernels::kWeightTypes) {
     const testing::RandomModelSpec spec = SpecOfType(type);

@@ -72,6 +72,8 @@ inline void FillTensor(kernels::DType type, int64_t rows, int64_t cols, float sc
       kernels::QuantizeQ2_KRef(row.data(), reinterpret_cast<kernels::BlockQ2_K*>(out), cols);
     } else if (type == DType::kQ3_K) {
       kernels::QuantizeQ3_KRef(row.data(), reinterpret_cast<kernels::BlockQ3_K*>(out), cols);
+    } else if (type == DType::kMXFP4) {
+      kernels::QuantizeMXFP4Ref(row.data(), reinterpret_cast<kernels::BlockMXFP4*>(out), cols);
     } else {  // K-quants: random quants, scales chosen so values stay within about +-scale
       for (size_t i = 0; i < row_bytes; i++) out[i] = static_cast<uint8_t>(rng());
       for (int64_t b = 0; b < cols / kernels::kQkK; b++) {

@@ -443,7 +443,44 @@ TEST_F(ModelGeneratorTest, Q5_KRowsThatAreNoWholeSuperBlockTakeQ5_1) {
   EXPECT_EQ(ValidateGeneratorOptions(o).message(), "this mix needs the Q4_K weight type");
   EXPECT_EQ(SetWeightScheme("q9_k", &o).message(),
             "weight type 'q9_k' is not one of f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, "
-            "q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, or a mix: q4_k_m, q5_k_m, q2_k, q3_k_s, q3_k_m");
+            "q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, mxfp4, or a mix: q4_k_m, q5_k_m, q2_k, q3_k_s, "
+            "q3_k_m, mxfp4_moe");
+}
+
+// llama.cpp's MXFP4_MOE (the type gpt-oss's files ship in): the 3-D expert tensors MXFP4, the
+// classifier Q6_K (Q8_0 on rows that are no multiple of 256), every other matrix Q8_0, the router
+// F32 (llama.cpp's quantizer never touches ffn_gate_inp); general.file_type 38. --type mxfp4 alone
+// stores every matrix MXFP4.
+TEST_F(ModelGeneratorTest, Mxfp4MoeMixStoresTheExpertsMxfp4AndTheRestQ8_0) {
+  GeneratorOptions o = SmallOptions(DType::kF32);
+  o.architecture = "qwen3moe";
+  o.n_experts = 4;
+  o.n_experts_used = 2;
+  ASSERT_TRUE(SetWeightScheme("mxfp4_moe", &o).ok());
+  EXPECT_EQ(o.weight_type, DType::kMXFP4);
+  const std::string path = Write(o, "mxfp4_moe.gguf");
+  auto m = LoadGgufModel(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Weights& w = m->llama.weights;
+  EXPECT_EQ(w.classifier.type, DType::kQ8_0);  // the mix's Q6_K, fallen back on 64-long rows
+  EXPECT_EQ(w.token_embedding.type, DType::kQ8_0);
+  for (const LayerWeights& lw : w.layers) {
+    for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wv, &lw.wo}) EXPECT_EQ(t->type, DType::kQ8_0);
+    EXPECT_EQ(lw.router.type, DType::kF32);
+    for (const ExpertsView* e : {&lw.gate_exps, &lw.up_exps, &lw.down_exps}) {
+      ASSERT_EQ(e->count(), 4);
+      EXPECT_EQ((*e)[3].type, DType::kMXFP4);
+    }
+  }
+  auto file = GgufFile::Open(path);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->GetU32("general.file_type").value(), 38u);
+  ASSERT_TRUE(SetWeightScheme("mxfp4", &o).ok());
+  auto all = LoadGgufModel(Write(o, "mxfp4.gguf"));
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->llama.weights.layers[1].wq.type, DType::kMXFP4);
+  EXPECT_EQ(all->llama.weights.layers[1].down_exps[0].type, DType::kMXFP4);
+  EXPECT_EQ(all->llama.weights.classifier.type, DType::kMXFP4);
 }
 
 // llama.cpp's Q2_K, Q3_K_S and Q3_K_M mixes on 16 layers of 4 query heads over 2 KV heads

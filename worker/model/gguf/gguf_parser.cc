@@ -308,7 +308,7 @@ Status ParseTensorInfo(Cursor& c, uint64_t i, GgufContents* out) {
   if (traits == nullptr) {
     return c.Error("unsupported tensor type " + Num(type) + " (" + GgmlTypeName(type) +
                    "); supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, "
-                   "Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS");
+                   "Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, MXFP4");
   }
   t.type = static_cast<kernels::DType>(type);
   if (t.dims[0] % traits->block_elems != 0) {
