@@ -68,7 +68,7 @@ void EmbedJob::Complete() {
     prompt_tokens += static_cast<uint32_t>(tokens_[i]);
   }
   response_->mutable_usage()->set_prompt_tokens(prompt_tokens);
-  reactor_->Finish(grpc::Status::OK);
+  reactor_->Finish(shared::ToGrpcStatus(shared::Status::Ok()));
 }
 
 }  // namespace smallmind::worker

@@ -72,6 +72,14 @@ shared::Status CheckAgainstModel(const v1::GenerateRequest& req, int vocab_size,
   return shared::Status::Ok();
 }
 
+// An encoder only embeds.
+shared::Status CheckGenerates(const ModelConfig& c) {
+  if (!c.encoder) return shared::Status::Ok();
+  return InvalidArgument("the model (" + c.architecture +
+                         ") is an encoder: it embeds (Embed, POST /v1/embeddings) and does not "
+                         "generate text");
+}
+
 // stopping.context_overflow (checked above): SHIFT keeps n_keep leading tokens, by default the
 // BOS when the prompt has one, and at most the whole prompt.
 ContextOverflow Overflow(const v1::StoppingOptions& s, const std::vector<TokenId>& prompt,
@@ -159,11 +167,7 @@ shared::Result<SequenceRequest> BuildSequenceRequest(const v1::SubmitRequest& su
   const v1::GenerateRequest& req = submit.request();
   const Tokenizer& tok = *model.tokenizer;
   const int context = model.llama.config.context_length;
-  if (model.llama.config.encoder) {
-    return InvalidArgument("the model (" + model.llama.config.architecture +
-                           ") is an encoder: it embeds (Embed, POST /v1/embeddings) and does not "
-                           "generate text");
-  }
+  SM_RETURN_IF_ERROR(CheckGenerates(model.llama.config));
   SM_RETURN_IF_ERROR(CheckAgainstModel(req, model.llama.config.vocab_size, context));
   SequenceRequest out;
   out.request_id = req.request_id();

@@ -129,14 +129,9 @@ bool Scheduler::Schedule(StepShape* out) const {
   // Waiting sequences in FIFO order, keeping one free block per running sequence so the next
   // decode step does not preempt what was just admitted. A cached prefix is not recomputed; taking
   // its unreferenced blocks uses up room like allocating would.
+  if (options_.encoder) return AdmitWholeInputs(budget, out);
   for (const auto& seq : waiting_) {
     if (static_cast<int>(shape.entries.size()) == options_.max_seqs || budget == 0) break;
-    if (options_.encoder) {  // whole inputs, in order, no blocks
-      if (seq->num_pending() > budget) break;
-      budget -= seq->num_pending();
-      shape.entries.push_back({seq.get(), seq->num_pending(), 0, true, 0});
-      continue;
-    }
     const PrefixCache::Match hit = prefix_cache_.Find(seq->tokens, seq->request.mode);
     const int cached = hit.blocks * block_size_;
     int spare = free_blocks - hit.evictable - static_cast<int>(shape.entries.size());
@@ -146,6 +141,16 @@ bool Scheduler::Schedule(StepShape* out) const {
     free_blocks -= need + hit.evictable;
     budget -= n;
     shape.entries.push_back({seq.get(), n, need, true, hit.blocks});
+  }
+  return true;
+}
+
+bool Scheduler::AdmitWholeInputs(int budget, StepShape* shape) const {
+  for (const auto& seq : waiting_) {
+    const int n = seq->num_pending();
+    if (static_cast<int>(shape->entries.size()) == options_.max_seqs || n > budget) break;
+    budget -= n;
+    shape->entries.push_back({seq.get(), n, 0, true, 0});
   }
   return true;
 }

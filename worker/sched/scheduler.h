@@ -150,6 +150,9 @@ class Scheduler {
 
  private:
   int BlocksFor(int n_positions) const { return (n_positions + block_size_ - 1) / block_size_; }
+  // An encoder's waiting inputs into *shape, whole and in order, while the step's `budget`
+  // tokens hold them (no blocks: they keep no cache); returns true.
+  bool AdmitWholeInputs(int budget, StepShape* shape) const;
   // Prompt tokens a step that decodes `decodes` sequences may add (with the option set).
   int PrefillCapWhileDecoding(int decodes) const;
   void CountStep(const StepShape& shape);
