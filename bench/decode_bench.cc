@@ -10,11 +10,13 @@
 // decode after a 128-token context (written before the timing), where served streams are: attention
 // then reads 128-192 positions per token; the @d512 rows after 512 (a long chat), where attention
 // is a larger share of a batched step; pp16@d512 prefills 16 tokens after 512 (the step of a
-// prefix-cache hit); tg64x16@d48 is 16 streams at the depths the served C=16 run of
-// bench/many_streams.sh decodes at. --op-profile times every op of the timed steps
-// (OpProfile) and adds, per step in microseconds: qkv_us, wo_us, ffn13_us (gate and up), ffn2_us
-// (down), cls_us (the classifier), q8_us (quantizing matmul inputs), attn_us, kv_us (storing K/V),
-// small_us (norms, RoPE, SwiGLU, adds, embedding) and gap_us (the step's time outside any op).
+// prefix-cache hit); pp2@d64, pp5@d64 and pp9@d64 are speculative decoding's chunks (a draft
+// model's catch-up, verifications of 4 and 8 drafts); tg64x16@d48 is 16 streams at the depths the
+// served C=16 run of bench/many_streams.sh decodes at. --op-profile times every op of the timed
+// steps (OpProfile) and adds, per step in microseconds: qkv_us, wo_us, ffn13_us (gate and up),
+// ffn2_us (down), cls_us (the classifier), q8_us (quantizing matmul inputs), attn_us, kv_us
+// (storing K/V), small_us (norms, RoPE, SwiGLU, adds, embedding) and gap_us (the step's time
+// outside any op).
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
@@ -127,6 +129,7 @@ class Engines {
       EngineOptions o;
       o.max_step_tokens = kPrompt + kRecomputed;
       o.max_seqs = kMaxBatch;
+      o.max_logit_rows = kMaxBatch;  // pp9@d64's 9 rows
       o.num_threads = threads;
       o.cpus = PinnableCpus(threads);
       o.isa = isa_;
@@ -207,6 +210,28 @@ void BM_PrefixHit(benchmark::State& state, Setup s, Engines* engines) {
         table);
   }
   Counters(state, s, kHitTokens, false);
+}
+
+// Speculative decoding's chunks: `tokens` tokens after `depth` positions in one step, the step a
+// verification of tokens - 1 drafts (pp9@d64: 8 drafts) or a draft model's catch-up (pp2@d64:
+// the last draft and the bonus token after a proposal accepted whole) takes. Set beside tg64's
+// step time, they give the costs the draft-length controller weighs (draft_controller.h).
+void BM_Chunk(benchmark::State& state, Setup s, Engines* engines, int tokens, int depth) {
+  Engine& e = engines->For(s.threads);
+  const std::vector<TokenId> ids = Prompt(depth + tokens, s.model->llama->config.vocab_size);
+  const std::vector<int32_t> table = Table();
+  for (int c = 0; c < depth; c += kPrompt) {
+    Run(e, s.mode, std::span<const TokenId>(ids).subspan(c, std::min(kPrompt, depth - c)), c,
+        table);
+  }
+  // Logits for every token, as a verification asks (a catch-up asks for the last only).
+  StepPlan plan;
+  plan.mode = s.mode;
+  plan.seqs.push_back(SeqStep{std::span<const TokenId>(ids).subspan(depth, tokens), depth, table,
+                              true, tokens > 2 ? tokens : 1});
+  const ProfileScope profile(state, s, e);
+  for (auto _ : state) e.Step(plan);
+  Counters(state, s, tokens, false);
 }
 
 void BM_Decode(benchmark::State& state, Setup s, Engines* engines) {
@@ -363,6 +388,13 @@ int main(int argc, char** argv) {
           ->UseRealTime();
       if (b::kLongDepth + 16 <= (*model)->llama->config.context_length) {
         benchmark::RegisterBenchmark(("pp16@d512" + suffix).c_str(), b::BM_PrefixHit, s, &engines)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
+      for (auto [name, tokens, depth] :
+           {std::tuple{"pp2@d64", 2, 64}, {"pp5@d64", 5, 64}, {"pp9@d64", 9, 64}}) {
+        benchmark::RegisterBenchmark((name + suffix).c_str(), b::BM_Chunk, s, &engines, tokens,
+                                     depth)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }

@@ -59,6 +59,10 @@ void AddSpeculationFlags(CLI::App& app, WorkerConfig& c) {
                  "draft-length controller weighs drafts with (worker/spec/draft_controller.h); "
                  "default: the ratio of the two models' weight bytes")
       ->type_name("R");
+  app.add_option("--spec-verify-cost", spec.draft.verify_token_cost,
+                 "what each draft token adds to a verification step, in target decode steps "
+                 "(compute: decode_bench's pp9@d64 against tg64; about 0.2 on 2 Zen 1 cores)")
+      ->type_name("V");
   app.add_option("--spec-ngram", spec.ngram,
                  "speculative decoding by prompt lookup: a decoding stream whose last N or more "
                  "tokens occurred before drafts what followed them, and one step verifies the "
@@ -181,6 +185,12 @@ shared::Status WorkerConfig::Validate() const {
   SM_RETURN_IF_ERROR(CheckRange("--spec-max-draft", scheduler.speculation.draft.max_draft, 1, 32));
   SM_RETURN_IF_ERROR(CheckRange("--spec-max-batch", scheduler.speculation.max_batch, 1, 4096));
   SM_RETURN_IF_ERROR(CheckRange("--draft-kv-memory-mb", draft_kv_memory_mb, 0, 1 << 24));
+  if (!(draft_step_cost < 0 || draft_step_cost <= 16) ||
+      !(scheduler.speculation.draft.verify_token_cost >= 0 &&
+        scheduler.speculation.draft.verify_token_cost <= 16)) {
+    return shared::InvalidArgument(
+        "--spec-draft-cost and --spec-verify-cost must be in [0, 16] target decode steps");
+  }
   if (draft_kv_memory_mb > 0 && kv.num_blocks == 0 && draft_kv_memory_mb >= kv.memory_mb) {
     return shared::InvalidArgument(fmt::format(
         "--draft-kv-memory-mb {} leaves nothing of --kv-memory-mb {} for the target's cache",

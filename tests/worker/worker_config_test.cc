@@ -35,6 +35,23 @@ TEST(WorkerConfigTest, KvDTypeDefaultsToHalvesAndTakesFloats) {
   EXPECT_EQ(q8->kv.dtype, kernels::KvType::kQ8);
 }
 
+// The draft-length controller's costs: a draft step defaults to the weights' ratio (-1 until the
+// draft model is loaded), a verified draft to 0.2 of a decode step; both may be set.
+TEST(WorkerConfigTest, SpeculationCostsDefaultAndMayBeSet) {
+  auto def = Parse({"--model", "builtin:tiny"});
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  EXPECT_LT(def->draft_step_cost, 0.0);
+  EXPECT_DOUBLE_EQ(def->scheduler.speculation.draft.verify_token_cost, 0.2);
+  auto set =
+      Parse({"--model", "builtin:tiny", "--spec-draft-cost", "0.1", "--spec-verify-cost", "0.45"});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_DOUBLE_EQ(set->draft_step_cost, 0.1);
+  EXPECT_DOUBLE_EQ(set->scheduler.speculation.draft.verify_token_cost, 0.45);
+  auto bad = Parse({"--model", "builtin:tiny", "--spec-verify-cost", "-1"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--spec-verify-cost"), std::string::npos);
+}
+
 TEST(WorkerConfigTest, AnUnknownKvDTypeIsRefusedWithTheChoices) {
   auto bad = Parse({"--model", "builtin:tiny", "--kv-dtype", "q4"});
   ASSERT_FALSE(bad.ok());

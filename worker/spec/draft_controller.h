@@ -25,14 +25,16 @@ namespace smallmind::worker {
 struct DraftControllerOptions {
   int max_draft = 8;  // --spec-max-draft
   // r: one draft-model step over one target decode step; 0 for a drafter that costs nothing (the
-  // n-gram lookup). The worker sets it from the two models' weight bytes.
+  // n-gram lookup). The worker sets it from the two models' weight bytes (--spec-draft-cost).
   double draft_step_cost = 0.0;
   // c: each catch-up token past the first, in draft steps (a chunk's token is compute, not a
   // read of the weights: bench-110M Q8_0, 2 threads, Zen 1, pp128 ~800 tok/s against tg64 ~150:
   // about 0.2).
   double catch_up_token_cost = 0.2;
-  // v: each draft token in the target's verification chunk, in target decode steps (the same
-  // compute share: about 0.2 on that machine).
+  // v: each draft token in the target's verification chunk, in target decode steps. A chunk's
+  // matmuls are compute-bound on 2 cores from a few tokens on (decode_bench pp9@d64 against tg64,
+  // grown108 Q8_0, Zen 1 shared with other builds: 9 tokens 4.4 decode steps, v ~0.4; the quiet
+  // machine's pp128 / tg64 ratio suggests ~0.2). --spec-verify-cost sets it.
   double verify_token_cost = 0.2;
   // Of each decode step, what probes of a drafter that does not pay may spend.
   double probe_share = 0.02;
