@@ -1,7 +1,7 @@
 // Quantized block layouts bit-compatible with GGUF/ggml (ggml-common.h block_q8_0, block_q4_0,
 // block_q5_0, block_iq4_nl, block_q4_K, block_q5_K, block_q6_K, block_iq4_xs, block_mxfp4) and
-// the scalar fp16/bf16 <-> fp32 conversions they need. Used by loaders, the model generator and every
-// quantized kernel. Plain data and pure functions; thread-safe.
+// the scalar fp16/bf16 <-> fp32 conversions they need. Used by loaders, the model generator and
+// every quantized kernel. Plain data and pure functions; thread-safe.
 #pragma once
 
 #include <bit>

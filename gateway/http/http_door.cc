@@ -52,6 +52,21 @@ std::function<std::string()> StatsRoute(const DoorContext& context) {
   return [families = context.metric_families] { return StatsSummaryJson(families()); };
 }
 
+// How chat replies are split (harmony channels, <think> sections or not at all), from
+// --reasoning-format and the chat template; logged.
+void SetReplyFormat(const std::string& format, const ChatPrompter& prompter,
+                    HttpApiOptions* api_options) {
+  api_options->harmony = format == "harmony" || (format == "auto" && prompter.speaks_harmony());
+  api_options->reasoning = !api_options->harmony &&
+                           (format == "think" || (format == "auto" && prompter.teaches_thinking()));
+  spdlog::info("HTTP reasoning_content: {} ({})",
+               api_options->harmony
+                   ? "harmony channels split (analysis -> reasoning_content, calls -> tool_calls)"
+               : api_options->reasoning ? "<think> sections split off"
+                                        : "none",
+               format == "auto" ? "read off the chat template" : "--reasoning-format");
+}
+
 }  // namespace
 
 HttpDoor::~HttpDoor() { Shutdown(std::chrono::system_clock::now()); }
@@ -79,18 +94,7 @@ shared::Status HttpDoor::Start(const DoorContext& context) {
       "HTTP tool calls the model makes on its own (tool_choice auto): {} ({})",
       ToolCallSyntaxName(api_options.tool_call_syntax),
       options_.tool_call_syntax == "auto" ? "read off the chat template" : "--tool-call-syntax");
-  api_options.harmony = options_.reasoning_format == "harmony" ||
-                        (options_.reasoning_format == "auto" && prompter.speaks_harmony());
-  api_options.reasoning = !api_options.harmony &&
-                          (options_.reasoning_format == "think" ||
-                           (options_.reasoning_format == "auto" && prompter.teaches_thinking()));
-  spdlog::info(
-      "HTTP reasoning_content: {} ({})",
-      api_options.harmony
-          ? "harmony channels split (analysis -> reasoning_content, calls -> tool_calls)"
-      : api_options.reasoning ? "<think> sections split off"
-                              : "none",
-      options_.reasoning_format == "auto" ? "read off the chat template" : "--reasoning-format");
+  SetReplyFormat(options_.reasoning_format, prompter, &api_options);
   api_options.authenticate = context.authenticate;
   api_options.metrics = context.metrics;
   api_options.stats = StatsRoute(context);

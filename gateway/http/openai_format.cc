@@ -383,6 +383,27 @@ void OpenAiFormatter::Add(const GenerateResponse& m) {
   Note(m);
 }
 
+void OpenAiFormatter::SplitWhole(ReasoningOutput* split, ToolCallOutput* own) const {
+  if (shape_.harmony) {
+    HarmonyParser harmony(shape_.tool_functions);
+    HarmonyOutput parts = harmony.Feed(text_);
+    parts.Append(harmony.Finish());
+    *split = ReasoningOutput{std::move(parts.reasoning), parts.content};
+    own->calls = std::move(parts.calls);
+    own->content = std::move(parts.content);
+  }
+  if (shape_.reasoning) {
+    ReasoningParser reasoning(shape_.reasoning_open);
+    *split = reasoning.Feed(text_);
+    split->Append(reasoning.Finish());
+  }
+  if (auto_calls()) {
+    ToolCallParser parser(shape_.tool_syntax, shape_.tool_functions);
+    *own = parser.Feed(split->content);
+    own->Append(parser.Finish());
+  }
+}
+
 Json OpenAiFormatter::Choice() const {
   Json choice;
   choice["index"] = shape_.index;
@@ -392,25 +413,8 @@ Json OpenAiFormatter::Choice() const {
   // A reasoning model's thinking, and the reply's text after it.
   ReasoningOutput split{std::string(), text_};
   ToolCallOutput own;  // auto calls: the reply's calls and the text around them
-  if (chat && shape_.harmony) {
-    HarmonyParser harmony(shape_.tool_functions);
-    HarmonyOutput parts = harmony.Feed(text_);
-    parts.Append(harmony.Finish());
-    split = ReasoningOutput{std::move(parts.reasoning), parts.content};
-    own.calls = std::move(parts.calls);
-    own.content = std::move(parts.content);
-  }
-  if (chat && shape_.reasoning) {
-    ReasoningParser reasoning(shape_.reasoning_open);
-    split = reasoning.Feed(text_);
-    split.Append(reasoning.Finish());
-  }
+  if (chat) SplitWhole(&split, &own);
   const std::string& text = split.content;
-  if (chat && auto_calls()) {
-    ToolCallParser parser(shape_.tool_syntax, shape_.tool_functions);
-    own = parser.Feed(text);
-    own.Append(parser.Finish());
-  }
   if (chat && !own.calls.empty()) {
     Json calls = Json::array();
     for (size_t i = 0; i < own.calls.size(); ++i) {

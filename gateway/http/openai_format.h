@@ -104,6 +104,9 @@ class OpenAiFormatter final : public ChoiceFormatter {
  private:
   nlohmann::ordered_json Chunk(nlohmann::ordered_json choice) const;
   nlohmann::ordered_json Choice() const;
+  // A whole chat reply's thinking and text (`split`), and its own calls and the text around them
+  // (`own`), as the shape says.
+  void SplitWhole(ReasoningOutput* split, ToolCallOutput* own) const;
   // The prompt once (the most cached of any choice), the completion tokens of all choices.
   static nlohmann::ordered_json UsageOf(Choices choices);
   // The `tool_calls` array of a forced call: with its header (index, id, type, name) or, for a
