@@ -7,21 +7,12 @@ namespace {
 
 using shared::InvalidArgument;
 
-std::string_view PoolingName(PoolingType p) {
-  switch (p) {
-    case PoolingType::kMean: return "mean";
-    case PoolingType::kCls: return "cls";
-    case PoolingType::kLast: return "last";
-    default: return "none";
-  }
-}
-
 // The pooling `req` gets from this model (ModelInfo.pooling says which the model's is).
 shared::Result<PoolingType> ResolvePooling(const v1::EmbedRequest& req, const ModelConfig& c) {
   if (req.pooling() == v1::POOLING_LAST) {
     if (c.encoder && c.pooling != PoolingType::kLast) {
       return InvalidArgument("pooling LAST: this encoder pools by " +
-                             std::string(PoolingName(c.pooling)) +
+                             std::string(PoolingTypeName(c.pooling)) +
                              " (its file's pooling_type); leave pooling unset");
     }
     return PoolingType::kLast;

@@ -173,8 +173,8 @@ void FillModelInfo(const LoadedModel& model, v1::ModelInfo* info) {
   if (tok.eos_id() >= 0) info->set_eos_token(std::string(tok.Piece(tok.eos_id())));
   info->set_add_bos_token(tok.add_bos_default());
   info->set_encoder(c.encoder);
-  static constexpr const char* kPoolingNames[] = {"", "mean", "cls", "last", "rank"};
-  info->set_pooling(kPoolingNames[static_cast<int>(c.pooling)]);
+  // "" when the model pools nothing (a generation model).
+  if (c.pooling != PoolingType::kNone) info->set_pooling(std::string(PoolingTypeName(c.pooling)));
   FillShape(model, info);
 }
 

@@ -1,5 +1,5 @@
 // Base64 (RFC 4648, standard alphabet, '=' padding) of raw bytes: OpenAI's encoding_format
-// "base64" for embeddings (little-endian float32 values). Pure function; thread-safe.
+// "base64" for embeddings (little-endian float32 values), by OpenSSL. Pure function; thread-safe.
 #pragma once
 
 #include <cstdint>
