@@ -3,17 +3,17 @@
 // llama.cpp comes prebuilt from the npm registry (node-llama-cpp picks the CPU variant for this
 // processor, e.g. haswell = AVX2+FMA+F16C on Zen 3); nothing of it is built or kept in this repo.
 //
-//   cd $(mktemp -d) && npm i -E node-llama-cpp@3.21.1
+//   cd $(mktemp -d) && npm i -E node-llama-cpp@3.22.1
 //   node /path/to/bench/compare/llama_cpp_bench.mjs MODEL.gguf [THREADS=2] [REPETITIONS=3]
 //
 // pp128: one 128-token prompt in one batch, logits of the last token only. tg64: 64 single-token
 // steps from an empty context. Token ids are the fixed pseudo-random ones smallmind's offline bench
 // uses. Best of the repetitions, each on a fresh context.
-import {createRequire} from "node:module";
 import path from "node:path";
 
-const require = createRequire(path.join(process.cwd(), "noop.js"));  // resolve from the cwd
-const {getLlama} = await import(require.resolve("node-llama-cpp"));
+import {LoadNodeLlamaCpp} from "./node_llama_cpp.mjs";
+
+const {module: {getLlama}, version} = await LoadNodeLlamaCpp();  // resolved from the cwd
 
 const [modelPath, threadsArg, repsArg] = process.argv.slice(2);
 if (!modelPath) {
@@ -41,6 +41,6 @@ for (let r = 0; r < reps; r++) {
   tg = Math.max(tg, 64 / seconds(t0));
   await ctx.dispose();
 }
-console.log(`| llama.cpp (node-llama-cpp 3.21.1) | ${threads} | ${pp.toFixed(1)} | ${tg.toFixed(1)} |` +
+console.log(`| llama.cpp (node-llama-cpp ${version}) | ${threads} | ${pp.toFixed(1)} | ${tg.toFixed(1)} |` +
             ` ${path.basename(modelPath)}, best of ${reps}`);
 await model.dispose();
