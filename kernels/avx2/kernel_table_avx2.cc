@@ -1,9 +1,10 @@
 // Avx2KernelTable(): the AVX2 kernels for one ExecMode (the embedding row lookup stays the
 // reference one: it runs once per token, off the hot loops).
 //
-// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q4_1 and Q5_1 matrices (Q5_0, IQ4_NL and MXFP4 as widened
-// Q8_0, Q3_K as widened Q6_K) run the packed integer kernels over Q8 activations on both paths (the
-// K-quants over kQ8K rows, Q4_1 / Q5_1 over kQ8_1, the others over kQ8:
+// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q2_K, Q4_1, Q5_1, IQ4_NL and MXFP4 matrices (Q5_0 as widened Q8_0,
+// Q3_K as widened Q6_K; the VNNI and AMX tables widen IQ4_NL and MXFP4 too) run the packed integer
+// kernels over Q8 activations on both paths (the K-quants over kQ8K rows, Q4_1 / Q5_1 over kQ8_1,
+// the others over kQ8:
 // llama.cpp's pairing, kernels.h): each output element is one lane reducing its row's blocks left
 // to right, and activations are quantized per token row, so the result does not depend on the
 // batch, the row split or the thread count, which is all the deterministic path asks (DESIGN.md
@@ -18,6 +19,11 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   KernelTable t = WithPackedMatmuls(RefKernelTable(), &MatmulQ8_0x8Q8Avx2, &MatmulQ4_0x8Q8Avx2,
                                     {&MatmulQ4_Kx8Q8Avx2, &MatmulQ5_Kx8Q8Avx2, &MatmulQ6_Kx8Q8Avx2,
                                      &MatmulIQ4_XSx8Q8Avx2, &MatmulQ2_Kx8Q8Avx2});
+  // IQ4_NL and MXFP4 on their codes: half the bytes a token reads of them widened to Q8_0.
+  t.matmul[WeightSlot(DType::kIQ4_NL)] =
+      MatmulOp{&MatmulIQ4_NLx8Q8Avx2, MatmulInput::kQ8, &PackIQ4_NLx8, &PackedLut4x8Bytes};
+  t.matmul[WeightSlot(DType::kMXFP4)] =
+      MatmulOp{&MatmulMXFP4x8Q8Avx2, MatmulInput::kQ8, &PackMXFP4x8, &PackedLut4x8Bytes};
   t.matmul[WeightSlot(DType::kF32)] = MatmulOp{&MatmulF32Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kF16)] = MatmulOp{&MatmulF16Avx2, MatmulInput::kF32};
   t.matmul[WeightSlot(DType::kBF16)] = MatmulOp{&MatmulBf16Avx2, MatmulInput::kF32};

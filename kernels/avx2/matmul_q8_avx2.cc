@@ -71,6 +71,48 @@ struct MaddubsDots {
     }
   }
 
+  // IQ4_NL and MXFP4 codes: each nibble looked up in the type's levels by a byte shuffle, then
+  // Q8_0's sign trick (|level| <= 127 unsigned, its sign moved onto x). MXFP4's levels (|l| <= 12)
+  // let the low and high nibbles' int16 pairs add before the widening (2 * 2 * 12 * 127 fits
+  // int16); IQ4_NL's (127) do not. Tried, not kept (Zen 1, decode_bench tg64 bench-1B MXFP4, 2
+  // threads): MXFP4 looked up as level + 12, unsigned, maddubs on it as Q4_0 does and 12 dw s
+  // taken off in Accumulate: 29.1 vs 28.3 tok/s (noise-sized), and its float steps would no
+  // longer give the bits of the VNNI / AMX tables' widened Q8_0 kernels.
+  template <int G, int T, class XA, typename Lut>
+  requires kIsLut4x8<Lut>
+  static void Run(const Lut* const* grp, const XA& x, int b, __m256i (*isum)[T]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+    const __m256i levels = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(Lut::kLevels)));
+    for (int g = 0; g < G; g++) {
+      for (int t = 0; t < T; t++) isum[g][t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++) {
+      for (int g = 0; g < G; g++) {
+        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp[g][b].qs[m]));
+        const __m256i lo = _mm256_shuffle_epi8(levels, _mm256_and_si256(w, low4));
+        const __m256i hi =
+            _mm256_shuffle_epi8(levels, _mm256_and_si256(_mm256_srli_epi16(w, 4), low4));
+        const __m256i abs_lo = _mm256_abs_epi8(lo), abs_hi = _mm256_abs_epi8(hi);
+        for (int t = 0; t < T; t++) {
+          const __m256i xl = Broadcast4(x.Quad(b, m, t)), xh = Broadcast4(x.Quad(b, m + 4, t));
+          const __m256i pl = _mm256_maddubs_epi16(abs_lo, _mm256_sign_epi8(xl, lo));
+          const __m256i ph = _mm256_maddubs_epi16(abs_hi, _mm256_sign_epi8(xh, hi));
+          if constexpr (4 * Lut::kMaxLevel * 127 < 32768) {
+            isum[g][t] =
+                _mm256_add_epi32(isum[g][t], _mm256_madd_epi16(_mm256_add_epi16(pl, ph), ones));
+          } else {
+            isum[g][t] = _mm256_add_epi32(
+                isum[g][t],
+                _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+          }
+        }
+      }
+      Fence<G, T>(isum);
+    }
+  }
+
   // Q8_0 and Q5_1's widened quants (Q8_1x8, 0..31).
   template <int G, int T, class XA, typename Bytes>
   requires std::is_same_v<Bytes, Q8_0x8> || std::is_same_v<Bytes, Q8_1x8>
@@ -214,7 +256,46 @@ void PackAsQ8_0x16u(const void* src, void* dst, int rows, int cols) {
   OffsetQuants<Q8_0x16u>(dst, GroupsOf<kRows>(rows) * static_cast<size_t>(cols / 32));
 }
 
+// IQ4_NL and MXFP4 as Lut4x8 blocks: each row's scale as a float (exact), its codes as Q4_0x8's
+// nibbles.
+float BlockScale(const BlockIQ4_NL& b) { return Fp16ToFp32(b.d); }
+float BlockScale(const BlockMXFP4& b) { return E8M0HalfToFp32(b.e); }
+template <typename Source, typename Packed>
+void PackLut(const void* src, void* dst, int rows, int cols) {
+  const int n_blocks = cols / 32;
+  const auto* in = static_cast<const Source*>(src);
+  auto* out = static_cast<Packed*>(dst);
+  std::memset(dst, 0, GroupsOf(rows) * n_blocks * sizeof(Packed));  // padding rows: zeros
+  for (int r = 0; r < rows; r++) {
+    const int g = r / kRowGroup, lane = r % kRowGroup;
+    for (int b = 0; b < n_blocks; b++) {
+      const Source& s = in[static_cast<int64_t>(r) * n_blocks + b];
+      Packed& p = out[static_cast<int64_t>(g) * n_blocks + b];
+      p.d[lane] = BlockScale(s);
+      for (int m = 0; m < 4; m++) std::memcpy(&p.qs[m][4 * lane], &s.qs[4 * m], 4);
+    }
+  }
+}
+
 }  // namespace
+
+void PackIQ4_NLx8(const void* src, void* dst, int rows, int cols) {
+  PackLut<BlockIQ4_NL, IQ4_NLx8>(src, dst, rows, cols);
+}
+void PackMXFP4x8(const void* src, void* dst, int rows, int cols) {
+  PackLut<BlockMXFP4, MXFP4x8>(src, dst, rows, cols);
+}
+size_t PackedLut4x8Bytes(int rows, int cols) {
+  return GroupsOf(rows) * (cols / 32) * sizeof(IQ4_NLx8);
+}
+void MatmulIQ4_NLx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                          int out_dim, RowRange rows) {
+  MatmulQ8Packed<IQ4_NLx8, MaddubsDots, false>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulMXFP4x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                         int out_dim, RowRange rows) {
+  MatmulQ8Packed<MXFP4x8, MaddubsDots, false>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
 
 PackFn WidenedQ8_0Pack(PackFn q8_0_pack, DType source) {
   struct Row {

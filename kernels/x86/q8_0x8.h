@@ -23,6 +23,10 @@
 //   Q8_1x8 block (288 B): uint16 d[8], m[8], then Q8_0x8's qs of Q5_1's quants widened to bytes
 //     (0..31): Q5_1 at 288 bytes read a block of 8 rows instead of 192, for one shared maddubs
 //     core with Q8_0 (no fifth-bit unpacking per token).
+//   IQ4_NLx8 / MXFP4x8 block (160 B): float d[8] (row r's block scale: IQ4_NL's fp16 d, MXFP4's
+//     2^(e - 128), both exact), then Q4_0x8's qs of the 4-bit codes, looked up in the type's
+//     kLevels (kIq4NlValues, kMxfp4Values) by a byte shuffle: half the bytes of the same blocks
+//     widened to Q8_0, and every MXFP4 exponent exact.
 #pragma once
 
 #include <immintrin.h>
@@ -31,6 +35,7 @@
 #include <type_traits>
 
 #include "kernels/partition.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/x86/q8_rows.h"
 #include "kernels/x86/x86_util.h"
 
@@ -66,6 +71,20 @@ struct Q8_1x8 {
   uint16_t m[kRowGroup];
   int8_t qs[8][32];
 };
+// A 4-bit code block whose levels come from a table (kLevels, 16 int8 values).
+template <const int8_t* kLevelTable, int kMaxAbsLevel>
+struct Lut4x8 {
+  static constexpr const int8_t* kLevels = kLevelTable;
+  static constexpr int kMaxLevel = kMaxAbsLevel;
+  float d[kRowGroup];
+  uint8_t qs[4][32];
+};
+using IQ4_NLx8 = Lut4x8<kIq4NlValues, 127>;
+using MXFP4x8 = Lut4x8<kMxfp4Values, 12>;
+template <typename T>
+constexpr bool kIsLut4x8 = std::is_same_v<T, IQ4_NLx8> || std::is_same_v<T, MXFP4x8>;
+static_assert(sizeof(IQ4_NLx8) == 160 && sizeof(MXFP4x8) == 160);
+
 static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272 && sizeof(Q8_0x8u) == 272 &&
               sizeof(Q8_0x16u) == 544 && sizeof(Q4_0x16) == 288 && sizeof(Q4_1x8) == 160 &&
               sizeof(Q8_1x8) == 288);
@@ -81,6 +100,20 @@ template <>
 constexpr int kPrefetchBlocks<Q4_0x16> = 4;  // the same 1152 B
 template <>
 constexpr int kPrefetchBlocks<Q4_1x8> = 8;  // Q4_0's distance (not measured on its own)
+template <>
+constexpr int kPrefetchBlocks<IQ4_NLx8> = 8;  // the same (not measured on its own)
+template <>
+constexpr int kPrefetchBlocks<MXFP4x8> = 8;
+
+// A packed block's 8 row scales as floats: fp16 halves, or the float scales of the Lut4x8 blocks.
+template <typename Packed>
+inline __m256 RowScales(const Packed& blk) {
+  if constexpr (kIsLut4x8<Packed>) {
+    return _mm256_loadu_ps(blk.d);
+  } else {
+    return LoadHalves(blk.d);
+  }
+}
 
 // acc[t] += isum[t] * (dw * dx) (Q4_0 then + (-8 * dw) * s): per lane exactly the float
 // operations of the T = 1 path, so a lane's result does not depend on the tile it ran in.
@@ -102,7 +135,8 @@ inline void AccumulateQ8(__m256 dw, const __m256i* isum, const XA& x, int b, __m
   }
 }
 template <int T, typename Q8Packed, class XA>
-requires std::is_same_v<Q8Packed, Q8_0x8> || std::is_same_v<Q8Packed, Q8_0x8u>
+requires std::is_same_v<Q8Packed, Q8_0x8> || std::is_same_v<Q8Packed, Q8_0x8u> ||
+    kIsLut4x8<Q8Packed>
 inline void Accumulate(const Q8Packed&, __m256 dw, const __m256i* isum, const XA& x, int b,
                        __m256* acc) {
   AccumulateQ8<T>(dw, isum, x, b, acc);
@@ -159,7 +193,7 @@ struct Q8Kernel : Q8TileInput<kOctets> {
       __m256i isum[G][T];
       Dots::template Run<G, T>(grp, x, b, isum);
       for (int i = 0; i < G; i++) {
-        Accumulate<T>(grp[i][b], LoadHalves(grp[i][b].d), isum[i], x, b, acc[i]);
+        Accumulate<T>(grp[i][b], RowScales(grp[i][b]), isum[i], x, b, acc[i]);
       }
     }
   }
