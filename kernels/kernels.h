@@ -126,6 +126,13 @@ struct AttentionArgs {
   // Attention logit soft-capping (gemma2's attn_logit_softcapping): 0, none; else each divided
   // score s becomes softcap * tanh(s / softcap) before the softmax (std::tanh, in every kernel).
   float softcap = 0.0f;
+  // Attention sinks (gpt-oss's attn_sinks.weight): null, none; else [n_heads] logits, one per query
+  // head of the call (a call over a run of heads points at its first head's), each joining its
+  // head's softmax as one more logit that has no value row: the probabilities of the positions
+  // are exp(s_p - m) / (sum_p exp(s_p - m) + exp(sink - m)) with m the max of the scores and the
+  // sink, as llama.cpp's soft_max_ext with sinks. The sink is not divided by ScoreDivisor() nor
+  // soft-capped.
+  const float* sinks = nullptr;
 
   int64_t QStride() const { return q_stride > 0 ? q_stride : int64_t{n_heads} * head_dim; }
   // The first position a query at `pos` sees.
@@ -186,6 +193,10 @@ using RopeFn = void (*)(float* x, const int32_t* positions, int n_heads, int hea
 using SoftmaxFn = void (*)(float* x, int row_len, RowRange rows);
 // gate[t, i] = silu(gate[t, i]) * up[t, i] for t in tokens; gate, up: [n, hidden].
 using SwiGluFn = void (*)(float* gate, const float* up, int hidden, RowRange tokens);
+// gpt-oss's clamped SwiGLU (llama.cpp's ggml_swiglu_oai): with g = min(gate[t, i], limit) and
+// u = clamp(up[t, i], -limit, limit), gate[t, i] = g / (1 + exp(-alpha g)) * (u + 1).
+using SwiGluOaiFn = void (*)(float* gate, const float* up, int hidden, float alpha, float limit,
+                             RowRange tokens);
 // gate[t, i] = gelu(gate[t, i]) * up[t, i] for t in tokens, gelu llama.cpp's tanh approximation
 // through its half table (kernels/ref/gelu_ref.h); gate, up: [n, hidden].
 using GeGluFn = void (*)(float* gate, const float* up, int hidden, RowRange tokens);
@@ -245,6 +256,7 @@ struct KernelTable {
   RopeFn rope = nullptr;
   SoftmaxFn softmax = nullptr;
   SwiGluFn swiglu = nullptr;
+  SwiGluOaiFn swiglu_oai = nullptr;
   GeGluFn geglu = nullptr;
   GeluFn gelu = nullptr;
   LayerNormFn layernorm = nullptr;

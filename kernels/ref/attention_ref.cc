@@ -82,6 +82,24 @@ void SoftCapRef(float* scores, int n, float cap) {
   for (int i = 0; i < n; i++) scores[i] = cap * std::tanh(scores[i] / cap);
 }
 
+void SoftmaxWithSinkRef(float* scores, int n, float sink) {
+  float max_val = sink;
+  for (int i = 0; i < n; i++) max_val = scores[i] > max_val ? scores[i] : max_val;
+  float sum = 0.0f;
+  for (int i = 0; i < n; i++) {
+    scores[i] = std::exp(scores[i] - max_val);
+    sum += scores[i];
+  }
+  sum += std::exp(sink - max_val);
+  for (int i = 0; i < n; i++) scores[i] /= sum;
+}
+
+void AddSinkToSoftmax(float* probs, int n, int argmax, float score_max, float sink) {
+  const float inv_sum = probs[argmax];  // exp(0) / S
+  const float f = 1.0f / (1.0f + std::exp(sink - score_max) * inv_sum);
+  for (int i = 0; i < n; i++) probs[i] *= f;
+}
+
 void F32ToF16Ref(const float* x, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; i++) out[i] = Fp32ToFp16(x[i]);
 }
@@ -104,7 +122,11 @@ void AttentionRef(const AttentionArgs& a, RowRange rows) {
     // Scores of every position of the window up to and including this token's own.
     for (int p = first; p <= pos; p++) att[p] = Score(a, q, a.kv.Offset(p), kv_offset) / scale;
     if (a.softcap > 0) SoftCapRef(att + first, pos + 1 - first, a.softcap);
-    SoftmaxRef(att + first, pos + 1 - first, AllRows(1));
+    if (a.sinks != nullptr) {
+      SoftmaxWithSinkRef(att + first, pos + 1 - first, a.sinks[h]);
+    } else {
+      SoftmaxRef(att + first, pos + 1 - first, AllRows(1));
+    }
 
     // Weighted sum of the values, from the window's first position.
     float* out = a.out + t * q_dim + h * a.head_dim;  // [head_dim]

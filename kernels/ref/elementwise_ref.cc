@@ -1,5 +1,6 @@
 #include "kernels/ref/elementwise_ref.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -10,6 +11,19 @@ void SwiGluRef(float* gate, const float* up, int hidden, RowRange tokens) {
     float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
     const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
     for (int i = 0; i < hidden; i++) g[i] = Silu(g[i]) * u[i];
+  }
+}
+
+void SwiGluOaiRef(float* gate, const float* up, int hidden, float alpha, float limit,
+                  RowRange tokens) {
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
+    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
+    for (int i = 0; i < hidden; i++) {
+      const float x = std::min(g[i], limit);
+      const float y = std::clamp(u[i], -limit, limit);
+      g[i] = x / (1.0f + std::exp(alpha * -x)) * (y + 1.0f);
+    }
   }
 }
 

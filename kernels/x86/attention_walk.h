@@ -135,6 +135,8 @@ struct Tile {
   // the tile is one token (ForEachTile), so one value sum's start serves all its rows.
   int lo;
   float softcap;  // AttentionArgs::softcap
+  // AttentionArgs::sinks of the tile's heads (sinks[g] is head g's), or null.
+  const float* sinks;
   float* scores;
   int64_t stride;  // floats per scores row
 };
@@ -320,14 +322,23 @@ void TileValues(const KvView& kv, const Tile& tile, int t_lo, int t_hi, int p_lo
 }
 
 // Softmax of every scores row of the tile, each over the positions lo .. its token's own
-// (soft-capped first when the tile says so, as the reference does it).
+// (soft-capped first when the tile says so, as the reference does it), with the tile's sinks added
+// after it (AddSinkToSoftmax) when it has them.
 inline void SoftmaxRows(const Tile& tile) {
   for (int t = 0; t < tile.n_tokens; t++) {
     for (int g = 0; g < tile.n_heads; g++) {
       float* row = tile.scores + (t * tile.n_heads + g) * tile.stride + tile.lo;
       const int len = tile.first_last + t + 1 - tile.lo;
       if (tile.softcap > 0) SoftCapRef(row, len, tile.softcap);
+      if (tile.sinks == nullptr) {
+        RowSoftmax(row, len);
+        continue;
+      }
+      int argmax = 0;  // the first largest score
+      for (int i = 1; i < len; i++) argmax = row[i] > row[argmax] ? i : argmax;
+      const float score_max = row[argmax];
       RowSoftmax(row, len);
+      AddSinkToSoftmax(row, len, argmax, score_max, tile.sinks[g]);
     }
   }
 }
@@ -400,6 +411,7 @@ void ForEachTile(const AttentionArgs& a, RowRange rows, int64_t max_tile_tokens,
     tile.first_last = pos;
     tile.lo = a.FirstPos(pos);
     tile.softcap = a.softcap;
+    tile.sinks = a.sinks != nullptr ? a.sinks + h : nullptr;
     tile.scores = a.scores;
     tile.stride = stride;
     attend(tile, scale);
