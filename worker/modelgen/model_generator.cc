@@ -36,7 +36,11 @@ constexpr float kBiasSpread = 0.2f;
 constexpr float kSinkSpread = 2.0f;
 constexpr float kRouterBiasSpread = 0.5f;
 constexpr int kGptOssDefaultWindow = 128;  // gpt-oss-20b's attention.sliding_window
-constexpr int64_t kMaxDim = 1 << 16;       // the GGUF loader's bounds
+// gpt-oss's expert gate and up matrices are drawn this much wider than 1 / sqrt(fan_in): their
+// outputs (of spread ~4) then pass the clamped SwiGLU's limit of 7 in a few percent of the
+// elements, so the clamp acts (at spread 1 it never did, and a model without it conformed too).
+constexpr float kGptOssGateUpGain = 4.0f;
+constexpr int64_t kMaxDim = 1 << 16;  // the GGUF loader's bounds
 constexpr int64_t kMaxLayers = 1024;
 constexpr int64_t kMaxContext = 1 << 24;
 
@@ -176,10 +180,11 @@ void AddExperts(const GeneratorOptions& o, const ModelConfig& c, const DrawLayou
   const uint64_t gate = first + n * dim, up = gate + n * ffn * dim, down = up + n * ffn * dim;
   const DType type = QuantMixTensorType(o.mix, o.weight_type, MixTensor::kFfnExperts, l, c.n_layers,
                                         c.n_heads / c.n_kv_heads, o.tied_embeddings);
+  const float gain = IsGptOss(o) ? kGptOssGateUpGain : 1.0f;
   b->AddExperts(p + "ffn_gate_exps.weight", c.n_experts, ffn, dim, type,
-                DrawnRows(o, gate, c.dim, FanInSpread(c.dim)));
+                DrawnRows(o, gate, c.dim, gain * FanInSpread(c.dim)));
   b->AddExperts(p + "ffn_up_exps.weight", c.n_experts, ffn, dim, type,
-                DrawnRows(o, up, c.dim, FanInSpread(c.dim)));
+                DrawnRows(o, up, c.dim, gain * FanInSpread(c.dim)));
   b->AddExperts(p + "ffn_down_exps.weight", c.n_experts, dim, ffn, type,
                 DrawnRows(o, down, c.expert_ffn_dim, FanInSpread(c.expert_ffn_dim)));
   if (IsGptOss(o)) AddExpertBiases(o, c, l, p, b);
