@@ -65,6 +65,7 @@ struct Flags {
   std::string rope_freqs;  // "" or "llama3"
   std::optional<std::string> arch;
   std::optional<int> rope_dims, rope_orig_context, sliding_window;  // phi3
+  std::optional<float> yarn_factor;                                 // gpt-oss
   bool longrope = false;
   std::string chat_template;  // a file
   std::optional<std::string> bos_token, eos_token;
@@ -152,6 +153,7 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
   if (f.embd_spread) o.embedding_spread = *f.embd_spread;
   if (f.tied || o.architecture.starts_with("gemma")) o.tied_embeddings = true;
   o.longrope = f.longrope;
+  if (f.yarn_factor) o.yarn_factor = *f.yarn_factor;
   if (f.grow_epsilon && !f.grow_layers) {
     return smallmind::shared::InvalidArgument("--grow-epsilon needs --grow-layers N");
   }
@@ -196,9 +198,9 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
   if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads ||
       f.head_dim || f.ffn || f.vocab || f.context || f.classifier_gain || f.rope_theta ||
       f.embd_spread || f.tied || !f.rope_freqs.empty() || f.arch || f.experts || f.experts_used ||
-      f.rope_dims || f.rope_orig_context || f.sliding_window || f.longrope || f.grow_layers ||
-      f.grow_epsilon || f.window || f.attn_softcap || f.final_softcap || !f.chat_template.empty() ||
-      f.bos_token || f.eos_token || !f.special_tokens.empty()) {
+      f.rope_dims || f.rope_orig_context || f.sliding_window || f.longrope || f.yarn_factor ||
+      f.grow_layers || f.grow_epsilon || f.window || f.attn_softcap || f.final_softcap ||
+      !f.chat_template.empty() || f.bos_token || f.eos_token || !f.special_tokens.empty()) {
     return smallmind::shared::InvalidArgument(
         "--from-llama2c takes its shapes, weights and vocabulary from the checkpoint: drop "
         "--preset, --seed, --embd-type, the shape flags and the chat flags");
@@ -229,7 +231,11 @@ void AddArchFlags(CLI::App& app, Flags& f) {
                "for --context over --rope-orig-context");
   app.add_option("--rope-orig-context", f.rope_orig_context,
                  "phi3: rope.scaling.original_context_length (LongRoPE's long factors apply when "
-                 "the context exceeds it)");
+                 "the context exceeds it); gpt-oss: yarn's original context")
+      ->default_str("--context");
+  app.add_option("--yarn-factor", f.yarn_factor,
+                 "gpt-oss: rope.scaling.type yarn with this rope.scaling.factor (gpt-oss-20b: 32)")
+      ->default_str("no rope scaling");
   app.add_option("--sliding-window", f.sliding_window,
                  "phi3: attention.sliding_window (read and not applied, as llama.cpp does)");
 }
@@ -276,10 +282,12 @@ void AddFamilyFlags(CLI::App& app, Flags& f) {
          "smollm3 (no RoPE in every 4th layer); gemma2 (embedding scale, post-attention/FFN "
          "norms, GeGLU, soft-capping, every other layer windowed) or gemma3 (gemma2 with "
          "q/k norms, 5 windowed layers to 1 global, no attention soft-cap); gemma "
-         "embeddings are always tied")
+         "embeddings are always tied; gpt-oss (--experts with biases, top-k then softmax, "
+         "clamped SwiGLU; q/k/v/o biases, attention sinks, even layers windowed, yarn with "
+         "--yarn-factor; untied)")
       ->default_str("llama");
-  app.add_option("--window", f.window, "attention.sliding_window (gemma2, gemma3)")
-      ->default_str("gemma2 4096, gemma3 none");
+  app.add_option("--window", f.window, "attention.sliding_window (gemma2, gemma3, gpt-oss)")
+      ->default_str("gemma2 4096, gemma3 none, gpt-oss 128");
   app.add_option("--attn-softcap", f.attn_softcap, "attn_logit_softcapping (gemma2)")
       ->default_str("50");
   app.add_option("--final-softcap", f.final_softcap, "final_logit_softcapping (gemma2, gemma3)")

@@ -87,6 +87,15 @@ const kQwen3MoeShape = [...kQwen3Shape, "--arch", "qwen3moe", ...kExperts];
 // Mixtral-style: the llama architecture with llama.expert_count.
 const kMixtralShape = [...kLlamaShape, ...kExperts];
 
+// gpt-oss-shaped (issue 44): 64-wide heads, 8 over 2 KV heads (q 512 wide over the 256-wide
+// stream), q/k/v/o biases, one sink per head, layer 0 windowed (64 positions, shorter than the
+// 300-token prompts) and layer 1 global, YaRN as gpt-oss-20b's (base 150000, factor 32, original
+// context 4096), 8 experts of ffn 256 with biases, 4 picked by top-k then softmax, clamped SwiGLU.
+const kGptOssShape = [...kLlamaShape, "--arch", "gpt-oss", "--heads", "8", "--kv-heads", "2",
+                      "--head-dim", "64", "--window", "64", "--rope-theta", "150000",
+                      "--yarn-factor", "32", "--rope-orig-context", "4096", "--experts", "8",
+                      "--experts-used", "4", "--ffn", "256"];
+
 // Phi-3.5/Phi-4-mini-shaped (issue 42 item 1): fused attn_qkv and gate/up ffn_up, NeoX RoPE over
 // 48 of each head's 64 dims (Phi-4-mini's partial rotary 3/4), LongRoPE factors with their
 // attention factor; the served context (512) exceeds rope.scaling.original_context_length (128),
@@ -149,6 +158,8 @@ const kCases = {
   "qwen3moe-q8_0": {modelgen: [...kQwen3MoeShape, "--type", "q8_0"]},
   "qwen3moe-mxfp4_moe": {modelgen: [...kQwen3MoeShape, "--type", "mxfp4_moe"]},
   "mixtral-f32": {modelgen: [...kMixtralShape, "--type", "f32"]},
+  "gpt-oss-f32": {modelgen: [...kGptOssShape, "--type", "f32"]},
+  "gpt-oss-mxfp4_moe": {modelgen: [...kGptOssShape, "--type", "mxfp4_moe"]},
   // An explicit head size (attention.key_length 128 over a 256-wide embedding of 4 heads).
   "llamahd-f32": {modelgen: [...kLlamaShape, "--head-dim", "128", "--type", "f32"]},
   "phi3-f32": {modelgen: [...kPhi3Shape, "--type", "f32"]},

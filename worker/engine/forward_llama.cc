@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "worker/engine/moe_ffn.h"
 
@@ -13,25 +14,23 @@ kernels::RopeLayout Layout(RopeStyle style) {
 }
 
 // The RoPE frequencies of `layer`: its base and linear scale (windowed layers may have their
-// own), per-pair factors (rope_freqs or LongRoPE's), rotated dims (partial rotary) and the
-// attention factor.
+// own), per-pair factors (rope_freqs, LongRoPE's, or YaRN's with the scale folded in), rotated
+// dims (partial rotary) and the attention factor.
 kernels::RopeFreqs LayerRopeFreqs(const LlamaForwardContext& m, int layer) {
   const ModelConfig& c = m.config;
-  return kernels::RopeFreqs{
+  kernels::RopeFreqs freqs{
       .theta = c.LayerRopeTheta(layer),
       .scale = c.LayerRopeFreqScale(layer),
       .factors = m.weights.rope_freqs.present() ? m.weights.rope_freqs.f32() : nullptr,
       .rot_dims = c.rope_dims,
       .mscale = c.rope_attn_factor};
-}
-
-// gate = act(gate) * up, the family's gated activation. gate, up: [n, hidden_dim].
-void GatedActivation(const ModelConfig& c, OpRunner& ops, float* gate, const float* up, int n) {
-  if (c.ffn_activation == FfnActivation::kGeluTanh) {
-    ops.GeGlu(gate, up, n, c.hidden_dim);
-  } else {
-    ops.SwiGlu(gate, up, n, c.hidden_dim);
+  if (c.rope_yarn) {
+    const std::vector<float>& swa = m.weights.yarn_factors_swa;
+    const bool own = c.LayerWindow(layer) > 0 && !swa.empty();
+    freqs.factors = own ? swa.data() : m.weights.yarn_factors.data();
+    freqs.scale = 1.0f;
   }
+  return freqs;
 }
 
 // The step's token ids in order (seqs one after another) into `ids` and their positions into
@@ -84,6 +83,8 @@ void Attend(const LlamaForwardContext& m, const StepPlan& plan, int layer, OpRun
     args.window = c.LayerWindow(layer);
     args.score_divisor = c.query_scale != 0.0f ? 1.0f : 0.0f;  // 1: q is scaled already
     args.softcap = c.attn_softcap;
+    const TensorView& sinks = m.weights.layers[layer].attn_sinks;
+    args.sinks = sinks.present() ? sinks.f32() : nullptr;
     args.kv = m.kv.LayerView(layer, seq.block_table);
     t += n;
   }
@@ -190,6 +191,7 @@ void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& 
     Attend(m, plan, l, ops, a);  // xb = attention output
     MatmulSource attn_out = OpRunner::Source(xb, n, c.q_dim());
     ops.Matmul(w.wo, &attn_out, xb2);
+    if (w.bo.present()) ops.AddBias(xb2, w.bo, n);
     if (w.attn_post_norm.present()) ops.RmsNorm(xb2, w.attn_post_norm, xb2, n, c.dim, eps);
     ops.Add(x, xb2, n, c.dim);
 
@@ -202,7 +204,7 @@ void ForwardLlama(const LlamaForwardContext& m, const StepPlan& plan, OpRunner& 
     } else {
       MatmulSource ffn_in = OpRunner::Source(xb, n, c.dim);
       ops.Matmuls({{w.w1, hb}, {w.w3, hb2}}, &ffn_in);
-      GatedActivation(c, ops, hb, hb2, n);
+      ops.GatedActivation(c.ffn_activation, hb, hb2, n, c.hidden_dim);
       MatmulSource ffn_hidden = OpRunner::Source(hb, n, c.hidden_dim);
       ops.Matmul(w.w2, &ffn_hidden, xb2);
     }

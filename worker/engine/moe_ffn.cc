@@ -40,19 +40,38 @@ int ExpertJobs(const ExpertsView& m, const ExpertsView* second, const int32_t* f
   return n;
 }
 
+// x[0, n) = its softmax in place: max, exp of the differences, their sum in double (as ggml sums a
+// row), one scale.
+void Softmax(float* x, int n) {
+  const float max = *std::max_element(x, x + n);
+  double sum = 0;
+  for (int i = 0; i < n; i++) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float scale = static_cast<float>(1.0 / sum);
+  for (int i = 0; i < n; i++) x[i] *= scale;
+}
+
+// Each expert's bias row (bias: [n_experts, width]) added to its group of rows of y ([rows,
+// width], grouped as a->moe_first says).
+void AddExpertBiases(const TensorView& bias, const int32_t* first, int n_experts, int width,
+                     float* y, OpRunner& ops) {
+  for (int e = 0; e < n_experts; e++) {
+    const int rows = first[e + 1] - first[e];
+    if (rows == 0) continue;
+    TensorView row = bias;
+    row.data = bias.f32() + static_cast<int64_t>(e) * width;
+    row.rows = 1;
+    ops.AddBias(y + static_cast<int64_t>(first[e]) * width, row, rows);
+  }
+}
+
 }  // namespace
 
 void RouteToken(float* probs, int n_experts, int k, bool normalize, int32_t* experts,
-                float* weights) {
-  // Softmax: max, exp of the differences, their sum in double (as ggml sums a row), one scale.
-  const float max = *std::max_element(probs, probs + n_experts);
-  double sum = 0;
-  for (int e = 0; e < n_experts; e++) {
-    probs[e] = std::exp(probs[e] - max);
-    sum += probs[e];
-  }
-  const float scale = static_cast<float>(1.0 / sum);
-  for (int e = 0; e < n_experts; e++) probs[e] *= scale;
+                float* weights, ExpertGating gating) {
+  if (gating == ExpertGating::kSoftmaxTopK) Softmax(probs, n_experts);
   // Top-k by repeated selection: the largest not yet taken, the lower index on a tie.
   double picked = 0;
   for (int j = 0; j < k; j++) {
@@ -64,6 +83,11 @@ void RouteToken(float* probs, int n_experts, int k, bool normalize, int32_t* exp
     experts[j] = best;
     weights[j] = probs[best];
     picked += probs[best];
+  }
+  if (gating == ExpertGating::kTopKSoftmax) {
+    Softmax(weights, k);
+    picked = 0;
+    for (int j = 0; j < k; j++) picked += weights[j];
   }
   if (!normalize) return;
   const auto total = static_cast<float>(picked);
@@ -77,9 +101,10 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& w, const float* xb, int n,
   float* probs = a->router_probs.data();
   MatmulSource in = OpRunner::Source(xb, n, c.dim);
   ops.Matmul(w.router, &in, probs);
+  if (w.router_b.present()) ops.AddBias(probs, w.router_b, n);
   for (int t = 0; t < n; t++) {
     RouteToken(probs + static_cast<int64_t>(t) * n_experts, n_experts, k, c.expert_weights_norm,
-               a->moe_expert.data() + t * k, a->moe_weight.data() + t * k);
+               a->moe_expert.data() + t * k, a->moe_weight.data() + t * k, c.expert_gating);
   }
   const int routed = GroupByExpert(n_experts, k, n, a);
 
@@ -92,17 +117,21 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& w, const float* xb, int n,
   const int32_t* first = a->moe_first.data();
   ExpertMatmul* jobs = a->moe_jobs.data();
 
-  // Experts: gate and up of every used expert in one region, silu(gate) * up, then down.
+  // Experts: gate and up of every used expert in one region (+ their biases), act(gate) * up, then
+  // down (+ its bias).
   float* gate = a->moe_gate.data();  // [routed, ffn]
   float* up = a->moe_up.data();      // [routed, ffn]
   float* y = a->moe_y.data();        // [routed, dim]
   MatmulSource expert_in = OpRunner::Source(x, routed, c.dim);
   int n_jobs = ExpertJobs(w.gate_exps, &w.up_exps, first, n_experts, gate, up, ffn, jobs);
   ops.ExpertMatmuls(std::span<const ExpertMatmul>(jobs, n_jobs), &expert_in);
-  ops.SwiGlu(gate, up, routed, ffn);
+  if (w.gate_exps_b.present()) AddExpertBiases(w.gate_exps_b, first, n_experts, ffn, gate, ops);
+  if (w.up_exps_b.present()) AddExpertBiases(w.up_exps_b, first, n_experts, ffn, up, ops);
+  ops.GatedActivation(c.ffn_activation, gate, up, routed, ffn);
   MatmulSource hidden = OpRunner::Source(gate, routed, ffn);
   n_jobs = ExpertJobs(w.down_exps, nullptr, first, n_experts, y, nullptr, c.dim, jobs);
   ops.ExpertMatmuls(std::span<const ExpertMatmul>(jobs, n_jobs), &hidden);
+  if (w.down_exps_b.present()) AddExpertBiases(w.down_exps_b, first, n_experts, c.dim, y, ops);
 
   // Combine: out[t] = sum_j weight[t, j] * y[row of (t, j)], slots in order.
   ops.WeightedRowSum(y, a->moe_row.data(), a->moe_weight.data(), k, n, c.dim, out);

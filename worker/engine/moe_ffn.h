@@ -1,4 +1,5 @@
-// MoeFfn: the feed-forward block of a mixture-of-experts layer (qwen3moe, Mixtral-style llama)
+// MoeFfn: the feed-forward block of a mixture-of-experts layer (qwen3moe, Mixtral-style llama,
+// gpt-oss with its router and expert biases and clamped SwiGLU)
 // over one step's tokens: route each token to its top-k experts, group the step's rows by expert
 // so each expert's weights are read once for every token routed to it (an expert no token picked
 // is not read at all), run the experts, and combine each token's k outputs in slot order. Called
@@ -20,11 +21,13 @@ namespace smallmind::worker {
 void MoeFfn(const ModelConfig& config, const LayerWeights& w, const float* xb, int n, OpRunner& ops,
             Activations* a, float* out);
 
-// The routing of one token (exposed for tests): probs: [n_experts] router scores turned in place
-// into their softmax; the k experts of highest probability into experts[0, k) (ties: the lower
-// index first, a stable descending sort's order) and their weights into weights[0, k), divided by
-// their sum when `normalize`.
+// The routing of one token (exposed for tests): probs: [n_experts] router scores (with the
+// router's bias). kSoftmaxTopK: turned in place into their softmax, the k experts of highest
+// probability into experts[0, k) and their probabilities into weights[0, k), divided by their sum
+// when `normalize`. kTopKSoftmax (gpt-oss): the k experts of highest score, their weights the
+// softmax of those k scores (probs left as they are). Ties: the lower index first, a stable
+// descending sort's order (llama.cpp's argsort of so few experts).
 void RouteToken(float* probs, int n_experts, int k, bool normalize, int32_t* experts,
-                float* weights);
+                float* weights, ExpertGating gating = ExpertGating::kSoftmaxTopK);
 
 }  // namespace smallmind::worker

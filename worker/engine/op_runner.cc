@@ -33,6 +33,7 @@ RowRange OnlyKvHeads(const AttentionItem& item, kernels::AttentionArgs* a) {
   a->q_stride = static_cast<int>(a->QStride());
   a->q += q_offset;
   a->out += q_offset;
+  if (a->sinks != nullptr) a->sinks += int64_t{item.kv_heads.begin} * group;
   a->n_kv_heads = item.kv_heads.size();
   a->n_heads = a->n_kv_heads * group;
   a->kv.k = static_cast<const char*>(a->kv.k) + kv_bytes;
@@ -379,6 +380,15 @@ void OpRunner::SwiGlu(float* gate, const float* up, int n, int hidden) {
   const OpTimer timer(limits_.profile, OpKind::kSwiGlu);
   pool_->ParallelFor(n, Threads(n, 4 * hidden), Partition::kStaticRows,
                      [&](RowRange tokens, int) { table_.swiglu(gate, up, hidden, tokens); });
+}
+
+void OpRunner::GatedActivation(FfnActivation act, float* gate, const float* up, int n, int hidden) {
+  if (act == FfnActivation::kSilu) return SwiGlu(gate, up, n, hidden);
+  if (act == FfnActivation::kGeluTanh) return GeGlu(gate, up, n, hidden);
+  const OpTimer timer(limits_.profile, OpKind::kSwiGlu);
+  pool_->ParallelFor(n, Threads(n, 4 * hidden), Partition::kStaticRows, [&](RowRange tokens, int) {
+    table_.swiglu_oai(gate, up, hidden, kSwiGluOaiAlpha, kSwiGluOaiLimit, tokens);
+  });
 }
 
 void OpRunner::GeGlu(float* gate, const float* up, int n, int hidden) {

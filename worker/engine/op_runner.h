@@ -80,6 +80,9 @@ class OpRunner {
   // x[t, :] = gelu(x[t, :]) for t < n (an encoder's ungated feed-forward).
   void Gelu(float* x, int n, int hidden);
   void SwiGlu(float* gate, const float* up, int n, int hidden);
+  // gate = act(gate) * up with the family's gated activation (SwiGlu, GeGlu or gpt-oss's clamped
+  // SwiGLU). gate, up: [n, hidden].
+  void GatedActivation(FfnActivation act, float* gate, const float* up, int n, int hidden);
   void GeGlu(float* gate, const float* up, int n, int hidden);
   // x[t, :] *= s for t < n.
   void Scale(float* x, int n, int dim, float s);

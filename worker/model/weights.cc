@@ -35,6 +35,16 @@ shared::Status CheckOptional(const TensorView& t, const std::string& name, int64
   return t.present() ? CheckShape(t, name, 1, cols) : shared::Status::Ok();
 }
 
+// An optional [rows, cols] F32 tensor (a decoder's extra biases, gpt-oss's sinks).
+shared::Status CheckOptionalF32(const TensorView& t, const std::string& name, int64_t rows,
+                                int64_t cols) {
+  if (!t.present()) return shared::Status::Ok();
+  SM_RETURN_IF_ERROR(CheckShape(t, name, rows, cols));
+  if (t.type != kernels::DType::kF32)
+    return shared::InvalidArgument("tensor " + name + " must be F32");
+  return shared::Status::Ok();
+}
+
 // A required [1, cols] F32 vector (an encoder's biases and LayerNorm weights).
 shared::Status CheckF32Vector(const TensorView& t, const std::string& name, int64_t cols) {
   SM_RETURN_IF_ERROR(CheckShape(t, name, 1, cols));
@@ -225,6 +235,14 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
     SM_RETURN_IF_ERROR(CheckOptional(lw.k_norm, p + "k_norm", c.head_dim()));
     SM_RETURN_IF_ERROR(CheckOptional(lw.attn_post_norm, p + "attn_post_norm", c.dim));
     SM_RETURN_IF_ERROR(CheckOptional(lw.ffn_post_norm, p + "ffn_post_norm", c.dim));
+    SM_RETURN_IF_ERROR(CheckOptionalF32(lw.bo, p + "bo", 1, c.dim));
+    SM_RETURN_IF_ERROR(CheckOptionalF32(lw.attn_sinks, p + "attn_sinks", 1, c.n_heads));
+    SM_RETURN_IF_ERROR(CheckOptionalF32(lw.router_b, p + "router_b", 1, c.n_experts));
+    SM_RETURN_IF_ERROR(
+        CheckOptionalF32(lw.gate_exps_b, p + "gate_exps_b", c.n_experts, c.expert_ffn_dim));
+    SM_RETURN_IF_ERROR(
+        CheckOptionalF32(lw.up_exps_b, p + "up_exps_b", c.n_experts, c.expert_ffn_dim));
+    SM_RETURN_IF_ERROR(CheckOptionalF32(lw.down_exps_b, p + "down_exps_b", c.n_experts, c.dim));
   }
   SM_RETURN_IF_ERROR(CheckShape(w.final_norm, "final_norm", 1, c.dim));
   SM_RETURN_IF_ERROR(CheckOptional(w.rope_freqs, "rope_freqs", c.rotary_dims() / 2));

@@ -81,9 +81,19 @@ struct LayerWeights {
   ExpertsView gate_exps;  // [n_experts] x [expert_ffn_dim, dim]
   ExpertsView up_exps;    // [n_experts] x [expert_ffn_dim, dim]
   ExpertsView down_exps;  // [n_experts] x [dim, expert_ffn_dim]
+  // Optional F32 biases (gpt-oss): the router's [1, n_experts] (added to its scores) and each
+  // expert's row of [n_experts, width] (added after its gate / up / down matrix).
+  TensorView router_b;
+  TensorView gate_exps_b;  // [n_experts, expert_ffn_dim]
+  TensorView up_exps_b;    // [n_experts, expert_ffn_dim]
+  TensorView down_exps_b;  // [n_experts, dim]
+  // [1, n_heads] optional F32 (gpt-oss attn_sinks.weight): one logit per query head that joins
+  // its attention softmax (kernels::AttentionArgs::sinks).
+  TensorView attn_sinks;
+  // attn_output.bias: an encoder's (below) or a decoder's added after wo (gpt-oss).
+  TensorView bo;  // [1, dim]
   // Encoder (config.encoder; forward_bert.cc), beside wq, wk, wv, wo, w3 (ffn_up) and w2
-  // (ffn_down) and the q/k/v biases above; every one [1, width] F32:
-  TensorView bo;                // [1, dim] attn_output.bias
+  // (ffn_down), bo and the q/k/v biases above; every one [1, width] F32:
   TensorView attn_out_norm;     // [1, dim] LayerNorm of the residual after attention
   TensorView attn_out_norm_b;   // [1, dim] its bias
   TensorView ffn_up_b;          // [1, hidden_dim]
@@ -102,6 +112,12 @@ struct Weights {
   // rope_freqs.weight; Phi-3's LongRoPE rope_factors_long or _short.weight, whichever the served
   // context picks; kernels::RopeFreqs::factors), shared by every layer.
   TensorView rope_freqs;
+  // YaRN (config.rope_yarn): RopeFreqs::factors computed by the loader for the global layers'
+  // base and, when the windowed layers have another, theirs (empty: the same); each pair's
+  // divisor 1 / (s (1 - r_i) + r_i) (ModelConfig::rope_yarn), so kernels rotate at YaRN's
+  // frequencies with their scale left at 1.
+  std::vector<float> yarn_factors;
+  std::vector<float> yarn_factors_swa;
   // Encoder only (config.encoder), in place of final_norm and classifier:
   TensorView position_embedding;  // [context_length, dim] learned absolute positions
   TensorView token_types;         // [n_types, dim] F32; every input is of type 0 (its row 0)

@@ -200,7 +200,7 @@ LlamaGgufBuilder::LlamaGgufBuilder(const ModelConfig& c, std::string_view name, 
   if (c.moe()) {  // what llama.cpp's converter writes for Mixtral and Qwen3-MoE
     writer_.AddU32(a + ".expert_count", static_cast<uint32_t>(c.n_experts));
     writer_.AddU32(a + ".expert_used_count", static_cast<uint32_t>(c.n_experts_used));
-    if (a == "qwen3moe") {
+    if (a == "qwen3moe" || a == "gpt-oss") {
       writer_.AddU32(a + ".expert_feed_forward_length", static_cast<uint32_t>(c.expert_ffn_dim));
     }
   }
@@ -220,6 +220,10 @@ void LlamaGgufBuilder::AddArchU32(std::string_view suffix, uint32_t value) {
 
 void LlamaGgufBuilder::AddArchF32(std::string_view suffix, float value) {
   writer_.AddF32(summary_.config.architecture + "." + std::string(suffix), value);
+}
+
+void LlamaGgufBuilder::AddArchString(std::string_view suffix, std::string_view value) {
+  writer_.AddString(summary_.config.architecture + "." + std::string(suffix), value);
 }
 
 void LlamaGgufBuilder::AddSpmVocab(const SpmVocab& v) {

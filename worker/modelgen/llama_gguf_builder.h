@@ -79,6 +79,7 @@ class LlamaGgufBuilder {
   // rope.scaling.original_context_length, attention.sliding_window, rope.scaling.attn_factor).
   void AddArchU32(std::string_view suffix, uint32_t value);
   void AddArchF32(std::string_view suffix, float value);
+  void AddArchString(std::string_view suffix, std::string_view value);
 
   // A [rows, cols] matrix stored as `type`, or as F32 when cols is not a multiple of the type's
   // block size (recorded in the summary's notes). K-quants (blocks of 256) store such rows in

@@ -14,6 +14,7 @@
 
 #include "kernels/quant_blocks.h"
 #include "worker/model/arch/arch_description.h"
+#include "worker/model/gguf/yarn.h"
 #include "worker/modelgen/chat_tokens.h"
 #include "worker/modelgen/llama3_rope.h"
 #include "worker/modelgen/longrope_factors.h"
@@ -26,7 +27,20 @@ using kernels::DType;
 namespace {
 
 constexpr uint64_t kNormStreamTag = 0x6e6f726d73ULL;  // "norms"
-constexpr int64_t kMaxDim = 1 << 16;                  // the GGUF loader's bounds
+constexpr uint64_t kBiasStreamTag = 0x6269617365ULL;  // "biase": gpt-oss's biases and sinks
+// gpt-oss's draws of the bias stream: biases of spread kBiasSpread (they shift activations of
+// unit scale visibly), sinks of spread kSinkSpread (logits beside attention scores of spread ~1,
+// so a head's sink takes from a small share to most of its softmax), the router's bias
+// kRouterBiasSpread (it moves which experts win).
+constexpr float kBiasSpread = 0.2f;
+constexpr float kSinkSpread = 2.0f;
+constexpr float kRouterBiasSpread = 0.5f;
+constexpr int kGptOssDefaultWindow = 128;  // gpt-oss-20b's attention.sliding_window
+// gpt-oss's expert gate and up matrices are drawn this much wider than 1 / sqrt(fan_in): their
+// outputs (of spread ~4) then pass the clamped SwiGLU's limit of 7 in a few percent of the
+// elements, so the clamp acts (at spread 1 it never did, and a model without it conformed too).
+constexpr float kGptOssGateUpGain = 4.0f;
+constexpr int64_t kMaxDim = 1 << 16;  // the GGUF loader's bounds
 constexpr int64_t kMaxLayers = 1024;
 constexpr int64_t kMaxContext = 1 << 24;
 
@@ -92,6 +106,66 @@ bool IsGemma(const GeneratorOptions& o) {
   return o.architecture == "gemma2" || o.architecture == "gemma3";
 }
 
+bool IsGptOss(const GeneratorOptions& o) { return o.architecture == "gpt-oss"; }
+
+// Rows of `cols` from the bias stream at `offset` (row r at offset + r * cols), spread `spread`.
+LlamaGgufBuilder::RowSource BiasRows(const GeneratorOptions& o, uint64_t offset, int64_t cols,
+                                     float spread) {
+  GeneratorOptions biases = o;
+  biases.seed = shared::Mix64(o.seed ^ kBiasStreamTag);
+  return DrawnRows(biases, offset, cols, spread);
+}
+
+// The bias stream's layout of one gpt-oss layer: q, k, v and output biases, sinks, the router's
+// bias, then the experts' gate, up and down biases.
+struct BiasLayout {
+  uint64_t bq, bk, bv, bo, sinks, router, gate, up, down, per_layer;
+};
+
+BiasLayout BiasLayoutOf(const ModelConfig& c) {
+  const uint64_t n = c.n_experts, ffn = c.expert_ffn_dim;
+  BiasLayout b{};
+  b.bk = b.bq + uint64_t(c.q_dim());
+  b.bv = b.bk + uint64_t(c.kv_dim());
+  b.bo = b.bv + uint64_t(c.kv_dim());
+  b.sinks = b.bo + uint64_t(c.dim);
+  b.router = b.sinks + uint64_t(c.n_heads);
+  b.gate = b.router + n;
+  b.up = b.gate + n * ffn;
+  b.down = b.up + n * ffn;
+  b.per_layer = b.down + n * uint64_t(c.dim);
+  return b;
+}
+
+// gpt-oss's attention biases and sinks of layer `l` (prefix p).
+void AddAttentionBiases(const GeneratorOptions& o, const ModelConfig& c, int l,
+                        const std::string& p, LlamaGgufBuilder* b) {
+  const BiasLayout bl = BiasLayoutOf(c);
+  const uint64_t at = uint64_t(l) * bl.per_layer;
+  b->AddVector(p + "attn_q.bias", c.q_dim(), BiasRows(o, at + bl.bq, c.q_dim(), kBiasSpread));
+  b->AddVector(p + "attn_k.bias", c.kv_dim(), BiasRows(o, at + bl.bk, c.kv_dim(), kBiasSpread));
+  b->AddVector(p + "attn_v.bias", c.kv_dim(), BiasRows(o, at + bl.bv, c.kv_dim(), kBiasSpread));
+  b->AddVector(p + "attn_output.bias", c.dim, BiasRows(o, at + bl.bo, c.dim, kBiasSpread));
+  b->AddVector(p + "attn_sinks.weight", c.n_heads,
+               BiasRows(o, at + bl.sinks, c.n_heads, kSinkSpread));
+}
+
+// gpt-oss's router and expert biases of layer `l` (prefix p): [n_experts] and [n_experts, width].
+void AddExpertBiases(const GeneratorOptions& o, const ModelConfig& c, int l, const std::string& p,
+                     LlamaGgufBuilder* b) {
+  const BiasLayout bl = BiasLayoutOf(c);
+  const uint64_t at = uint64_t(l) * bl.per_layer;
+  const int64_t ffn = c.expert_ffn_dim;
+  b->AddVector(p + "ffn_gate_inp.bias", c.n_experts,
+               BiasRows(o, at + bl.router, c.n_experts, kRouterBiasSpread));
+  b->AddMatrix(p + "ffn_gate_exps.bias", c.n_experts, ffn, DType::kF32,
+               BiasRows(o, at + bl.gate, ffn, kBiasSpread));
+  b->AddMatrix(p + "ffn_up_exps.bias", c.n_experts, ffn, DType::kF32,
+               BiasRows(o, at + bl.up, ffn, kBiasSpread));
+  b->AddMatrix(p + "ffn_down_exps.bias", c.n_experts, c.dim, DType::kF32,
+               BiasRows(o, at + bl.down, c.dim, kBiasSpread));
+}
+
 // Layer l's router and experts. Their draws follow every dense draw (the classifier's too), so a
 // model with experts keeps the attention weights of the same shape without them: per layer the
 // router [n_experts, dim], then gate, up and down of all experts.
@@ -106,12 +180,14 @@ void AddExperts(const GeneratorOptions& o, const ModelConfig& c, const DrawLayou
   const uint64_t gate = first + n * dim, up = gate + n * ffn * dim, down = up + n * ffn * dim;
   const DType type = QuantMixTensorType(o.mix, o.weight_type, MixTensor::kFfnExperts, l, c.n_layers,
                                         c.n_heads / c.n_kv_heads, o.tied_embeddings);
+  const float gain = IsGptOss(o) ? kGptOssGateUpGain : 1.0f;
   b->AddExperts(p + "ffn_gate_exps.weight", c.n_experts, ffn, dim, type,
-                DrawnRows(o, gate, c.dim, FanInSpread(c.dim)));
+                DrawnRows(o, gate, c.dim, gain * FanInSpread(c.dim)));
   b->AddExperts(p + "ffn_up_exps.weight", c.n_experts, ffn, dim, type,
-                DrawnRows(o, up, c.dim, FanInSpread(c.dim)));
+                DrawnRows(o, up, c.dim, gain * FanInSpread(c.dim)));
   b->AddExperts(p + "ffn_down_exps.weight", c.n_experts, dim, ffn, type,
                 DrawnRows(o, down, c.expert_ffn_dim, FanInSpread(c.expert_ffn_dim)));
+  if (IsGptOss(o)) AddExpertBiases(o, c, l, p, b);
 }
 
 // Layer `l` of the file: base layer `src` (< c.n_layers, the base model's config), its attn_output
@@ -147,7 +223,10 @@ void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout&
     matrix("attn_v.weight", MixTensor::kAttnV, kv, dim, d.wv);
   }
   matrix("attn_output.weight", MixTensor::kAttnOutput, dim, q, d.wo, out_scale);
-  b->AddVector(p + "ffn_norm.weight", dim, NormRow(o, (c.n_layers + ul) * dim));
+  if (IsGptOss(o)) AddAttentionBiases(o, c, src, p, b);
+  // gpt-oss's files name the FFN's pre-norm post_attention_norm (the same draws).
+  b->AddVector(p + (IsGptOss(o) ? "post_attention_norm.weight" : "ffn_norm.weight"), dim,
+               NormRow(o, (c.n_layers + ul) * dim));
   const uint64_t head = static_cast<uint64_t>(c.head_dim());
   const uint64_t qk_norms = (2 * uint64_t(c.n_layers) + 1) * dim;  // after every dim-wide norm
   if (o.architecture == "qwen3" || o.architecture == "qwen3moe" || o.architecture == "gemma3") {
@@ -235,9 +314,15 @@ shared::Status CheckRange(const char* what, int64_t v, int64_t lo, int64_t hi) {
 // dims an even count up to the head size.
 shared::Status CheckPhi3Options(const GeneratorOptions& o) {
   const bool phi3 = o.architecture == "phi3";
-  if (!phi3 && (o.longrope || o.rope_orig_context != 0 || o.sliding_window != 0)) {
+  if (!phi3 &&
+      (o.longrope || (o.rope_orig_context != 0 && !IsGptOss(o)) || o.sliding_window != 0)) {
     return shared::InvalidArgument(
-        "LongRoPE, the rope original context and the sliding window are written for phi3 only");
+        "LongRoPE, the rope original context and the sliding window are written for phi3 only "
+        "(the original context for gpt-oss's yarn too)");
+  }
+  if (o.yarn_factor != 0.0f &&
+      (!IsGptOss(o) || !std::isfinite(o.yarn_factor) || o.yarn_factor < 1.0f)) {
+    return shared::InvalidArgument("a yarn factor is written for gpt-oss only, finite and >= 1");
   }
   const int head = o.head_dim > 0 ? o.head_dim : o.dim / std::max(1, o.n_heads);
   if (o.rope_dims != 0 && (!phi3 || o.rope_dims < 2 || o.rope_dims > head || o.rope_dims % 2)) {
@@ -260,6 +345,9 @@ shared::Status CheckGemmaOptions(const GeneratorOptions& o, const ArchDescriptio
   }
   if (IsGemma(o) && (o.n_experts != 0 || o.n_experts_used != 0)) {
     return shared::InvalidArgument(o.architecture + " has no experts");
+  }
+  if (IsGptOss(o) && o.tied_embeddings) {
+    return shared::InvalidArgument("gpt-oss models have an untied output.weight (drop --tied)");
   }
   if (IsGemma(o) && !o.tied_embeddings) {
     return shared::InvalidArgument(o.architecture + " models have tied embeddings (--tied)");
@@ -285,8 +373,8 @@ shared::Status CheckExperts(const GeneratorOptions& o) {
   if (o.architecture == "qwen3" && (o.n_experts != 0 || o.n_experts_used != 0)) {
     return shared::InvalidArgument("qwen3 has no experts: use --arch qwen3moe");
   }
-  if (o.architecture == "qwen3moe" && o.n_experts == 0) {
-    return shared::InvalidArgument("qwen3moe is a mixture of experts: give --experts N");
+  if ((o.architecture == "qwen3moe" || IsGptOss(o)) && o.n_experts == 0) {
+    return shared::InvalidArgument(o.architecture + " is a mixture of experts: give --experts N");
   }
   if (o.n_experts == 0 && o.n_experts_used == 0) return shared::Status::Ok();
   SM_RETURN_IF_ERROR(CheckRange("experts", o.n_experts, 1, kMaxExperts));
@@ -357,10 +445,10 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   const ArchDescription* arch = FindArch(o.architecture);
   if (arch == nullptr ||
       (o.architecture != "llama" && o.architecture != "qwen3" && o.architecture != "qwen3moe" &&
-       o.architecture != "phi3" && o.architecture != "smollm3" && !IsGemma(o))) {
-    return shared::InvalidArgument(
-        "architecture '" + o.architecture +
-        "' is not one modelgen writes (llama, qwen3, qwen3moe, phi3, smollm3, gemma2, gemma3)");
+       o.architecture != "phi3" && o.architecture != "smollm3" && !IsGemma(o) && !IsGptOss(o))) {
+    return shared::InvalidArgument("architecture '" + o.architecture +
+                                   "' is not one modelgen writes (llama, qwen3, qwen3moe, phi3, "
+                                   "smollm3, gemma2, gemma3, gpt-oss)");
   }
   SM_RETURN_IF_ERROR(CheckExperts(o));
   SM_RETURN_IF_ERROR(CheckGemmaOptions(o, *arch));
@@ -410,6 +498,25 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   return CheckSpread("norm_noise", o.norm_noise, true);
 }
 
+namespace {
+
+// What the GGUF loader reads back from a gpt-oss file the builder writes (gpt_oss_arch.cc).
+void SetGptOssConfig(const GeneratorOptions& o, ModelConfig* c) {
+  c->sliding_window = o.window.value_or(kGptOssDefaultWindow);
+  c->swa_period = 2;
+  c->ffn_activation = FfnActivation::kSwiGluOai;
+  c->expert_weights_norm = false;
+  c->expert_gating = ExpertGating::kTopKSoftmax;
+  if (o.yarn_factor > 0.0f) {
+    c->rope_freq_scale = 1.0f / o.yarn_factor;
+    c->rope_yarn = true;
+    c->rope_yarn_orig_context = o.rope_orig_context > 0 ? o.rope_orig_context : c->context_length;
+    c->rope_attn_factor = YarnMscale(c->rope_freq_scale, 1.0f);
+  }
+}
+
+}  // namespace
+
 ModelConfig GeneratorConfig(const GeneratorOptions& o) {
   ModelConfig c;
   c.architecture = o.architecture;
@@ -445,6 +552,7 @@ ModelConfig GeneratorConfig(const GeneratorOptions& o) {
     c.expert_ffn_dim = o.hidden_dim;
     c.expert_weights_norm = true;  // llama.cpp's llama and qwen3moe both renormalise
   }
+  if (IsGptOss(o)) SetGptOssConfig(o, &c);
   if (o.rope_dims > 0 && o.rope_dims != c.head_dim()) c.rope_dims = o.rope_dims;
   if (o.longrope) {
     c.rope_attn_factor =
@@ -460,7 +568,7 @@ namespace {
 
 // phi3's own keys: the original context, the window, LongRoPE's attention factor.
 void AddPhi3Keys(const GeneratorOptions& o, const ModelConfig& c, LlamaGgufBuilder* b) {
-  if (o.rope_orig_context > 0) {
+  if (o.rope_orig_context > 0 && !IsGptOss(o)) {  // gpt-oss's: AddYarnKeys
     b->AddArchU32("rope.scaling.original_context_length",
                   static_cast<uint32_t>(o.rope_orig_context));
   }
@@ -468,6 +576,15 @@ void AddPhi3Keys(const GeneratorOptions& o, const ModelConfig& c, LlamaGgufBuild
     b->AddArchU32("attention.sliding_window", static_cast<uint32_t>(o.sliding_window));
   }
   if (o.longrope) b->AddArchF32("rope.scaling.attn_factor", c.rope_attn_factor);
+}
+
+// gpt-oss's yarn keys, as llama.cpp's converter writes them for gpt-oss-20b.
+void AddYarnKeys(const GeneratorOptions& o, const ModelConfig& c, LlamaGgufBuilder* b) {
+  if (o.yarn_factor <= 0.0f) return;
+  b->AddArchString("rope.scaling.type", "yarn");
+  b->AddArchF32("rope.scaling.factor", o.yarn_factor);
+  b->AddArchU32("rope.scaling.original_context_length",
+                static_cast<uint32_t>(c.rope_yarn_orig_context));
 }
 
 // The whole generated model in a builder, ready to write (tensors are produced while writing).
@@ -489,6 +606,7 @@ shared::Result<std::unique_ptr<LlamaGgufBuilder>> GeneratedBuilder(const Generat
   }
   for (std::string& note : notes) builder->AddNote(std::move(note));
   AddPhi3Keys(o, GeneratorConfig(o), builder.get());
+  AddYarnKeys(o, GeneratorConfig(o), builder.get());
   AddTensors(o, builder.get());
   return builder;
 }

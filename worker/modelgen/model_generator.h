@@ -37,9 +37,15 @@ struct GeneratorOptions {
   // embeddings only) or "gemma3" (gemma2's tensors plus q/k norms, five windowed layers to one
   // global, no attention soft-capping).
   std::string architecture = "llama";
-  // attention.sliding_window (gemma); nullopt: the family's converter default (gemma2 4096,
-  // gemma3 none).
+  // "gpt-oss" (NeoX RoPE with YaRN, biases on q/k/v/o, attention sinks, every other layer
+  // windowed, experts with biases picked by top-k then softmax, the clamped SwiGLU; its FFN norm
+  // named post_attention_norm; untied; needs experts).
+  // attention.sliding_window (gemma, gpt-oss); nullopt: the family's converter default (gemma2
+  // 4096, gemma3 none, gpt-oss 128).
   std::optional<int> window;
+  // gpt-oss: rope.scaling.type yarn with this rope.scaling.factor (and
+  // rope.scaling.original_context_length rope_orig_context, or context_length); 0: no scaling.
+  float yarn_factor = 0.0f;
   // attn_logit_softcapping (gemma2 only) and final_logit_softcapping; nullopt: gemma2's 50 / 30,
   // gemma3's none.
   std::optional<float> attn_softcap;
@@ -76,7 +82,7 @@ struct GeneratorOptions {
   // phi3 LongRoPE: rope_factors_long/short.weight and rope.scaling.attn_factor
   // (longrope_factors.h) for context_length over rope_orig_context.
   bool longrope = false;
-  // rope.scaling.original_context_length (phi3); 0: not written.
+  // rope.scaling.original_context_length (phi3, gpt-oss's yarn); 0: not written.
   int rope_orig_context = 0;
   // attention.sliding_window (phi3, whose loaders read it and apply none); 0: not written.
   int sliding_window = 0;

@@ -17,6 +17,17 @@ enum class RopeStyle {
 enum class FfnActivation {
   kSilu,      // SwiGLU (llama, qwen, ...)
   kGeluTanh,  // GeGLU with GELU's tanh approximation, as llama.cpp's half table (gemma)
+  // gpt-oss's clamped SwiGLU (llama.cpp's swiglu_oai, alpha kSwiGluOaiAlpha, limit
+  // kSwiGluOaiLimit): min(gate, limit) * sigmoid(alpha * that) * (clamp(up, +-limit) + 1)
+  kSwiGluOai,
+};
+inline constexpr float kSwiGluOaiAlpha = 1.702f;
+inline constexpr float kSwiGluOaiLimit = 7.0f;
+
+// How a mixture of experts' router turns its scores into the k weights.
+enum class ExpertGating {
+  kSoftmaxTopK,  // softmax over every expert, then the top k (qwen3moe, Mixtral)
+  kTopKSoftmax,  // the top k scores, then the softmax over those k (gpt-oss)
 };
 
 struct ModelConfig {
@@ -35,6 +46,14 @@ struct ModelConfig {
   float rope_theta = 10000.0f;
   // Linear RoPE scaling: positions are multiplied by this (1 / rope.scaling.factor); 1: none.
   float rope_freq_scale = 1.0f;
+  // YaRN ({arch}.rope.scaling.type yarn, gpt-oss; llama.cpp's rope_yarn): with factor
+  // 1 / rope_freq_scale, pair i of the d rotated dims turns at theta_i * (s (1 - r_i) + r_i) with
+  // theta_i the unscaled frequency and r_i = 1 - clamp((i - lo) / max(0.001, hi - lo), 0, 1) the
+  // ramp between the correction dims lo / hi of rope_yarn_orig_context (beta_fast 32, beta_slow
+  // 1), and cos and sin times (1 + 0.1 ln factor) (the attention temperature) and
+  // rope_attn_factor. false: linear scaling only.
+  bool rope_yarn = false;
+  int rope_yarn_orig_context = 0;  // rope.scaling.original_context_length
   // Partial rotary (GGUF {arch}.rope.dimension_count < head_dim(), Phi-4-mini): the first
   // rope_dims dims of each q and k head rotate, the rest pass through; 0: the whole head.
   int rope_dims = 0;
@@ -66,12 +85,13 @@ struct ModelConfig {
   float attn_softcap = 0.0f;   // attention logit soft-capping (gemma2); 0: none
   float final_softcap = 0.0f;  // final logit soft-capping: cap * tanh(logit / cap); 0: none
   // Mixture of experts (docs/moe.md): every layer's FFN is n_experts experts of expert_ffn_dim
-  // inner width, of which a router picks n_experts_used per token (softmax, then top-k); 0: dense.
+  // inner width, of which a router picks n_experts_used per token (expert_gating); 0: dense.
   int n_experts = 0;
   int n_experts_used = 0;
   int expert_ffn_dim = 0;
   // Whether the top-k router weights are divided by their sum (llama.cpp's norm_w).
   bool expert_weights_norm = false;
+  ExpertGating expert_gating = ExpertGating::kSoftmaxTopK;
 
   // An encoder (BERT, docs/embeddings.md): learned position and token-type embeddings and a
   // LayerNorm before the first layer, post-LayerNorm blocks with biases, bidirectional attention

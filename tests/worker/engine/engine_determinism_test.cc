@@ -220,5 +220,29 @@ TEST(EngineDeterminismTest,
   }
 }
 
+// gpt-oss (docs/moe.md#gpt-oss): attention sinks (a row-local rescale of each softmax), biases,
+// YaRN's per-pair factors, a window of 5 on the even layers, the top-k-then-softmax router and
+// the clamped SwiGLU keep the guarantee, in F32 and with MXFP4 experts (llama.cpp's MXFP4_MOE mix).
+TEST(EngineDeterminismTest, GptOssLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
+  for (const char* type : {"f32", "mxfp4_moe"}) {
+    GeneratorOptions o;  // tiny's 4 heads over 2 KV heads, 32 wide: q 128 over the 64-wide stream
+    o.architecture = "gpt-oss";
+    o.tied_embeddings = false;
+    o.dim = 64;
+    o.hidden_dim = 64;
+    o.head_dim = 32;
+    o.n_experts = 4;
+    o.n_experts_used = 2;
+    o.window = 5;
+    o.yarn_factor = 8.0f;
+    o.rope_orig_context = 64;
+    ASSERT_TRUE(SetWeightScheme(type, &o).ok());
+    const LlamaModel m = GeneratedModel(o);
+    for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {
+      ExpectBatchInvariant(m, isa, kernels::KvType::kF16);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace smallmind::worker

@@ -50,5 +50,30 @@ TEST(MoeFfnTest, RouteTokenWithKEqualToTheExpertCountTakesThemAllInOrderOfProbab
   EXPECT_NEAR(weights[0] + weights[1] + weights[2], 1.0f, 1e-6);
 }
 
+// gpt-oss (ExpertGating::kTopKSoftmax, llama.cpp's SOFTMAX_WEIGHT): the top k by raw score (ties:
+// the lower index), then the softmax over those k scores only; the scores stay as they were.
+TEST(MoeFfnTest, TopKSoftmaxPicksByScoreThenSoftmaxesOnlyTheChosen) {
+  std::vector<float> scores = {0.5f, 2.0f, -1.0f, 2.0f, 1.0f};
+  const std::vector<float> before = scores;
+  int32_t experts[3];
+  float weights[3];
+  RouteToken(scores.data(), 5, 3, /*normalize=*/false, experts, weights,
+             ExpertGating::kTopKSoftmax);
+  EXPECT_EQ(experts[0], 1);
+  EXPECT_EQ(experts[1], 3);
+  EXPECT_EQ(experts[2], 4);
+  EXPECT_EQ(scores, before);
+  const double z = 2 * std::exp(2.0) + std::exp(1.0);  // only the three chosen
+  EXPECT_NEAR(weights[0], std::exp(2.0) / z, 1e-6);
+  EXPECT_EQ(weights[0], weights[1]);
+  EXPECT_NEAR(weights[2], std::exp(1.0) / z, 1e-6);
+  // Softmax then top-k would have given the chosen experts less than 1 in all.
+  std::vector<float> again = before;
+  float plain[3];
+  RouteToken(again.data(), 5, 3, false, experts, plain);
+  EXPECT_LT(plain[0] + plain[1] + plain[2], 0.95f);
+  EXPECT_NEAR(weights[0] + weights[1] + weights[2], 1.0f, 1e-6);
+}
+
 }  // namespace
 }  // namespace smallmind::worker

@@ -61,6 +61,17 @@ struct ArchDescription {
   // Whether the top-k router weights are divided by their sum (llama.cpp's norm_w for the family;
   // {arch}.expert_weights_norm, when present, must agree).
   bool expert_weights_norm = false;
+  ExpertGating expert_gating = ExpertGating::kSoftmaxTopK;
+  // gpt-oss's pieces: attn_output.bias and attn_sinks.weight ([n_heads]) are required; the
+  // router and every expert matrix carry biases (ffn_gate_inp.bias, ffn_{gate,up,down}_exps.bias),
+  // required; {arch}.rope.scaling.type may be "yarn" (ModelConfig::rope_yarn).
+  bool attn_output_bias = false;
+  bool attn_sinks = false;
+  bool expert_biases = false;
+  bool rope_scaling_yarn = false;
+  // The name of the FFN's pre-norm weight in the file: "ffn_norm" (llama's), or gpt-oss's
+  // "post_attention_norm" (the same norm, named for where it sits).
+  std::string_view ffn_norm_name = "ffn_norm";
   // attn_qkv.weight ([q_dim + 2 kv_dim, dim]) may stand for attn_q/k/v: its row ranges are the
   // three matrices, viewed in place (phi3).
   bool fused_qkv = false;
@@ -94,6 +105,7 @@ extern const ArchDescription kSmolLm3Arch;   // smollm3_arch.cc
 extern const ArchDescription kGemma2Arch;    // gemma2_arch.cc
 extern const ArchDescription kGemma3Arch;    // gemma3_arch.cc
 extern const ArchDescription kBertArch;      // bert_arch.cc
+extern const ArchDescription kGptOssArch;    // gpt_oss_arch.cc
 
 // Every supported family, in the order error messages list them.
 std::span<const ArchDescription* const> SupportedArchs();

@@ -10,7 +10,8 @@ namespace {
 
 // `{arch}.` keys the loader reads (gguf_loader.cc checks their values), or that do not change what
 // is computed: vocab_size repeats token_embd's rows, the yarn context length matters only to yarn
-// (refused there), tensor_data_layout and finetuned are provenance.
+// (read there, refused elsewhere with the scaling type), tensor_data_layout and finetuned are
+// provenance.
 constexpr std::array<std::string_view, 19> kAccepted = {
     "context_length",
     "embedding_length",

@@ -10,6 +10,7 @@
 #include "worker/model/gguf/gguf_arch_options.h"
 #include "worker/model/gguf/gguf_vocab.h"
 #include "worker/model/gguf/longrope.h"
+#include "worker/model/gguf/yarn.h"
 
 namespace smallmind::worker {
 namespace {
@@ -137,6 +138,12 @@ shared::Status MapFfn(TensorMapper& t, const ArchDescription& d, const ModelConf
   SM_ASSIGN_OR_RETURN(lw->gate_exps, t.GetExperts(p + "ffn_gate_exps.weight", c.n_experts));
   SM_ASSIGN_OR_RETURN(lw->up_exps, t.GetExperts(p + "ffn_up_exps.weight", c.n_experts));
   SM_ASSIGN_OR_RETURN(lw->down_exps, t.GetExperts(p + "ffn_down_exps.weight", c.n_experts));
+  if (d.expert_biases) {
+    SM_ASSIGN_OR_RETURN(lw->router_b, t.Get(p + "ffn_gate_inp.bias", true));
+    SM_ASSIGN_OR_RETURN(lw->gate_exps_b, t.Get(p + "ffn_gate_exps.bias", true));
+    SM_ASSIGN_OR_RETURN(lw->up_exps_b, t.Get(p + "ffn_up_exps.bias", true));
+    SM_ASSIGN_OR_RETURN(lw->down_exps_b, t.Get(p + "ffn_down_exps.bias", true));
+  }
   return shared::Status::Ok();
 }
 
@@ -146,8 +153,14 @@ shared::Status MapLayer(TensorMapper& t, const ArchDescription& d, const ModelCo
   SM_ASSIGN_OR_RETURN(lw->attn_norm, t.Get(p + "attn_norm.weight", true));
   SM_RETURN_IF_ERROR(MapQkv(t, d, c, p, lw));
   SM_ASSIGN_OR_RETURN(lw->wo, t.Get(p + "attn_output.weight", true));
-  SM_ASSIGN_OR_RETURN(lw->ffn_norm, t.Get(p + "ffn_norm.weight", true));
+  SM_ASSIGN_OR_RETURN(lw->ffn_norm, t.Get(p + std::string(d.ffn_norm_name) + ".weight", true));
   SM_RETURN_IF_ERROR(MapFfn(t, d, c, p, lw));
+  if (d.attn_output_bias) {
+    SM_ASSIGN_OR_RETURN(lw->bo, t.Get(p + "attn_output.bias", true));
+  }
+  if (d.attn_sinks) {
+    SM_ASSIGN_OR_RETURN(lw->attn_sinks, t.Get(p + "attn_sinks.weight", true));
+  }
   if (d.qkv_bias) {
     SM_ASSIGN_OR_RETURN(lw->bq, t.Get(p + "attn_q.bias", false));
     SM_ASSIGN_OR_RETURN(lw->bk, t.Get(p + "attn_k.bias", false));
@@ -257,18 +270,23 @@ shared::Status ReadRopeDims(const GgufFile& f, const ArchDescription& d, ModelCo
   return shared::Status::Ok();
 }
 
-// rope.scaling.type none / linear (when the family allows it) and the factor: llama.cpp's
+// rope.scaling.type none / linear / yarn (when the family allows it) and the factor: llama.cpp's
 // freq_scale = 1 / factor (rope.scaling.factor, or the older rope.scale_linear), which it applies
-// to "none" and "linear" files alike. yarn and longrope are refused naming the key.
+// to "none" and "linear" files alike, and yarn's corrections (yarn.h). Another type (longrope) is
+// refused naming the key.
 shared::Status ReadRopeScaling(const GgufFile& f, const ArchDescription& d, ModelConfig* c) {
   const std::string a(d.name);
   const std::string type_key = a + ".rope.scaling.type";
+  bool yarn = false;
   if (f.Find(type_key) != nullptr) {
     SM_ASSIGN_OR_RETURN(std::string type, f.GetString(type_key));
-    if (type != "none" && !(type == "linear" && d.rope_scaling_linear)) {
+    yarn = type == "yarn" && d.rope_scaling_yarn;
+    if (type != "none" && !(type == "linear" && d.rope_scaling_linear) && !yarn) {
       return shared::InvalidArgument(f.path() + ": metadata key '" + type_key + "' is '" + type +
                                      "', a rope scaling smallmind does not implement for " + a +
-                                     (d.rope_scaling_linear ? " (implemented: none, linear)" : ""));
+                                     (d.rope_scaling_linear ? " (implemented: none, linear)"
+                                      : d.rope_scaling_yarn ? " (implemented: none, yarn)"
+                                                            : ""));
     }
   }
   for (const std::string key : {a + ".rope.scale_linear", a + ".rope.scaling.factor"}) {
@@ -280,6 +298,7 @@ shared::Status ReadRopeScaling(const GgufFile& f, const ArchDescription& d, Mode
     }
     c->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;  // 0: unset, as llama.cpp reads it
   }
+  if (yarn) return ReadYarn(f, a, c);
   return shared::Status::Ok();
 }
 
@@ -315,6 +334,7 @@ shared::Status ReadExperts(const GgufFile& f, const ArchDescription& d, ModelCon
                         GetDim(f, a + ".expert_feed_forward_length", 4 * kMaxDim));
   }
   c->expert_weights_norm = d.expert_weights_norm;
+  c->expert_gating = d.expert_gating;
   const std::string norm_key = a + ".expert_weights_norm";
   if (f.Find(norm_key) != nullptr) {
     SM_ASSIGN_OR_RETURN(bool norm, f.GetBool(norm_key));
@@ -406,6 +426,12 @@ shared::Result<Weights> MapGgufWeights(const GgufFile& f, const ModelConfig& c,
     SM_ASSIGN_OR_RETURN(const TensorView short_factors, t.Get(kRopeFactorsShort, false));
     SM_ASSIGN_OR_RETURN(const bool long_context, UsesLongRopeFactors(f, c));
     w.rope_freqs = long_context ? long_factors : short_factors;
+  }
+  if (c.rope_yarn) {
+    w.yarn_factors = YarnFactors(c, c.rope_theta);
+    if (c.rope_theta_swa > 0.0f && c.rope_theta_swa != c.rope_theta) {
+      w.yarn_factors_swa = YarnFactors(c, c.rope_theta_swa);
+    }
   }
   w.layers.resize(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) SM_RETURN_IF_ERROR(MapLayer(t, *d, c, l, &w.layers[l]));
