@@ -8,7 +8,7 @@
 //                      [--chat-template FILE] [--special-token TEXT]... [--bos-token TEXT]
 //                      [--eos-token TEXT] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
-//   smallmind-modelgen --bert bert-tiny|bench-110M-bert [--bert-vocab VOCAB.gguf]
+//   smallmind-modelgen --bert bert-tiny|bert-tiny-rerank|bench-110M-bert [--bert-vocab VOCAB.gguf]
 //                      [--pooling mean|cls|last] [--type f32|f16|q8_0] [--seed N] -o out.gguf
 // T: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | q4_k | q5_k | q6_k | iq4_xs |
 // mxfp4,
@@ -47,7 +47,7 @@ struct Flags {
   std::string out;
   std::optional<std::string> bert;  // a BERT preset: write a bert model instead
   std::string bert_vocab;           // a bert vocabulary GGUF to copy; empty: synthetic
-  std::string pooling = "mean";
+  std::string pooling;  // --bert: empty keeps the preset's (mean; rank for bert-tiny-rerank)
   std::optional<std::string> preset;  // default tiny
   std::string type = "f32";
   std::optional<std::string> embd_type;
@@ -355,7 +355,9 @@ void AddFlags(CLI::App& app, Flags& f) {
 void AddBertFlags(CLI::App& app, Flags& f) {
   app.add_option("--bert", f.bert,
                  "write a bert (encoder, embeddings) model of this preset instead: bert-tiny | "
-                 "bench-110M-bert (BERT-base's shape); takes --type f32|f16|q8_0 and --seed")
+                 "bert-tiny-rerank (a cross-encoder reranker: rank pooling, classification "
+                 "head) | bench-110M-bert (BERT-base's shape); takes --type f32|f16|q8_0 and "
+                 "--seed")
       ->type_name("PRESET");
   app.add_option("--bert-vocab", f.bert_vocab,
                  "--bert: copy the WordPiece vocabulary of this GGUF (e.g. "
@@ -363,7 +365,7 @@ void AddBertFlags(CLI::App& app, Flags& f) {
       ->type_name("FILE")
       ->default_str("a synthetic one");
   app.add_option("--pooling", f.pooling, "--bert: bert.pooling_type: mean | cls | last")
-      ->default_str("mean");
+      ->default_str("the preset's: mean, rank for bert-tiny-rerank");
 }
 
 smallmind::shared::Status RunBert(const Flags& f) {
@@ -371,7 +373,9 @@ smallmind::shared::Status RunBert(const Flags& f) {
   SM_ASSIGN_OR_RETURN(o.weight_type, w::ParseWeightType(f.type));
   o.vocab_file = f.bert_vocab;
   if (f.seed) o.seed = *f.seed;
-  if (f.pooling == "mean") {
+  if (f.pooling.empty()) {
+    // the preset's
+  } else if (f.pooling == "mean") {
     o.pooling = w::PoolingType::kMean;
   } else if (f.pooling == "cls") {
     o.pooling = w::PoolingType::kCls;
@@ -384,7 +388,7 @@ smallmind::shared::Status RunBert(const Flags& f) {
   SM_RETURN_IF_ERROR(w::WriteBertModel(o, f.out));
   std::printf("wrote %s: bert %s, dim %d, %d layers, %d heads, ffn %d, pooling %s, %s\n",
               f.out.c_str(), f.bert->c_str(), o.dim, o.n_layers, o.n_heads, o.hidden_dim,
-              f.pooling.c_str(), f.type.c_str());
+              std::string(w::PoolingTypeName(o.pooling)).c_str(), f.type.c_str());
   return smallmind::shared::Status::Ok();
 }
 

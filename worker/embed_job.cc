@@ -6,9 +6,10 @@
 
 namespace smallmind::worker {
 
-EmbedJob::EmbedJob(int n_inputs, int dimensions, grpc::ServerUnaryReactor* reactor,
+EmbedJob::EmbedJob(int n_inputs, int dimensions, bool rerank, grpc::ServerUnaryReactor* reactor,
                    v1::EmbedResponse* response)
     : dimensions_(dimensions),
+      rerank_(rerank),
       reactor_(reactor),
       response_(response),
       vectors_(static_cast<size_t>(n_inputs)),
@@ -28,7 +29,7 @@ void EmbedJob::Start(const v1::EmbedWork& work, const LoadedModel& model, Comman
   const int n = static_cast<int>(built->inputs.size());
   response->set_request_id(work.request().request_id());
   response->set_worker_id(static_cast<uint32_t>(worker_id));
-  auto* job = new EmbedJob(n, built->dimensions, reactor, response);
+  auto* job = new EmbedJob(n, built->dimensions, built->rerank, reactor, response);
   std::vector<Command> submits;
   submits.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; i++) {
@@ -61,7 +62,7 @@ void EmbedJob::Complete() {
   for (size_t i = 0; i < vectors_.size(); i++) {
     std::vector<float>& v = vectors_[i];
     v.resize(static_cast<size_t>(dimensions_));  // OpenAI's `dimensions`: truncate, renormalise
-    L2Normalize(v);
+    if (!rerank_) L2Normalize(v);                // a reranker's values are raw scores
     v1::Embedding* e = response_->add_embeddings();
     e->mutable_values()->Add(v.begin(), v.end());
     e->set_tokens(static_cast<uint32_t>(tokens_[i]));

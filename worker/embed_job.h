@@ -1,7 +1,8 @@
 // EmbedJob: one Embed call inside the worker: its inputs as sequences of the scheduler (pushed in
 // one command round, so they are scheduled together), one SequenceSink per input collecting the
 // pooled vectors, and, once the last input finished, the response: each vector truncated to the
-// asked dimensions and L2-normalised, usage and worker id, then the call finished. Built on a
+// asked dimensions and L2-normalised (a rerank's scores as they are), usage and worker id, then
+// the call finished. Built on a
 // request lane; its sinks are called by the output pump thread only. Deletes itself after its
 // last input's OnFinish (or at once when nothing reached the scheduler).
 #pragma once
@@ -41,13 +42,14 @@ class EmbedJob {
     int index_;
   };
 
-  EmbedJob(int n_inputs, int dimensions, grpc::ServerUnaryReactor* reactor,
+  EmbedJob(int n_inputs, int dimensions, bool rerank, grpc::ServerUnaryReactor* reactor,
            v1::EmbedResponse* response);
   void OnInputDone(int index, const FinishEvent& event);
   // Fills the response from every input's event and finishes the call.
   void Complete();
 
   const int dimensions_;
+  const bool rerank_;  // the values are a reranker's scores: kept as they are
   grpc::ServerUnaryReactor* const reactor_;
   v1::EmbedResponse* const response_;
   std::vector<std::unique_ptr<InputSink>> sinks_;  // [inputs]

@@ -1,6 +1,10 @@
 #include "worker/embed_request_builder.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
+
+#include "worker/tokenizer/rerank_pair.h"
 
 namespace smallmind::worker {
 namespace {
@@ -20,6 +24,11 @@ shared::Result<PoolingType> ResolvePooling(const v1::EmbedRequest& req, const Mo
   if (req.pooling() != v1::POOLING_MODEL) {
     return InvalidArgument("pooling must be POOLING_MODEL (0) or POOLING_LAST (1), got " +
                            std::to_string(static_cast<int>(req.pooling())));
+  }
+  if (c.pooling == PoolingType::kRank) {
+    return InvalidArgument(
+        "the model is a reranker (pooling rank: a classification head scores query-document "
+        "pairs): it gives no embeddings; use Rerank (HTTP POST /v1/rerank)");
   }
   if (c.pooling == PoolingType::kNone) {
     return InvalidArgument(
@@ -66,6 +75,50 @@ shared::Result<std::vector<TokenId>> InputTokens(const v1::EmbedInput& in, int i
   return ids;
 }
 
+// The reranker's inputs: document i joined with the query (rerank_pair.h), pooled by rank.
+shared::Result<std::vector<std::vector<TokenId>>> RerankInputs(const v1::EmbedWork& work,
+                                                               const LoadedModel& model) {
+  const ModelConfig& c = model.llama.config;
+  const Tokenizer& tok = *model.tokenizer;
+  if (c.pooling != PoolingType::kRank) {
+    return InvalidArgument("the model is not a reranker: its pooling is " +
+                           std::string(PoolingTypeName(c.pooling)) +
+                           " (its file's pooling_type), a reranker's is rank with a "
+                           "classification head (a cross-encoder such as bge-reranker)");
+  }
+  const std::optional<RerankPairFormat> format = tok.rerank_pair_format();
+  if (!format) {
+    return InvalidArgument(
+        "the reranker's vocabulary has no query-document pair rule here (only a bert WordPiece "
+        "vocabulary has one)");
+  }
+  const std::string& query = work.rerank_query();
+  const size_t per_token = std::max<size_t>(1, model.max_token_text_bytes);
+  const std::vector<TokenId> query_ids = tok.Encode(query, false);
+  std::vector<std::vector<TokenId>> out;
+  for (int i = 0; i < work.request().inputs_size(); i++) {
+    const v1::EmbedInput& in = work.request().inputs(i);
+    const std::string name = "documents[" + std::to_string(i) + "]";
+    if (in.input_case() != v1::EmbedInput::kText) {
+      return InvalidArgument(name + " must be text");
+    }
+    if (in.text().size() / per_token > static_cast<size_t>(c.context_length)) {
+      return InvalidArgument(name + " is " + std::to_string(in.text().size()) +
+                             " bytes, more tokens than the model's context of " +
+                             std::to_string(c.context_length));
+    }
+    std::vector<TokenId> ids = JoinRerankPair(*format, query_ids, tok.Encode(in.text(), false));
+    if (static_cast<int>(ids.size()) > c.context_length) {
+      return InvalidArgument("the query with " + name + " is " + std::to_string(ids.size()) +
+                             " tokens, more than the model's context of " +
+                             std::to_string(c.context_length) + " tokens");
+    }
+    if (ids.empty()) return InvalidArgument(name + " and the query give no token");
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
 }  // namespace
 
 shared::Result<EmbedRequests> BuildEmbedRequests(const v1::EmbedWork& work,
@@ -81,13 +134,26 @@ shared::Result<EmbedRequests> BuildEmbedRequests(const v1::EmbedWork& work,
                            "] (the model's embedding width; 0 = all), got " +
                            std::to_string(req.dimensions()));
   }
-  SM_ASSIGN_OR_RETURN(const PoolingType pooling, ResolvePooling(req, c));
   EmbedRequests out;
-  out.dimensions = req.dimensions() > 0 ? static_cast<int>(req.dimensions()) : c.dim;
+  out.rerank = work.has_rerank_query();
+  std::vector<std::vector<TokenId>> pairs;
+  PoolingType pooling = PoolingType::kRank;
+  if (out.rerank) {
+    SM_ASSIGN_OR_RETURN(pairs, RerankInputs(work, model));
+  } else {
+    SM_ASSIGN_OR_RETURN(pooling, ResolvePooling(req, c));
+  }
+  out.dimensions = out.rerank             ? c.rank_outputs
+                   : req.dimensions() > 0 ? static_cast<int>(req.dimensions())
+                                          : c.dim;
   for (int i = 0; i < req.inputs_size(); i++) {
     SequenceRequest seq;
     seq.request_id = req.request_id() + "#" + std::to_string(i);
-    SM_ASSIGN_OR_RETURN(seq.prompt, InputTokens(req.inputs(i), i, model));
+    if (out.rerank) {
+      seq.prompt = std::move(pairs[i]);
+    } else {
+      SM_ASSIGN_OR_RETURN(seq.prompt, InputTokens(req.inputs(i), i, model));
+    }
     seq.embed = pooling;
     seq.stopping.max_new_tokens = 1;  // the picker's contract; an embedding picks nothing
     seq.stopping.eos_id = model.tokenizer->eos_id();

@@ -143,6 +143,7 @@ grpc::ServerUnaryReactor* WorkerService::Embed(grpc::CallbackServerContext* cont
   for (const v1::EmbedInput& in : request->request().inputs()) {
     input_bytes += in.text().size() + in.token_ids().ids_size() * sizeof(uint32_t);
   }
+  input_bytes += request->rerank_query().size();  // a rerank's query is tokenized once
   lanes_->Post(input_bytes, [this, reactor, request, response] {
     EmbedJob::Start(*request, model_, commands_, &next_sequence_id_, worker_id_, reactor, response);
   });

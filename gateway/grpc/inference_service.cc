@@ -6,6 +6,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "gateway/relay/embed_call.h"
+#include "gateway/relay/rerank_call.h"
 #include "shared/grpc_status.h"
 
 namespace smallmind::gateway {
@@ -148,6 +149,28 @@ grpc::ServerUnaryReactor* InferenceService::Embed(grpc::CallbackServerContext* c
   EmbedCall::Run(
       env_, std::move(copy), context->deadline(),
       [reactor, response](const shared::Status& s, const smallmind::v1::EmbedResponse& answer) {
+        if (s.ok()) *response = answer;
+        reactor->Finish(shared::ToGrpcStatus(s));
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceService::Rerank(grpc::CallbackServerContext* context,
+                                                   const smallmind::v1::RerankRequest* request,
+                                                   smallmind::v1::RerankResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  shared::Status status = Authenticate(*context);
+  if (status.ok()) status = env_->served_models.Check(request->model());
+  if (status.ok()) status = CheckRerankRequest(*request);
+  if (!status.ok()) {
+    reactor->Finish(shared::ToGrpcStatus(status));
+    return reactor;
+  }
+  smallmind::v1::RerankRequest copy = *request;
+  if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
+  RunRerank(
+      env_, std::move(copy), context->deadline(),
+      [reactor, response](const shared::Status& s, const smallmind::v1::RerankResponse& answer) {
         if (s.ok()) *response = answer;
         reactor->Finish(shared::ToGrpcStatus(s));
       });

@@ -1,8 +1,9 @@
 // The public smallmind.v1.Inference service: Generate streams become GenerateReactors, Embed calls
-// EmbedCalls, Tokenize and GetModelInfo are forwarded to a healthy worker. Checks API keys when
-// configured. Generate takes its request as raw bytes and parses it here, so that bytes that are no
-// GenerateRequest get INVALID_ARGUMENT saying so (gRPC's own parse failure is a bare status without
-// a message). Built by Gateway; gRPC calls its handlers concurrently. Thread-safe.
+// EmbedCalls (Rerank calls too, through RunRerank), Tokenize and GetModelInfo are forwarded to a
+// healthy worker. Checks API keys when configured. Generate takes its request as raw bytes and
+// parses it here, so that bytes that are no GenerateRequest get INVALID_ARGUMENT saying so (gRPC's
+// own parse failure is a bare status without a message). Built by Gateway; gRPC calls its handlers
+// concurrently. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -25,7 +26,8 @@ using InferenceServiceBase = smallmind::v1::Inference::WithRawCallbackMethod_Gen
     smallmind::v1::Inference::WithCallbackMethod_Tokenize<
         smallmind::v1::Inference::WithCallbackMethod_GetModelInfo<
             smallmind::v1::Inference::WithCallbackMethod_Embed<
-                smallmind::v1::Inference::Service>>>>;
+                smallmind::v1::Inference::WithCallbackMethod_Rerank<
+                    smallmind::v1::Inference::Service>>>>>;
 
 class InferenceService final : public InferenceServiceBase {
  public:
@@ -44,6 +46,10 @@ class InferenceService final : public InferenceServiceBase {
   grpc::ServerUnaryReactor* Embed(grpc::CallbackServerContext* context,
                                   const smallmind::v1::EmbedRequest* request,
                                   smallmind::v1::EmbedResponse* response) override;
+  // The documents as one Embed-like call scored by the worker (gateway/relay/rerank_call.h).
+  grpc::ServerUnaryReactor* Rerank(grpc::CallbackServerContext* context,
+                                   const smallmind::v1::RerankRequest* request,
+                                   smallmind::v1::RerankResponse* response) override;
 
  private:
   // UNAUTHENTICATED unless keys are off or `authorization: Bearer <key>` names an accepted key.

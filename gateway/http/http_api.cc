@@ -27,6 +27,17 @@ Response ErrorResponse(const HttpError& error) {
   return r;
 }
 
+// llama-server's rerank paths, all one route.
+bool IsRerankPath(std::string_view path) {
+  return path == "/v1/rerank" || path == "/rerank" || path == "/v1/reranking";
+}
+
+// The other routes that take POST only.
+bool IsPostPath(std::string_view path) {
+  return path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/embeddings" ||
+         path == "/apply-template" || path == "/tokenize" || path == "/detokenize";
+}
+
 Response MethodNotAllowed(std::string_view path, const char* allow) {
   Response r = ErrorResponse(
       MakeError(405, fmt::format("{} takes {} only", path, allow), {}, "method_not_allowed"));
@@ -89,9 +100,8 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
     return Anthropic(path, request, std::move(exchange));
   }
   const bool models = path == "/v1/models" || path.starts_with("/v1/models/");
-  const bool post_route = path == "/v1/completions" || path == "/v1/chat/completions" ||
-                          path == "/v1/embeddings" || path == "/apply-template" ||
-                          path == "/tokenize" || path == "/detokenize";
+  const bool rerank = IsRerankPath(path);
+  const bool post_route = IsPostPath(path) || rerank;
   if (!models && !post_route) {
     return exchange->Reply(ErrorResponse(MakeError(
         404,
@@ -113,6 +123,7 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
     return Generate(Endpoint::kChatCompletions, request, exchange);
   }
   if (path == "/v1/embeddings") return Embeddings(request, exchange);
+  if (rerank) return Rerank(request, exchange);
   if (path == "/apply-template") return ApplyTemplate(request, *exchange);
   Tokenize(request, exchange, /*decode=*/path == "/detokenize");
 }

@@ -1,10 +1,10 @@
 // HttpApi: the routes of the HTTP door and their handlers: OpenAI's /v1/completions,
-// /v1/chat/completions, /v1/embeddings and /v1/models, Anthropic's /v1/messages (+ count_tokens),
-// /health, /metrics and /stats, the web chat at / (gateway/http/web), and llama.cpp's
-// /apply-template, /tokenize and /detokenize. Checks the API key (the gateway's key store, as on
-// the gRPC port), turns bodies into validated requests and hands generation to RelayedCompletion.
-// Built by HttpDoor once the model is known; Handle runs on connection strands concurrently.
-// Thread-safe.
+// /v1/chat/completions, /v1/embeddings and /v1/models, llama-server's /v1/rerank, Anthropic's
+// /v1/messages (+ count_tokens), /health, /metrics and /stats, the web chat at /
+// (gateway/http/web), and llama.cpp's /apply-template, /tokenize and /detokenize. Checks the API
+// key (the gateway's key store, as on the gRPC port), turns bodies into validated requests and
+// hands generation to RelayedCompletion. Built by HttpDoor once the model is known; Handle runs on
+// connection strands concurrently. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -85,6 +85,8 @@ class HttpApi {
   void Tokenize(const Request& request, std::shared_ptr<Exchange> exchange, bool decode);
   // POST /v1/embeddings (http_api_embeddings.cc).
   void Embeddings(const Request& request, std::shared_ptr<Exchange> exchange);
+  // POST /v1/rerank, /rerank and /v1/reranking (http_api_rerank.cc).
+  void Rerank(const Request& request, std::shared_ptr<Exchange> exchange);
   Response Models(std::string_view target) const;
   Response Health() const;
   std::string NextId(std::string_view prefix);

@@ -13,22 +13,24 @@ using smallmind::v1::EmbedInput;
 using smallmind::v1::EmbedRequest;
 
 // Tokens the inputs stand for, as the gateway estimates a text prompt (bytes / 4), plus each
-// input's [CLS] and [SEP].
-uint32_t EstimatedTokens(const EmbedRequest& request) {
+// input's [CLS] and [SEP] (and a rerank query's tokens and separator in every input).
+uint32_t EstimatedTokens(const EmbedRequest& request, const std::optional<std::string>& query) {
+  const uint64_t per_input = 2 + (query ? 1 + query->size() / 4 : 0);
   uint64_t tokens = 0;
   for (const EmbedInput& in : request.inputs()) {
-    tokens += 2 + (in.has_token_ids() ? in.token_ids().ids_size() : in.text().size() / 4);
+    tokens += per_input + (in.has_token_ids() ? in.token_ids().ids_size() : in.text().size() / 4);
   }
   return static_cast<uint32_t>(std::min<uint64_t>(tokens, 1u << 24));
 }
 
 // What admission weighs the request by: a prompt of the inputs' tokens that generates one token
 // (its ServiceEstimate prices prefill by the prompt), at the request's id.
-shared::Result<ValidatedRequest> AdmissionStandIn(const EmbedRequest& request) {
+shared::Result<ValidatedRequest> AdmissionStandIn(const EmbedRequest& request,
+                                                  const std::optional<std::string>& query) {
   smallmind::v1::GenerateRequest standin;
   standin.set_request_id(request.request_id());
   standin.mutable_prompt_token_ids()->mutable_ids()->Resize(
-      static_cast<int>(EstimatedTokens(request)), 0);
+      static_cast<int>(EstimatedTokens(request, query)), 0);
   standin.mutable_stopping()->set_max_new_tokens(1);
   return Validate(standin, request.request_id());
 }
@@ -81,10 +83,12 @@ EmbedCall::~EmbedCall() {
 }
 
 void EmbedCall::Run(std::shared_ptr<RelayEnv> env, EmbedRequest request,
-                    std::chrono::system_clock::time_point deadline, Done done) {
+                    std::chrono::system_clock::time_point deadline, Done done,
+                    std::optional<std::string> rerank_query) {
   auto* call = new EmbedCall(std::move(env), deadline, std::move(done));
-  shared::Result<ValidatedRequest> standin = AdmissionStandIn(request);
+  shared::Result<ValidatedRequest> standin = AdmissionStandIn(request, rerank_query);
   *call->work_.mutable_request() = std::move(request);
+  if (rerank_query) call->work_.set_rerank_query(std::move(*rerank_query));
   if (!standin.ok()) return call->Finish(standin.status());
   call->env_->admission->Enter(call, *standin, deadline);
 }
@@ -105,9 +109,9 @@ void EmbedCall::OnAdmitted(AdmissionAnswer answer) {
 
 void EmbedCall::Finish(const shared::Status& status) {
   if (admitted_) env_->admission->Leave(this, std::nullopt);
-  spdlog::info("embed {} inputs={} tokens={} status={}", work_.request().request_id(),
-               work_.request().inputs_size(), response_.usage().prompt_tokens(),
-               status.ok() ? "ok" : status.ToString());
+  spdlog::info("{} {} inputs={} tokens={} status={}", work_.has_rerank_query() ? "rerank" : "embed",
+               work_.request().request_id(), work_.request().inputs_size(),
+               response_.usage().prompt_tokens(), status.ok() ? "ok" : status.ToString());
   done_(status, response_);
   delete this;
 }

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "gateway/relay/request_relay.h"
 #include "shared/status.h"
@@ -21,9 +23,11 @@ class EmbedCall final : private AdmissionWaiter {
   using Done = std::function<void(const shared::Status&, const smallmind::v1::EmbedResponse&)>;
 
   // `request` has request_id set and passed CheckEmbedRequest; `deadline` (system_clock max =
-  // none) bounds the wait and the worker call.
+  // none) bounds the wait and the worker call. With `rerank_query`, the inputs are documents the
+  // worker scores against it (EmbedWork.rerank_query; RunRerank).
   static void Run(std::shared_ptr<RelayEnv> env, smallmind::v1::EmbedRequest request,
-                  std::chrono::system_clock::time_point deadline, Done done);
+                  std::chrono::system_clock::time_point deadline, Done done,
+                  std::optional<std::string> rerank_query = std::nullopt);
 
  private:
   EmbedCall(std::shared_ptr<RelayEnv> env, std::chrono::system_clock::time_point deadline,

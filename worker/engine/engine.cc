@@ -126,7 +126,7 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
     pool_ = own_pool_.get();
   }
   last_logits_tokens_.assign(static_cast<size_t>(options_.max_seqs), 0);
-  last_embed_.assign(static_cast<size_t>(options_.max_seqs), false);
+  last_embed_.assign(static_cast<size_t>(options_.max_seqs), 0);
 }
 
 Engine::~Engine() = default;
@@ -180,7 +180,9 @@ void Engine::CheckEncoderPlan(const StepPlan& plan) const {
              static_cast<int64_t>(seq.tokens.size()) <= config_.context_length)
         << "an encoder runs whole inputs of 1.." << config_.context_length << " tokens, got "
         << seq.tokens.size() << " from " << seq.start_pos;
-    SM_CHECK(seq.embed == PoolingType::kNone || PoolsInput(seq.embed)) << "unknown pooling";
+    SM_CHECK(seq.embed == PoolingType::kNone || PoolsInput(seq.embed) ||
+             (seq.embed == PoolingType::kRank && config_.rank_outputs > 0))
+        << "unknown pooling, or rank without a classification head";
     for (TokenId id : seq.tokens) {
       SM_CHECK(id >= 0 && id < config_.vocab_size) << "token id " << id << " out of range";
     }
@@ -212,7 +214,10 @@ void Engine::Step(const StepPlan& plan) {
   last_step_seqs_ = static_cast<int>(plan.seqs.size());
   for (int s = 0; s < last_step_seqs_; s++) {
     last_logits_tokens_[s] = plan.seqs[s].want_logits ? plan.seqs[s].logits_tokens : 0;
-    last_embed_[s] = plan.seqs[s].embed != PoolingType::kNone;
+    const PoolingType embed = plan.seqs[s].embed;
+    last_embed_[s] = embed == PoolingType::kNone   ? 0
+                     : embed == PoolingType::kRank ? config_.rank_outputs
+                                                   : config_.dim;
   }
   if (profile_ != nullptr) {
     profile_->AddStep(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -228,10 +233,11 @@ void Engine::ForEach(int n, const std::function<void(int)>& body) {
 }
 
 std::span<const float> Engine::Embedding(int seq_index) const {
-  SM_CHECK(seq_index >= 0 && seq_index < last_step_seqs_ && last_embed_[seq_index])
+  SM_CHECK(seq_index >= 0 && seq_index < last_step_seqs_ && last_embed_[seq_index] > 0)
       << "seq " << seq_index << " did not ask for an embedding in the last step";
   return std::span<const float>(act_.pooled)
-      .subspan(static_cast<size_t>(seq_index) * config_.dim, static_cast<size_t>(config_.dim));
+      .subspan(static_cast<size_t>(seq_index) * config_.dim,
+               static_cast<size_t>(last_embed_[seq_index]));
 }
 
 std::span<float> Engine::Logits(int seq_index, int j) {

@@ -61,7 +61,8 @@ class Engine {
   std::span<float> Logits(int seq_index, int j = 0);
 
   // [dim] the pooled embedding (not normalised) of plan.seqs[seq_index] of the last Step, which
-  // must have asked one (SeqStep::embed); valid until the next Step.
+  // must have asked one (SeqStep::embed); [rank_outputs] a reranker's head values for a seq
+  // pooled kRank. Valid until the next Step.
   std::span<const float> Embedding(int seq_index) const;
 
   // Runs body(i) for every i in [0, n) on the engine's threads (parts claimed dynamically) and
@@ -102,7 +103,7 @@ class Engine {
   ThreadPool* pool_ = nullptr;            // own_pool_ or options.shared_pool
   bool paths_write_same_kv_ = false;
   std::vector<int> last_logits_tokens_;  // [max_seqs]: logits_tokens of each seq of the last Step
-  std::vector<bool> last_embed_;         // [max_seqs]: whether each seq asked an embedding
+  std::vector<int> last_embed_;          // [max_seqs]: values each seq's embedding has (0: none)
   int last_step_seqs_ = 0;               // plan.seqs.size() of the last Step
   OpProfile* profile_ = nullptr;
 };

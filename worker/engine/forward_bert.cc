@@ -1,8 +1,10 @@
 #include "worker/engine/forward_bert.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "worker/engine/pooling.h"
+#include "worker/engine/rank_head.h"
 
 namespace smallmind::worker {
 namespace {
@@ -67,17 +69,35 @@ void AttendBidirectional(const ModelConfig& c, const StepPlan& plan, OpRunner& o
   ops.Attention(std::span<const kernels::AttentionArgs>(a->attention).first(calls));
 }
 
-// Row s of act->pooled for every seq that asks: its pooling of x over its own tokens.
-void PoolInputs(const ModelConfig& c, const StepPlan& plan, Activations* a) {
+// Row s of act->pooled for every seq that asks: its pooling of x over its own tokens. A rank
+// seq's [CLS] row is gathered into xb (row r for the r-th rank seq) for the head.
+int PoolInputs(const ModelConfig& c, const StepPlan& plan, Activations* a) {
   int t0 = 0;
+  int n_rank = 0;
   for (size_t s = 0; s < plan.seqs.size(); s++) {
     const SeqStep& seq = plan.seqs[s];
     const int n = static_cast<int>(seq.tokens.size());
-    if (seq.embed != PoolingType::kNone) {
-      PoolHidden(seq.embed, a->x.data() + static_cast<int64_t>(t0) * c.dim, n, c.dim,
-                 a->pooled.data() + s * c.dim);
+    const float* hidden = a->x.data() + static_cast<int64_t>(t0) * c.dim;  // [n, dim]
+    if (seq.embed == PoolingType::kRank) {
+      PoolHidden(PoolingType::kCls, hidden, n, c.dim, a->xb.data() + int64_t{n_rank++} * c.dim);
+    } else if (seq.embed != PoolingType::kNone) {
+      PoolHidden(seq.embed, hidden, n, c.dim, a->pooled.data() + s * c.dim);
     }
     t0 += n;
+  }
+  return n_rank;
+}
+
+// The first rank_outputs values of row s of act->pooled for every rank seq: its head's scores
+// of the [CLS] rows PoolInputs gathered.
+void ScorePairs(const ModelConfig& c, const Weights& w, const StepPlan& plan, int n_rank,
+                OpRunner& ops, Activations* a) {
+  const float* scores = RankHead(c, w, n_rank, ops, a->xb.data(), a->xb2.data());
+  int r = 0;
+  for (size_t s = 0; s < plan.seqs.size(); s++) {
+    if (plan.seqs[s].embed != PoolingType::kRank) continue;
+    const float* row = scores + int64_t{r++} * c.rank_outputs;  // [rank_outputs]
+    std::copy(row, row + c.rank_outputs, a->pooled.data() + s * c.dim);
   }
 }
 
@@ -125,7 +145,8 @@ void ForwardBert(const ModelConfig& c, const Weights& weights, const StepPlan& p
     ops.LayerNorm(x, w.layer_out_norm, w.layer_out_norm_b, x, n, c.dim, eps);
   }
 
-  PoolInputs(c, plan, a);
+  const int n_rank = PoolInputs(c, plan, a);
+  if (n_rank > 0) ScorePairs(c, weights, plan, n_rank, ops, a);
 }
 
 }  // namespace smallmind::worker

@@ -13,7 +13,9 @@
 namespace smallmind::worker {
 
 // Runs every seq's tokens through the encoder and, for each seq s with an embed pooling, writes
-// row s of act->pooled ([dim]) from its last hidden states (not normalised). Each token's result
+// row s of act->pooled ([dim]) from its last hidden states (not normalised); a seq pooled kRank
+// (a query-document pair of a reranker) gets its classification head's rank_outputs values of
+// its [CLS] state at the start of that row (RankHead). Each token's result
 // depends only on its own input's tokens: the same bits whatever else is batched beside it on the
 // deterministic path.
 void ForwardBert(const ModelConfig& config, const Weights& weights, const StepPlan& plan,

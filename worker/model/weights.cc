@@ -53,6 +53,30 @@ shared::Status CheckF32Vector(const TensorView& t, const std::string& name, int6
   return shared::Status::Ok();
 }
 
+// A reranker's classification head (ModelConfig::rank_outputs > 0): cls [dim, dim] with its
+// bias then cls_out [rank_outputs, dim], or either one alone giving the rank_outputs values.
+shared::Status ValidateRankHead(const ModelConfig& c, const Weights& w) {
+  if (c.rank_outputs == 0) {
+    if (w.cls.present() || w.cls_out.present()) {
+      return shared::InvalidArgument("a classification head without pooling rank");
+    }
+    return shared::Status::Ok();
+  }
+  const int64_t cls_rows = w.cls_out.present() ? c.dim : c.rank_outputs;
+  if (w.cls.present()) SM_RETURN_IF_ERROR(CheckShape(w.cls, "cls", cls_rows, c.dim));
+  if (w.cls_b.present()) SM_RETURN_IF_ERROR(CheckF32Vector(w.cls_b, "cls_b", cls_rows));
+  if (w.cls_out.present()) {
+    SM_RETURN_IF_ERROR(CheckShape(w.cls_out, "cls_out", c.rank_outputs, c.dim));
+  }
+  if (w.cls_out_b.present()) {
+    SM_RETURN_IF_ERROR(CheckF32Vector(w.cls_out_b, "cls_out_b", c.rank_outputs));
+  }
+  if (!w.cls.present() && !w.cls_out.present()) {
+    return shared::InvalidArgument("pooling rank without cls.weight or cls.output.weight");
+  }
+  return shared::Status::Ok();
+}
+
 // An encoder's tensors (ModelConfig::encoder): embeddings, their LayerNorm, and per layer q/k/v/o
 // and the FFN's up and down with their biases and the two post-LayerNorms.
 shared::Status ValidateEncoderWeights(const ModelConfig& c, const Weights& w) {
@@ -85,7 +109,7 @@ shared::Status ValidateEncoderWeights(const ModelConfig& c, const Weights& w) {
     SM_RETURN_IF_ERROR(CheckF32Vector(lw.layer_out_norm, p + "layer_out_norm", c.dim));
     SM_RETURN_IF_ERROR(CheckF32Vector(lw.layer_out_norm_b, p + "layer_out_norm_b", c.dim));
   }
-  return shared::Status::Ok();
+  return ValidateRankHead(c, w);
 }
 
 shared::Status CheckExperts(const ExpertsView& v, const std::string& name, int n, int64_t rows,
@@ -255,6 +279,9 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
 std::vector<const TensorView*> MatricesOf(const Weights& w) {
   std::vector<const TensorView*> m;
   if (w.classifier.present()) m.push_back(&w.classifier);  // an encoder has none
+  for (const TensorView* t : {&w.cls, &w.cls_out}) {       // a reranker's head
+    if (t->present()) m.push_back(t);
+  }
   for (const LayerWeights& l : w.layers) {
     for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3, &l.router}) {
       if (t->present()) m.push_back(t);

@@ -123,6 +123,13 @@ struct Weights {
   TensorView token_types;         // [n_types, dim] F32; every input is of type 0 (its row 0)
   TensorView embedding_norm;      // [1, dim] LayerNorm of token + type + position embeddings
   TensorView embedding_norm_b;    // [1, dim] its bias
+  // An encoder's classification head (config.rank_outputs > 0; llama.cpp's rank pooling): the
+  // [CLS] state x becomes cls_out . tanh(cls . x + cls_b) + cls_out_b; either matrix may be absent
+  // (a file with cls only gives tanh(cls . x + cls_b), one with cls_out only cls_out . x + b).
+  TensorView cls;        // [dim or rank_outputs, dim] cls.weight (BERT's pooler dense)
+  TensorView cls_b;      // [1, cls.rows] F32, optional
+  TensorView cls_out;    // [rank_outputs, dim] cls.output.weight (the classifier)
+  TensorView cls_out_b;  // [1, rank_outputs] F32, optional
 };
 
 // A loaded llama-family model: its hyperparameters and weights.
@@ -133,7 +140,8 @@ struct LlamaModel {
 
 // The matrices a forward pass may multiply a token by: the classifier, then each layer's wq, wk,
 // wv, wo, w1, w2, w3 (a tied classifier is the token embedding), or for a mixture of experts its
-// router and every expert's gate, up and down matrix. Absent tensors are left out.
+// router and every expert's gate, up and down matrix; a reranker's cls and cls_out. Absent tensors
+// are left out.
 std::vector<const TensorView*> MatricesOf(const Weights& weights);
 
 // Bytes of the matrices one token multiplies by: what a decode step reads from memory, for

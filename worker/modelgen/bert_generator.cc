@@ -107,6 +107,11 @@ void AddMetadata(const BertGeneratorOptions& o, const VocabKeys& v, GgufWriter* 
   w->AddF32("bert.attention.layer_norm_epsilon", o.layer_norm_eps);
   w->AddBool("bert.attention.causal", false);
   w->AddU32("bert.pooling_type", static_cast<uint32_t>(o.pooling));
+  if (o.rank_outputs > 1) {
+    std::vector<std::string> labels;
+    for (int i = 0; i < o.rank_outputs; i++) labels.push_back("LABEL_" + std::to_string(i));
+    w->AddStringArray("bert.classifier.output_labels", labels);
+  }
   w->AddU32("tokenizer.ggml.token_type_count", kTokenTypes);
   w->AddString("tokenizer.ggml.model", "bert");
   w->AddString("tokenizer.ggml.pre", "default");
@@ -139,6 +144,12 @@ std::vector<std::string> SyntheticWordPieceTokens() {
 shared::Result<BertGeneratorOptions> BertGeneratorPreset(std::string_view preset) {
   BertGeneratorOptions o;
   if (preset == "bert-tiny") return o;
+  if (preset == "bert-tiny-rerank") {
+    o.name = "smallmind-bert-tiny-rerank";
+    o.pooling = PoolingType::kRank;
+    o.rank_outputs = 1;
+    return o;
+  }
   if (preset == "bench-110M-bert") {
     o.name = "smallmind-bench-110M-bert";
     o.dim = 768;
@@ -149,7 +160,7 @@ shared::Result<BertGeneratorOptions> BertGeneratorPreset(std::string_view preset
     return o;
   }
   return shared::InvalidArgument("unknown BERT preset '" + std::string(preset) +
-                                 "' (presets: bert-tiny, bench-110M-bert)");
+                                 "' (presets: bert-tiny, bert-tiny-rerank, bench-110M-bert)");
 }
 
 shared::Status ValidateBertGeneratorOptions(const BertGeneratorOptions& o) {
@@ -167,6 +178,12 @@ shared::Status ValidateBertGeneratorOptions(const BertGeneratorOptions& o) {
   }
   if (o.weight_type == DType::kQ8_0 && (o.dim % 32 != 0 || o.hidden_dim % 32 != 0)) {
     return shared::InvalidArgument("q8_0 needs dim and ffn multiples of 32");
+  }
+  if ((o.rank_outputs > 0) != (o.pooling == PoolingType::kRank) || o.rank_outputs < 0 ||
+      o.rank_outputs > o.dim) {
+    return shared::InvalidArgument(
+        "a reranker needs pooling rank and 1..dim head outputs (rank_outputs), and rank "
+        "pooling a head");
   }
   if (!std::isfinite(o.layer_norm_eps) || o.layer_norm_eps <= 0) {
     return shared::InvalidArgument("layer_norm_eps must be positive");
@@ -187,6 +204,14 @@ shared::Status WriteBertModel(const BertGeneratorOptions& o, const std::string& 
   AddDrawn(o, &w, "position_embd.weight", o.context_length, o.dim, embd, 0.0f, 0.1f);
   AddNorm(o, &w, "token_embd_norm");
   for (int l = 0; l < o.n_layers; l++) AddLayer(o, &w, l);
+  if (o.rank_outputs > 0) {
+    AddLinear(o, &w, "cls", o.dim, o.dim);
+    // The classifier drawn 8x wider than a linear layer: random [CLS] states differ little
+    // between documents, and scores spread over a few units tell a wrong ordering apart.
+    AddDrawn(o, &w, "cls.output.weight", o.rank_outputs, o.dim, o.weight_type, 0.0f,
+             8.0f / std::sqrt(static_cast<float>(o.dim)));
+    AddDrawn(o, &w, "cls.output.bias", 1, o.rank_outputs, kernels::DType::kF32, 0.0f, 0.02f);
+  }
   SM_RETURN_IF_ERROR(w.status());
   return w.WriteFile(path);
 }

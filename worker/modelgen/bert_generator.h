@@ -27,6 +27,11 @@ struct BertGeneratorOptions {
   int context_length = 128;  // rows of position_embd
   float layer_norm_eps = 1e-12f;
   PoolingType pooling = PoolingType::kMean;  // bert.pooling_type
+  // > 0: a cross-encoder reranker (pooling must be kRank): a classification head as llama.cpp
+  // names it, cls.weight [dim, dim] + cls.bias (BERT's pooler) and cls.output.weight
+  // [rank_outputs, dim] + cls.output.bias, in weight_type; more than one output also writes
+  // bert.classifier.output_labels (llama.cpp sizes the head by it).
+  int rank_outputs = 0;
   // Matrices (attention, FFN) in this type: F32, F16 or Q8_0; embeddings F32 unless F16 is asked
   // (as llama.cpp's converter stores them), norms and biases always F32.
   kernels::DType weight_type = kernels::DType::kF32;
@@ -36,8 +41,9 @@ struct BertGeneratorOptions {
   uint64_t seed = 0x62657274736d6cULL;  // "bertsml"
 };
 
-// "bert-tiny" (the defaults) and "bench-110M-bert" (BERT-base's shape: dim 768, 12 layers, 12
-// heads, ffn 3072, context 512); unknown names are InvalidArgument listing both.
+// "bert-tiny" (the defaults), "bert-tiny-rerank" (bert-tiny with rank pooling and a one-output
+// head) and "bench-110M-bert" (BERT-base's shape: dim 768, 12 layers, 12 heads, ffn 3072,
+// context 512); unknown names are InvalidArgument listing them.
 shared::Result<BertGeneratorOptions> BertGeneratorPreset(std::string_view preset);
 
 // The synthetic vocabulary: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then for every ASCII

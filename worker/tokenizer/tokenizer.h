@@ -2,11 +2,13 @@
 // the scheduler thread and service threads. All methods are const and thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "worker/tokenizer/added_token_matcher.h"
+#include "worker/tokenizer/rerank_pair.h"
 #include "worker/types/token_id.h"
 
 namespace smallmind::worker {
@@ -46,6 +48,10 @@ class Tokenizer {
 
   // The vocabulary entry of `id` as stored (for debugging / TokenizeResponse.pieces).
   virtual std::string_view Piece(TokenId id) const = 0;
+
+  // How a reranker's query and document are joined (rerank_pair.h); nullopt when this kind of
+  // vocabulary has no cross-encoder rule here (only WordPiece, BERT's, has one).
+  virtual std::optional<RerankPairFormat> rerank_pair_format() const { return std::nullopt; }
 };
 
 // The most bytes of input text one token of `tokenizer` can stand for: its longest piece (a piece

@@ -20,7 +20,8 @@ shared::Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::Create(
   if (vocab.unk_id < 0) {
     return shared::InvalidArgument("a WordPiece vocabulary needs an unknown token ([UNK])");
   }
-  for (TokenId special : {vocab.unk_id, vocab.cls_id, vocab.sep_id, vocab.pad_id, vocab.mask_id}) {
+  for (TokenId special :
+       {vocab.unk_id, vocab.cls_id, vocab.sep_id, vocab.pad_id, vocab.mask_id, vocab.eos_id}) {
     if (special < -1 || special >= static_cast<TokenId>(n)) {
       return shared::InvalidArgument("tokenizer special token id " + std::to_string(special) +
                                      " is outside the vocabulary of " + std::to_string(n));
@@ -39,6 +40,8 @@ shared::Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::Create(
   tok->sep_id_ = vocab.sep_id;
   tok->pad_id_ = vocab.pad_id;
   tok->mask_id_ = vocab.mask_id;
+  tok->pair_format_ = RerankPairFormat{vocab.cls_id,  vocab.eos_id,  vocab.sep_id,
+                                       vocab.add_bos, vocab.add_eos, vocab.add_sep};
   return tok;
 }
 

@@ -28,6 +28,11 @@ struct WordPieceVocab {
   TokenId sep_id = -1;              // [SEP]: ends an encoded input; -1 when none
   TokenId pad_id = -1;              // [PAD]; -1 when none
   TokenId mask_id = -1;             // [MASK]; -1 when none
+  // For a reranker's query-document pairs (rerank_pair.h), as llama.cpp reads a bert vocabulary:
+  TokenId eos_id = -1;   // tokenizer.ggml.eos_token_id; -1 (llama.cpp's default) when absent
+  bool add_bos = true;   // tokenizer.ggml.add_bos_token
+  bool add_eos = false;  // tokenizer.ggml.add_eos_token
+  bool add_sep = true;   // tokenizer.ggml.add_sep_token
 };
 
 class WordPieceTokenizer final : public Tokenizer {
@@ -44,6 +49,7 @@ class WordPieceTokenizer final : public Tokenizer {
   bool add_bos_default() const override { return cls_id_ >= 0; }
   TokenId sep_id() const { return sep_id_; }
   TokenId unk_id() const { return unk_id_; }
+  std::optional<RerankPairFormat> rerank_pair_format() const override { return pair_format_; }
 
   // The words' pieces; with add_bos, [CLS] before them and [SEP] after (each when the vocabulary
   // has it), the input shape BERT encoders are trained on.
@@ -73,6 +79,7 @@ class WordPieceTokenizer final : public Tokenizer {
   TokenId sep_id_ = -1;
   TokenId pad_id_ = -1;
   TokenId mask_id_ = -1;
+  RerankPairFormat pair_format_;
 };
 
 // BERT's normalisation and pre-tokenization of `text` (see WordPieceTokenizer): the words, each

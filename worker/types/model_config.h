@@ -103,6 +103,9 @@ struct ModelConfig {
   // encoder's mean or [CLS], a decoder embedder's last token (Qwen3-Embedding); kNone: the file
   // names none (a generation model; /v1/embeddings then needs an explicit last-token request).
   PoolingType pooling = PoolingType::kNone;
+  // Values the classification head gives per input (pooling kRank: a reranker's cls.weight /
+  // cls.output.weight, docs/embeddings.md); 0 without a head. The first is the relevance score.
+  int rank_outputs = 0;
 
   bool moe() const { return n_experts > 0; }
   int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }

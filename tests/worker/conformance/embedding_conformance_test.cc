@@ -5,11 +5,8 @@
 // by the model's WordPiece tokenizer (the stored ids, between [CLS] and [SEP]) and all of them are
 // embedded in one batched engine step on each path; every embedding must be within 1e-3 cosine of
 // llama.cpp's.
-#include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -17,18 +14,18 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/testing/child_process.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/shared_data.h"
 #include "tests/worker/conformance/embedding_runner.h"
 #include "tests/worker/conformance/file_sha256.h"
+#include "tests/worker/conformance/modelgen_file.h"
 #include "worker/loader/model_loader.h"
 
 namespace smallmind::worker {
 namespace {
 
-constexpr double kMaxCosineDistance = 1e-3;           // issue 45's bar
-constexpr std::string_view kSharedMark = "{shared}";  // in stored flags: the ../shared folder
+constexpr double kMaxCosineDistance = 1e-3;  // issue 45's bar
+using testing::kSharedMark;
 
 double Cosine(const std::vector<float>& a, const std::vector<double>& b) {
   double dot = 0, na = 0, nb = 0;
@@ -38,35 +35,6 @@ double Cosine(const std::vector<float>& a, const std::vector<double>& b) {
     nb += b[i] * b[i];
   }
   return dot / std::sqrt(na * nb);
-}
-
-std::vector<std::string> EmbedCases() {
-  std::vector<std::string> files;
-  const std::filesystem::path dir =
-      std::filesystem::path(SMALLMIND_SOURCE_DIR) / "tests/data/conformance";
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.ends_with("-embed.json")) files.push_back(name);
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// Runs smallmind-modelgen with `flags` into `dir`; the file's path, or "" on failure.
-std::string Generate(const std::vector<std::string>& flags, const std::string& name,
-                     const smallmind::testing::ScopedTempDir& dir) {
-  std::vector<std::string> argv = {smallmind::testing::BinaryPath("smallmind-modelgen")};
-  for (std::string f : flags) {
-    const size_t at = f.find(kSharedMark);
-    if (at != std::string::npos)
-      f.replace(at, kSharedMark.size(), smallmind::testing::SharedDataDir());
-    argv.push_back(f);
-  }
-  const std::string out = dir.File(name + ".gguf");
-  argv.insert(argv.end(), {"-o", out});
-  auto child = smallmind::testing::ChildProcess::Spawn(argv);
-  if (!child.ok()) return "";
-  return (*child)->Wait(std::chrono::milliseconds(60000)) == 0 ? out : "";
 }
 
 class EmbeddingConformanceTest : public ::testing::TestWithParam<std::string> {};
@@ -80,7 +48,7 @@ TEST_P(EmbeddingConformanceTest, EmbeddingsMatchLlamaCppWithinCosine1e3) {
   for (const std::string& f : flags) needs_shared |= f.find(kSharedMark) != std::string::npos;
   if (needs_shared) SM_REQUIRE_SHARED_DATA("tokenizer-vectors");
   const smallmind::testing::ScopedTempDir dir("embed-conformance");
-  const std::string path = Generate(flags, data.at("case"), dir);
+  const std::string path = testing::GenerateModel(flags, data.at("case"), dir);
   ASSERT_FALSE(path.empty()) << "smallmind-modelgen failed for " << GetParam();
   ASSERT_EQ(testing::FileSha256(path), data.at("sha256").get<std::string>())
       << GetParam() << ": the regenerated file differs from the one llama.cpp embedded; "
@@ -111,7 +79,8 @@ TEST_P(EmbeddingConformanceTest, EmbeddingsMatchLlamaCppWithinCosine1e3) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(StoredCases, EmbeddingConformanceTest, ::testing::ValuesIn(EmbedCases()),
+INSTANTIATE_TEST_SUITE_P(StoredCases, EmbeddingConformanceTest,
+                         ::testing::ValuesIn(testing::ConformanceFiles("-embed.json")),
                          [](const auto& info) {
                            std::string name = info.param.substr(0, info.param.size() - 11);
                            for (char& ch : name) {

@@ -185,6 +185,14 @@ shared::Status MapEncoder(TensorMapper& t, const ModelConfig& c, Weights* w) {
   SM_ASSIGN_OR_RETURN(w->token_types, t.Get("token_types.weight", true));
   SM_ASSIGN_OR_RETURN(w->embedding_norm, t.Get("token_embd_norm.weight", true));
   SM_ASSIGN_OR_RETURN(w->embedding_norm_b, t.Get("token_embd_norm.bias", true));
+  // A reranker's classification head (llama.cpp's LLM_TENSOR_CLS / CLS_OUT), read only with
+  // pooling rank: an embedding file carrying one keeps refusing it as an unused tensor.
+  if (c.pooling == PoolingType::kRank) {
+    SM_ASSIGN_OR_RETURN(w->cls, t.Get("cls.weight", false));
+    SM_ASSIGN_OR_RETURN(w->cls_b, t.Get("cls.bias", false));
+    SM_ASSIGN_OR_RETURN(w->cls_out, t.Get("cls.output.weight", false));
+    SM_ASSIGN_OR_RETURN(w->cls_out_b, t.Get("cls.output.bias", false));
+  }
   w->layers.resize(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
@@ -370,25 +378,48 @@ shared::Status ReadEncoderKeys(const GgufFile& f, const std::string& a, ModelCon
   return shared::Status::Ok();
 }
 
-// {arch}.pooling_type (llama.cpp's enum): an encoder pools by mean, [CLS] or last token; a
-// decoder only by its last token (Qwen3-Embedding: its prefill runs in chunks, so only the last
-// token's final state is at hand). Rank (classification heads) is refused by name.
+// A reranker's head width: the rows of cls.output.weight, else of cls.weight (a file with one
+// linear layer); InvalidArgument when pooling rank comes without either, or with more outputs
+// than the embedding width (the engine's pooled rows).
+shared::Status ReadRankOutputs(const GgufFile& f, ModelConfig* c) {
+  const GgufTensorInfo* out = f.FindTensor("cls.output.weight");
+  if (out == nullptr) out = f.FindTensor("cls.weight");
+  if (out == nullptr) {
+    return shared::InvalidArgument(
+        f.path() +
+        ": pooling_type is rank (4) but the file has no classification head "
+        "(cls.weight or cls.output.weight): not a reranker");
+  }
+  if (out->n_rows() < 1 || out->n_rows() > c->dim) {
+    return shared::InvalidArgument(f.path() + ": the classification head has " +
+                                   std::to_string(out->n_rows()) + " outputs, expected 1.." +
+                                   std::to_string(c->dim));
+  }
+  c->rank_outputs = static_cast<int>(out->n_rows());
+  return shared::Status::Ok();
+}
+
+// {arch}.pooling_type (llama.cpp's enum): an encoder pools by mean, [CLS] or last token, or
+// scores a query-document pair with its classification head (rank, 4); a decoder only by its
+// last token (Qwen3-Embedding: its prefill runs in chunks, so only the last token's final state
+// is at hand).
 shared::Status ReadPooling(const GgufFile& f, const std::string& a, ModelConfig* c) {
   const std::string key = a + ".pooling_type";
   if (f.Find(key) == nullptr) return shared::Status::Ok();
   SM_ASSIGN_OR_RETURN(int64_t v, f.GetInt(key));
   const auto p = static_cast<PoolingType>(v);
   const bool ok = p == PoolingType::kNone || p == PoolingType::kLast ||
-                  (c->encoder && (p == PoolingType::kMean || p == PoolingType::kCls));
+                  (c->encoder &&
+                   (p == PoolingType::kMean || p == PoolingType::kCls || p == PoolingType::kRank));
   if (v < 0 || v > 4 || !ok) {
     return shared::InvalidArgument(
         f.path() + ": metadata key '" + key + "' is " + std::to_string(v) + ", a pooling " +
         "smallmind does not implement for " + a +
-        (c->encoder ? " (implemented: none 0, mean 1, cls 2, last 3)"
+        (c->encoder ? " (implemented: none 0, mean 1, cls 2, last 3, rank 4)"
                     : " (a decoder pools by its last token: none 0, last 3)"));
   }
   c->pooling = p;
-  return shared::Status::Ok();
+  return p == PoolingType::kRank ? ReadRankOutputs(f, c) : shared::Status::Ok();
 }
 
 shared::Result<const ArchDescription*> ArchOf(const std::string& path, const std::string& name) {

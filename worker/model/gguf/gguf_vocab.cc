@@ -114,6 +114,11 @@ shared::Result<std::unique_ptr<Tokenizer>> LoadWordPiece(const GgufFile& f) {
   SM_ASSIGN_OR_RETURN(v.sep_id, OptionalId(f, "tokenizer.ggml.seperator_token_id", 102));
   SM_ASSIGN_OR_RETURN(v.pad_id, OptionalId(f, "tokenizer.ggml.padding_token_id", 0));
   SM_ASSIGN_OR_RETURN(v.mask_id, OptionalId(f, "tokenizer.ggml.mask_token_id", 103));
+  // A reranker's pair specials (llama.cpp's WPM defaults: no EOS, add BOS and SEP, not EOS).
+  SM_ASSIGN_OR_RETURN(v.eos_id, OptionalId(f, "tokenizer.ggml.eos_token_id", -1));
+  SM_ASSIGN_OR_RETURN(v.add_bos, OptionalBool(f, "tokenizer.ggml.add_bos_token", true));
+  SM_ASSIGN_OR_RETURN(v.add_eos, OptionalBool(f, "tokenizer.ggml.add_eos_token", false));
+  SM_ASSIGN_OR_RETURN(v.add_sep, OptionalBool(f, "tokenizer.ggml.add_sep_token", true));
   auto tok = WordPieceTokenizer::Create(std::move(v));
   if (!tok.ok()) return shared::InvalidArgument(f.path() + ": " + tok.status().message());
   return std::unique_ptr<Tokenizer>(std::move(tok).value());
