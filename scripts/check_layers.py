@@ -40,7 +40,8 @@ CHAINS = {
         (("model",), ("modelgen",), ("loader",), ("",)),
     ),
     "gateway": (
-        (("admission", "security"), ("workers",), ("metrics",), ("relay",), ("grpc", "http"),
+        (("admission", "security"), ("workers",), ("metrics",), ("models",), ("relay",),
+         ("grpc", "http"),
          ("",)),
         (("jinja",), ("chat",), ("http",), ("",)),
     ),

@@ -36,6 +36,26 @@ std::shared_ptr<WorkerClient> WorkerPool::link(size_t i) const {
 
 void WorkerPool::Refresh() {
   std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  RefreshLocked();
+}
+
+void WorkerPool::SetTargets(const std::vector<std::string>& targets) {
+  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  endpoints_ = WorkerEndpoints(targets, options_.resolver);
+  ids_.clear();
+  {
+    // Every old member leaves (RefreshLocked keeps an old link only for a target it still has).
+    std::lock_guard<std::mutex> lock(members_mu_);
+    for (const std::shared_ptr<WorkerClient>& l : *members_) {
+      prefixes_.Forget(l->index());
+      retired_.push_back(l);
+    }
+    members_ = std::make_shared<const Members>();
+  }
+  RefreshLocked();
+}
+
+void WorkerPool::RefreshLocked() {
   // Only the pool holds a retired link once its last request ended: drop it here, off gRPC's
   // threads.
   std::erase_if(retired_,

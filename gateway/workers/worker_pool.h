@@ -46,6 +46,9 @@ class WorkerPool {
   // first answer), vanished ones leave routing at once (their open requests keep their link).
   // Called by the poll thread every resolve_interval; a no-op without names.
   void Refresh();
+  // Replaces the targets (a model loaded on new workers, or unloaded: none); ids restart at 0 in
+  // `targets`' order. Links that leave go as in Refresh: open requests keep theirs.
+  void SetTargets(const std::vector<std::string>& targets);
 
   // The worker for `request` (gateway/workers/router.h: least-loaded with prefix affinity),
   // skipping worker id `exclude`; the caller owns one in-flight slot on it
@@ -79,6 +82,8 @@ class WorkerPool {
   using Members = std::vector<std::shared_ptr<WorkerClient>>;
   std::shared_ptr<const Members> members() const;
   void PollLoop();
+  // Refresh's body: `endpoints_` resolved into the members. Needs refresh_mu_.
+  void RefreshLocked();
   // The router's view of `links` (position for position); `keys` (may be null) fills in prefix
   // matches.
   std::vector<WorkerLoad> Loads(const Members& links, const shared::PromptPrefixKeys* keys,

@@ -1,0 +1,107 @@
+#include "gateway/models/load_gate.h"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include "shared/check.h"
+
+namespace smallmind::gateway {
+
+LoadGate::LoadGate(std::unique_ptr<Admission> inner, std::function<void()> wanted)
+    : inner_(std::move(inner)), wanted_(std::move(wanted)) {}
+
+LoadGate::~LoadGate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  SM_CHECK(waiting_.empty()) << "a LoadGate destroyed with " << waiting_.size()
+                             << " request(s) waiting";
+}
+
+void LoadGate::Enter(AdmissionWaiter* waiter, const ValidatedRequest& request,
+                     std::chrono::system_clock::time_point deadline) {
+  bool wait = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wait = !open_;
+    if (wait) waiting_.push_back({waiter, request, deadline});
+  }
+  if (!wait) return inner_->Enter(waiter, request, deadline);
+  // An Open() since the push takes it on; else the loader thread hears of it.
+  if (wanted_) wanted_();
+}
+
+void LoadGate::Withdraw(AdmissionWaiter* waiter) {
+  std::vector<Waiting> gone =
+      [&] {
+        std::lock_guard<std::mutex> lock(mu_);
+        return TakeLocked([waiter](const Waiting& w) { return w.waiter == waiter; });
+      }();
+  if (gone.empty()) return inner_->Withdraw(waiter);
+  waiter->OnAdmitted({shared::Status(shared::StatusCode::kCancelled,
+                                     "cancelled while its model was loading"),
+                      std::nullopt});
+}
+
+void LoadGate::Leave(AdmissionWaiter* waiter, const std::optional<ServiceSample>& served) {
+  inner_->Leave(waiter, served);
+}
+
+void LoadGate::Open() {
+  std::vector<Waiting> ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    ready.swap(waiting_);
+  }
+  for (Waiting& w : ready) inner_->Enter(w.waiter, w.request, w.deadline);
+}
+
+void LoadGate::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_ = false;
+}
+
+void LoadGate::Fail(const shared::Status& why) {
+  std::vector<Waiting> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed.swap(waiting_);
+  }
+  for (Waiting& w : failed) {
+    w.waiter->OnAdmitted({shared::Unavailable(why.message()), std::nullopt});
+  }
+}
+
+void LoadGate::Expire(std::chrono::system_clock::time_point now) {
+  std::vector<Waiting> late = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return TakeLocked([now](const Waiting& w) { return w.deadline <= now; });
+  }();
+  for (Waiting& w : late) {
+    w.waiter->OnAdmitted({shared::Status(shared::StatusCode::kDeadlineExceeded,
+                                         "the deadline passed while its model was loading"),
+                          std::nullopt});
+  }
+}
+
+bool LoadGate::open() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_;
+}
+
+size_t LoadGate::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_.size();
+}
+
+template <typename Pick>
+std::vector<LoadGate::Waiting> LoadGate::TakeLocked(Pick pick) {
+  std::vector<Waiting> taken;
+  auto keep = std::stable_partition(waiting_.begin(), waiting_.end(),
+                                    [&](const Waiting& w) { return !pick(w); });
+  std::move(keep, waiting_.end(), std::back_inserter(taken));
+  waiting_.erase(keep, waiting_.end());
+  return taken;
+}
+
+}  // namespace smallmind::gateway

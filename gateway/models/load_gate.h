@@ -1,0 +1,63 @@
+// LoadGate: the admission of one catalogued model (issue 45), in front of its AdmissionQueue.
+// While the model is loaded the gate is open and passes every call straight on; while it is
+// unloaded or loading, requests wait here (bounded by their deadlines) and the first one asks for
+// the load; a load that fails answers the waiting ones UNAVAILABLE with its reason. Opened, closed
+// and failed by ModelResidency's loader thread; Enter/Withdraw/Leave come from relays on any
+// thread. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gateway/admission/admission.h"
+#include "shared/status.h"
+
+namespace smallmind::gateway {
+
+class LoadGate final : public Admission {
+ public:
+  // `inner` admits once the model is loaded; `wanted` is called (outside the gate's lock, on the
+  // caller's thread) when a request starts waiting, to ask for the load. It must not block.
+  LoadGate(std::unique_ptr<Admission> inner, std::function<void()> wanted);
+  ~LoadGate() override;
+
+  void Enter(AdmissionWaiter* waiter, const ValidatedRequest& request,
+             std::chrono::system_clock::time_point deadline) override;
+  void Withdraw(AdmissionWaiter* waiter) override;
+  void Leave(AdmissionWaiter* waiter, const std::optional<ServiceSample>& served) override;
+
+  // The model is up: the waiting requests go on to `inner`, in arrival order, and so do new ones.
+  void Open();
+  // The model is going down: new requests wait (and ask for a load) from now on.
+  void Close();
+  // The load failed: every waiting request gets UNAVAILABLE "`model` could not be loaded: why".
+  void Fail(const shared::Status& why);
+  // Waiting requests whose deadline is at or before `now` get DEADLINE_EXCEEDED.
+  void Expire(std::chrono::system_clock::time_point now);
+
+  bool open() const;
+  size_t waiting() const;
+  Admission& inner() { return *inner_; }
+
+ private:
+  struct Waiting {
+    AdmissionWaiter* waiter = nullptr;
+    ValidatedRequest request;
+    std::chrono::system_clock::time_point deadline;
+  };
+  // Takes out the waiting requests `pick` selects, in order.
+  template <typename Pick>
+  std::vector<Waiting> TakeLocked(Pick pick);
+
+  const std::unique_ptr<Admission> inner_;
+  const std::function<void()> wanted_;
+  mutable std::mutex mu_;
+  bool open_ = false;              // guarded by mu_
+  std::vector<Waiting> waiting_;   // guarded by mu_; arrival order
+};
+
+}  // namespace smallmind::gateway
