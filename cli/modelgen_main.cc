@@ -152,6 +152,7 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
   if (f.rope_theta) o.rope_theta = *f.rope_theta;
   if (f.embd_spread) o.embedding_spread = *f.embd_spread;
   if (f.tied || o.architecture.starts_with("gemma")) o.tied_embeddings = true;
+  if (o.architecture == "gpt-oss" && !f.tied) o.tied_embeddings = false;  // always untied
   o.longrope = f.longrope;
   if (f.yarn_factor) o.yarn_factor = *f.yarn_factor;
   if (f.grow_epsilon && !f.grow_layers) {

@@ -85,7 +85,7 @@ void FillShape(const LoadedModel& model, v1::ModelInfo* info) {
   info->set_head_dim(c.head_dim());
   info->set_rope_theta(c.rope_theta);
   const bool scaled = c.rope_freq_scale != 1.0f && c.rope_freq_scale > 0;
-  info->set_rope_scaling(scaled ? "linear" : "none");
+  info->set_rope_scaling(c.rope_yarn ? "yarn" : scaled ? "linear" : "none");
   info->set_rope_scaling_factor(scaled ? 1.0f / c.rope_freq_scale : 1.0f);
   info->set_rope_freqs(model.llama.weights.rope_freqs.present());
   info->set_rope_style(c.rope_style == RopeStyle::kNeox ? "neox" : "interleaved");

@@ -1,6 +1,7 @@
 // GetModelInfo's description of the model (issue 42 item 5): head_dim, RoPE, window and the
 // tensor-type mix, as `smallmind info` and /v1/models show them.
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -119,6 +120,19 @@ TEST(WorkerModelInfoTest, FamiliesShowTheirWindowedLayersRopeLayersAndRotaryDims
   EXPECT_EQ(phi3.rotary_dims(), 8u);
   EXPECT_TRUE(phi3.rope_freqs());
   EXPECT_GT(phi3.rope_attn_factor(), 1.0f);
+  // gpt-oss: yarn with its factor and temperature, the even layer of two windowed, its experts.
+  const v1::ModelInfo gpt_oss =
+      InfoOf(Generated(dir, "gpt-oss.gguf",
+                       {"--arch", "gpt-oss", "--experts", "4", "--experts-used", "2", "--window",
+                        "16", "--yarn-factor", "32", "--rope-orig-context", "128"}));
+  EXPECT_EQ(gpt_oss.rope_scaling(), "yarn");
+  EXPECT_FLOAT_EQ(gpt_oss.rope_scaling_factor(), 32.0f);
+  EXPECT_NEAR(gpt_oss.rope_attn_factor(), 1.0 + 0.1 * std::log(32.0), 1e-5);
+  EXPECT_EQ(gpt_oss.rope_style(), "neox");
+  EXPECT_EQ(gpt_oss.sliding_window(), 16u);
+  EXPECT_EQ(gpt_oss.windowed_layers(), 1u);
+  EXPECT_EQ(gpt_oss.experts(), 4u);
+  EXPECT_EQ(gpt_oss.experts_used(), 2u);
 }
 
 }  // namespace

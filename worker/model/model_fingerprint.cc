@@ -44,6 +44,12 @@ void HashConfig(const ModelConfig& c, shared::StreamHasher* h) {
     for (int v : {c.n_experts, c.n_experts_used, c.expert_ffn_dim, c.expert_weights_norm ? 1 : 0}) {
       h->UpdateWord(static_cast<uint64_t>(v));
     }
+    if (c.expert_gating != ExpertGating::kSoftmaxTopK) {  // gpt-oss's (the others' as before)
+      h->UpdateWord(0x67617465u ^ static_cast<uint64_t>(c.expert_gating));  // "gate"
+    }
+  }
+  if (c.rope_yarn) {  // the rope_attn_factor above holds YaRN's temperature
+    h->UpdateWord(0x7961726eu ^ static_cast<uint64_t>(c.rope_yarn_orig_context));  // "yarn"
   }
 }
 
@@ -78,6 +84,11 @@ uint64_t ModelFingerprint(const LlamaModel& model) {
     for (const TensorView* t : {&l.q_norm, &l.k_norm, &l.router, &l.attn_post_norm,
                                 &l.ffn_post_norm}) {  // absent: as before
       if (t->present()) HashTensor(w.storage, *t, &h);
+    }
+    // gpt-oss's sinks and biases (an encoder's bo is left out, as before)
+    for (const TensorView* t : {&l.attn_sinks, &l.router_b, &l.gate_exps_b, &l.up_exps_b,
+                                &l.down_exps_b, model.config.encoder ? nullptr : &l.bo}) {
+      if (t != nullptr && t->present()) HashTensor(w.storage, *t, &h);
     }
     for (const ExpertsView* v : {&l.gate_exps, &l.up_exps, &l.down_exps}) {  // every expert
       for (const TensorView& e : v->experts) HashTensor(w.storage, e, &h);

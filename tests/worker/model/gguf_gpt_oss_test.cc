@@ -14,6 +14,7 @@
 #include "tests/worker/model/gguf_rewrite.h"
 #include "worker/model/gguf/gguf_loader.h"
 #include "worker/model/gguf/yarn.h"
+#include "worker/model/model_fingerprint.h"
 #include "worker/modelgen/model_generator.h"
 
 namespace smallmind::worker {
@@ -70,6 +71,35 @@ TEST(GgufGptOssTest, ReadsItsPiecesAndMapsSinksAndBiases) {
   EXPECT_EQ(l.gate_exps_b.cols, 32);
   ASSERT_EQ(w->yarn_factors.size(), 8u);  // one divisor per pair of the 16-wide heads
   EXPECT_TRUE(w->yarn_factors_swa.empty());
+}
+
+// The fingerprint covers what gpt-oss adds: every sink and bias byte, the gating and YaRN.
+TEST(GgufGptOssTest, TheFingerprintCoversSinksBiasesGatingAndYarn) {
+  auto bytes = GenerateModelBuffer(GptOss());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  std::unique_ptr<GgufFile> f = Parse(*bytes);
+  auto c = GgufModelConfig(*f);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  WeightStorage storage = WeightStorage::Allocate(f->file_size());
+  std::memcpy(storage.mutable_data(), f->bytes().data(), f->file_size());
+  auto w = MapGgufWeights(*f, *c, std::move(storage));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  LlamaModel m{*c, std::move(w).value()};
+  const uint64_t before = ModelFingerprint(m);
+  const LayerWeights& l = m.weights.layers[1];
+  for (const TensorView* t :
+       {&l.attn_sinks, &l.bo, &l.router_b, &l.gate_exps_b, &l.up_exps_b, &l.down_exps_b}) {
+    auto* byte = static_cast<uint8_t*>(const_cast<void*>(t->data)) + t->bytes() - 1;
+    *byte ^= 1;
+    EXPECT_NE(ModelFingerprint(m), before);
+    *byte ^= 1;
+  }
+  EXPECT_EQ(ModelFingerprint(m), before);
+  m.config.expert_gating = ExpertGating::kSoftmaxTopK;
+  EXPECT_NE(ModelFingerprint(m), before);
+  m.config.expert_gating = ExpertGating::kTopKSoftmax;
+  m.config.rope_yarn_orig_context = 8192;
+  EXPECT_NE(ModelFingerprint(m), before);
 }
 
 TEST(GgufGptOssTest, YarnFactorsRampFromExtrapolationToInterpolation) {
