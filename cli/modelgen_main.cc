@@ -8,7 +8,8 @@
 //                      [--chat-template FILE] [--special-token TEXT]... [--bos-token TEXT]
 //                      [--eos-token TEXT] -o out.gguf
 //   smallmind-modelgen --from-llama2c model.bin --tokenizer tok.bin [--type T] -o out.gguf
-//   smallmind-modelgen --bert bert-tiny|bert-tiny-rerank|bench-110M-bert [--bert-vocab VOCAB.gguf]
+//   smallmind-modelgen --bert bert-tiny|bert-tiny-rerank|bench-110M-bert[-rerank]
+//                      [--bert-vocab VOCAB.gguf]
 //                      [--pooling mean|cls|last] [--type f32|f16|q8_0] [--seed N] -o out.gguf
 // T: f32 | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | q3_k | q4_k | q5_k | q6_k | iq4_xs |
 // mxfp4,
@@ -47,7 +48,7 @@ struct Flags {
   std::string out;
   std::optional<std::string> bert;  // a BERT preset: write a bert model instead
   std::string bert_vocab;           // a bert vocabulary GGUF to copy; empty: synthetic
-  std::string pooling;  // --bert: empty keeps the preset's (mean; rank for bert-tiny-rerank)
+  std::string pooling;  // --bert: empty keeps the preset's (mean; rank for the -rerank ones)
   std::optional<std::string> preset;  // default tiny
   std::string type = "f32";
   std::optional<std::string> embd_type;
@@ -357,8 +358,8 @@ void AddBertFlags(CLI::App& app, Flags& f) {
   app.add_option("--bert", f.bert,
                  "write a bert (encoder, embeddings) model of this preset instead: bert-tiny | "
                  "bert-tiny-rerank (a cross-encoder reranker: rank pooling, classification "
-                 "head) | bench-110M-bert (BERT-base's shape); takes --type f32|f16|q8_0 and "
-                 "--seed")
+                 "head) | bench-110M-bert (BERT-base's shape) | bench-110M-bert-rerank; takes "
+                 "--type f32|f16|q8_0 and --seed")
       ->type_name("PRESET");
   app.add_option("--bert-vocab", f.bert_vocab,
                  "--bert: copy the WordPiece vocabulary of this GGUF (e.g. "
@@ -366,7 +367,7 @@ void AddBertFlags(CLI::App& app, Flags& f) {
       ->type_name("FILE")
       ->default_str("a synthetic one");
   app.add_option("--pooling", f.pooling, "--bert: bert.pooling_type: mean | cls | last")
-      ->default_str("the preset's: mean, rank for bert-tiny-rerank");
+      ->default_str("the preset's: mean, rank for the -rerank presets");
 }
 
 smallmind::shared::Status RunBert(const Flags& f) {

@@ -8,11 +8,13 @@
 #   bench/compare/embeddings_bench.sh build/bin /work/oracle /work/bench 3 2 bench-110M-bert f32
 #
 # ORACLE_DIR holds node-llama-cpp (bench/compare/README.md, "Install the oracle"). PRESET is a
-# smallmind-modelgen --bert preset (default bench-110M-bert; bert-tiny for a quick check).
+# smallmind-modelgen --bert preset (default bench-110M-bert; bert-tiny for a quick check); a
+# -rerank preset (bench-110M-bert-rerank) times /v1/rerank of 64 documents against one query
+# beside node-llama-cpp's ranking context instead.
 set -euo pipefail
 
 if [[ $# -lt 5 ]]; then
-  sed -n '2,10p' "$0" >&2
+  sed -n '2,12p' "$0" >&2
   exit 2
 fi
 bin=$(cd "$1" && pwd) oracle=$2 models=$3 rounds=$4 threads=$5
@@ -43,5 +45,7 @@ for _ in $(seq 600); do  # bounded: up to a minute for the worker to load the mo
   fi
   sleep 0.1
 done
+mode=()
+[[ $preset == *-rerank ]] && mode=(--rerank)
 (cd "$oracle" && node "$here/embeddings_bench.mjs" "http://127.0.0.1:$http_port" "$file" \
-  "$rounds" "$threads")
+  "$rounds" "$threads" "${mode[@]}")

@@ -150,17 +150,22 @@ shared::Result<BertGeneratorOptions> BertGeneratorPreset(std::string_view preset
     o.rank_outputs = 1;
     return o;
   }
-  if (preset == "bench-110M-bert") {
-    o.name = "smallmind-bench-110M-bert";
+  if (preset == "bench-110M-bert" || preset == "bench-110M-bert-rerank") {
+    o.name = "smallmind-" + std::string(preset);
     o.dim = 768;
     o.hidden_dim = 3072;
     o.n_layers = 12;
     o.n_heads = 12;
     o.context_length = 512;
+    if (preset.ends_with("-rerank")) {
+      o.pooling = PoolingType::kRank;
+      o.rank_outputs = 1;
+    }
     return o;
   }
-  return shared::InvalidArgument("unknown BERT preset '" + std::string(preset) +
-                                 "' (presets: bert-tiny, bert-tiny-rerank, bench-110M-bert)");
+  return shared::InvalidArgument(
+      "unknown BERT preset '" + std::string(preset) +
+      "' (presets: bert-tiny, bert-tiny-rerank, bench-110M-bert, bench-110M-bert-rerank)");
 }
 
 shared::Status ValidateBertGeneratorOptions(const BertGeneratorOptions& o) {

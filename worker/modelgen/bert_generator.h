@@ -42,8 +42,9 @@ struct BertGeneratorOptions {
 };
 
 // "bert-tiny" (the defaults), "bert-tiny-rerank" (bert-tiny with rank pooling and a one-output
-// head) and "bench-110M-bert" (BERT-base's shape: dim 768, 12 layers, 12 heads, ffn 3072,
-// context 512); unknown names are InvalidArgument listing them.
+// head), "bench-110M-bert" (BERT-base's shape: dim 768, 12 layers, 12 heads, ffn 3072, context
+// 512) and "bench-110M-bert-rerank" (that shape as a reranker); unknown names are
+// InvalidArgument listing them.
 shared::Result<BertGeneratorOptions> BertGeneratorPreset(std::string_view preset);
 
 // The synthetic vocabulary: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then for every ASCII
