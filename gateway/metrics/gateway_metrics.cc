@@ -6,7 +6,14 @@
 
 namespace smallmind::gateway {
 
-GatewayMetrics::GatewayMetrics() : requests_(registry_) {}
+GatewayMetrics::GatewayMetrics() = default;
+
+RequestMetrics& GatewayMetrics::requests(const std::string& model) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<RequestMetrics>& metrics = requests_[model];
+  if (!metrics) metrics = std::make_unique<RequestMetrics>(registry_, model);
+  return *metrics;
+}
 
 void GatewayMetrics::AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources) {
   auto workers = std::make_shared<const WorkerStatsCollector>(std::move(pool), std::move(sources));

@@ -5,6 +5,7 @@
 // Gateway, shared (shared_ptr) with the endpoints. Thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,7 +27,9 @@ class GatewayMetrics final : public prometheus::Collectable {
   GatewayMetrics(const GatewayMetrics&) = delete;
   GatewayMetrics& operator=(const GatewayMetrics&) = delete;
 
-  RequestMetrics& requests() { return requests_; }
+  // The request families of one served model, its series labelled model="`model`" (made on first
+  // call; "" = no model label). The reference stays valid as long as this object.
+  RequestMetrics& requests(const std::string& model = "");
   // From now on scrapes include the workers of `pool`. Called once the pool exists (again to
   // replace it).
   void AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources);
@@ -41,8 +44,8 @@ class GatewayMetrics final : public prometheus::Collectable {
 
  private:
   prometheus::Registry registry_;
-  RequestMetrics requests_;
   mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<RequestMetrics>> requests_;  // guarded by mu_
   std::shared_ptr<const WorkerStatsCollector> workers_;  // guarded by mu_; null until attached
   std::string model_name_;                               // guarded by mu_; "" until set
 };

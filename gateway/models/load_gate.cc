@@ -31,15 +31,14 @@ void LoadGate::Enter(AdmissionWaiter* waiter, const ValidatedRequest& request,
 }
 
 void LoadGate::Withdraw(AdmissionWaiter* waiter) {
-  std::vector<Waiting> gone =
-      [&] {
-        std::lock_guard<std::mutex> lock(mu_);
-        return TakeLocked([waiter](const Waiting& w) { return w.waiter == waiter; });
-      }();
+  std::vector<Waiting> gone = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return TakeLocked([waiter](const Waiting& w) { return w.waiter == waiter; });
+  }();
   if (gone.empty()) return inner_->Withdraw(waiter);
-  waiter->OnAdmitted({shared::Status(shared::StatusCode::kCancelled,
-                                     "cancelled while its model was loading"),
-                      std::nullopt});
+  waiter->OnAdmitted(
+      {shared::Status(shared::StatusCode::kCancelled, "cancelled while its model was loading"),
+       std::nullopt});
 }
 
 void LoadGate::Leave(AdmissionWaiter* waiter, const std::optional<ServiceSample>& served) {

@@ -56,8 +56,8 @@ class LoadGate final : public Admission {
   const std::unique_ptr<Admission> inner_;
   const std::function<void()> wanted_;
   mutable std::mutex mu_;
-  bool open_ = false;              // guarded by mu_
-  std::vector<Waiting> waiting_;   // guarded by mu_; arrival order
+  bool open_ = false;             // guarded by mu_
+  std::vector<Waiting> waiting_;  // guarded by mu_; arrival order
 };
 
 }  // namespace smallmind::gateway

@@ -18,12 +18,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 const char* ModelStateName(ModelState state) {
   switch (state) {
-    case ModelState::kUnloaded:
-      return "unloaded";
-    case ModelState::kLoading:
-      return "loading";
-    case ModelState::kLoaded:
-      return "loaded";
+    case ModelState::kUnloaded: return "unloaded";
+    case ModelState::kLoading: return "loading";
+    case ModelState::kLoaded: return "loaded";
   }
   return "unloaded";
 }
@@ -36,9 +33,9 @@ ModelResidency::ModelResidency(ModelCatalog catalog, ResidencyOptions options)
     slot->entry = catalog_.entries()[i];
     slot->bytes = EstimateResidentBytes(slot->entry, options_.workers, kv_mb);
     slot->attached = i == 0 && options_.attached_pool != nullptr;
-    slot->pool = slot->attached ? options_.attached_pool
-                                : std::make_shared<WorkerPool>(std::vector<std::string>{},
-                                                               options_.pool);
+    slot->pool = slot->attached
+                     ? options_.attached_pool
+                     : std::make_shared<WorkerPool>(std::vector<std::string>{}, options_.pool);
     const uint32_t per_worker = options_.admission.max_in_flight_per_worker;
     auto queue = std::make_unique<AdmissionQueue>(
         options_.admission, [pool = slot->pool.get(), per_worker]() -> size_t {
@@ -239,13 +236,12 @@ void ModelResidency::LoadNext(std::stop_token stop) {
   Load(*next, stop);
 }
 
-shared::Result<smallmind::v1::ModelInfo> ModelResidency::Spawn(Slot& slot,
-                                                               std::stop_token stop) {
+shared::Result<smallmind::v1::ModelInfo> ModelResidency::Spawn(Slot& slot, std::stop_token stop) {
   const int workers = slot.entry.workers > 0 ? slot.entry.workers : options_.workers;
-  SM_ASSIGN_OR_RETURN(std::unique_ptr<WorkerSupervisor> supervisor,
-                      WorkerSupervisor::Create(slot.entry.spec, options_.tokenizer, workers,
-                                               SupervisorOptionsFor(slot.entry,
-                                                                    options_.supervisor)));
+  SM_ASSIGN_OR_RETURN(
+      std::unique_ptr<WorkerSupervisor> supervisor,
+      WorkerSupervisor::Create(slot.entry.spec, options_.tokenizer, workers,
+                               SupervisorOptionsFor(slot.entry, options_.supervisor)));
   std::shared_ptr<WorkerPool> pool = slot.pool;
   pool->SetTargets(supervisor->targets());
   const auto timeout = options_.pool.poll_timeout;
@@ -281,8 +277,7 @@ void ModelResidency::Load(size_t i, std::stop_token stop) {
   spdlog::info("loading model `{}` ({}, about {:.0f} MiB)", slot.entry.id(), slot.entry.spec,
                slot.bytes / kMiB);
   shared::Result<smallmind::v1::ModelInfo> info = Spawn(slot, stop);
-  const double ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   if (info.ok()) slot.queue->SetContextLength(info->context_length());
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -342,8 +337,8 @@ ModelStatus ModelResidency::StatusLocked(const Slot& slot) const {
   status.names = slot.entry.names;
   status.state = slot.state;
   status.estimated_bytes = slot.bytes;
-  status.keep_alive = slot.attached ? KeepAlive::Forever()
-                                    : slot.keep_alive.value_or(options_.keep_alive);
+  status.keep_alive =
+      slot.attached ? KeepAlive::Forever() : slot.keep_alive.value_or(options_.keep_alive);
   status.info = slot.info;
   status.last_error = slot.last_error;
   return status;

@@ -38,7 +38,7 @@ const char* ModelStateName(ModelState state);
 struct ResidencyOptions {
   uint64_t memory_budget_bytes = 0;  // 0 = no budget
   KeepAlive keep_alive = KeepAlive::Forever();
-  int workers = 2;       // per model, unless its entry says
+  int workers = 2;        // per model, unless its entry says
   std::string tokenizer;  // --tokenizer, for every spawned model
   SupervisorOptions supervisor;
   WorkerPoolOptions pool;

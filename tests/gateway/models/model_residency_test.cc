@@ -34,8 +34,8 @@ ValidatedRequest Request() {
 // so that the estimate of one model is exactly 16 MiB.
 class ModelResidencyTest : public ::testing::Test {
  protected:
-  std::unique_ptr<ModelResidency> Make(const std::vector<std::string>& models,
-                                       uint64_t budget_mb, KeepAlive keep_alive) {
+  std::unique_ptr<ModelResidency> Make(const std::vector<std::string>& models, uint64_t budget_mb,
+                                       KeepAlive keep_alive) {
     auto catalog = ModelCatalog::FromFlags(models, "", {});
     EXPECT_TRUE(catalog.ok()) << catalog.status().message();
     ResidencyOptions options;
