@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/gateway_port.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/model-swap.XXXXXX")
 log=$dir/gateway.log
-kv=64  # MiB per model: the budget below holds one model's pool and the file, never two
+kv=${KV_MB:-64}  # MiB per model (KV_MB=): the budget below holds one model's pool and file, never two
 budget=$(( ($(stat -c %s "$model" 2>/dev/null || echo 0) >> 20) + kv + kv / 2 ))
 "$bin/smallmind-gateway" --port 0 --http-port 0 --workers 1 --runtime-dir "$dir" \
   --model "a=$model,kv-memory-mb=$kv" --model "b=$model,kv-memory-mb=$kv" \
