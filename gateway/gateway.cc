@@ -151,6 +151,26 @@ void Gateway::BuildModelEnvs() {
   for (const auto& env : envs_) env->models = routes_.get();
 }
 
+// Every model's workers on /metrics, labelled model="<id>".
+void Gateway::AttachWorkerMetrics() {
+  for (size_t i = 0; i < residency_->size(); ++i) {
+    WorkerMetricsSources sources;
+    sources.supervisor_restarts = [residency = residency_.get(), i](uint32_t k) {
+      return residency->Restarts(i, k);
+    };
+    // The model's gateway queue counts in smallmind_request_queue_depth. The residency owns the
+    // queue and may go before the metrics endpoint stops: it is read only while the env lives
+    // (the gateway stops the endpoint before either goes).
+    sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(envs_[i]),
+                              queue = &residency_->queue(i)]() -> uint64_t {
+      const std::shared_ptr<RelayEnv> live = env.lock();
+      return live ? queue->counts().waiting : 0;
+    };
+    metrics_->AttachWorkers(residency_->pool(i), std::move(sources),
+                            residency_->catalog().entries()[i].id());
+  }
+}
+
 shared::Status Gateway::StartWorkers(std::stop_token stop) {
   ResidencyOptions options;
   options.memory_budget_bytes = static_cast<uint64_t>(config_.memory_budget_mb) << 20;
@@ -165,18 +185,7 @@ shared::Status Gateway::StartWorkers(std::stop_token stop) {
   residency_ = std::make_unique<ModelResidency>(std::move(catalog), std::move(options));
   BuildModelEnvs();
   admission_ = &residency_->queue(0);
-  WorkerMetricsSources metric_sources;
-  metric_sources.supervisor_restarts = [residency = residency_.get()](uint32_t i) {
-    return residency->Restarts(0, i);
-  };
-  // The default model's queue counts in smallmind_request_queue_depth. The env owns the queue and
-  // may go before the metrics endpoint stops: the queue is read only while the env lives.
-  metric_sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(env_),
-                                   queue = admission_]() -> uint64_t {
-    const std::shared_ptr<RelayEnv> live = env.lock();
-    return live ? queue->counts().waiting : 0;
-  };
-  metrics_->AttachWorkers(env_->pool, std::move(metric_sources));
+  AttachWorkerMetrics();
   // The default model loads now, on this thread: the doors need its facts (chat template,
   // context length); the others load on first use.
   SM_RETURN_IF_ERROR(residency_->LoadNow(0, stop));

@@ -86,6 +86,7 @@ class Gateway {
   shared::Status StartWorkers(std::stop_token stop);
   shared::Result<ModelCatalog> BuildCatalog(ResidencyOptions& options, std::stop_token stop);
   void BuildModelEnvs();
+  void AttachWorkerMetrics();
   shared::Status StartServer();
   shared::Status StartDoors();
   void StartListenerWatch();

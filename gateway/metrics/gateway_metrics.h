@@ -30,9 +30,11 @@ class GatewayMetrics final : public prometheus::Collectable {
   // The request families of one served model, its series labelled model="`model`" (made on first
   // call; "" = no model label). The reference stays valid as long as this object.
   RequestMetrics& requests(const std::string& model = "");
-  // From now on scrapes include the workers of `pool`. Called once the pool exists (again to
-  // replace it).
-  void AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources);
+  // From now on scrapes include the workers of `pool`, each series labelled model="`model`" (""
+  // = no such label). Called once per served model when its pool exists (again with the same
+  // `model` to replace it); the families of several models are merged by name.
+  void AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources,
+                     const std::string& model = "");
   // From now on every series carries model_name="`name`" (the first --served-model-name), as
   // vLLM's do, so dashboards built for vLLM can filter by it. Unset: no such label.
   void SetModelName(std::string name);
@@ -46,8 +48,9 @@ class GatewayMetrics final : public prometheus::Collectable {
   prometheus::Registry registry_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<RequestMetrics>> requests_;  // guarded by mu_
-  std::shared_ptr<const WorkerStatsCollector> workers_;  // guarded by mu_; null until attached
-  std::string model_name_;                               // guarded by mu_; "" until set
+  // Guarded by mu_: by model, empty until attached.
+  std::map<std::string, std::shared_ptr<const WorkerStatsCollector>> workers_;
+  std::string model_name_;  // guarded by mu_; "" until set
 };
 
 // The Content-Type of RenderText()'s body.

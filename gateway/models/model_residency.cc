@@ -111,11 +111,24 @@ bool ModelResidency::BusyLocked(const Slot& slot) const {
          (slot.in_flight && slot.in_flight() > 0);
 }
 
+std::string ModelResidency::TooLarge(const Slot& slot) const {
+  return fmt::format(
+      "the model `{}` could not be loaded: it needs about {:.0f} MiB (file + KV pools), more "
+      "than --memory-budget {:.0f} MiB",
+      slot.entry.id(), slot.bytes / kMiB, options_.memory_budget_bytes / kMiB);
+}
+
 shared::Status ModelResidency::LoadNow(size_t i, std::stop_token stop) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (slots_[i]->state != ModelState::kUnloaded) return shared::Status::Ok();
-    slots_[i]->state = ModelState::kLoading;
+    Slot& slot = *slots_[i];
+    if (slot.state != ModelState::kUnloaded) return shared::Status::Ok();
+    if (PlanEvictions(options_.memory_budget_bytes, slot.bytes, {}).verdict ==
+        EvictionPlan::Verdict::kTooLarge) {
+      slot.last_error = TooLarge(slot);
+      return shared::Unavailable(slot.last_error);
+    }
+    slot.state = ModelState::kLoading;
   }
   Load(i, stop);
   std::lock_guard<std::mutex> lock(mu_);
@@ -210,10 +223,7 @@ void ModelResidency::LoadNext(std::stop_token stop) {
   }
   Slot& slot = *slots_[*next];
   if (plan.verdict == EvictionPlan::Verdict::kTooLarge) {
-    const std::string why = fmt::format(
-        "the model `{}` could not be loaded: it needs about {:.0f} MiB (file + KV pools), more "
-        "than --memory-budget {:.0f} MiB",
-        slot.entry.id(), slot.bytes / kMiB, options_.memory_budget_bytes / kMiB);
+    const std::string why = TooLarge(slot);
     {
       std::lock_guard<std::mutex> lock(mu_);
       slot.last_error = why;
@@ -284,6 +294,7 @@ void ModelResidency::Load(size_t i, std::stop_token stop) {
     slot.last_used = Clock::now();
     if (info.ok()) {
       slot.state = ModelState::kLoaded;
+      slot.wanted = false;  // asked for again while it loaded: it is here now
       slot.info = *info;
       slot.last_error.clear();
     } else {

@@ -150,6 +150,8 @@ class ModelResidency {
   // Unloads model i unless it became busy; true when it did.
   bool Unload(size_t i, const char* why);
   ModelStatus StatusLocked(const Slot& slot) const;
+  // "the model `x` could not be loaded: it needs about N MiB ..., more than --memory-budget M MiB".
+  std::string TooLarge(const Slot& slot) const;
 
   const ModelCatalog catalog_;
   const ResidencyOptions options_;

@@ -4,12 +4,15 @@
 // /v1/models and ListModels states as models load on first use, LRU unloads while requests
 // alternate between the two without one failing, and a request's keep_alive 0 unloading its model.
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "tests/http/http_client.h"
+#include "tests/testing/http_get.h"
+#include "tests/testing/prometheus_text.h"
 #include "tests/testing/rpc/gateway_fixture.h"
 
 namespace smallmind {
@@ -22,6 +25,7 @@ class GatewayModelsTest : public ::testing::Test {
   static void SetUpTestSuite() {
     testing::GatewayOptions options;
     options.http = true;
+    options.metrics = true;
     options.model = "a=builtin:stories260K,kv-memory-mb=8";
     // 12 MiB: one model's 8 MiB KV pool fits, two do not.
     options.extra_args = {"--model", "b=builtin:stories260K,kv-memory-mb=8", "--memory-budget",
@@ -145,6 +149,20 @@ TEST_F(GatewayModelsTest, ARequestsKeepAliveZeroUnloadsItsModelOnceIdle) {
                      R"({"model":"b","prompt":"x","max_tokens":1,"keep_alive":"soon"})")
                 .status,
             400);
+}
+
+TEST_F(GatewayModelsTest, MetricsCarryTheModelLabel) {
+  ASSERT_TRUE(Grpc("b").status.ok());
+  auto scrape = testing::HttpGet("127.0.0.1", gateway_->metrics_port(), "/metrics");
+  ASSERT_TRUE(scrape.ok()) << scrape.status().ToString();
+  auto text = testing::ParseMetricsText(scrape->body);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  const std::optional<double> ok_b =
+      text->Value("smallmind_requests_total", {{"model", "b"}, {"status", "OK"}});
+  ASSERT_TRUE(ok_b.has_value());
+  EXPECT_GE(*ok_b, 1.0);
+  EXPECT_TRUE(text->Value("smallmind_requests_total", {{"model", "a"}, {"status", "OK"}}));
+  EXPECT_EQ(text->Value("smallmind_worker_up", {{"model", "b"}, {"worker", "0"}}), 1.0);
 }
 
 }  // namespace

@@ -115,6 +115,15 @@ TEST_F(ModelResidencyTest, AModelLargerThanTheBudgetFailsItsRequestsUnavailable)
   EXPECT_EQ(residency->Status(0).state, ModelState::kUnloaded);
 }
 
+TEST_F(ModelResidencyTest, LoadNowRefusesAModelLargerThanTheBudget) {
+  auto residency = Make({"big=builtin:tiny,kv-memory-mb=64"}, 20, KeepAlive::Forever());
+  const shared::Status status = residency->LoadNow(0);
+  EXPECT_EQ(status.code(), shared::StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("it needs about 64 MiB"), std::string::npos) << status.message();
+  EXPECT_EQ(residency->Status(0).state, ModelState::kUnloaded);
+  EXPECT_EQ(residency->pool(0)->size(), 0u);
+}
+
 TEST_F(ModelResidencyTest, ALoadThatFailsAnswersUnavailableWithTheReason) {
   auto residency = Make({"gone=" + dir_.File("missing.gguf")}, 0, KeepAlive::Forever());
   residency->Start();
