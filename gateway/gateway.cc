@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gateway/grpc/listen_address.h"
+#include "gateway/models/model_catalog.h"
 #include "gateway/workers/stale_runtime_files.h"
 #include "shared/request_limits.h"
 
@@ -31,8 +32,6 @@ Gateway::Gateway(GatewayConfig config)
       api_keys_(std::make_shared<ApiKeyStore>(config_.api_keys, config_.api_keys_file)),
       env_(std::make_shared<RelayEnv>()) {
   env_->options = config_.relay;
-  // The relays count into the gateway's metrics (aliasing: kept alive by metrics_).
-  env_->metrics = std::shared_ptr<RequestMetrics>(metrics_, &metrics_->requests());
 }
 
 Gateway::~Gateway() { Shutdown(); }
@@ -69,6 +68,10 @@ shared::Status Gateway::Start(std::stop_token stop) {
                model_info_.model(), fmt::join(env_->served_models.names(), "`, `"),
                model_info_.architecture(), model_info_.vocab_size(), model_info_.context_length(),
                env_->pool->size(), listen_address());
+  if (residency_->size() > 1) {
+    spdlog::info("{} models in the catalog ({}); the others load on first use", residency_->size(),
+                 residency_->catalog().NameList());
+  }
   return shared::Status::Ok();
 }
 
@@ -111,56 +114,89 @@ shared::Status Gateway::StartMetrics() {
   return shared::Status::Ok();
 }
 
-shared::Status Gateway::StartWorkers(std::stop_token stop) {
-  std::vector<std::string> targets = config_.worker_endpoints;
-  if (targets.empty()) {
+// The catalog: the --model flags and --models-dir, or the one model attached workers serve.
+shared::Result<ModelCatalog> Gateway::BuildCatalog(ResidencyOptions& options,
+                                                   std::stop_token stop) {
+  if (config_.worker_endpoints.empty()) {
     ReclaimStaleRuntimeFiles(config_.supervisor.runtime_dir);
-    SM_ASSIGN_OR_RETURN(supervisor_, WorkerSupervisor::Create(config_.model, config_.tokenizer,
-                                                              config_.workers, config_.supervisor));
-    targets = supervisor_->targets();
+    return ModelCatalog::FromFlags(config_.ModelFlags(), config_.models_dir,
+                                   config_.served_model_names);
   }
-  env_->pool = std::make_shared<WorkerPool>(targets, config_.pool);
-  std::shared_ptr<WorkerPool> pool = env_->pool;
-  // The env owns both: the queue (declared after the pool) goes first and may use it until then.
-  auto admission = std::make_unique<AdmissionQueue>(
-      config_.admission,
-      [pool = pool.get(), per_worker = config_.admission.max_in_flight_per_worker]() -> size_t {
-        const size_t healthy = pool->HealthyCount();
-        if (per_worker == 0 && healthy > 0) return std::numeric_limits<size_t>::max();
-        return healthy * per_worker;
-      });
-  admission_ = admission.get();
-  env_->admission = std::move(admission);
-  WorkerMetricsSources metric_sources;
-  if (WorkerSupervisor* supervisor = supervisor_.get()) {
-    metric_sources.supervisor_restarts = [supervisor](uint32_t i) {
-      return supervisor->restarts(i);
+  options.attached_pool = std::make_shared<WorkerPool>(config_.worker_endpoints, config_.pool);
+  SM_ASSIGN_OR_RETURN(options.attached_info,
+                      options.attached_pool->WaitForModelInfo(config_.attach_timeout, stop));
+  options.attached_pool->PollOnce();
+  options.attached_pool->StartPolling();
+  CatalogEntry entry;
+  entry.names = ServedModels(config_.served_model_names, options.attached_info.model()).names();
+  return ModelCatalog::Build({std::move(entry)}, {});
+}
+
+// One RelayEnv per catalogued model (env_ is the first's), on the residency's pool and gate.
+void Gateway::BuildModelEnvs() {
+  for (size_t i = 0; i < residency_->size(); ++i) {
+    std::shared_ptr<RelayEnv> env = i == 0 ? env_ : std::make_shared<RelayEnv>();
+    env->options = config_.relay;
+    // The relays count into the gateway's metrics, labelled by model (aliasing: kept alive by
+    // metrics_).
+    env->metrics = std::shared_ptr<RequestMetrics>(
+        metrics_, &metrics_->requests(residency_->catalog().entries()[i].id()));
+    env->pool = residency_->pool(i);
+    env->admission = residency_->gate(i);
+    env->served_models = ServedModels(residency_->catalog().entries()[i].names, "");
+    residency_->SetInFlight(i, [live = env.get()] { return live->active.count(); });
+    envs_.push_back(std::move(env));
+  }
+  routes_ = std::make_unique<ModelRoutes>(*residency_, envs_);
+  for (const auto& env : envs_) env->models = routes_.get();
+}
+
+// Every model's workers on /metrics, labelled model="<id>".
+void Gateway::AttachWorkerMetrics() {
+  for (size_t i = 0; i < residency_->size(); ++i) {
+    WorkerMetricsSources sources;
+    sources.supervisor_restarts = [residency = residency_.get(), i](uint32_t k) {
+      return residency->Restarts(i, k);
     };
+    // The model's gateway queue counts in smallmind_request_queue_depth. The residency owns the
+    // queue and may go before the metrics endpoint stops: it is read only while the env lives
+    // (the gateway stops the endpoint before either goes).
+    sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(envs_[i]),
+                              queue = &residency_->queue(i)]() -> uint64_t {
+      const std::shared_ptr<RelayEnv> live = env.lock();
+      return live ? queue->counts().waiting : 0;
+    };
+    metrics_->AttachWorkers(residency_->pool(i), std::move(sources),
+                            residency_->catalog().entries()[i].id());
   }
-  // The gateway's own queue counts in smallmind_request_queue_depth. The env owns the queue and
-  // may go before the metrics endpoint stops: the queue is read only while the env lives.
-  metric_sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(env_),
-                                   queue = admission_]() -> uint64_t {
-    const std::shared_ptr<RelayEnv> live = env.lock();
-    return live ? queue->counts().waiting : 0;
-  };
-  metrics_->AttachWorkers(pool, std::move(metric_sources));
-  if (supervisor_) {
-    const auto timeout = config_.pool.poll_timeout;
-    SM_RETURN_IF_ERROR(supervisor_->Start(
-        [pool, timeout](size_t i) { return pool->link(i)->Stats(timeout).status(); },
-        [pool](size_t i) { pool->link(i)->SetHealthy(false, "its process exited"); }, stop));
-  }
-  SM_ASSIGN_OR_RETURN(model_info_, pool->WaitForModelInfo(config_.attach_timeout, stop));
+}
+
+shared::Status Gateway::StartWorkers(std::stop_token stop) {
+  ResidencyOptions options;
+  options.memory_budget_bytes = static_cast<uint64_t>(config_.memory_budget_mb) << 20;
+  options.keep_alive = config_.keep_alive;
+  options.workers = config_.workers;
+  options.tokenizer = config_.tokenizer;
+  options.supervisor = config_.supervisor;
+  options.pool = config_.pool;
+  options.admission = config_.admission;
+  options.info_timeout = config_.attach_timeout;
+  SM_ASSIGN_OR_RETURN(ModelCatalog catalog, BuildCatalog(options, stop));
+  residency_ = std::make_unique<ModelResidency>(std::move(catalog), std::move(options));
+  BuildModelEnvs();
+  admission_ = &residency_->queue(0);
+  AttachWorkerMetrics();
+  // The default model loads now, on this thread: the doors need its facts (chat template,
+  // context length); the others load on first use.
+  SM_RETURN_IF_ERROR(residency_->LoadNow(0, stop));
+  model_info_ = *residency_->Status(0).info;
   if (model_info_.vocab_size() == 0 || model_info_.context_length() == 0) {
     return shared::Internal(fmt::format("worker reported vocab_size {} and context_length {}",
                                         model_info_.vocab_size(), model_info_.context_length()));
   }
-  admission_->SetContextLength(model_info_.context_length());
-  env_->served_models = ServedModels(config_.served_model_names, model_info_.model());
-  metrics_->SetModelName(env_->served_models.primary());
-  pool->PollOnce();
-  pool->StartPolling();
+  // vLLM's model_name label on every series names the one model; with several, `model` does.
+  if (residency_->size() == 1) metrics_->SetModelName(env_->served_models.primary());
+  residency_->Start();
   return shared::Status::Ok();
 }
 
@@ -276,7 +312,9 @@ void Gateway::Shutdown() {
   }
   if (server) {
     if (auto* health = server->GetHealthCheckService()) health->SetServingStatus(false);
-    spdlog::info("draining {} stream(s) for at most {} ms", env_->active.count(),
+    size_t streams = 0;
+    for (const auto& env : envs_) streams += env->active.count();
+    spdlog::info("draining {} stream(s) for at most {} ms", streams,
                  std::chrono::duration_cast<std::chrono::milliseconds>(
                      std::max(deadline - std::chrono::system_clock::now(),
                               std::chrono::system_clock::duration::zero()))
@@ -284,12 +322,14 @@ void Gateway::Shutdown() {
     server->Shutdown(deadline);
   }
   for (std::thread& t : door_drains) t.join();
-  if (!env_->active.WaitUntilZero(kReactorDrainTimeout)) {
-    spdlog::error("{} stream(s) still waiting on their worker after shutdown",
-                  env_->active.count());
+  for (const auto& env : envs_) {
+    if (!env->active.WaitUntilZero(kReactorDrainTimeout)) {
+      spdlog::error("{} stream(s) of `{}` still waiting on their worker after shutdown",
+                    env->active.count(), env->served_models.primary());
+    }
   }
-  if (env_->pool) env_->pool->StopPolling();
-  if (supervisor_) supervisor_->Stop();
+  // Every model's workers stop; requests still waiting for a load get UNAVAILABLE.
+  if (residency_) residency_->Stop();
   metrics_endpoint_.reset();
   spdlog::info("gateway stopped");
 }

@@ -21,6 +21,8 @@
 #include "gateway/grpc/listener_watch.h"
 #include "gateway/metrics/gateway_metrics.h"
 #include "gateway/metrics/metrics_endpoint.h"
+#include "gateway/models/model_residency.h"
+#include "gateway/relay/model_routes.h"
 #include "gateway/relay/public_door.h"
 #include "gateway/security/api_key_store.h"
 #include "gateway/security/tls_credentials.h"
@@ -68,8 +70,8 @@ class Gateway {
   WorkerPool& pool() { return *env_->pool; }
   // The gateway queue, once Start has reached the workers.
   AdmissionQueue& admission() { return *admission_; }
-  // Null when attached to --worker-endpoints.
-  WorkerSupervisor* supervisor() { return supervisor_.get(); }
+  // Every served model: its state, its pool and gate (null until Start reached the workers).
+  ModelResidency* residency() { return residency_.get(); }
   // What every door checks: the API keys, and the TLS material (null until Start, or plaintext).
   const std::shared_ptr<ApiKeyStore>& api_keys() const { return api_keys_; }
   const TlsCredentials* tls() const { return tls_ ? &*tls_ : nullptr; }
@@ -82,6 +84,9 @@ class Gateway {
   shared::Status LoadSecurity();
   shared::Status StartMetrics();
   shared::Status StartWorkers(std::stop_token stop);
+  shared::Result<ModelCatalog> BuildCatalog(ResidencyOptions& options, std::stop_token stop);
+  void BuildModelEnvs();
+  void AttachWorkerMetrics();
   shared::Status StartServer();
   shared::Status StartDoors();
   void StartListenerWatch();
@@ -91,9 +96,11 @@ class Gateway {
   std::optional<TlsCredentials> tls_;
   const std::shared_ptr<GatewayMetrics> metrics_ = std::make_shared<GatewayMetrics>();
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
-  std::unique_ptr<WorkerSupervisor> supervisor_;
-  std::shared_ptr<RelayEnv> env_;
-  AdmissionQueue* admission_ = nullptr;  // owned by env_
+  std::shared_ptr<RelayEnv> env_;                // the default (first) model's
+  std::vector<std::shared_ptr<RelayEnv>> envs_;  // every model's, env_ first
+  std::unique_ptr<ModelResidency> residency_;    // after the envs: stopped and destroyed first
+  std::unique_ptr<ModelRoutes> routes_;          // the envs' `models`
+  AdmissionQueue* admission_ = nullptr;          // the default model's, owned by residency_
   smallmind::v1::ModelInfo model_info_;
   std::unique_ptr<InferenceService> service_;
   std::vector<std::unique_ptr<PublicDoor>> doors_;  // hold relays of env_: stopped before it

@@ -7,6 +7,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "gateway/models/model_catalog.h"
 #include "gateway/relay/served_models.h"
 #include "shared/log.h"
 
@@ -44,10 +45,32 @@ Status CheckRange(std::string_view flag, int64_t value, int64_t lo, int64_t hi) 
 
 // What is served, and the names it is served by.
 void AddModelFlags(CLI::App& app, GatewayConfig& c) {
-  app.add_option("--model", c.model,
-                 "model the spawned workers serve: builtin:NAME, a .gguf file or a llama2.c .bin "
-                 "(see smallmind-worker --help)")
-      ->type_name("SPEC");
+  app.add_option("--model", c.models,
+                 "a model the spawned workers serve: builtin:NAME, a .gguf file or a llama2.c .bin "
+                 "(see smallmind-worker --help), optionally named (NAME=SPEC) and with its own "
+                 ",workers=N,threads=N,kv-memory-mb=N; repeat for more models (docs/models.md)")
+      ->type_name("[NAME=]SPEC")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->default_str(shared::kDefaultModel);
+  app.add_option("--models-dir", c.models_dir,
+                 "serve every *.gguf in this folder too, each named by its file stem")
+      ->type_name("DIR")
+      ->default_str("none");
+  app.add_option_function<std::string>(
+         "--keep-alive",
+         [&c](const std::string& text) {
+           shared::Result<KeepAlive> parsed = ParseKeepAlive(text, "--keep-alive");
+           if (!parsed.ok()) throw CLI::ValidationError(parsed.status().message());
+           c.keep_alive = *parsed;
+         },
+         "how long a model's workers stay up after its last request: 5m, 30s, 1h, 0 (unload "
+         "when idle), -1 or forever (never unload); a request's keep_alive overrides it")
+      ->type_name("DURATION")
+      ->default_str("forever");
+  app.add_option("--memory-budget", c.memory_budget_mb,
+                 "MiB the loaded models may hold together (model file + KV pools, estimated); "
+                 "loading one more unloads the least recently used idle ones; 0 = no budget")
+      ->type_name("MB");
   app.add_option("--tokenizer", c.tokenizer, "tokenizer.bin of a llama2.c checkpoint")
       ->type_name("PATH")
       ->default_str("found beside the model");
@@ -228,10 +251,19 @@ namespace {
 // Where the workers come from, and the names they serve by.
 Status ValidateWorkerSource(const GatewayConfig& c) {
   if (c.worker_endpoints.empty()) {
-    if (c.model.empty())
-      return InvalidArgument("--model must not be empty (e.g. builtin:stories260K)");
+    for (const std::string& model : c.models) {
+      if (model.empty())
+        return InvalidArgument("--model must not be empty (e.g. builtin:stories260K)");
+    }
     SM_RETURN_IF_ERROR(CheckRange("--workers", c.workers, 1, 1024));
+    SM_RETURN_IF_ERROR(
+        ModelCatalog::FromFlags(c.ModelFlags(), c.models_dir, c.served_model_names).status());
+  } else if (c.models.size() > 1 || !c.models_dir.empty()) {
+    return InvalidArgument(
+        "--worker-endpoints serves the one model its workers loaded: give no more --model and no "
+        "--models-dir");
   }
+  SM_RETURN_IF_ERROR(CheckRange("--memory-budget", c.memory_budget_mb, 0, int64_t{1} << 40));
   for (const std::string& endpoint : c.worker_endpoints) {
     SM_RETURN_IF_ERROR(ParseWorkerEndpoint(endpoint).status());
   }
@@ -333,6 +365,11 @@ Status ValidateDoorsAndAdmission(const GatewayConfig& c) {
 }
 
 }  // namespace
+
+std::vector<std::string> GatewayConfig::ModelFlags() const {
+  if (models.empty() && models_dir.empty()) return {shared::kDefaultModel};
+  return models;
+}
 
 Status GatewayConfig::Validate() const {
   SM_RETURN_IF_ERROR(ValidateWorkerSource(*this));

@@ -14,6 +14,7 @@
 #include "gateway/admission/admission_options.h"
 #include "gateway/grpc/listener_watch.h"
 #include "gateway/http/http_options.h"
+#include "gateway/models/keep_alive.h"
 #include "gateway/relay/relay_options.h"
 #include "gateway/security/tls_options.h"
 #include "gateway/workers/worker_options.h"
@@ -24,7 +25,16 @@
 namespace smallmind::gateway {
 
 struct GatewayConfig {
-  std::string model = shared::kDefaultModel;
+  // --model, once per model ([NAME=]SPEC[,workers=N,threads=N,kv-memory-mb=N]:
+  // gateway/models/model_catalog.h); empty and no models_dir = shared::kDefaultModel.
+  std::vector<std::string> models;
+  // Every *.gguf in this folder is served too, named by its file stem; "" = none.
+  std::string models_dir;
+  // How long a model's workers stay up after its last request (Ollama's syntax; docs/models.md).
+  KeepAlive keep_alive = KeepAlive::Forever();
+  // The MiB the loaded models may hold together (file + KV pools, estimated before loading);
+  // loading one more unloads the least recently used idle ones first. 0 = no budget.
+  int64_t memory_budget_mb = 0;
   std::string tokenizer;  // "" = the model's own
   // The names clients may call the model by (/v1/models, a request's `model`); the first is its
   // id. Empty = the model file's name without its folder (gateway/relay/served_models.h).
@@ -57,6 +67,9 @@ struct GatewayConfig {
   ListenerWatchOptions listener_watch;
 
   shared::Status Validate() const;
+  // The --model flags in effect: `models`, or the default model when neither --model nor
+  // --models-dir was given.
+  std::vector<std::string> ModelFlags() const;
 };
 
 // Binds every flag of the gateway to its field of `config` (whose current values are the defaults

@@ -6,6 +6,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "gateway/relay/embed_call.h"
+#include "gateway/relay/model_routes.h"
 #include "gateway/relay/rerank_call.h"
 #include "shared/grpc_status.h"
 
@@ -84,10 +85,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* InferenceService::Generate(
   if (shared::Status parsed = ParseGenerateRequest(*bytes, &request); !parsed.ok()) {
     return new GenerateReactor(context, env_, std::move(parsed));
   }
-  if (shared::Status model = env_->served_models.Check(request.model()); !model.ok()) {
-    return new GenerateReactor(context, env_, std::move(model));
-  }
-  return new GenerateReactor(context, env_, Validate(request, NextRequestId()));
+  shared::Result<ModelRoutes::Route> route = RouteModel(env_, request.model());
+  if (!route.ok()) return new GenerateReactor(context, env_, route.status());
+  // The route holds its model busy until the reactor's relay counts in its env.
+  return new GenerateReactor(context, route->env, Validate(request, NextRequestId()));
 }
 
 grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext* context,
@@ -97,13 +98,15 @@ grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext
   if (status.ok() && request->input_case() == smallmind::v1::TokenizeRequest::INPUT_NOT_SET) {
     status = shared::InvalidArgument("exactly one of text or token_ids must be set, got neither");
   }
-  if (!status.ok()) {
+  shared::Result<ModelRoutes::Route> route =
+      status.ok() ? RouteModel(env_, request->model()) : shared::Result<ModelRoutes::Route>(status);
+  if (!route.ok()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(shared::ToGrpcStatus(status));
+    reactor->Finish(shared::ToGrpcStatus(route.status()));
     return reactor;
   }
   return Forward(
-      context, *env_->pool, request, response,
+      context, *route->env->pool, request, response,
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
         stub->Tokenize(client, req, resp, std::move(done));
       },
@@ -114,19 +117,22 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
     grpc::CallbackServerContext* context, const smallmind::v1::GetModelInfoRequest* request,
     smallmind::v1::ModelInfo* response) {
   shared::Status auth = Authenticate(*context);
-  if (!auth.ok()) {
+  shared::Result<ModelRoutes::Route> route =
+      auth.ok() ? RouteModel(env_, request->model()) : shared::Result<ModelRoutes::Route>(auth);
+  if (!route.ok()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(shared::ToGrpcStatus(auth));
+    reactor->Finish(shared::ToGrpcStatus(route.status()));
     return reactor;
   }
+  RelayEnv* env = route->env.get();
   return Forward(
-      context, *env_->pool, request, response,
+      context, *env->pool, request, response,
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
         stub->GetModelInfo(client, req, resp, std::move(done));
       },
-      // A plain pointer: the pool outlives the server, and a shared reference dropped on the
+      // Plain pointers: the envs outlive the server, and a shared reference dropped on the
       // callback thread could be the last one.
-      [pool = env_->pool.get(), names = &env_->served_models](smallmind::v1::ModelInfo* info) {
+      [pool = env->pool.get(), names = &env->served_models](smallmind::v1::ModelInfo* info) {
         info->set_workers(static_cast<uint32_t>(pool->HealthyCount()));
         info->clear_served_model_names();
         for (const std::string& name : names->names()) info->add_served_model_names(name);
@@ -138,16 +144,17 @@ grpc::ServerUnaryReactor* InferenceService::Embed(grpc::CallbackServerContext* c
                                                   smallmind::v1::EmbedResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   shared::Status status = Authenticate(*context);
-  if (status.ok()) status = env_->served_models.Check(request->model());
   if (status.ok()) status = CheckEmbedRequest(*request);
-  if (!status.ok()) {
-    reactor->Finish(shared::ToGrpcStatus(status));
+  shared::Result<ModelRoutes::Route> route =
+      status.ok() ? RouteModel(env_, request->model()) : shared::Result<ModelRoutes::Route>(status);
+  if (!route.ok()) {
+    reactor->Finish(shared::ToGrpcStatus(route.status()));
     return reactor;
   }
   smallmind::v1::EmbedRequest copy = *request;
   if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
   EmbedCall::Run(
-      env_, std::move(copy), context->deadline(),
+      route->env, std::move(copy), context->deadline(),
       [reactor, response](const shared::Status& s, const smallmind::v1::EmbedResponse& answer) {
         if (s.ok()) *response = answer;
         reactor->Finish(shared::ToGrpcStatus(s));
@@ -160,20 +167,31 @@ grpc::ServerUnaryReactor* InferenceService::Rerank(grpc::CallbackServerContext* 
                                                    smallmind::v1::RerankResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   shared::Status status = Authenticate(*context);
-  if (status.ok()) status = env_->served_models.Check(request->model());
   if (status.ok()) status = CheckRerankRequest(*request);
-  if (!status.ok()) {
-    reactor->Finish(shared::ToGrpcStatus(status));
+  shared::Result<ModelRoutes::Route> route =
+      status.ok() ? RouteModel(env_, request->model()) : shared::Result<ModelRoutes::Route>(status);
+  if (!route.ok()) {
+    reactor->Finish(shared::ToGrpcStatus(route.status()));
     return reactor;
   }
   smallmind::v1::RerankRequest copy = *request;
   if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
   RunRerank(
-      env_, std::move(copy), context->deadline(),
+      route->env, std::move(copy), context->deadline(),
       [reactor, response](const shared::Status& s, const smallmind::v1::RerankResponse& answer) {
         if (s.ok()) *response = answer;
         reactor->Finish(shared::ToGrpcStatus(s));
       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceService::ListModels(
+    grpc::CallbackServerContext* context, const smallmind::v1::ListModelsRequest*,
+    smallmind::v1::ListModelsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  shared::Status status = Authenticate(*context);
+  if (status.ok()) *response = ListServedModels(*env_);
+  reactor->Finish(shared::ToGrpcStatus(status));
   return reactor;
 }
 

@@ -27,7 +27,8 @@ using InferenceServiceBase = smallmind::v1::Inference::WithRawCallbackMethod_Gen
         smallmind::v1::Inference::WithCallbackMethod_GetModelInfo<
             smallmind::v1::Inference::WithCallbackMethod_Embed<
                 smallmind::v1::Inference::WithCallbackMethod_Rerank<
-                    smallmind::v1::Inference::Service>>>>>;
+                    smallmind::v1::Inference::WithCallbackMethod_ListModels<
+                        smallmind::v1::Inference::Service>>>>>>;
 
 class InferenceService final : public InferenceServiceBase {
  public:
@@ -50,6 +51,10 @@ class InferenceService final : public InferenceServiceBase {
   grpc::ServerUnaryReactor* Rerank(grpc::CallbackServerContext* context,
                                    const smallmind::v1::RerankRequest* request,
                                    smallmind::v1::RerankResponse* response) override;
+  // Every served model with its state (gateway/relay/model_routes.h); answered in the gateway.
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
+                                       const smallmind::v1::ListModelsRequest* request,
+                                       smallmind::v1::ListModelsResponse* response) override;
 
  private:
   // UNAUTHENTICATED unless keys are off or `authorization: Bearer <key>` names an accepted key.

@@ -234,7 +234,7 @@ bool TranslateToolChoice(const Json& choice, Json& openai, HttpError* error) {
 bool TranslateFields(const Json& body, AnthropicRoute route, Json& openai, HttpError* error) {
   const bool generate = route == AnthropicRoute::kMessages;
   for (const char* name : {"model", "max_tokens", "temperature", "top_p", "top_k", "stream", "seed",
-                           "deterministic", "speculation", "timeout", "ignore_eos"}) {
+                           "deterministic", "speculation", "timeout", "ignore_eos", "keep_alive"}) {
     const Json* v = Find(body, name);
     if (v && (generate || std::string_view(name) == "model")) openai[name] = *v;
   }

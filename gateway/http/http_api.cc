@@ -60,6 +60,7 @@ HttpApi::HttpApi(std::shared_ptr<RelayEnv> env, smallmind::v1::ModelInfo info,
       id_prefix_(RandomHex()) {}
 
 bool HttpApi::AcceptsModel(std::string_view name) const {
+  if (env_->models) return env_->models->residency().catalog().Find(name) >= 0;
   return env_->served_models.Accepts(name);
 }
 
@@ -178,34 +179,63 @@ std::optional<HttpError> HttpApi::Authenticate(const Request& request) const {
 }
 
 Response HttpApi::Health() const {
-  const size_t healthy = env_->pool->HealthyCount();
+  // Every model's workers; a gateway whose models are all unloaded is healthy (it loads them on
+  // use), one whose loaded models have no healthy worker is not.
+  size_t healthy = env_->pool->HealthyCount();
+  bool loaded = true;
+  if (env_->models) {
+    healthy = 0;
+    loaded = false;
+    for (const auto& env : env_->models->envs()) healthy += env->pool->HealthyCount();
+    for (const ModelStatus& m : env_->models->residency().Statuses()) {
+      loaded = loaded || m.state != ModelState::kUnloaded;
+    }
+  }
   // The gRPC door counts too: a wedged listener is a gateway to restart (issue 40).
   const bool grpc = env_->grpc_accepting.load();
-  const bool ok = healthy > 0 && grpc;
+  const bool ok = (healthy > 0 || !loaded) && grpc;
   Json body{{"status", ok ? "ok" : "unavailable"}, {"workers", healthy}, {"grpc", grpc}};
   return JsonResponse(ok ? 200 : 503, body.dump() + "\n");
 }
 
 Response HttpApi::Models(std::string_view path) const {
-  auto entry = [this](const std::string& id) {
-    return Json{{"id", id},
-                {"object", "model"},
-                {"created", created_},
-                {"owned_by", "smallmind"},
-                {"max_model_len", info_.context_length()},
-                {"context_length", info_.context_length()},
-                {"smallmind", ModelFacts(info_)}};
+  // Each name of each model, with the model's state and (once it was loaded) its facts.
+  const smallmind::v1::ListModelsResponse listed = ListServedModels(*env_);
+  auto entry = [this](const std::string& id, const smallmind::v1::ListedModel& m) {
+    // Without routes (one env) the facts are the door's own model's.
+    const smallmind::v1::ModelInfo& info = env_->models ? m.info() : info_;
+    Json e{{"id", id},
+           {"object", "model"},
+           {"created", created_},
+           {"owned_by", "smallmind"},
+           {"state", m.state()}};
+    if (info.context_length() > 0) {
+      e["max_model_len"] = info.context_length();
+      e["context_length"] = info.context_length();
+      e["smallmind"] = ModelFacts(info);
+    } else {
+      e["smallmind"] = Json::object();
+    }
+    e["smallmind"]["state"] = m.state();
+    e["smallmind"]["estimated_bytes"] = m.estimated_bytes();
+    e["smallmind"]["keep_alive_ms"] = m.keep_alive_ms();
+    if (!m.last_error().empty()) e["smallmind"]["last_error"] = m.last_error();
+    return e;
   };
   if (path.starts_with("/v1/models/")) {
     const std::string name(path.substr(std::string_view("/v1/models/").size()));
-    if (!AcceptsModel(name) || name.empty()) {
-      return ErrorResponse(MakeError(404, fmt::format("The model `{}` does not exist", name),
-                                     "model", "model_not_found"));
+    for (const smallmind::v1::ListedModel& m : listed.models()) {
+      for (const std::string& id : m.names()) {
+        if (id == name) return JsonResponse(200, entry(id, m).dump() + "\n");
+      }
     }
-    return JsonResponse(200, entry(name).dump() + "\n");
+    return ErrorResponse(MakeError(404, fmt::format("The model `{}` does not exist", name), "model",
+                                   "model_not_found"));
   }
   Json data = Json::array();
-  for (const std::string& name : env_->served_models.names()) data.push_back(entry(name));
+  for (const smallmind::v1::ListedModel& m : listed.models()) {
+    for (const std::string& id : m.names()) data.push_back(entry(id, m));
+  }
   Json list{{"object", "list"}, {"data", std::move(data)}};
   return JsonResponse(200, list.dump() + "\n");
 }
@@ -215,9 +245,10 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   HttpError error;
   std::optional<OpenAiRequest> r = ParseOpenAiRequest(endpoint, request.body(), &error);
   if (!r) return exchange->Reply(ErrorResponse(error));
-  if (shared::Status model = env_->served_models.Check(r->model); !model.ok()) {
+  shared::Result<ModelRoutes::Route> route = RouteModel(env_, r->model, r->keep_alive);
+  if (!route.ok()) {
     return exchange->Reply(
-        ErrorResponse(MakeError(404, model.message(), "model", "model_not_found")));
+        ErrorResponse(MakeError(404, route.status().message(), "model", "model_not_found")));
   }
   const bool chat = endpoint == Endpoint::kChatCompletions;
   if (chat && !RenderChat(*r, &error)) return exchange->Reply(ErrorResponse(error));
@@ -225,7 +256,7 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   shape.endpoint = endpoint;
   shape.id = NextId(chat ? "chatcmpl-" : "cmpl-");
   shape.created = Now();
-  shape.model = model_id_;
+  shape.model = route->env->served_models.primary();
   shape.include_usage = r->include_usage;
   shape.logprobs = r->logprobs;
   shape.top_logprobs = r->top_logprobs;
@@ -233,7 +264,8 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   if (chat && ShapeChat(*r, shape)) {
     shape.tool_call_id = "call_" + shape.id.substr(shape.id.find('-') + 1);
   }
-  RelayedCompletion::Start(env_, std::move(exchange), Choices(*r, shape), r->stream,
+  // The route holds its model busy until the relays count in its env.
+  RelayedCompletion::Start(route->env, std::move(exchange), Choices(*r, shape), r->stream,
                            Deadline(r->timeout_s));
 }
 

@@ -23,6 +23,7 @@
 #include "gateway/http/openai_request.h"
 #include "gateway/http/relayed_completion.h"
 #include "gateway/http/web/web_page.h"
+#include "gateway/relay/model_routes.h"
 #include "gateway/relay/request_relay.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"

@@ -48,21 +48,22 @@ void HttpApi::Messages(const Request& request, std::shared_ptr<Exchange> exchang
       ParseAnthropicRequest(request.body(), AnthropicRoute::kMessages, &error);
   if (!r) return exchange->Reply(AnthropicError(error));
   OpenAiRequest& chat = r->chat;
-  if (shared::Status model = env_->served_models.Check(chat.model); !model.ok()) {
-    return exchange->Reply(AnthropicError(MakeError(404, model.message(), "model")));
+  shared::Result<ModelRoutes::Route> route = RouteModel(env_, chat.model, chat.keep_alive);
+  if (!route.ok()) {
+    return exchange->Reply(AnthropicError(MakeError(404, route.status().message(), "model")));
   }
   if (!RenderChat(chat, &error)) return exchange->Reply(AnthropicError(error));
   ResponseShape shape;
   shape.endpoint = Endpoint::kChatCompletions;
   shape.id = NextId("msg_");
   shape.created = Now();
-  shape.model = model_id_;
+  shape.model = route->env->served_models.primary();
   ShapeChat(chat, shape);
   shape.tool_call_id = "toolu_" + shape.id.substr(4);
   std::vector<ChoiceSpec> choices;
   choices.push_back({std::make_unique<AnthropicFormatter>(shape, std::move(r->stop_sequences)),
                      Validate(chat.generate, shape.id)});
-  RelayedCompletion::Start(env_, std::move(exchange), std::move(choices), chat.stream,
+  RelayedCompletion::Start(route->env, std::move(exchange), std::move(choices), chat.stream,
                            Deadline(chat.timeout_s));
 }
 
@@ -71,8 +72,8 @@ void HttpApi::CountTokens(const Request& request, std::shared_ptr<Exchange> exch
   std::optional<AnthropicRequest> r =
       ParseAnthropicRequest(request.body(), AnthropicRoute::kCountTokens, &error);
   if (!r) return exchange->Reply(AnthropicError(error));
-  if (shared::Status model = env_->served_models.Check(r->chat.model); !model.ok()) {
-    return exchange->Reply(AnthropicError(MakeError(404, model.message(), "model")));
+  if (shared::Result<ModelRoutes::Route> route = RouteModel(env_, r->chat.model); !route.ok()) {
+    return exchange->Reply(AnthropicError(MakeError(404, route.status().message(), "model")));
   }
   if (!RenderChat(r->chat, &error)) return exchange->Reply(AnthropicError(error));
   // The prompt as the worker will tokenize it for /v1/messages: special tokens parsed, BOS as

@@ -30,8 +30,9 @@ void HttpApi::Embeddings(const Request& request, std::shared_ptr<Exchange> excha
   HttpError error;
   std::optional<EmbeddingsRequest> r = ParseEmbeddingsRequest(request.body(), &error);
   if (!r) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
-  if (shared::Status model = env_->served_models.Check(r->model); !model.ok()) {
-    const HttpError e = MakeError(404, model.message(), "model", "model_not_found");
+  shared::Result<ModelRoutes::Route> route = RouteModel(env_, r->model);
+  if (!route.ok()) {
+    const HttpError e = MakeError(404, route.status().message(), "model", "model_not_found");
     return exchange->Reply(JsonResponse(404, ErrorBody(e)));
   }
   if (shared::Status checked = CheckEmbedRequest(r->embed); !checked.ok()) {
@@ -40,8 +41,8 @@ void HttpApi::Embeddings(const Request& request, std::shared_ptr<Exchange> excha
   }
   r->embed.set_request_id(NextId("embd-"));
   EmbedCall::Run(
-      env_, std::move(r->embed), Deadline(0),
-      [exchange, base64 = r->base64, model = model_id_](
+      route->env, std::move(r->embed), Deadline(0),
+      [exchange, base64 = r->base64, model = route->env->served_models.primary()](
           const shared::Status& status, const smallmind::v1::EmbedResponse& answer) {
         Response reply = [&] {
           if (!status.ok()) {

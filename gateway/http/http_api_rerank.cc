@@ -6,6 +6,7 @@
 #include "gateway/http/http_api.h"
 #include "gateway/http/http_error.h"
 #include "gateway/http/rerank_request.h"
+#include "gateway/relay/model_routes.h"
 #include "gateway/relay/rerank_call.h"
 
 namespace smallmind::gateway::http {
@@ -28,8 +29,9 @@ void HttpApi::Rerank(const Request& request, std::shared_ptr<Exchange> exchange)
   HttpError error;
   std::optional<RerankBody> r = ParseRerankBody(request.body(), &error);
   if (!r) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
-  if (shared::Status model = env_->served_models.Check(r->model); !model.ok()) {
-    const HttpError e = MakeError(404, model.message(), "model", "model_not_found");
+  shared::Result<ModelRoutes::Route> route = RouteModel(env_, r->model);
+  if (!route.ok()) {
+    const HttpError e = MakeError(404, route.status().message(), "model", "model_not_found");
     return exchange->Reply(JsonResponse(404, ErrorBody(e)));
   }
   if (shared::Status checked = CheckRerankRequest(r->rerank); !checked.ok()) {
@@ -38,9 +40,9 @@ void HttpApi::Rerank(const Request& request, std::shared_ptr<Exchange> exchange)
   }
   r->rerank.set_request_id(NextId("rerank-"));
   RunRerank(
-      env_, std::move(r->rerank), Deadline(0),
-      [exchange, model = model_id_](const shared::Status& status,
-                                    const smallmind::v1::RerankResponse& answer) {
+      route->env, std::move(r->rerank), Deadline(0),
+      [exchange, model = route->env->served_models.primary()](
+          const shared::Status& status, const smallmind::v1::RerankResponse& answer) {
         Response reply = [&] {
           if (!status.ok()) {
             const HttpError e = RerankError(status);

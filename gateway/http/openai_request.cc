@@ -198,12 +198,28 @@ void ReadRuntime(Fields& f, smallmind::v1::RuntimeOptions* runtime) {
   }
 }
 
+// Ollama's `keep_alive`: a duration string ("5m", "0", "-1") or a number of seconds.
+bool ReadKeepAlive(Fields& f, OpenAiRequest& r) {
+  const Json* keep = f.Find("keep_alive");
+  if (!keep || !f.ok()) return f.ok();
+  if (!keep->is_number() && !keep->is_string()) {
+    return f.WrongType("keep_alive", "a duration string or a number of seconds", *keep);
+  }
+  shared::Result<KeepAlive> parsed = keep->is_number()
+                                         ? KeepAliveFromSeconds(keep->get<double>(), "keep_alive")
+                                         : ParseKeepAlive(keep->get<std::string>(), "keep_alive");
+  if (!parsed.ok()) return f.Fail("keep_alive", parsed.status().message());
+  r.keep_alive = *parsed;
+  return true;
+}
+
 // The fields both endpoints share: sampling, stopping, runtime, n, stream and our extensions.
 bool ReadCommon(Fields& f, OpenAiRequest& r) {
   auto& g = r.generate;
   auto* s = g.mutable_sampling();
   int64_t i = 0;
   f.String("model", &r.model);
+  if (!ReadKeepAlive(f, r)) return false;
   f.Float("temperature", [s](float x) { s->set_temperature(x); });
   f.Float("top_p", [s](float x) { s->set_top_p(x); });
   f.Float("min_p", [s](float x) { s->set_min_p(x); });

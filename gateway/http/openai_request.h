@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/http/http_error.h"
+#include "gateway/models/keep_alive.h"
 #include "shared/json_reader.h"
 #include "shared/request_limits.h"
 #include "smallmind/v1/inference.pb.h"
@@ -43,6 +44,9 @@ inline constexpr int64_t kMaxChoices = 8;
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   std::string model;  // as sent; "" when omitted or null
+  // Ollama's `keep_alive` (a duration string or seconds): how long the model stays loaded after
+  // this request (docs/models.md); nullopt = as it was.
+  std::optional<KeepAlive> keep_alive;
   // Everything the worker needs. For chat, the prompt is set after the messages are rendered.
   smallmind::v1::GenerateRequest generate;
   uint32_t n = 1;  // choices, each its own sequence (seed + index when a seed is given)

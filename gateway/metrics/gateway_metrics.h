@@ -5,6 +5,7 @@
 // Gateway, shared (shared_ptr) with the endpoints. Thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,10 +27,14 @@ class GatewayMetrics final : public prometheus::Collectable {
   GatewayMetrics(const GatewayMetrics&) = delete;
   GatewayMetrics& operator=(const GatewayMetrics&) = delete;
 
-  RequestMetrics& requests() { return requests_; }
-  // From now on scrapes include the workers of `pool`. Called once the pool exists (again to
-  // replace it).
-  void AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources);
+  // The request families of one served model, its series labelled model="`model`" (made on first
+  // call; "" = no model label). The reference stays valid as long as this object.
+  RequestMetrics& requests(const std::string& model = "");
+  // From now on scrapes include the workers of `pool`, each series labelled model="`model`" (""
+  // = no such label). Called once per served model when its pool exists (again with the same
+  // `model` to replace it); the families of several models are merged by name.
+  void AttachWorkers(std::shared_ptr<WorkerPool> pool, WorkerMetricsSources sources,
+                     const std::string& model = "");
   // From now on every series carries model_name="`name`" (the first --served-model-name), as
   // vLLM's do, so dashboards built for vLLM can filter by it. Unset: no such label.
   void SetModelName(std::string name);
@@ -41,10 +46,11 @@ class GatewayMetrics final : public prometheus::Collectable {
 
  private:
   prometheus::Registry registry_;
-  RequestMetrics requests_;
   mutable std::mutex mu_;
-  std::shared_ptr<const WorkerStatsCollector> workers_;  // guarded by mu_; null until attached
-  std::string model_name_;                               // guarded by mu_; "" until set
+  std::map<std::string, std::unique_ptr<RequestMetrics>> requests_;  // guarded by mu_
+  // Guarded by mu_: by model, empty until attached.
+  std::map<std::string, std::shared_ptr<const WorkerStatsCollector>> workers_;
+  std::string model_name_;  // guarded by mu_; "" until set
 };
 
 // The Content-Type of RenderText()'s body.

@@ -19,8 +19,21 @@ constexpr double kPhaseLo = 0.001, kPhaseHi = 1200;
 constexpr int kLastCode = static_cast<int>(shared::StatusCode::kUnimplemented);
 
 prometheus::Histogram& PhaseHistogram(prometheus::Registry& registry, const std::string& name,
-                                      const std::string& help, const std::vector<double>& buckets) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, buckets);
+                                      const std::string& help, const prometheus::Labels& labels,
+                                      const std::vector<double>& buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add(labels, buckets);
+}
+
+// One series per status code, made up front so that rates and ratios see zeros, not gaps.
+std::vector<prometheus::Counter*> CodeCounters(prometheus::Family<prometheus::Counter>& family,
+                                               const prometheus::Labels& labels) {
+  std::vector<prometheus::Counter*> counters;  // [StatusCode]
+  for (int code = 0; code <= kLastCode; ++code) {
+    prometheus::Labels with_code = labels;
+    with_code["status"] = shared::StatusCodeName(static_cast<shared::StatusCode>(code));
+    counters.push_back(&family.Add(with_code));
+  }
+  return counters;
 }
 
 }  // namespace
@@ -40,8 +53,9 @@ std::vector<double> LatencyBuckets(double lo, double hi) {
   return bounds;
 }
 
-RequestMetrics::RequestMetrics(prometheus::Registry& registry)
-    : ttft_buckets_(LatencyBuckets(kTtftLo, kTtftHi)),
+RequestMetrics::RequestMetrics(prometheus::Registry& registry, const std::string& model)
+    : labels_(model.empty() ? prometheus::Labels{} : prometheus::Labels{{"model", model}}),
+      ttft_buckets_(LatencyBuckets(kTtftLo, kTtftHi)),
       itl_buckets_(LatencyBuckets(kItlLo, kItlHi)),
       requests_(prometheus::BuildCounter()
                     .Name("smallmind_requests_total")
@@ -52,53 +66,49 @@ RequestMetrics::RequestMetrics(prometheus::Registry& registry)
               .Name("smallmind_time_to_first_token_seconds")
               .Help("From the gateway accepting a request to its first token reaching the gateway")
               .Register(registry)
-              .Add({}, ttft_buckets_)),
+              .Add(labels_, ttft_buckets_)),
       itl_(prometheus::BuildHistogram()
                .Name("smallmind_inter_token_latency_seconds")
                .Help("Gap between tokens as the gateway relays them; a message of k tokens counts "
                      "as k gaps of 1/k of the time since the previous message")
                .Register(registry)
-               .Add({}, itl_buckets_)),
+               .Add(labels_, itl_buckets_)),
       prompt_tokens_(prometheus::BuildCounter()
                          .Name("smallmind_prompt_tokens_total")
                          .Help("Prompt tokens of finished requests (as the worker counted them)")
                          .Register(registry)
-                         .Add({})),
+                         .Add(labels_)),
       generation_tokens_(
           prometheus::BuildCounter()
               .Name("smallmind_generation_tokens_total")
               .Help("Tokens the gateway received from workers for its requests, cancelled "
                     "streams' included")
               .Register(registry)
-              .Add({})),
+              .Add(labels_)),
       phase_buckets_(LatencyBuckets(kPhaseLo, kPhaseHi)),
       e2e_(PhaseHistogram(registry, "smallmind_e2e_request_latency_seconds",
                           "From the gateway accepting a request to its last message (OK ones)",
-                          phase_buckets_)),
+                          labels_, phase_buckets_)),
       queue_(PhaseHistogram(registry, "smallmind_request_queue_time_seconds",
                             "Time a request waited in the gateway's and the worker's queues "
                             "(timings.queue_ms of OK requests)",
-                            phase_buckets_)),
+                            labels_, phase_buckets_)),
       prefill_(PhaseHistogram(registry, "smallmind_request_prefill_time_seconds",
                               "From the end of a request's queue wait to its first token reaching "
                               "the gateway (OK requests)",
-                              phase_buckets_)),
+                              labels_, phase_buckets_)),
       decode_(PhaseHistogram(registry, "smallmind_request_decode_time_seconds",
                              "From a request's first token to its last reaching the gateway (OK "
                              "requests)",
-                             phase_buckets_)),
+                             labels_, phase_buckets_)),
       acceptance_(prometheus::BuildHistogram()
                       .Name("smallmind_spec_acceptance_rate")
                       .Help("Speculative decoding: accepted / drafted tokens of each OK request "
                             "that had drafts verified")
                       .Register(registry)
-                      .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
-                                                                       0.7, 0.8, 0.9, 1.0})) {
-  // Every code's series exists from the start, so rates and ratios see zeros, not gaps.
-  for (int code = 0; code <= kLastCode; ++code) {
-    requests_by_code_.push_back(&requests_.Add(
-        {{"status", shared::StatusCodeName(static_cast<shared::StatusCode>(code))}}));
-  }
+                      .Add(labels_, prometheus::Histogram::BucketBoundaries{
+                                        0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0})) {
+  requests_by_code_ = CodeCounters(requests_, labels_);
 }
 
 void RequestMetrics::ObserveFirstTokens(Seconds ttft, size_t tokens) {

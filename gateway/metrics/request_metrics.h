@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <prometheus/counter.h>
@@ -37,8 +38,10 @@ class RequestMetrics {
  public:
   using Seconds = std::chrono::duration<double>;
 
-  // Registers the families in `registry`, which must outlive this object.
-  explicit RequestMetrics(prometheus::Registry& registry);
+  // Registers the families in `registry`, which must outlive this object. A non-empty `model`
+  // labels every series model="`model`" (one RequestMetrics per served model share the
+  // families); "" = no model label.
+  explicit RequestMetrics(prometheus::Registry& registry, const std::string& model = "");
   RequestMetrics(const RequestMetrics&) = delete;
   RequestMetrics& operator=(const RequestMetrics&) = delete;
 
@@ -64,6 +67,7 @@ class RequestMetrics {
   const std::vector<double>& itl_buckets() const { return itl_buckets_; }
 
  private:
+  const prometheus::Labels labels_;  // {} or {model}; first: every series below uses it
   const std::vector<double> ttft_buckets_;
   const std::vector<double> itl_buckets_;
   prometheus::Family<prometheus::Counter>& requests_;

@@ -36,8 +36,8 @@ shared::Status Bad(std::string_view text, std::string_view what) {
 std::optional<double> TakeNumber(std::string_view& text) {
   size_t n = 0;
   bool dot = false;
-  while (n < text.size() && (std::isdigit(static_cast<unsigned char>(text[n])) ||
-                             (text[n] == '.' && !dot))) {
+  while (n < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[n])) || (text[n] == '.' && !dot))) {
     dot = dot || text[n] == '.';
     ++n;
   }

@@ -31,15 +31,23 @@ void LoadGate::Enter(AdmissionWaiter* waiter, const ValidatedRequest& request,
 }
 
 void LoadGate::Withdraw(AdmissionWaiter* waiter) {
-  std::vector<Waiting> gone =
-      [&] {
-        std::lock_guard<std::mutex> lock(mu_);
-        return TakeLocked([waiter](const Waiting& w) { return w.waiter == waiter; });
-      }();
-  if (gone.empty()) return inner_->Withdraw(waiter);
-  waiter->OnAdmitted({shared::Status(shared::StatusCode::kCancelled,
-                                     "cancelled while its model was loading"),
-                      std::nullopt});
+  std::vector<Waiting> gone = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return TakeLocked([waiter](const Waiting& w) { return w.waiter == waiter; });
+  }();
+  if (gone.empty()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (std::find(handing_.begin(), handing_.end(), waiter) != handing_.end()) {
+        withdrawn_.push_back(waiter);  // Open() forwards it right after the waiter's Enter
+        return;
+      }
+    }
+    return inner_->Withdraw(waiter);
+  }
+  waiter->OnAdmitted(
+      {shared::Status(shared::StatusCode::kCancelled, "cancelled while its model was loading"),
+       std::nullopt});
 }
 
 void LoadGate::Leave(AdmissionWaiter* waiter, const std::optional<ServiceSample>& served) {
@@ -52,8 +60,18 @@ void LoadGate::Open() {
     std::lock_guard<std::mutex> lock(mu_);
     open_ = true;
     ready.swap(waiting_);
+    for (const Waiting& w : ready) handing_.push_back(w.waiter);
   }
-  for (Waiting& w : ready) inner_->Enter(w.waiter, w.request, w.deadline);
+  for (Waiting& w : ready) {
+    inner_->Enter(w.waiter, w.request, w.deadline);
+    bool withdrawn = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::erase(handing_, w.waiter);
+      withdrawn = std::erase(withdrawn_, w.waiter) > 0;
+    }
+    if (withdrawn) inner_->Withdraw(w.waiter);
+  }
 }
 
 void LoadGate::Close() {

@@ -56,8 +56,12 @@ class LoadGate final : public Admission {
   const std::unique_ptr<Admission> inner_;
   const std::function<void()> wanted_;
   mutable std::mutex mu_;
-  bool open_ = false;              // guarded by mu_
-  std::vector<Waiting> waiting_;   // guarded by mu_; arrival order
+  bool open_ = false;             // guarded by mu_
+  std::vector<Waiting> waiting_;  // guarded by mu_; arrival order
+  // Guarded by mu_: waiters Open() is handing to `inner` now, and those of them withdrawn
+  // meanwhile (their Withdraw goes to `inner` once their Enter did).
+  std::vector<AdmissionWaiter*> handing_;
+  std::vector<AdmissionWaiter*> withdrawn_;
 };
 
 }  // namespace smallmind::gateway

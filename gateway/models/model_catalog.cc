@@ -30,7 +30,8 @@ std::optional<int> ParsePositive(std::string_view digits, int max) {
 // One ",key=value" option of a --model flag into `entry`.
 shared::Status ApplyOption(std::string_view text, std::string_view option, CatalogEntry& entry) {
   const size_t eq = option.find('=');
-  if (eq == std::string_view::npos) return BadFlag(text, fmt::format("`{}` is not key=value", option));
+  if (eq == std::string_view::npos)
+    return BadFlag(text, fmt::format("`{}` is not key=value", option));
   const std::string_view key = option.substr(0, eq);
   int* field = key == "workers"        ? &entry.workers
                : key == "threads"      ? &entry.threads
@@ -91,7 +92,8 @@ shared::Result<std::vector<CatalogEntry>> ScanModelsDir(const std::string& dir) 
   }
   std::vector<std::filesystem::path> files;
   for (const auto& item : it) {
-    if (item.path().extension() == ".gguf" && item.is_regular_file(ec)) files.push_back(item.path());
+    if (item.path().extension() == ".gguf" && item.is_regular_file(ec))
+      files.push_back(item.path());
   }
   if (files.empty()) {
     return shared::InvalidArgument(fmt::format("--models-dir {}: holds no *.gguf file", dir));
@@ -144,7 +146,8 @@ SupervisorOptions SupervisorOptionsFor(const CatalogEntry& entry, SupervisorOpti
 
 shared::Result<ModelCatalog> ModelCatalog::Build(std::vector<CatalogEntry> entries,
                                                  const std::vector<std::string>& served_names) {
-  if (entries.empty()) return shared::InvalidArgument("no model to serve: give --model or --models-dir");
+  if (entries.empty())
+    return shared::InvalidArgument("no model to serve: give --model or --models-dir");
   if (!served_names.empty()) entries.front().names = served_names;
   std::vector<std::string_view> seen;
   for (const CatalogEntry& entry : entries) {
@@ -199,8 +202,8 @@ std::string ModelCatalog::NameList() const {
 }
 
 shared::Status ModelCatalog::NotServed(std::string_view name) const {
-  return shared::NotFound(fmt::format("the model `{}` is not served here; this server serves {}",
-                                      name, NameList()));
+  return shared::NotFound(
+      fmt::format("the model `{}` is not served here; this server serves {}", name, NameList()));
 }
 
 }  // namespace smallmind::gateway

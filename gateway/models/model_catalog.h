@@ -16,13 +16,13 @@ namespace smallmind::gateway {
 
 // One served model, before anything is loaded.
 struct CatalogEntry {
-  // The names requests may give (the first is its id: /v1/models, responses, metrics). Empty only
-  // for attached workers (--worker-endpoints), named by what they report.
+  // The names requests may give (the first is its id: /v1/models, responses, metrics); attached
+  // workers' (--worker-endpoints) one model is named by what they report (Gateway::BuildCatalog).
   std::vector<std::string> names;
-  std::string spec;      // builtin:NAME, a .gguf or a llama2.c .bin; "" = attached workers
-  int workers = 0;       // 0 = --workers
-  int threads = 0;       // 0 = --threads-per-worker
-  int kv_memory_mb = 0;  // 0 = the workers' own (--worker-flags --kv-memory-mb, else 1024)
+  std::string spec;         // builtin:NAME, a .gguf or a llama2.c .bin; "" = attached workers
+  int workers = 0;          // 0 = --workers
+  int threads = 0;          // 0 = --threads-per-worker
+  int kv_memory_mb = 0;     // 0 = the workers' own (--worker-flags --kv-memory-mb, else 1024)
   uint64_t file_bytes = 0;  // the spec's file size (0 for builtin: models and attached workers)
 
   const std::string& id() const { return names.front(); }

@@ -18,12 +18,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 const char* ModelStateName(ModelState state) {
   switch (state) {
-    case ModelState::kUnloaded:
-      return "unloaded";
-    case ModelState::kLoading:
-      return "loading";
-    case ModelState::kLoaded:
-      return "loaded";
+    case ModelState::kUnloaded: return "unloaded";
+    case ModelState::kLoading: return "loading";
+    case ModelState::kLoaded: return "loaded";
   }
   return "unloaded";
 }
@@ -36,9 +33,9 @@ ModelResidency::ModelResidency(ModelCatalog catalog, ResidencyOptions options)
     slot->entry = catalog_.entries()[i];
     slot->bytes = EstimateResidentBytes(slot->entry, options_.workers, kv_mb);
     slot->attached = i == 0 && options_.attached_pool != nullptr;
-    slot->pool = slot->attached ? options_.attached_pool
-                                : std::make_shared<WorkerPool>(std::vector<std::string>{},
-                                                               options_.pool);
+    slot->pool = slot->attached
+                     ? options_.attached_pool
+                     : std::make_shared<WorkerPool>(std::vector<std::string>{}, options_.pool);
     const uint32_t per_worker = options_.admission.max_in_flight_per_worker;
     auto queue = std::make_unique<AdmissionQueue>(
         options_.admission, [pool = slot->pool.get(), per_worker]() -> size_t {
@@ -114,11 +111,24 @@ bool ModelResidency::BusyLocked(const Slot& slot) const {
          (slot.in_flight && slot.in_flight() > 0);
 }
 
+std::string ModelResidency::TooLarge(const Slot& slot) const {
+  return fmt::format(
+      "the model `{}` could not be loaded: it needs about {:.0f} MiB (file + KV pools), more "
+      "than --memory-budget {:.0f} MiB",
+      slot.entry.id(), slot.bytes / kMiB, options_.memory_budget_bytes / kMiB);
+}
+
 shared::Status ModelResidency::LoadNow(size_t i, std::stop_token stop) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (slots_[i]->state != ModelState::kUnloaded) return shared::Status::Ok();
-    slots_[i]->state = ModelState::kLoading;
+    Slot& slot = *slots_[i];
+    if (slot.state != ModelState::kUnloaded) return shared::Status::Ok();
+    if (PlanEvictions(options_.memory_budget_bytes, slot.bytes, {}).verdict ==
+        EvictionPlan::Verdict::kTooLarge) {
+      slot.last_error = TooLarge(slot);
+      return shared::Unavailable(slot.last_error);
+    }
+    slot.state = ModelState::kLoading;
   }
   Load(i, stop);
   std::lock_guard<std::mutex> lock(mu_);
@@ -213,10 +223,7 @@ void ModelResidency::LoadNext(std::stop_token stop) {
   }
   Slot& slot = *slots_[*next];
   if (plan.verdict == EvictionPlan::Verdict::kTooLarge) {
-    const std::string why = fmt::format(
-        "the model `{}` could not be loaded: it needs about {:.0f} MiB (file + KV pools), more "
-        "than --memory-budget {:.0f} MiB",
-        slot.entry.id(), slot.bytes / kMiB, options_.memory_budget_bytes / kMiB);
+    const std::string why = TooLarge(slot);
     {
       std::lock_guard<std::mutex> lock(mu_);
       slot.last_error = why;
@@ -239,13 +246,12 @@ void ModelResidency::LoadNext(std::stop_token stop) {
   Load(*next, stop);
 }
 
-shared::Result<smallmind::v1::ModelInfo> ModelResidency::Spawn(Slot& slot,
-                                                               std::stop_token stop) {
+shared::Result<smallmind::v1::ModelInfo> ModelResidency::Spawn(Slot& slot, std::stop_token stop) {
   const int workers = slot.entry.workers > 0 ? slot.entry.workers : options_.workers;
-  SM_ASSIGN_OR_RETURN(std::unique_ptr<WorkerSupervisor> supervisor,
-                      WorkerSupervisor::Create(slot.entry.spec, options_.tokenizer, workers,
-                                               SupervisorOptionsFor(slot.entry,
-                                                                    options_.supervisor)));
+  SM_ASSIGN_OR_RETURN(
+      std::unique_ptr<WorkerSupervisor> supervisor,
+      WorkerSupervisor::Create(slot.entry.spec, options_.tokenizer, workers,
+                               SupervisorOptionsFor(slot.entry, options_.supervisor)));
   std::shared_ptr<WorkerPool> pool = slot.pool;
   pool->SetTargets(supervisor->targets());
   const auto timeout = options_.pool.poll_timeout;
@@ -281,14 +287,14 @@ void ModelResidency::Load(size_t i, std::stop_token stop) {
   spdlog::info("loading model `{}` ({}, about {:.0f} MiB)", slot.entry.id(), slot.entry.spec,
                slot.bytes / kMiB);
   shared::Result<smallmind::v1::ModelInfo> info = Spawn(slot, stop);
-  const double ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   if (info.ok()) slot.queue->SetContextLength(info->context_length());
   {
     std::lock_guard<std::mutex> lock(mu_);
     slot.last_used = Clock::now();
     if (info.ok()) {
       slot.state = ModelState::kLoaded;
+      slot.wanted = false;  // asked for again while it loaded: it is here now
       slot.info = *info;
       slot.last_error.clear();
     } else {
@@ -342,8 +348,8 @@ ModelStatus ModelResidency::StatusLocked(const Slot& slot) const {
   status.names = slot.entry.names;
   status.state = slot.state;
   status.estimated_bytes = slot.bytes;
-  status.keep_alive = slot.attached ? KeepAlive::Forever()
-                                    : slot.keep_alive.value_or(options_.keep_alive);
+  status.keep_alive =
+      slot.attached ? KeepAlive::Forever() : slot.keep_alive.value_or(options_.keep_alive);
   status.info = slot.info;
   status.last_error = slot.last_error;
   return status;

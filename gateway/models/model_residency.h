@@ -38,7 +38,7 @@ const char* ModelStateName(ModelState state);
 struct ResidencyOptions {
   uint64_t memory_budget_bytes = 0;  // 0 = no budget
   KeepAlive keep_alive = KeepAlive::Forever();
-  int workers = 2;       // per model, unless its entry says
+  int workers = 2;        // per model, unless its entry says
   std::string tokenizer;  // --tokenizer, for every spawned model
   SupervisorOptions supervisor;
   WorkerPoolOptions pool;
@@ -150,6 +150,8 @@ class ModelResidency {
   // Unloads model i unless it became busy; true when it did.
   bool Unload(size_t i, const char* why);
   ModelStatus StatusLocked(const Slot& slot) const;
+  // "the model `x` could not be loaded: it needs about N MiB ..., more than --memory-budget M MiB".
+  std::string TooLarge(const Slot& slot) const;
 
   const ModelCatalog catalog_;
   const ResidencyOptions options_;

@@ -30,17 +30,25 @@
 
 namespace smallmind::gateway {
 
+class ModelRoutes;
+
 // What every relay shares. Owned jointly (shared_ptr); its owner keeps it until `active` is zero,
 // so that the last reference, and the channels with it, never goes on a gRPC callback thread.
 struct RelayEnv {
   std::shared_ptr<WorkerPool> pool;
-  std::unique_ptr<Admission> admission = std::make_unique<OpenAdmission>();
+  // The model's admission: with several models its LoadGate (gateway/models/load_gate.h), shared
+  // with the ModelResidency that opens and closes it.
+  std::shared_ptr<Admission> admission = std::make_unique<OpenAdmission>();
   RelayOptions options;
   ActiveRequests active;
   // What /metrics counts (issue 10); null counts nothing. Shares the GatewayMetrics' lifetime.
   std::shared_ptr<RequestMetrics> metrics;
   // The names a request's `model` may give; set by Gateway::Start before any door opens.
   ServedModels served_models;
+  // Every served model by name (gateway/relay/model_routes.h): a door resolves a request's `model`
+  // here into that model's env. Null = this env's one model only (served_models). Owned by the
+  // Gateway, which outlives the doors.
+  ModelRoutes* models = nullptr;
   // False while the gateway's own probes find its gRPC port not accepting connections
   // (gateway/grpc/listener_watch.h): every door's health reports it.
   std::atomic<bool> grpc_accepting{true};

@@ -103,7 +103,7 @@ TEST_F(AdmissionTest, QueueOverflowRefusesOnlyTheExcessWithARetryHint) {
   ASSERT_TRUE(gateway_->admission().WaitForWaiting(2, kWait));
   // The queue shows in /metrics (the fake worker reports no waiting sequence of its own).
   const std::string metrics = gateway_->metrics()->RenderText();
-  EXPECT_NE(metrics.find("\nsmallmind_request_queue_depth{model_name=\"fake\"} 2\n"),
+  EXPECT_NE(metrics.find("\nsmallmind_request_queue_depth{model=\"fake\",model_name=\"fake\"} 2\n"),
             std::string::npos)
       << metrics;
   for (const std::string id : {"excess-1", "excess-2"}) {

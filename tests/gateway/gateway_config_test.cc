@@ -53,7 +53,9 @@ TEST(GatewayConfigTest, DefaultsMatchTheDesign) {
   ScopedEnv no_keys("SMALLMIND_API_KEYS", nullptr);
   auto config = Parse({});
   ASSERT_TRUE(config.ok());
-  EXPECT_EQ(config->model, "builtin:stories260K");
+  EXPECT_EQ(config->ModelFlags(), (std::vector<std::string>{"builtin:stories260K"}));
+  EXPECT_TRUE(config->keep_alive.forever());
+  EXPECT_EQ(config->memory_budget_mb, 0);
   EXPECT_EQ(config->workers, 2);
   EXPECT_EQ(config->port, 50051);
   EXPECT_EQ(config->listen_host, "0.0.0.0");
@@ -85,7 +87,7 @@ TEST(GatewayConfigTest, ParsesSpacedAndEqualsFormsAndLists) {
                        "--tls-client-ca",
                        "ca.pem"});
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  EXPECT_EQ(config->model, "m.gguf");
+  EXPECT_EQ(config->models, (std::vector<std::string>{"m.gguf"}));
   EXPECT_EQ(config->workers, 3);
   EXPECT_EQ(config->port, 0);
   EXPECT_EQ(config->supervisor.cpus_per_worker, 4);
@@ -146,10 +148,33 @@ TEST(GatewayConfigTest, ValidateRejectsOutOfRangeValuesNamingTheFlag) {
   EXPECT_NE(message("--log-level", "loud").find("--log-level must be one of"), std::string::npos);
 }
 
+TEST(GatewayConfigTest, ParsesSeveralModelsKeepAliveAndBudget) {
+  ScopedEnv no_keys("SMALLMIND_API_KEYS", nullptr);
+  auto config = Parse({"--model", "a=builtin:tiny,workers=1", "--model", "b=builtin:stories260K",
+                       "--keep-alive", "30s", "--memory-budget", "512"});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->ModelFlags(),
+            (std::vector<std::string>{"a=builtin:tiny,workers=1", "b=builtin:stories260K"}));
+  EXPECT_EQ(config->keep_alive.duration, std::chrono::milliseconds(30000));
+  EXPECT_EQ(config->memory_budget_mb, 512);
+  EXPECT_TRUE(config->Validate().ok());
+  config->models.push_back("a=other.gguf");
+  EXPECT_NE(config->Validate().message().find("`a` is given twice"), std::string::npos);
+  EXPECT_FALSE(Parse({"--keep-alive", "soon"}).ok());
+}
+
+TEST(GatewayConfigTest, AttachedWorkersServeOneModel) {
+  GatewayConfig config;
+  config.worker_endpoints = {"unix:/w.sock"};
+  config.models = {"a=builtin:tiny", "b=builtin:tiny"};
+  EXPECT_NE(config.Validate().message().find("--worker-endpoints serves the one model"),
+            std::string::npos);
+}
+
 TEST(GatewayConfigTest, ValidateRejectsInconsistentValues) {
   GatewayConfig config;
   config.workers = 1;
-  config.model.clear();
+  config.models = {""};
   EXPECT_FALSE(config.Validate().ok());
   config.worker_endpoints = {"unix:/w.sock"};  // attached workers bring their own model
   EXPECT_TRUE(config.Validate().ok());
@@ -192,8 +217,9 @@ TEST(GatewayConfigTest, HelpShowsEveryFlagWithItsDefault) {
   const std::string help = shared::HelpText(app);
   for (const char* line :
        {"--port INT", "(default: 50051)", "--workers INT", "(default: 2)",
-        "--drain-seconds SECONDS", "(default: 30)", "--model SPEC",
-        "(default: builtin:stories260K)", "--api-keys LIST (env SMALLMIND_API_KEYS)"}) {
+        "--drain-seconds SECONDS", "(default: 30)", "--model [NAME=]SPEC",
+        "(default: builtin:stories260K)", "--api-keys LIST (env SMALLMIND_API_KEYS)",
+        "--keep-alive DURATION", "(default: forever)", "--memory-budget MB", "--models-dir DIR"}) {
     EXPECT_NE(help.find(line), std::string::npos) << line << " missing from:\n" << help;
   }
 }

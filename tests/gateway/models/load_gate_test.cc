@@ -117,5 +117,28 @@ TEST_F(LoadGateTest, DeadlinesAndCancelsEndAWait) {
   EXPECT_EQ(inner_->entered, (std::vector<std::string>{"late"}));
 }
 
+// A cancel that reaches the gate while Open() hands its waiter over goes to the inner admission
+// after the waiter's Enter there, never before it (where the inner one would not know it yet).
+TEST(LoadGateHandoverTest, AWithdrawDuringOpenFollowsTheEnterInside) {
+  struct CancellingAdmission : CountingAdmission {
+    void Enter(AdmissionWaiter* waiter, const ValidatedRequest& request,
+               system_clock::time_point deadline) override {
+      gate->Withdraw(waiter);  // the client cancels just as its model became ready
+      EXPECT_EQ(withdrawn, 0) << "forwarded before the Enter";
+      CountingAdmission::Enter(waiter, request, deadline);
+    }
+    LoadGate* gate = nullptr;
+  };
+  auto inner = std::make_unique<CancellingAdmission>();
+  CancellingAdmission* seen = inner.get();
+  LoadGate gate(std::move(inner), nullptr);
+  seen->gate = &gate;
+  Waiter a;
+  gate.Enter(&a, Request("a"), system_clock::time_point::max());
+  gate.Open();
+  EXPECT_EQ(seen->entered, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(seen->withdrawn, 1);
+}
+
 }  // namespace
 }  // namespace smallmind::gateway

@@ -34,8 +34,8 @@ ValidatedRequest Request() {
 // so that the estimate of one model is exactly 16 MiB.
 class ModelResidencyTest : public ::testing::Test {
  protected:
-  std::unique_ptr<ModelResidency> Make(const std::vector<std::string>& models,
-                                       uint64_t budget_mb, KeepAlive keep_alive) {
+  std::unique_ptr<ModelResidency> Make(const std::vector<std::string>& models, uint64_t budget_mb,
+                                       KeepAlive keep_alive) {
     auto catalog = ModelCatalog::FromFlags(models, "", {});
     EXPECT_TRUE(catalog.ok()) << catalog.status().message();
     ResidencyOptions options;
@@ -113,6 +113,15 @@ TEST_F(ModelResidencyTest, AModelLargerThanTheBudgetFailsItsRequestsUnavailable)
   EXPECT_NE(status.message().find("more than --memory-budget 20 MiB"), std::string::npos)
       << status.message();
   EXPECT_EQ(residency->Status(0).state, ModelState::kUnloaded);
+}
+
+TEST_F(ModelResidencyTest, LoadNowRefusesAModelLargerThanTheBudget) {
+  auto residency = Make({"big=builtin:tiny,kv-memory-mb=64"}, 20, KeepAlive::Forever());
+  const shared::Status status = residency->LoadNow(0);
+  EXPECT_EQ(status.code(), shared::StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("it needs about 64 MiB"), std::string::npos) << status.message();
+  EXPECT_EQ(residency->Status(0).state, ModelState::kUnloaded);
+  EXPECT_EQ(residency->pool(0)->size(), 0u);
 }
 
 TEST_F(ModelResidencyTest, ALoadThatFailsAnswersUnavailableWithTheReason) {

@@ -46,8 +46,7 @@ TEST(ResidencyPolicyTest, UnloadsLeastRecentlyUsedIdleModelsFirstUntilItFits) {
 }
 
 TEST(ResidencyPolicyTest, BusyModelsStayAndMakeItWait) {
-  const std::vector<ResidentModel> resident = {Model(0, 100, 1, /*busy=*/true),
-                                               Model(1, 100, 2)};
+  const std::vector<ResidentModel> resident = {Model(0, 100, 1, /*busy=*/true), Model(1, 100, 2)};
   EvictionPlan plan = PlanEvictions(200, 100, resident);
   EXPECT_EQ(plan.verdict, Verdict::kFits);
   EXPECT_EQ(plan.victims, (std::vector<size_t>{1}));  // the older one is busy: the next goes
