@@ -158,9 +158,9 @@ void Gateway::AttachWorkerMetrics() {
     sources.supervisor_restarts = [residency = residency_.get(), i](uint32_t k) {
       return residency->Restarts(i, k);
     };
-    // The model's gateway queue counts in smallmind_request_queue_depth. The residency owns the
-    // queue and may go before the metrics endpoint stops: it is read only while the env lives
-    // (the gateway stops the endpoint before either goes).
+    // The model's gateway queue counts in smallmind_request_queue_depth. The env shares the gate
+    // that owns the queue and may go before the metrics endpoint stops: the queue is read only
+    // while the env lives.
     sources.gateway_queued = [env = std::weak_ptr<RelayEnv>(envs_[i]),
                               queue = &residency_->queue(i)]() -> uint64_t {
       const std::shared_ptr<RelayEnv> live = env.lock();

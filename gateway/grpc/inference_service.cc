@@ -125,6 +125,21 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
     return reactor;
   }
   RelayEnv* env = route->env.get();
+  if (env->models) {
+    // Not loaded now (its load has started): the facts of its last load, with workers 0.
+    const ModelStatus status = env->models->residency().Status(route->index);
+    if (status.state != ModelState::kLoaded && status.info) {
+      *response = *status.info;
+      response->set_workers(0);
+      response->clear_served_model_names();
+      for (const std::string& name : env->served_models.names()) {
+        response->add_served_model_names(name);
+      }
+      grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+      reactor->Finish(shared::ToGrpcStatus(shared::Status::Ok()));
+      return reactor;
+    }
+  }
   return Forward(
       context, *env->pool, request, response,
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {

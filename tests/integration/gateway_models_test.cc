@@ -137,6 +137,27 @@ TEST_F(GatewayModelsTest, ListModelsGivesEveryModelWithItsStateAndFacts) {
   EXPECT_EQ(listed.models(1).keep_alive_ms(), -1);  // --keep-alive's default: forever
 }
 
+TEST_F(GatewayModelsTest, GetModelInfoRoutesByNameAndKnowsAnUnloadedModelsFacts) {
+  ASSERT_TRUE(Grpc("a").status.ok());  // b was loaded before and is unloaded now
+  auto info = [](const std::string& model, v1::ModelInfo* out) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::GetModelInfoRequest request;
+    request.set_model(model);
+    return gateway_->stub().GetModelInfo(&context, request, out);
+  };
+  v1::ModelInfo a, b, unknown;
+  ASSERT_TRUE(info("a", &a).ok());
+  EXPECT_EQ(a.workers(), 1u);
+  EXPECT_EQ(a.served_model_names(0), "a");
+  ASSERT_TRUE(info("b", &b).ok());
+  EXPECT_EQ(b.workers(), 0u) << "not loaded";
+  EXPECT_EQ(b.served_model_names(0), "b");
+  EXPECT_EQ(b.context_length(), a.context_length());
+  EXPECT_EQ(info("gpt-4", &unknown).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(EventuallyState("b", "loaded")) << "asking for it started its load";
+}
+
 TEST_F(GatewayModelsTest, ARequestsKeepAliveZeroUnloadsItsModelOnceIdle) {
   const testing::HttpReply h = Http("b", R"(,"keep_alive":0)");
   ASSERT_EQ(h.status, 200) << h.body;
