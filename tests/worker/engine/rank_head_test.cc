@@ -1,8 +1,13 @@
 // A cross-encoder reranker's classification head (worker/engine/rank_head.h) on a generated
 // bert-tiny-rerank file: the loader reads pooling rank and the head, a pair's score is the head
 // of its [CLS] state computed in double beside it, the same bits whatever the pair is batched
-// with on the deterministic path, and both kernel paths agree.
+// with on the deterministic path, and both kernel paths agree; rank pooling without a head and a
+// head without rank pooling are refused at load.
 #include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -88,6 +93,41 @@ TEST(RankHeadTest, APairGetsTheSameBitsWhateverItIsBatchedWithOnTheDeterministic
     EXPECT_EQ(got[0], got[3]) << "the same pair twice in one batch";
     EXPECT_NE(got[0][0], got[1][0]) << "different pairs, different scores";
   }
+}
+
+// `path`'s bert.pooling_type value (a u32 right after the key and its type tag) set to `pooling`.
+void PatchPooling(const std::string& path, uint32_t pooling) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string key = "bert.pooling_type";
+  const size_t at = bytes.find(key);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.find(key, at + 1), std::string::npos) << "the key once";
+  f.seekp(static_cast<std::streamoff>(at + key.size() + 4));  // after the type tag (u32)
+  f.write(reinterpret_cast<const char*>(&pooling), sizeof(pooling));
+  ASSERT_TRUE(f.good());
+}
+
+TEST(RankHeadTest, TheLoaderRefusesRankWithoutAHeadAndAHeadWithoutRankNamingIt) {
+  const smallmind::testing::ScopedTempDir dir("rerank");
+  BertGeneratorOptions embedder;  // bert-tiny: mean pooling, no head
+  const std::string no_head = dir.File("no-head.gguf");
+  ASSERT_TRUE(WriteBertModel(embedder, no_head).ok());
+  PatchPooling(no_head, 4);
+  shared::Result<GgufModel> refused = LoadGgufModel(no_head);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("no classification head"), std::string::npos)
+      << refused.status().ToString();
+
+  shared::Result<BertGeneratorOptions> reranker = BertGeneratorPreset("bert-tiny-rerank");
+  ASSERT_TRUE(reranker.ok());
+  const std::string head_only = dir.File("head-only.gguf");
+  ASSERT_TRUE(WriteBertModel(*reranker, head_only).ok());
+  PatchPooling(head_only, 1);  // mean
+  refused = LoadGgufModel(head_only);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("tensor 'cls."), std::string::npos)
+      << "the unused head is named: " << refused.status().ToString();
 }
 
 TEST(RankHeadTest, TheGeneratorRefusesRankPoolingWithoutAHeadAndAHeadWithoutRank) {
