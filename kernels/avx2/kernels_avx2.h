@@ -91,14 +91,18 @@ void MatmulQ8_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, i
                         int out_dim, RowRange rows);
 void MatmulQ4_0x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                         int out_dim, RowRange rows);
-// IQ4_NL and MXFP4 on their own 4-bit codes (the AVX2 table's; the VNNI and AMX tables widen them
-// to their Q8_0 layouts): PackIQ4_NLx8 / PackMXFP4x8 write the Lut4x8 blocks of q8_0x8.h (160 B
-// for 8 rows' 32 columns against 272 widened), and the matmuls look each code up in the type's
-// levels; the same exact block dot products and float steps as the Q8_0 kernel on the widened
-// blocks, with every MXFP4 exponent exact.
+// IQ4_NL and MXFP4 on their own 4-bit codes (the AVX2 and AVX-512 tables'; the AVX-VNNI and AMX
+// tables widen them to their Q8_0 layouts): PackIQ4_NLx8 / PackMXFP4x8 write the Lut4x8 blocks of
+// q8_0x8.h (160 B for 8 rows' 32 columns against 272 widened), and the matmuls look each code up in
+// the type's levels; the same exact block dot products and float steps as the Q8_0 kernel on the
+// widened blocks, with every MXFP4 exponent exact.
 void PackIQ4_NLx8(const void* src, void* dst, int rows, int cols);
 void PackMXFP4x8(const void* src, void* dst, int rows, int cols);
 size_t PackedLut4x8Bytes(int rows, int cols);
+// The same 16 rows a group for the 512-bit kernels (Lut4x16: 320 B against Q8_0x16u's 544).
+void PackIQ4_NLx16(const void* src, void* dst, int rows, int cols);
+void PackMXFP4x16(const void* src, void* dst, int rows, int cols);
+size_t PackedLut4x16Bytes(int rows, int cols);
 void MatmulIQ4_NLx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                           int out_dim, RowRange rows);
 void MatmulMXFP4x8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,

@@ -260,14 +260,14 @@ void PackAsQ8_0x16u(const void* src, void* dst, int rows, int cols) {
 // nibbles.
 float BlockScale(const BlockIQ4_NL& b) { return Fp16ToFp32(b.d); }
 float BlockScale(const BlockMXFP4& b) { return E8M0HalfToFp32(b.e); }
-template <typename Source, typename Packed>
+template <typename Source, typename Packed, int kRows = kRowGroup>
 void PackLut(const void* src, void* dst, int rows, int cols) {
   const int n_blocks = cols / 32;
   const auto* in = static_cast<const Source*>(src);
   auto* out = static_cast<Packed*>(dst);
-  std::memset(dst, 0, GroupsOf(rows) * n_blocks * sizeof(Packed));  // padding rows: zeros
+  std::memset(dst, 0, GroupsOf<kRows>(rows) * n_blocks * sizeof(Packed));  // padding rows: zeros
   for (int r = 0; r < rows; r++) {
-    const int g = r / kRowGroup, lane = r % kRowGroup;
+    const int g = r / kRows, lane = r % kRows;
     for (int b = 0; b < n_blocks; b++) {
       const Source& s = in[static_cast<int64_t>(r) * n_blocks + b];
       Packed& p = out[static_cast<int64_t>(g) * n_blocks + b];
@@ -287,6 +287,15 @@ void PackMXFP4x8(const void* src, void* dst, int rows, int cols) {
 }
 size_t PackedLut4x8Bytes(int rows, int cols) {
   return GroupsOf(rows) * (cols / 32) * sizeof(IQ4_NLx8);
+}
+void PackIQ4_NLx16(const void* src, void* dst, int rows, int cols) {
+  PackLut<BlockIQ4_NL, IQ4_NLx16, 2 * kRowGroup>(src, dst, rows, cols);
+}
+void PackMXFP4x16(const void* src, void* dst, int rows, int cols) {
+  PackLut<BlockMXFP4, MXFP4x16, 2 * kRowGroup>(src, dst, rows, cols);
+}
+size_t PackedLut4x16Bytes(int rows, int cols) {
+  return GroupsOf<2 * kRowGroup>(rows) * (cols / 32) * sizeof(IQ4_NLx16);
 }
 void MatmulIQ4_NLx8Q8Avx2(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                           int out_dim, RowRange rows) {

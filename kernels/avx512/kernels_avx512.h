@@ -40,6 +40,12 @@ void MatmulQ8_0x16Q8RowsAvx512(const void* w, const void* xq, float* y, int n_to
                                int out_dim, RowRange rows);
 void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows);
+// IQ4_NL and MXFP4 on their codes, 16 rows a group (avx2::PackIQ4_NLx16, PackMXFP4x16; input
+// kQ8Octets): bitwise avx2::MatmulIQ4_NLx8Q8Avx2 / MatmulMXFP4x8Q8Avx2.
+void MatmulIQ4_NLx16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                             int out_dim, RowRange rows);
+void MatmulMXFP4x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                            int out_dim, RowRange rows);
 
 // Q8 activation octets (quantize_avx512.cc): bitwise avx2::QuantizeQ8OctetsAvx2, a block of
 // all 8 tokens of an octet at once.

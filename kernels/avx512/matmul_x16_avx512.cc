@@ -1,5 +1,5 @@
-// MatmulQ8_0x16Q8Avx512 and MatmulQ4_0x16Q8Avx512: the 16-lane matmuls (x16_zmm.h) on AVX-512
-// registers.
+// MatmulQ8_0x16Q8Avx512, MatmulQ4_0x16Q8Avx512, MatmulIQ4_NLx16Q8Avx512 and MatmulMXFP4x16Q8Avx512:
+// the 16-lane matmuls (x16_zmm.h) on AVX-512 registers.
 //
 // Built with -mavx512f/bw/vl/dq/vnni (kernels/CMakeLists.txt): the shared headers compile here
 // into namespace avx512 (SMALLMIND_X86_NS, kernels/x86/x86_util.h).
@@ -33,6 +33,11 @@ struct Zmm {
   static F Halves(const uint16_t* h) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h)));
   }
+  static F Floats(const float* f) { return _mm512_loadu_ps(f); }
+  static I Table16(const uint8_t* p) {
+    return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static I Lookup(I table, I idx) { return _mm512_shuffle_epi8(table, idx); }
   static F Float(I v) { return _mm512_cvtepi32_ps(v); }
   static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
@@ -52,6 +57,15 @@ void MatmulQ8_0x16Q8RowsAvx512(const void* w, const void* xq, float* y, int n_to
 void MatmulQ4_0x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
                            int out_dim, RowRange rows) {
   MatmulX16<Q4_0x16, Zmm, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
+void MatmulIQ4_NLx16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                             int out_dim, RowRange rows) {
+  MatmulX16<IQ4_NLx16, Zmm, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulMXFP4x16Q8Avx512(const void* w, const void* xq, float* y, int n_tokens, int in_dim,
+                            int out_dim, RowRange rows) {
+  MatmulX16<MXFP4x16, Zmm, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
 }  // namespace smallmind::kernels::avx512

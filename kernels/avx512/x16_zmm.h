@@ -1,14 +1,17 @@
-// The Q8_0 and Q4_0 matmuls over Q8 activations on 16-lane registers, less the registers: weights
-// packed 16 rows a group (Q8_0x16u, Q4_0x16: q8_0x8.h), so one 64-byte row of a block holds
-// 4 consecutive quants (Q4_0: 4 bytes of nibble pairs) of each of 16 rows and one vpdpbusd
-// against 4 activation quants broadcast to every lane advances all 16 rows: 64 multiply-adds an
-// instruction, twice the 256-bit VNNI cores'. V is the 16-lane ops: AVX-512
-// (matmul_x16_avx512.cc) or a stand-in of two 256-bit halves (tests/kernels/zmm_emulated.cc), so
-// the logic here is checked on every machine and the instructions where the CPU has them.
+// The Q8_0, Q4_0, IQ4_NL and MXFP4 matmuls over Q8 activations on 16-lane registers, less the
+// registers: weights packed 16 rows a group (Q8_0x16u, Q4_0x16, IQ4_NLx16, MXFP4x16: q8_0x8.h), so
+// one 64-byte row of a block holds 4 consecutive quants (Q4_0: 4 bytes of nibble pairs) of each of
+// 16 rows and one vpdpbusd against 4 activation quants broadcast to every lane advances all 16
+// rows: 64 multiply-adds an instruction, twice the 256-bit VNNI cores'. V is the 16-lane ops:
+// AVX-512 (matmul_x16_avx512.cc) or a stand-in of two 256-bit halves
+// (tests/kernels/zmm_emulated.cc), so the logic here is checked on every machine and the
+// instructions where the CPU has them.
 //
 // Each lane ends a block holding its row's exact integer block dot product as the 256-bit VNNI
 // cores compute it (vnni_cores.h: Q8_0's sum starts at -128 x the token's block quant sum,
-// its quants stored q + 128; Q4_0's is over the raw nibbles), and the float steps after it are
+// its quants stored q + 128; Q4_0's is over the raw nibbles; IQ4_NL's and MXFP4's are Q8_0's
+// on their codes' levels + 128, looked up by vpshufb, the integers of the AVX2 Lut4x8 kernels and
+// of the blocks widened to Q8_0), and the float steps after it are
 // the 256-bit kernels' (q8_0x8.h Accumulate: scale = dw * dx, acc = fma(float(isum), scale,
 // acc), Q4_0 then acc = fma(-8 dw, s, acc); blocks in order), lane for lane: the same bits as
 // the AVX2, AVX-VNNI and AMX kernels, for every tile and batch, on both paths.
@@ -56,11 +59,15 @@ namespace smallmind::kernels::SMALLMIND_X86_NS {
 //   static I LowNibbles(I v);  static I HighNibbles(I v);   each byte's low / high 4 bits
 //   static I DpBusd(I acc, I u, I s);             vpdpbusd: unsigned u x signed s
 //   static F Halves(const uint16_t* h);           16 fp16 values as floats
+//   static F Floats(const float* f);              16 floats
+//   static I Table16(const uint8_t* p);           16 bytes in each 16-byte quarter
+//   static I Lookup(I table, I idx);              vpshufb: table's byte idx (0..15) of each quarter
 //   static F Float(I v);  static F Mul(F a, F b);  static F Fma(F a, F b, F c);  a * b + c, fused
 //   static void Fence(I& v);                      the compiler may not move work across it
 // kOctets: the input of n_tokens > 1 is octets (MatmulInput::kQ8Octets), else Q8 rows.
 template <typename PackedT, class V, bool kOctets = false>
-requires std::is_same_v<PackedT, Q8_0x16u> || std::is_same_v<PackedT, Q4_0x16>
+requires std::is_same_v<PackedT, Q8_0x16u> || std::is_same_v<PackedT, Q4_0x16> ||
+    kIsLut4x16<PackedT>
 struct X16Kernel : Q8TileInput<kOctets> {
   using Packed = PackedT;
   using Acc = typename V::F;
@@ -69,6 +76,7 @@ struct X16Kernel : Q8TileInput<kOctets> {
   using X = typename Q8TileInput<kOctets>::X;
   static constexpr int kBlockElems = 32;
   static constexpr bool kQ4 = std::is_same_v<Packed, Q4_0x16>;
+  static constexpr bool kLut = kIsLut4x16<Packed>;
 
   // 4 activation quants in every lane.
   static I Quads(const int8_t* p) {
@@ -84,7 +92,22 @@ struct X16Kernel : Q8TileInput<kOctets> {
       const I start = V::Set1(kQ4 ? 0 : x.Start(b, t));
       for (int g = 0; g < G; g++) isum[g][t] = start;
     }
-    if constexpr (kQ4) {
+    if constexpr (kLut) {  // each nibble's level + 128 by a byte shuffle, then Q8_0x16u's core
+      const I levels = V::Table16(Packed::kLevelsU8.data());
+#pragma GCC unroll 4
+      for (int m = 0; m < 4; m++) {
+        for (int g = 0; g < G; g++) {
+          const I w = V::Load(grp[g][b].qs[m]);
+          const I lo = V::Lookup(levels, V::LowNibbles(w));
+          const I hi = V::Lookup(levels, V::HighNibbles(w));
+          for (int t = 0; t < T; t++) {
+            isum[g][t] = V::DpBusd(isum[g][t], lo, Quads(x.Quad(b, m, t)));
+            isum[g][t] = V::DpBusd(isum[g][t], hi, Quads(x.Quad(b, m + 4, t)));
+          }
+        }
+        Fence<G, T>(isum);
+      }
+    } else if constexpr (kQ4) {
 #pragma GCC unroll 4
       for (int m = 0; m < 4; m++) {
         for (int g = 0; g < G; g++) {  // one group's nibbles at a time: 2 registers, not 2 G
@@ -111,6 +134,15 @@ struct X16Kernel : Q8TileInput<kOctets> {
         // core: w1 8 tokens from cache 52.7-58.3 -> 50.0-50.8 us, 128 tokens 813-845 ->
         // 769-777). Q4_0's two nibble registers a group keep it.
       }
+    }
+  }
+
+  // A block's 16 row scales: fp16 halves, or the Lut4x16 blocks' floats.
+  static F RowScales(const Packed& blk) {
+    if constexpr (kLut) {
+      return V::Floats(blk.d);
+    } else {
+      return V::Halves(blk.d);
     }
   }
 
@@ -160,7 +192,7 @@ struct X16Kernel : Q8TileInput<kOctets> {
     I isum[G][T];
     Dots<G, T>(grp, x, b, isum);
     for (int g = 0; g < G; g++) {
-      const F dw = V::Halves(grp[g][b].d);
+      const F dw = RowScales(grp[g][b]);
       for (int t = 0; t < T; t++) {
         const F scale = V::Mul(dw, V::Set1(x.D(b, t)));
         acc[g][t] = V::Fma(V::Float(isum[g][t]), scale, acc[g][t]);
@@ -187,7 +219,8 @@ struct X16Kernel : Q8TileInput<kOctets> {
   }
 };
 
-// y[t, r] = x[t] . w[r] for r in `rows`, w packed as Packed (Q8_0x16u or Q4_0x16), 16-lane ops V.
+// y[t, r] = x[t] . w[r] for r in `rows`, w packed as Packed (Q8_0x16u, Q4_0x16, IQ4_NLx16 or
+// MXFP4x16), 16-lane ops V.
 // xq: Q8 rows, or with kOctetsInput (MatmulInput::kQ8Octets) for n_tokens > 1 their octets.
 template <typename Packed, class V, bool kOctetsInput>
 void MatmulX16(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,

@@ -27,10 +27,13 @@
 //     2^(e - 128), both exact), then Q4_0x8's qs of the 4-bit codes, looked up in the type's
 //     kLevels (kIq4NlValues, kMxfp4Values) by a byte shuffle: half the bytes of the same blocks
 //     widened to Q8_0, and every MXFP4 exponent exact.
+//   IQ4_NLx16 / MXFP4x16 block (320 B), groups of 16 rows (the 512-bit kernels'): float d[16], then
+//     Q4_0x16's qs of the codes; 59% of the Q8_0x16u bytes of the same blocks widened.
 #pragma once
 
 #include <immintrin.h>
 
+#include <array>
 #include <cstdint>
 #include <type_traits>
 
@@ -84,6 +87,24 @@ using MXFP4x8 = Lut4x8<kMxfp4Values, 12>;
 template <typename T>
 constexpr bool kIsLut4x8 = std::is_same_v<T, IQ4_NLx8> || std::is_same_v<T, MXFP4x8>;
 static_assert(sizeof(IQ4_NLx8) == 160 && sizeof(MXFP4x8) == 160);
+// Lut4x8 for 16 rows (the 512-bit kernels'); kLevelsU8: the levels + 128, the unsigned side of
+// vpdpbusd (the core takes 128 * the activation block's quant sum back off, as Q8_0x16u's does).
+template <const int8_t* kLevelTable>
+struct Lut4x16 {
+  static constexpr const int8_t* kLevels = kLevelTable;
+  static constexpr std::array<uint8_t, 16> kLevelsU8 = [] {
+    std::array<uint8_t, 16> u{};
+    for (int i = 0; i < 16; i++) u[i] = static_cast<uint8_t>(kLevelTable[i] + 128);
+    return u;
+  }();
+  float d[2 * kRowGroup];
+  uint8_t qs[4][64];
+};
+using IQ4_NLx16 = Lut4x16<kIq4NlValues>;
+using MXFP4x16 = Lut4x16<kMxfp4Values>;
+template <typename T>
+constexpr bool kIsLut4x16 = std::is_same_v<T, IQ4_NLx16> || std::is_same_v<T, MXFP4x16>;
+static_assert(sizeof(IQ4_NLx16) == 320 && sizeof(MXFP4x16) == 320);
 
 static_assert(sizeof(Q4_0x8) == 144 && sizeof(Q8_0x8) == 272 && sizeof(Q8_0x8u) == 272 &&
               sizeof(Q8_0x16u) == 544 && sizeof(Q4_0x16) == 288 && sizeof(Q4_1x8) == 160 &&
@@ -104,6 +125,10 @@ template <>
 constexpr int kPrefetchBlocks<IQ4_NLx8> = 8;  // the same (not measured on its own)
 template <>
 constexpr int kPrefetchBlocks<MXFP4x8> = 8;
+template <>
+constexpr int kPrefetchBlocks<IQ4_NLx16> = 4;  // Q4_0x16's distance (not measured on its own)
+template <>
+constexpr int kPrefetchBlocks<MXFP4x16> = 4;
 
 // A packed block's 8 row scales as floats: fp16 halves, or the float scales of the Lut4x8 blocks.
 template <typename Packed>

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/avx2/kernels_avx2.h"
@@ -139,11 +140,12 @@ std::vector<uint8_t> RowsOfExponents(const std::vector<int>& exps, int in_dim) {
   return bytes;
 }
 
-// The VNNI, AVX-512 and AMX tables run MXFP4 as Q8_0 blocks (quants the doubled levels,
+// The AVX-VNNI and AMX tables run MXFP4 as Q8_0 blocks (quants the doubled levels,
 // d = 2^(e - 128) in fp16). e 104..143 is fp16's range of powers of two; up to 146 the surplus
 // moves into the quants. Those give the reference's dot products (to float reordering); below 104 a
-// block reads as zeros (every value under 3.6e-7), above 146 as e = 146. The AVX2 table's kernel
-// reads the codes with a float scale per block: every exponent gives the reference's dot products.
+// block reads as zeros (every value under 3.6e-7), above 146 as e = 146. The AVX2 and AVX-512
+// tables' kernels read the codes with a float scale per block: every exponent gives the
+// reference's dot products. Every table the CPU runs is checked.
 TEST(MXFP4Test, FastPathsWidenToQ8_0ExactlyOverTheExponentsWeightsUse) {
   if (!CpuSupports(Isa::kAvx2)) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
   const int in_dim = 32 * 9, n_tokens = 5;
@@ -168,15 +170,22 @@ TEST(MXFP4Test, FastPathsWidenToQ8_0ExactlyOverTheExponentsWeightsUse) {
       abs_ref[size_t(t) * out_dim + r] = static_cast<float>(s);
     }
   }
-  for (ExecMode mode : {ExecMode::kDeterministic, ExecMode::kParallel}) {
-    const KernelTable table = SelectKernels(BestIsa(), mode);
+  for (const auto& [isa, mode] : {std::pair{Isa::kAvx2, ExecMode::kDeterministic},
+                                  {Isa::kAvx2, ExecMode::kParallel},
+                                  {Isa::kAvxVnni, ExecMode::kParallel},
+                                  {Isa::kAvx512, ExecMode::kDeterministic},
+                                  {Isa::kAvx512, ExecMode::kParallel},
+                                  {Isa::kAmx, ExecMode::kParallel}}) {
+    if (!CpuSupports(isa)) continue;
+    SCOPED_TRACE(IsaName(isa));
+    const KernelTable table = SelectKernels(isa, mode);
     const MatmulOp& op = *table.MatmulFor(DType::kMXFP4);
     ASSERT_NE(op.pack, nullptr);
     const std::vector<uint8_t> packed = testing::Pack(op, w, out_dim, in_dim);
     const std::vector<uint8_t> input = testing::Q8InputFor(op, xq.data(), n_tokens, in_dim);
     std::vector<float> got(want.size());
     op.fn(packed.data(), input.data(), got.data(), n_tokens, in_dim, out_dim, AllRows(out_dim));
-    const bool native = op.pack == &avx2::PackMXFP4x8;
+    const bool native = op.pack == &avx2::PackMXFP4x8 || op.pack == &avx2::PackMXFP4x16;
     for (int t = 0; t < n_tokens; t++) {
       for (int r = 0; r < out_dim; r++) {
         const size_t i = size_t(t) * out_dim + r;

@@ -122,8 +122,17 @@ TEST_P(VnniMatmulTest, BestIsaPrefersAvx512ThenAvxVnniAndEachTableHasItsMatmuls)
                                                            : base.MatmulFor(type)->pack;
       EXPECT_EQ(t.MatmulFor(type)->pack, pack) << Name(type);
     }
-    // Q5_0, IQ4_NL and MXFP4: the table's Q8_0 op on weights widened into its packed layout.
+    // IQ4_NL and MXFP4 on the AVX-512 table: its 16-row kernels on the codes.
+    if (GetParam().isa == Isa::kAvx512) {
+      EXPECT_EQ(t.MatmulFor(DType::kIQ4_NL)->fn, &avx512::MatmulIQ4_NLx16Q8Avx512);
+      EXPECT_EQ(t.MatmulFor(DType::kIQ4_NL)->pack, &avx2::PackIQ4_NLx16);
+      EXPECT_EQ(t.MatmulFor(DType::kMXFP4)->fn, &avx512::MatmulMXFP4x16Q8Avx512);
+      EXPECT_EQ(t.MatmulFor(DType::kMXFP4)->pack, &avx2::PackMXFP4x16);
+    }
+    // Q5_0 (and IQ4_NL and MXFP4 on the AVX-VNNI and AMX tables): the table's Q8_0 op on weights
+    // widened into its packed layout.
     for (DType type : {DType::kQ5_0, DType::kIQ4_NL, DType::kMXFP4}) {
+      if (type != DType::kQ5_0 && GetParam().isa == Isa::kAvx512) continue;
       const MatmulOp& q8_0 = *t.MatmulFor(DType::kQ8_0);
       EXPECT_EQ(t.MatmulFor(type)->fn, q8_0.fn) << Name(type);
       EXPECT_EQ(t.MatmulFor(type)->input, q8_0.input) << Name(type);

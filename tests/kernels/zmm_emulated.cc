@@ -46,6 +46,15 @@ struct Halves256 {
     return {EmulatedDpBusd(acc.lo, u.lo, s.lo), EmulatedDpBusd(acc.hi, u.hi, s.hi)};
   }
   static F Halves(const uint16_t* h) { return {LoadHalves(h), LoadHalves(h + 8)}; }
+  static F Floats(const float* f) { return {_mm256_loadu_ps(f), _mm256_loadu_ps(f + 8)}; }
+  static I Table16(const uint8_t* p) {
+    const __m256i t =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return {t, t};
+  }
+  static I Lookup(I table, I idx) {
+    return {_mm256_shuffle_epi8(table.lo, idx.lo), _mm256_shuffle_epi8(table.hi, idx.hi)};
+  }
   static F Float(I v) { return {_mm256_cvtepi32_ps(v.lo), _mm256_cvtepi32_ps(v.hi)}; }
   static F Mul(F a, F b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
   static F Fma(F a, F b, F c) {
@@ -64,6 +73,15 @@ void MatmulQ4_0(const void* w, const void* xq, float* y, int n_tokens, int in_di
   MatmulX16<Q4_0x16, Halves256, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
 }
 
+void MatmulIQ4_NL(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                  RowRange rows) {
+  MatmulX16<IQ4_NLx16, Halves256, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+void MatmulMXFP4(const void* w, const void* xq, float* y, int n_tokens, int in_dim, int out_dim,
+                 RowRange rows) {
+  MatmulX16<MXFP4x16, Halves256, true>(w, xq, y, n_tokens, in_dim, out_dim, rows);
+}
+
 }  // namespace
 }  // namespace smallmind::kernels::zmm_emulated
 
@@ -76,13 +94,18 @@ void EmulatedMatmulQ8_0x16(const void* w, const void* xq, float* y, int n_tokens
 }
 
 KernelTable EmulatedZmmKernelTable(ExecMode mode) {
-  // The real table is the AVX-512 one, its Q8_0 and Q4_0 these kernels: here the emulated VNNI
-  // one with these.
+  // The real table is the AVX-512 one, its Q8_0, Q4_0, IQ4_NL and MXFP4 these kernels: here the
+  // emulated VNNI one with these.
   KernelTable t = EmulatedVnniKernelTable(mode);
   t.matmul[WeightSlot(DType::kQ8_0)] =
       avx2::Q8_0x16uOp(&zmm_emulated::MatmulQ8_0, MatmulInput::kQ8Octets);
   t.matmul[WeightSlot(DType::kQ4_0)] =
       avx2::Q4_0x16Op(&zmm_emulated::MatmulQ4_0, MatmulInput::kQ8Octets);
+  t.matmul[WeightSlot(DType::kIQ4_NL)] =
+      MatmulOp{&zmm_emulated::MatmulIQ4_NL, MatmulInput::kQ8Octets, &avx2::PackIQ4_NLx16,
+               &avx2::PackedLut4x16Bytes};
+  t.matmul[WeightSlot(DType::kMXFP4)] = MatmulOp{&zmm_emulated::MatmulMXFP4, MatmulInput::kQ8Octets,
+                                                 &avx2::PackMXFP4x16, &avx2::PackedLut4x16Bytes};
   return t;
 }
 
