@@ -47,15 +47,16 @@ inline std::string OracleCaseDir() {
   return std::string(SMALLMIND_SOURCE_DIR) + "/tests/data/conformance";
 }
 
-// Every *.json file of OracleCaseDir() but the embeddings oracle's *-embed.json, sorted; empty
-// when the folder is missing.
+// Every *.json file of OracleCaseDir() but the embeddings and rerank oracles' *-embed.json and
+// *-rerank.json, sorted; empty when the folder is missing.
 inline std::vector<std::string> OracleCaseFiles() {
   std::vector<std::string> files;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(OracleCaseDir(), ec)) {
     const std::string name = e.path().filename().string();
-    const bool embeddings = name.size() > 11 && name.ends_with("-embed.json");  // another oracle's
-    if (e.path().extension() == ".json" && !embeddings) files.push_back(e.path().string());
+    const bool other_oracle = (name.size() > 11 && name.ends_with("-embed.json")) ||
+                              (name.size() > 12 && name.ends_with("-rerank.json"));
+    if (e.path().extension() == ".json" && !other_oracle) files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   return files;
