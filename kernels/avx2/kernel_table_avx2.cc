@@ -37,6 +37,7 @@ KernelTable Avx2KernelTable([[maybe_unused]] ExecMode mode) {
   t.rope = &RopeAvx2;
   t.softmax = &SoftmaxAvx2;
   t.swiglu = &SwiGluAvx2;
+  t.swiglu_oai = &SwiGluOaiAvx2;
   t.geglu = &GeGluAvx2;
   t.add = &AddAvx2;
   t.add_bias = &AddBiasAvx2;

@@ -159,6 +159,10 @@ void RmsNormAvx2(const float* x, const float* weight, float* out, int dim, float
                  RowRange tokens);
 void SoftmaxAvx2(float* x, int row_len, RowRange rows);
 void SwiGluAvx2(float* gate, const float* up, int hidden, RowRange tokens);
+// gpt-oss's clamped SwiGLU (SwiGluOaiRef's order, Exp for std::exp): x = min(g, limit),
+// y = clamp(u, -limit, limit), x / (1 + Exp(-(alpha x))) * (y + 1).
+void SwiGluOaiAvx2(float* gate, const float* up, int hidden, float alpha, float limit,
+                   RowRange tokens);
 // GeGLU (gelu_avx2.cc): bitwise GeGluRef (the half-rounded gate's table entry, gathered).
 void GeGluAvx2(float* gate, const float* up, int hidden, RowRange tokens);
 void AddAvx2(float* x, const float* delta, int dim, RowRange tokens);

@@ -1,6 +1,6 @@
-// SwiGLU on 512-bit registers with SwiGluAvx2's bits: each lane's operations are the AVX2
-// kernel's (g / (1 + exp(-g)) * u, the exp by Exp16: avx2::Exp's sequence), 16 lanes at a time;
-// a row's tail by AVX-512 masked moves.
+// SwiGLU and gpt-oss's clamped SwiGLU on 512-bit registers with SwiGluAvx2's / SwiGluOaiAvx2's
+// bits: each lane's operations are the AVX2 kernel's (g / (1 + exp(-g)) * u, the exp by Exp16:
+// avx2::Exp's sequence), 16 lanes at a time; a row's tail by AVX-512 masked moves.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -27,6 +27,29 @@ void SwiGluAvx512(float* gate, const float* up, int hidden, RowRange tokens) {
       const __m512 uv = _mm512_maskz_loadu_ps(lanes, u + i);
       const __m512 silu = _mm512_div_ps(gv, _mm512_add_ps(one, Exp16(_mm512_xor_ps(gv, sign))));
       _mm512_mask_storeu_ps(g + i, lanes, _mm512_mul_ps(silu, uv));
+    }
+  }
+}
+
+void SwiGluOaiAvx512(float* gate, const float* up, int hidden, float alpha, float limit,
+                     RowRange tokens) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  const __m512 a = _mm512_set1_ps(alpha), hi = _mm512_set1_ps(limit), lo = _mm512_set1_ps(-limit);
+  for (int t = tokens.begin; t < tokens.end; t++) {
+    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
+    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
+    for (int i = 0; i < hidden; i += 16) {
+      const int n = hidden - i < 16 ? hidden - i : 16;
+      const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1);
+      const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
+      const __m512 uv = _mm512_maskz_loadu_ps(lanes, u + i);
+      const __m512 x = _mm512_min_ps(hi, gv);  // NaN kept, as SwiGluOaiAvx2's
+      const __m512 y = _mm512_max_ps(lo, _mm512_min_ps(hi, uv));
+      const __m512 e = Exp16(_mm512_xor_ps(_mm512_mul_ps(a, x), sign));
+      const __m512 out =
+          _mm512_mul_ps(_mm512_div_ps(x, _mm512_add_ps(one, e)), _mm512_add_ps(y, one));
+      _mm512_mask_storeu_ps(g + i, lanes, out);
     }
   }
 }

@@ -27,6 +27,7 @@ KernelTable Avx512KernelTable(ExecMode mode) {
   t.attention = &AttentionAvx512;
   t.softmax = &SoftmaxAvx512;
   t.swiglu = &SwiGluAvx512;
+  t.swiglu_oai = &SwiGluOaiAvx512;
   t.geglu = &GeGluAvx512;
   t.quantize_q8_octets = &QuantizeQ8OctetsAvx512;
   return t;

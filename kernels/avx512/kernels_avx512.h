@@ -58,6 +58,9 @@ void SoftmaxAvx512(float* x, int row_len, RowRange rows);
 
 // SwiGLU (elementwise_avx512.cc): bitwise avx2::SwiGluAvx2, 16 lanes at a time.
 void SwiGluAvx512(float* gate, const float* up, int hidden, RowRange tokens);
+// gpt-oss's clamped SwiGLU: bitwise avx2::SwiGluOaiAvx2, 16 lanes at a time.
+void SwiGluOaiAvx512(float* gate, const float* up, int hidden, float alpha, float limit,
+                     RowRange tokens);
 // GeGLU (gelu_avx512.cc): bitwise GeGluRef, 16 table entries gathered at a time.
 void GeGluAvx512(float* gate, const float* up, int hidden, RowRange tokens);
 

@@ -55,7 +55,7 @@ KernelTable RefKernelTable() {
   t.rope = &RopeRef;
   t.softmax = &SoftmaxRef;
   t.swiglu = &SwiGluRef;
-  t.swiglu_oai = &SwiGluOaiRef;  // every table's: gpt-oss's expert rows only
+  t.swiglu_oai = &SwiGluOaiRef;
   t.geglu = &GeGluRef;
   // Encoders only (BERT): a LayerNorm and a GELU per layer, element work beside the matmuls.
   t.gelu = &GeluRef;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -78,6 +79,23 @@ TEST_F(Avx2OpsTest, SwiGluMatchesTheReferenceWithinAFewUlp) {
     const std::vector<float> up = RandomFloats(got.size(), hidden + 5);
     avx2::SwiGluAvx2(got.data(), up.data(), hidden, AllRows(2));
     SwiGluRef(want.data(), up.data(), hidden, AllRows(2));
+    ExpectClose(got, want, 1e-6, 1e-30, "hidden " + std::to_string(hidden));
+  }
+}
+
+// gpt-oss's clamped SwiGLU (alpha 1.702, limit 7): gates and ups well past the limit on both
+// sides, so the clamps are exercised; a NaN gate stays NaN, as the reference's std::min keeps it.
+TEST_F(Avx2OpsTest, SwiGluOaiMatchesTheReferenceWithinAFewUlp) {
+  for (int hidden : kWidths) {
+    std::vector<float> got = RandomFloats(size_t(2) * hidden, hidden, -30, 30), want = got;
+    const std::vector<float> up = RandomFloats(got.size(), hidden + 5, -12, 12);
+    if (hidden > 2) got[1] = want[1] = std::numeric_limits<float>::quiet_NaN();
+    avx2::SwiGluOaiAvx2(got.data(), up.data(), hidden, 1.702f, 7.0f, AllRows(2));
+    SwiGluOaiRef(want.data(), up.data(), hidden, 1.702f, 7.0f, AllRows(2));
+    if (hidden > 2) {
+      EXPECT_TRUE(std::isnan(got[1])) << "hidden " << hidden;
+      got[1] = want[1] = 0.0f;
+    }
     ExpectClose(got, want, 1e-6, 1e-30, "hidden " + std::to_string(hidden));
   }
 }
