@@ -116,17 +116,7 @@ bool ReadOptions(const Json& body, EmbeddingsRequest* r, HttpError* error) {
     }
     r->embed.mutable_runtime()->set_deterministic(v->get<bool>());
   }
-  for (const char* name : {"model", "user"}) {
-    const Json* v = get(name);
-    if (v == nullptr) continue;
-    if (!v->is_string()) {
-      *error = MakeError(400, fmt::format("`{}` must be a string, got {}", name, JsonTypeName(*v)),
-                         name);
-      return false;
-    }
-    if (name[0] == 'm') r->model = v->get<std::string>();
-  }
-  return true;
+  return ReadModelAndUser(body, &r->model, error);
 }
 
 }  // namespace

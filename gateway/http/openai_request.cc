@@ -535,6 +535,20 @@ std::optional<Json> ParseJsonObject(std::string_view body, HttpError* error) {
   return std::move(json.value());
 }
 
+bool ReadModelAndUser(const Json& body, std::string* model, HttpError* error) {
+  for (const char* name : {"model", "user"}) {
+    auto it = body.find(name);
+    if (it == body.end() || it->is_null()) continue;
+    if (!it->is_string()) {
+      *error = MakeError(400, fmt::format("`{}` must be a string, got {}", name, JsonTypeName(*it)),
+                         name);
+      return false;
+    }
+    if (name[0] == 'm') *model = it->get<std::string>();
+  }
+  return true;
+}
+
 bool CheckMessages(const Json& messages, HttpError* error) {
   if (!messages.is_array() || messages.empty()) {
     *error = MakeError(

@@ -88,6 +88,10 @@ std::optional<OpenAiRequest> ParseOpenAiObject(Endpoint endpoint,
 // Parses a JSON object body (the llama.cpp endpoints); nullopt + 400 when it is not an object.
 std::optional<nlohmann::ordered_json> ParseJsonObject(std::string_view body, HttpError* error);
 
+// The `model` (into *model when set) and `user` (accepted, ignored) fields of the embeddings and
+// rerank bodies: absent or null is fine, anything but a string a 400 naming the field.
+bool ReadModelAndUser(const nlohmann::ordered_json& body, std::string* model, HttpError* error);
+
 // Checks the messages of a chat request (a non-empty array of objects with a string `role`);
 // shared by /v1/chat/completions and /apply-template.
 bool CheckMessages(const nlohmann::ordered_json& messages, HttpError* error);

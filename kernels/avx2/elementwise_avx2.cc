@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/avx2/kernels_avx2.h"
+#include "kernels/x86/gated_rows.h"
 #include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::avx2 {
@@ -12,23 +13,10 @@ namespace smallmind::kernels::avx2 {
 void SwiGluAvx2(float* gate, const float* up, int hidden, RowRange tokens) {
   const __m256 one = _mm256_set1_ps(1.0f);
   const __m256 sign = _mm256_set1_ps(-0.0f);
-  const int full = hidden & ~7;
-  for (int t = tokens.begin; t < tokens.end; t++) {
-    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
-    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
-    for (int i = 0; i < hidden; i += 8) {
-      const int n = i < full ? 8 : hidden - i;
-      const __m256 gv = n == 8 ? _mm256_loadu_ps(g + i) : LoadTail(g + i, n);
-      const __m256 uv = n == 8 ? _mm256_loadu_ps(u + i) : LoadTail(u + i, n);
-      const __m256 silu = _mm256_div_ps(gv, _mm256_add_ps(one, Exp(_mm256_xor_ps(gv, sign))));
-      const __m256 out = _mm256_mul_ps(silu, uv);
-      if (n == 8) {
-        _mm256_storeu_ps(g + i, out);
-      } else {
-        StoreTail(g + i, n, out);
-      }
-    }
-  }
+  GatedRows(gate, up, hidden, tokens, [&](__m256 gv, __m256 uv) {
+    const __m256 silu = _mm256_div_ps(gv, _mm256_add_ps(one, Exp(_mm256_xor_ps(gv, sign))));
+    return _mm256_mul_ps(silu, uv);
+  });
 }
 
 void SwiGluOaiAvx2(float* gate, const float* up, int hidden, float alpha, float limit,
@@ -36,28 +24,14 @@ void SwiGluOaiAvx2(float* gate, const float* up, int hidden, float alpha, float 
   const __m256 one = _mm256_set1_ps(1.0f);
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 a = _mm256_set1_ps(alpha), hi = _mm256_set1_ps(limit), lo = _mm256_set1_ps(-limit);
-  const int full = hidden & ~7;
-  for (int t = tokens.begin; t < tokens.end; t++) {
-    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
-    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
-    for (int i = 0; i < hidden; i += 8) {
-      const int n = i < full ? 8 : hidden - i;
-      const __m256 gv = n == 8 ? _mm256_loadu_ps(g + i) : LoadTail(g + i, n);
-      const __m256 uv = n == 8 ? _mm256_loadu_ps(u + i) : LoadTail(u + i, n);
-      // std::min(g, limit) and std::clamp(u, -limit, limit), NaN kept: min_ps / max_ps answer
-      // their second operand when either is NaN.
-      const __m256 x = _mm256_min_ps(hi, gv);
-      const __m256 y = _mm256_max_ps(lo, _mm256_min_ps(hi, uv));
-      const __m256 e = Exp(_mm256_xor_ps(_mm256_mul_ps(a, x), sign));
-      const __m256 out =
-          _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)), _mm256_add_ps(y, one));
-      if (n == 8) {
-        _mm256_storeu_ps(g + i, out);
-      } else {
-        StoreTail(g + i, n, out);
-      }
-    }
-  }
+  GatedRows(gate, up, hidden, tokens, [&](__m256 gv, __m256 uv) {
+    // std::min(g, limit) and std::clamp(u, -limit, limit), NaN kept: min_ps / max_ps answer
+    // their second operand when either is NaN.
+    const __m256 x = _mm256_min_ps(hi, gv);
+    const __m256 y = _mm256_max_ps(lo, _mm256_min_ps(hi, uv));
+    const __m256 e = Exp(_mm256_xor_ps(_mm256_mul_ps(a, x), sign));
+    return _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)), _mm256_add_ps(y, one));
+  });
 }
 
 void AddAvx2(float* x, const float* delta, int dim, RowRange tokens) {

@@ -7,6 +7,7 @@
 
 #include "kernels/avx2/kernels_avx2.h"
 #include "kernels/ref/gelu_ref.h"
+#include "kernels/x86/gated_rows.h"
 #include "kernels/x86/x86_util.h"
 
 namespace smallmind::kernels::avx2 {
@@ -32,22 +33,8 @@ inline __m256 GeluF16x8(__m256 x, const uint16_t* table) {
 
 void GeGluAvx2(float* gate, const float* up, int hidden, RowRange tokens) {
   const uint16_t* table = GeluF16Table();
-  const int full = hidden & ~7;
-  for (int t = tokens.begin; t < tokens.end; t++) {
-    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
-    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
-    for (int i = 0; i < hidden; i += 8) {
-      const int n = i < full ? 8 : hidden - i;
-      const __m256 gv = n == 8 ? _mm256_loadu_ps(g + i) : LoadTail(g + i, n);
-      const __m256 uv = n == 8 ? _mm256_loadu_ps(u + i) : LoadTail(u + i, n);
-      const __m256 out = _mm256_mul_ps(GeluF16x8(gv, table), uv);
-      if (n == 8) {
-        _mm256_storeu_ps(g + i, out);
-      } else {
-        StoreTail(g + i, n, out);
-      }
-    }
-  }
+  GatedRows(gate, up, hidden, tokens,
+            [table](__m256 gv, __m256 uv) { return _mm256_mul_ps(GeluF16x8(gv, table), uv); });
 }
 
 }  // namespace smallmind::kernels::avx2

@@ -208,9 +208,19 @@ WidenedQ5_1 Widened(const BlockQ5_1& b) {
   return w;
 }
 
+// A source block as the packers read it: Widened's (Q8_0's layout, Q4_0 / Q4_1 as they are, Q5_1's
+// bytes).
+struct AsWidened {
+  template <typename Source>
+  decltype(auto) operator()(const Source& s) const {
+    return Widened(s);
+  }
+};
+
 // Groups of kRows rows: block b of group g holds each row's scale (and min) and its quants 4 at a
-// time.
-template <typename Source, typename Packed, int kSteps, int kRows = kRowGroup>
+// time, of the blocks as `Read` gives them.
+template <typename Source, typename Packed, int kSteps, int kRows = kRowGroup,
+          class Read = AsWidened>
 void Pack(const void* src, void* dst, int rows, int cols) {
   const int n_blocks = cols / 32;
   const auto* in = static_cast<const Source*>(src);
@@ -219,7 +229,7 @@ void Pack(const void* src, void* dst, int rows, int cols) {
   for (int r = 0; r < rows; r++) {
     const int g = r / kRows, lane = r % kRows;
     for (int b = 0; b < n_blocks; b++) {
-      const auto& s = Widened(in[static_cast<int64_t>(r) * n_blocks + b]);
+      const auto& s = Read{}(in[static_cast<int64_t>(r) * n_blocks + b]);
       Packed& p = out[static_cast<int64_t>(g) * n_blocks + b];
       p.d[lane] = s.d;
       if constexpr (requires { p.m[lane] = s.m; }) p.m[lane] = s.m;
@@ -256,25 +266,28 @@ void PackAsQ8_0x16u(const void* src, void* dst, int rows, int cols) {
   OffsetQuants<Q8_0x16u>(dst, GroupsOf<kRows>(rows) * static_cast<size_t>(cols / 32));
 }
 
-// IQ4_NL and MXFP4 as Lut4x8 blocks: each row's scale as a float (exact), its codes as Q4_0x8's
-// nibbles.
-float BlockScale(const BlockIQ4_NL& b) { return Fp16ToFp32(b.d); }
-float BlockScale(const BlockMXFP4& b) { return E8M0HalfToFp32(b.e); }
+// IQ4_NL and MXFP4 as Lut4x8 / Lut4x16 blocks: each row's scale as a float (exact), its codes as
+// Q4_0x8's nibbles.
+struct LutCodes {
+  float d;
+  uint8_t qs[16];
+};
+struct AsLutCodes {
+  template <typename Source>
+  LutCodes operator()(const Source& s) const {
+    LutCodes c;
+    if constexpr (std::is_same_v<Source, BlockMXFP4>) {
+      c.d = E8M0HalfToFp32(s.e);
+    } else {
+      c.d = Fp16ToFp32(s.d);
+    }
+    std::memcpy(c.qs, s.qs, sizeof(c.qs));
+    return c;
+  }
+};
 template <typename Source, typename Packed, int kRows = kRowGroup>
 void PackLut(const void* src, void* dst, int rows, int cols) {
-  const int n_blocks = cols / 32;
-  const auto* in = static_cast<const Source*>(src);
-  auto* out = static_cast<Packed*>(dst);
-  std::memset(dst, 0, GroupsOf<kRows>(rows) * n_blocks * sizeof(Packed));  // padding rows: zeros
-  for (int r = 0; r < rows; r++) {
-    const int g = r / kRows, lane = r % kRows;
-    for (int b = 0; b < n_blocks; b++) {
-      const Source& s = in[static_cast<int64_t>(r) * n_blocks + b];
-      Packed& p = out[static_cast<int64_t>(g) * n_blocks + b];
-      p.d[lane] = BlockScale(s);
-      for (int m = 0; m < 4; m++) std::memcpy(&p.qs[m][4 * lane], &s.qs[4 * m], 4);
-    }
-  }
+  Pack<Source, Packed, 4, kRows, AsLutCodes>(src, dst, rows, cols);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/avx512/exp_zmm.h"
+#include "kernels/avx512/gated_rows_zmm.h"
 #include "kernels/avx512/kernels_avx512.h"
 
 // GCC 12's 512-bit min/max intrinsics pass an _mm512_undefined_ps source that its flow analysis
@@ -17,18 +18,10 @@ namespace smallmind::kernels::avx512 {
 void SwiGluAvx512(float* gate, const float* up, int hidden, RowRange tokens) {
   const __m512 one = _mm512_set1_ps(1.0f);
   const __m512 sign = _mm512_set1_ps(-0.0f);
-  for (int t = tokens.begin; t < tokens.end; t++) {
-    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
-    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
-    for (int i = 0; i < hidden; i += 16) {
-      const int n = hidden - i < 16 ? hidden - i : 16;
-      const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1);
-      const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
-      const __m512 uv = _mm512_maskz_loadu_ps(lanes, u + i);
-      const __m512 silu = _mm512_div_ps(gv, _mm512_add_ps(one, Exp16(_mm512_xor_ps(gv, sign))));
-      _mm512_mask_storeu_ps(g + i, lanes, _mm512_mul_ps(silu, uv));
-    }
-  }
+  GatedRows16(gate, up, hidden, tokens, [&](__m512 gv, __m512 uv) {
+    const __m512 silu = _mm512_div_ps(gv, _mm512_add_ps(one, Exp16(_mm512_xor_ps(gv, sign))));
+    return _mm512_mul_ps(silu, uv);
+  });
 }
 
 void SwiGluOaiAvx512(float* gate, const float* up, int hidden, float alpha, float limit,
@@ -36,22 +29,12 @@ void SwiGluOaiAvx512(float* gate, const float* up, int hidden, float alpha, floa
   const __m512 one = _mm512_set1_ps(1.0f);
   const __m512 sign = _mm512_set1_ps(-0.0f);
   const __m512 a = _mm512_set1_ps(alpha), hi = _mm512_set1_ps(limit), lo = _mm512_set1_ps(-limit);
-  for (int t = tokens.begin; t < tokens.end; t++) {
-    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
-    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
-    for (int i = 0; i < hidden; i += 16) {
-      const int n = hidden - i < 16 ? hidden - i : 16;
-      const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1);
-      const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
-      const __m512 uv = _mm512_maskz_loadu_ps(lanes, u + i);
-      const __m512 x = _mm512_min_ps(hi, gv);  // NaN kept, as SwiGluOaiAvx2's
-      const __m512 y = _mm512_max_ps(lo, _mm512_min_ps(hi, uv));
-      const __m512 e = Exp16(_mm512_xor_ps(_mm512_mul_ps(a, x), sign));
-      const __m512 out =
-          _mm512_mul_ps(_mm512_div_ps(x, _mm512_add_ps(one, e)), _mm512_add_ps(y, one));
-      _mm512_mask_storeu_ps(g + i, lanes, out);
-    }
-  }
+  GatedRows16(gate, up, hidden, tokens, [&](__m512 gv, __m512 uv) {
+    const __m512 x = _mm512_min_ps(hi, gv);  // NaN kept, as SwiGluOaiAvx2's
+    const __m512 y = _mm512_max_ps(lo, _mm512_min_ps(hi, uv));
+    const __m512 e = Exp16(_mm512_xor_ps(_mm512_mul_ps(a, x), sign));
+    return _mm512_mul_ps(_mm512_div_ps(x, _mm512_add_ps(one, e)), _mm512_add_ps(y, one));
+  });
 }
 
 }  // namespace smallmind::kernels::avx512

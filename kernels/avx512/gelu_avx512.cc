@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/avx512/gated_rows_zmm.h"
 #include "kernels/avx512/kernels_avx512.h"
 #include "kernels/ref/gelu_ref.h"
 
@@ -18,24 +19,16 @@ void GeGluAvx512(float* gate, const float* up, int hidden, RowRange tokens) {
   const uint16_t* table = GeluF16Table();
   const __m512 ten = _mm512_set1_ps(10.0f);
   const __m512 minus_ten = _mm512_set1_ps(-10.0f);
-  for (int t = tokens.begin; t < tokens.end; t++) {
-    float* g = gate + static_cast<int64_t>(t) * hidden;      // [hidden]
-    const float* u = up + static_cast<int64_t>(t) * hidden;  // [hidden]
-    for (int i = 0; i < hidden; i += 16) {
-      const int n = hidden - i < 16 ? hidden - i : 16;
-      const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1);
-      const __m512 x = _mm512_maskz_loadu_ps(lanes, g + i);
-      const __m512 uv = _mm512_maskz_loadu_ps(lanes, u + i);
-      const __m256i h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      // 32 bits from 2 * index bytes in: the entry in the low half (the table has a spare entry).
-      const __m512i wide = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(h), table, 2);
-      __m512 gelu = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(wide));
-      gelu = _mm512_mask_mov_ps(gelu, _mm512_cmp_ps_mask(x, ten, _CMP_GE_OQ), x);
-      gelu = _mm512_maskz_mov_ps(
-          static_cast<__mmask16>(~_mm512_cmp_ps_mask(x, minus_ten, _CMP_LE_OQ)), gelu);
-      _mm512_mask_storeu_ps(g + i, lanes, _mm512_mul_ps(gelu, uv));
-    }
-  }
+  GatedRows16(gate, up, hidden, tokens, [&](__m512 x, __m512 uv) {
+    const __m256i h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    // 32 bits from 2 * index bytes in: the entry in the low half (the table has a spare entry).
+    const __m512i wide = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(h), table, 2);
+    __m512 gelu = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(wide));
+    gelu = _mm512_mask_mov_ps(gelu, _mm512_cmp_ps_mask(x, ten, _CMP_GE_OQ), x);
+    gelu = _mm512_maskz_mov_ps(
+        static_cast<__mmask16>(~_mm512_cmp_ps_mask(x, minus_ten, _CMP_LE_OQ)), gelu);
+    return _mm512_mul_ps(gelu, uv);
+  });
 }
 
 }  // namespace smallmind::kernels::avx512

@@ -15,12 +15,15 @@
 #include "kernels/avx512/kernels_avx512.h"
 #include "kernels/dispatch.h"
 #include "kernels/ref/attention_ref.h"
+#include "tests/kernels/attention_chunks.h"
 #include "tests/kernels/paged_attention.h"
 #include "tests/kernels/random_weights.h"
 
 namespace smallmind::kernels {
 namespace {
 
+using testing::Chunked;
+using testing::ExpectMatchesRefAndChunkInvariant;
 using testing::Halves;
 using testing::PagedArgs;
 using testing::Q8Rows;
@@ -79,22 +82,6 @@ struct WindowCase {
            std::to_string(n_tokens) + " window " + std::to_string(window);
   }
 };
-
-// fn over a's tokens, prefill-chunked into calls of `chunk` tokens each (their own start_pos),
-// each call over all its rows.
-std::vector<float> Chunked(AttentionFn fn, AttentionArgs a, int chunk) {
-  const int64_t q_dim = a.QStride();
-  std::vector<float> out(size_t(a.n_tokens) * q_dim, NAN);
-  const AttentionArgs whole = a;
-  for (int t0 = 0; t0 < whole.n_tokens; t0 += chunk) {
-    a.q = whole.q + t0 * q_dim;
-    a.out = out.data() + t0 * q_dim;
-    a.start_pos = whole.start_pos + t0;
-    a.n_tokens = std::min(chunk, whole.n_tokens - t0);
-    fn(a, AllRows(a.n_tokens * a.n_heads));
-  }
-  return out;
-}
 
 std::vector<WindowCase> Cases() {
   std::vector<WindowCase> cases;
@@ -157,21 +144,9 @@ void ExpectKernelMatchesRefAndItsOwnChunking(AttentionFn fn, const std::string& 
   for (WindowCase& c : Cases()) {
     for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8}) {
       const std::string what = name + " " + c.Text() + " type " + std::to_string(int(type));
-      const AttentionArgs a = c.Args(type);
-      const std::vector<float> want = Chunked(&AttentionRef, a, c.n_tokens);
-      const std::vector<float> got = Chunked(fn, a, c.n_tokens);
-      const float tol = type == KvType::kQ8 ? 2e-3f : 1e-5f;
-      for (size_t i = 0; i < want.size(); i++) {
-        ASSERT_FALSE(std::isnan(want[i])) << what << " at " << i;
-        ASSERT_NEAR(got[i], want[i], tol) << what << " at " << i;
-      }
-      for (int chunk : {3, 1}) {
-        const std::vector<float> chunked = Chunked(fn, a, chunk);
-        for (size_t i = 0; i < got.size(); i++) {
-          ASSERT_EQ(std::bit_cast<uint32_t>(chunked[i]), std::bit_cast<uint32_t>(got[i]))
-              << what << " chunk " << chunk << " at " << i;
-        }
-      }
+      ExpectMatchesRefAndChunkInvariant(fn, c.Args(type), type == KvType::kQ8 ? 2e-3f : 1e-5f,
+                                        what);
+      if (::testing::Test::HasFatalFailure()) return;
       checked++;
     }
   }
