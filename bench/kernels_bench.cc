@@ -125,7 +125,8 @@ void RegisterMatmuls() {
             benchmark::RegisterBenchmark(name.c_str(), BM_Matmul,
                                          MatmulCase{isa, mode, type, s.out_dim, s.in_dim, n_tokens})
                 ->Unit(benchmark::kMicrosecond);
-            if (q8_small && shape == "110M.w1" && (n_tokens == 8 || n_tokens == 16)) {
+            if (shape == "110M.w1" &&
+                ((q8_small && (n_tokens == 8 || n_tokens == 16)) || n_tokens == 1)) {
               benchmark::RegisterBenchmark(
                   (name + "/cached").c_str(), BM_Matmul,
                   MatmulCase{isa, mode, type, s.out_dim, s.in_dim, n_tokens, true})

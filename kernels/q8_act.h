@@ -24,7 +24,9 @@ inline constexpr int kQ8ActBlock = 32;  // elements per scale
 //                     fp16((amax / 127) * sum), the s llama.cpp's q8_1 gives Q4_1 / Q5_1
 //   int32_t qsum[n / 32]  the sum of the block's quants, exact, for integer cores that offset the
 //                     weights instead (VNNI's u8 x s8 dot product takes q_w + 128: sum_i (q_w +
-//                     128) * q_x - 128 * qsum = the exact dot product)
+//                     128) * q_x - 128 * qsum = the exact dot product); kQ8K rows hold in these
+//                     bytes int16_t bsum[n / 16] instead, the sum of each 16 quants (llama.cpp's
+//                     q8_K bsums; |sum| <= 16 * 127), for the K-quants' 16-element sub-blocks
 // padded to a multiple of 64 bytes so consecutive rows stay cache-line aligned.
 inline constexpr size_t Q8ActRowDataBytes(int n) {  // the fields above without the padding
   return static_cast<size_t>(n) + 12 * static_cast<size_t>(n / 32);
@@ -38,6 +40,10 @@ inline const float* Q8ActScales(const void* row, int n) {
 inline const float* Q8ActSums(const void* row, int n) { return Q8ActScales(row, n) + n / 32; }
 inline const int32_t* Q8ActQuantSums(const void* row, int n) {
   return reinterpret_cast<const int32_t*>(Q8ActSums(row, n) + n / 32);
+}
+// kQ8K rows: the sums of each 16 quants, in the bytes of the other schemes' qsum.
+inline const int16_t* Q8ActSums16(const void* row, int n) {
+  return reinterpret_cast<const int16_t*>(Q8ActQuantSums(row, n));
 }
 
 // Q8 activation octets: the Q8 rows of n > 1 tokens regrouped 8 tokens at a time, for the matmuls

@@ -31,6 +31,8 @@ namespace {
 
 // The maddubs core (kquant_x8.h): int16 pairs, widened and scaled by a madd.
 struct MaddubsCore {
+  // Add's int16 pairs hold the kernels' steps only for small unsigned bytes (see each kernel).
+  static constexpr bool kAnyUnsigned = false;
   static __m256i Add(__m256i acc, __m256i u, __m256i s) {
     return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));
   }

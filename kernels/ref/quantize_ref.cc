@@ -266,11 +266,14 @@ void QuantizeQ8KActRef(const float* x, void* xq, int in_dim, RowRange tokens) {
         q[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(iscale * v[j]))));
       }
       const float d = amax != 0.0f ? 1.0f / iscale : 0.0f;
+      auto* sums16 = reinterpret_cast<int16_t*>(f.qsums);  // kQ8K: a sum per 16 (q8_act.h)
       for (int b = sb * kSuper / kQ8ActBlock; b < (sb + 1) * kSuper / kQ8ActBlock; b++) {
-        const int sum = SumOf(f.qs + kQ8ActBlock * b, kQ8ActBlock);
+        const int lo = SumOf(f.qs + kQ8ActBlock * b, 16),
+                  hi = SumOf(f.qs + kQ8ActBlock * b + 16, 16);
         f.d[b] = d;
-        f.s[b] = d * static_cast<float>(sum);
-        f.qsums[b] = sum;
+        f.s[b] = d * static_cast<float>(lo + hi);
+        sums16[2 * b] = static_cast<int16_t>(lo);
+        sums16[2 * b + 1] = static_cast<int16_t>(hi);
       }
     }
   }

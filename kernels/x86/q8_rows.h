@@ -28,16 +28,17 @@ constexpr int kRowGroup = 8;  // rows per packed group: the 8 int32 / float lane
 
 // One Q8 activation row, its quants, scales and block sums.
 struct XRow {
-  const int8_t* qs;     // [in_dim]
-  const float* d;       // [in_dim / 32]
-  const float* s;       // [in_dim / 32] d * sum of the block's quants
-  const int32_t* qsum;  // [in_dim / 32] sum of the block's quants
+  const int8_t* qs;      // [in_dim]
+  const float* d;        // [in_dim / 32]
+  const float* s;        // [in_dim / 32] d * sum of the block's quants
+  const int32_t* qsum;   // [in_dim / 32] sum of the block's quants (kQ8 / kQ8_1 rows)
+  const int16_t* sum16;  // [in_dim / 16] sum of each 16 quants (kQ8K rows, in qsum's bytes)
 };
 
 inline XRow MakeXRow(const void* xq, int in_dim, int t) {
   const void* row = static_cast<const uint8_t*>(xq) + Q8ActRowBytes(in_dim) * t;
   return XRow{Q8ActQuants(row), Q8ActScales(row, in_dim), Q8ActSums(row, in_dim),
-              Q8ActQuantSums(row, in_dim)};
+              Q8ActQuantSums(row, in_dim), Q8ActSums16(row, in_dim)};
 }
 
 // 4 activation quants in every int32 lane.

@@ -73,6 +73,8 @@ struct VnniDots {
 // sub-block scale with one vpmulld.
 template <DpBusdFn Dp>
 struct VnniCore {
+  // Add takes any unsigned bytes: the products are summed straight into int32.
+  static constexpr bool kAnyUnsigned = true;
   static __m256i Add(__m256i acc, __m256i u, __m256i s) { return Dp(acc, u, s); }
   static __m256i Factor(__m256i sc) { return sc; }
   static __m256i Scale(__m256i acc, __m256i factor) { return _mm256_mullo_epi32(acc, factor); }

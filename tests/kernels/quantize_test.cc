@@ -208,10 +208,15 @@ TEST(Q8SchemesTest, Q8_KRowsShareOneScalePer256FromTheSignedMax) {
     EXPECT_EQ(r.q[i], std::min(127, static_cast<int>(std::nearbyint(iscale * x[i])))) << i;
     EXPECT_NEAR(r.q[i] * r.d[i / 32], x[i], std::fabs(r.d[i / 32])) << i;
   }
+  const int16_t* sums16 = Q8ActSums16(xq.data(), 512);  // kQ8K: a sum per 16 in qsum's bytes
   for (int b = 0; b < 16; b++) {
     int sum = 0;
     for (int i = 0; i < 32; i++) sum += r.q[32 * b + i];
-    EXPECT_EQ(r.qsum[b], sum);
+    for (int half = 0; half < 2; half++) {
+      int sum16 = 0;
+      for (int i = 0; i < 16; i++) sum16 += r.q[32 * b + 16 * half + i];
+      EXPECT_EQ(sums16[2 * b + half], sum16) << b << " " << half;
+    }
     EXPECT_EQ(r.s[b], r.d[b] * static_cast<float>(sum));
   }
   std::vector<float> zeros(256, 0.0f);

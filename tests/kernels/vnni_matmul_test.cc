@@ -74,10 +74,15 @@ std::vector<float> Matmul(const KernelTable& table, DType type, const std::vecto
   return y;
 }
 
-std::vector<uint8_t> Quantize(const KernelTable& table, const std::vector<float>& x, int n,
-                              int in_dim) {
+// The rows `type`'s matmul reads (kQ8K for the K-quants, whose VNNI decode reads its sums per 16).
+std::vector<uint8_t> Quantize(const KernelTable& table, DType type, const std::vector<float>& x,
+                              int n, int in_dim) {
+  const MatmulInput input = table.MatmulFor(type)->input;
+  const QuantizeQ8Fn quantize = input == MatmulInput::kQ8K    ? table.quantize_q8_k
+                                : input == MatmulInput::kQ8_1 ? table.quantize_q8_1
+                                                              : table.quantize_q8;
   std::vector<uint8_t> xq(n * Q8ActRowBytes(in_dim));
-  table.quantize_q8(x.data(), xq.data(), in_dim, AllRows(n));
+  quantize(x.data(), xq.data(), in_dim, AllRows(n));
   return xq;
 }
 
@@ -151,8 +156,8 @@ void ExpectEveryBatchSizeGivesTheAvx2Bits(const Flavour& flavour, DType type,
     const int max_tokens = 20;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, 11);
     const std::vector<float> x = testing::RandomFloats(size_t(max_tokens) * in_dim, 12);
-    const std::vector<uint8_t> xq = Quantize(avx2, x, max_tokens, in_dim);
-    ASSERT_EQ(xq, Quantize(vnni, x, max_tokens, in_dim));
+    const std::vector<uint8_t> xq = Quantize(avx2, type, x, max_tokens, in_dim);
+    ASSERT_EQ(xq, Quantize(vnni, type, x, max_tokens, in_dim));
     for (int n = 1; n <= max_tokens; n++) {
       for (int t0 : {0, max_tokens - n}) {
         const std::string what = std::string(Name(type)) + " in " + std::to_string(in_dim) +
@@ -188,8 +193,8 @@ TEST_P(VnniMatmulTest, RowRangesGiveTheAvx2Bits) {
     const bool k_quant = GetDTypeTraits(static_cast<uint32_t>(type))->block_elems == kQkK;
     const int in_dim = k_quant ? 512 : 160, out_dim = 120, n_tokens = 9;
     const std::vector<uint8_t> w = testing::RandomWeights(type, out_dim, in_dim, rng());
-    const std::vector<uint8_t> xq =
-        Quantize(avx2, testing::RandomFloats(size_t(n_tokens) * in_dim, rng()), n_tokens, in_dim);
+    const std::vector<uint8_t> xq = Quantize(
+        avx2, type, testing::RandomFloats(size_t(n_tokens) * in_dim, rng()), n_tokens, in_dim);
     for (int trial = 0; trial < 12; trial++) {
       const int size = trial < 6 ? 16 : 1 + static_cast<int>(rng() % 40);
       const int begin = static_cast<int>(rng() % (out_dim - size + 1));
@@ -246,7 +251,7 @@ TEST_P(VnniMatmulTest, ExtremeQuantsGiveTheAvx2Bits) {
       x[size_t(t) * in_dim + k] = t == n_tokens - 1 ? std::sin(0.37f * k) : v;
     }
   }
-  const std::vector<uint8_t> xq = Quantize(avx2, x, n_tokens, in_dim);
+  const std::vector<uint8_t> xq = Quantize(avx2, DType::kQ8_0, x, n_tokens, in_dim);
   for (const auto& [type, w] : {std::pair{DType::kQ8_0, &q8},
                                 {DType::kQ4_0, &q4},
                                 {DType::kQ5_0, &q5},
@@ -268,7 +273,8 @@ TEST_P(VnniMatmulTest, LongQ8_0BatchesGiveTheAvx2Bits) {
   for (const auto& [in_dim, out_dim] : {std::pair{768, 72}, {96, 40}}) {
     const std::vector<uint8_t> w = testing::RandomWeights(DType::kQ8_0, out_dim, in_dim, 31);
     const std::vector<uint8_t> xq =
-        Quantize(avx2, testing::RandomFloats(size_t(max_tokens) * in_dim, 32), max_tokens, in_dim);
+        Quantize(avx2, DType::kQ8_0, testing::RandomFloats(size_t(max_tokens) * in_dim, 32),
+                 max_tokens, in_dim);
     for (int n : {17, 31, 32, 33, 64, 128, 130}) {
       for (RowRange rows : {AllRows(out_dim), RowRange{8, out_dim - 3}, RowRange{5, 20}}) {
         ExpectSameBits(Matmul(vnni, DType::kQ8_0, w, xq, 0, n, in_dim, out_dim, rows),
