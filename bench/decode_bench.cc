@@ -15,8 +15,10 @@
 // served C=16 run of bench/many_streams.sh decodes at. --op-profile times every op of the timed
 // steps (OpProfile) and adds, per step in microseconds: qkv_us, wo_us, ffn13_us (gate and up),
 // ffn2_us (down), cls_us (the classifier), q8_us (quantizing matmul inputs), attn_us, kv_us
-// (storing K/V), small_us (norms, RoPE, SwiGLU, adds, embedding) and gap_us (the step's time
-// outside any op).
+// (storing K/V), small_us (norms, RoPE, SwiGLU, adds, embedding), exp13_us / exp2_us (an MoE's
+// expert gate and up / down regions; the router is in wo_us) and gap_us (the step's time outside
+// any op; dropped_us, if any, is time the profile had no entry left for, inside gap_us). MoE
+// experts are packed before the timing (EngineOptions::pack_experts_at_load): the steady state.
 //
 //   decode_bench [--model=PATH.gguf|PATH.bin]
 //                [--preset=bench-110M|bench-1B --type=q8_0|q4_0|q4_k|q6_k|q4_k_m]
@@ -90,6 +92,8 @@ class ProfileScope {
       us[Group(e)] += static_cast<double>(e.ns) / 1e3 / steps;
     }
     us["gap_us"] = (static_cast<double>(profile_.step_ns()) - ops) / 1e3 / steps;
+    if (profile_.dropped_ns() > 0)
+      us["dropped_us"] = static_cast<double>(profile_.dropped_ns()) / 1e3 / steps;
     for (const auto& [name, v] : us) state_.counters[name] = v;
   }
 
@@ -101,6 +105,7 @@ class ProfileScope {
         if (e.jobs == 2) return "ffn13_us";
         if (e.rows == vocab_) return "cls_us";
         return e.cols == dim_ ? "wo_us" : "ffn2_us";
+      case OpKind::kExpertMatmul: return e.cols == dim_ ? "exp13_us" : "exp2_us";
       case OpKind::kQuantize: return "q8_us";
       case OpKind::kAttention: return "attn_us";
       case OpKind::kStoreKv: return "kv_us";
@@ -133,6 +138,8 @@ class Engines {
       o.num_threads = threads;
       o.cpus = PinnableCpus(threads);
       o.isa = isa_;
+      // The steady state: an MoE's experts packed before the timing, not by its first steps.
+      o.pack_experts_at_load = true;
       slot.engine =
           std::make_unique<Engine>(model_.llama->config, model_.llama->weights, slot.pool.get(), o);
     }

@@ -72,7 +72,9 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
     l.Add(&xq, rows * kernels::Q8ActRowBytes(widest));
     l.Add(&xq_1, rows * kernels::Q8ActRowBytes(widest));
     l.Add(&xq_k, rows * kernels::Q8ActRowBytes(widest));
-    l.Add(&xq_octets, kernels::Q8ActOctetsBytes(max_source_rows, widest));
+    l.Add(&xq_octets,
+          kernels::Q8ActOctetsBytes(
+              max_source_rows + kernels::kQ8ActOctet * static_cast<int>(experts), widest));
     l.Add(&scores, static_cast<size_t>(max_threads * scores_per_thread));
     l.Add(&last_x, static_cast<size_t>(max_logit_rows) * c.dim);
     l.Add(&logits, c.encoder ? 0 : static_cast<size_t>(max_logit_rows) * c.vocab_size);

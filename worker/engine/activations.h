@@ -62,9 +62,11 @@ struct Activations {
   std::span<float> hb2;      // [max_tokens, hidden_dim] up
   // [max_source_rows, Q8ActRowBytes(widest)] (widest of dim, q_dim, hidden, expert_ffn_dim)
   std::span<uint8_t> xq;
-  std::span<uint8_t> xq_1;       // as many: the input as kQ8_1 rows (Q4_1 / Q5_1 matmuls)
-  std::span<uint8_t> xq_k;       // as many: the input as kQ8K rows (the K-quants' matmuls)
-  std::span<uint8_t> xq_octets;  // Q8 input as octets (Q8ActOctetsBytes), for kQ8Octets ops
+  std::span<uint8_t> xq_1;  // as many: the input as kQ8_1 rows (Q4_1 / Q5_1 matmuls)
+  std::span<uint8_t> xq_k;  // as many: the input as kQ8K rows (the K-quants' matmuls)
+  // Q8 input as octets (Q8ActOctetsBytes), for kQ8Octets ops: max_source_rows, and with experts
+  // room for every expert's rows to start a whole octet
+  std::span<uint8_t> xq_octets;
   // [max_threads, scores_per_thread] attention scores scratch: per thread, rows of up to
   // context_length floats for a prefill tile (activations.cc says how many)
   std::span<float> scores;

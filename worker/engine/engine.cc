@@ -91,7 +91,7 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, KvPool* kv,
       options_(options),
       deterministic_(kernels::SelectKernels(options.isa, kernels::ExecMode::kDeterministic)),
       parallel_(kernels::SelectKernels(options.isa, kernels::ExecMode::kParallel)),
-      packed_(weights, {&deterministic_, &parallel_}),
+      packed_(weights, {&deterministic_, &parallel_}, !options.pack_experts_at_load),
       act_(config, options.max_step_tokens, options.max_seqs, std::max(1, options.num_threads),
            options.max_logit_rows) {
   SM_CHECK(kv_ != nullptr) << "the engine needs a KV pool";

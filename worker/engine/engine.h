@@ -36,6 +36,10 @@ struct EngineOptions {
   // Run on this pool (another engine's, which must outlive this one, with num_threads threads)
   // instead of starting one: a draft model shares the target's pinned threads.
   ThreadPool* shared_pool = nullptr;
+  // Pack every expert of an MoE model now instead of on its first use (PackedWeights): the load
+  // takes longer and every expert is resident, but no step pays an expert's packing. Benchmarks
+  // of the steady state set it.
+  bool pack_experts_at_load = false;
 };
 
 class Engine {

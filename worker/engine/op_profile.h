@@ -14,8 +14,9 @@ namespace smallmind::worker {
 enum class OpKind : uint8_t {
   kEmbed,
   kRmsNorm,
-  kQuantize,  // a matmul input into Q8 rows
-  kMatmul,    // one region: `jobs` matrices of the same input, rows = their rows summed
+  kQuantize,      // a matmul input into Q8 rows
+  kMatmul,        // one region: `jobs` matrices of the same input, rows = their rows summed
+  kExpertMatmul,  // one region of an MoE layer's expert matrices (jobs, rows 0; cols its input)
   kBias,
   kRope,
   kStoreKv,

@@ -272,55 +272,74 @@ void OpRunner::ExpertMatmuls(std::span<const ExpertMatmul> jobs, MatmulSource* i
   constexpr int kMaxJobs = 2 * 1024;  // gate and up of every expert (gguf_loader's kMaxExperts)
   SM_CHECK(jobs.size() <= kMaxJobs) << jobs.size() << " expert matmuls in one region";
   Prepared p[kMaxJobs];
+  int32_t octet_first[kMaxJobs];  // job i's first octet in act_->xq_octets; -1: not octets
+  int n_octets = 0;
   int groups = 0;
-  int64_t work = 0, weights = 0;  // multiply-adds; weight elements read
-  bool octets = false;  // some job reads octets of several rows: it runs alone, after the region
+  int64_t work = 0;  // multiply-adds
   for (size_t i = 0; i < jobs.size(); i++) {
     const ExpertMatmul& j = jobs[i];
     const kernels::MatmulOp* op = table_.MatmulFor(j.w->type);
     p[i] = Prepared{op, packed_.Data(*j.w, *op), nullptr};
+    octet_first[i] = -1;
     if (op->input == kernels::MatmulInput::kQ8Octets && j.n_rows > 1) {
-      octets = true;  // octets start at whole octets of the input: not at any row
-      continue;
-    }
-    if (op->input == kernels::MatmulInput::kF32) {
+      const bool shared = i > 0 && octet_first[i - 1] >= 0 && jobs[i - 1].first_row == j.first_row;
+      octet_first[i] = shared ? octet_first[i - 1] : n_octets;
+      if (!shared) n_octets += (j.n_rows + kernels::kQ8ActOctet - 1) / kernels::kQ8ActOctet;
+    } else if (op->input == kernels::MatmulInput::kF32) {
       p[i].x = in->x + static_cast<int64_t>(j.first_row) * in->dim;
     } else {
       p[i].x = QuantizedRows(in, op->input) + kernels::Q8ActRowBytes(in->dim) * j.first_row;
     }
     groups += static_cast<int>((j.w->rows + kMatmulRowGroup - 1) / kMatmulRowGroup);
     work += j.w->rows * j.w->cols * j.n_rows;
-    weights += j.w->rows * j.w->cols;
   }
-  if (groups > 0) {
-    const OpTimer timer(limits_.profile, OpKind::kMatmul, static_cast<int>(jobs.size()),
-                        static_cast<int>(weights / in->dim), in->dim);
-    const int rows = groups * kMatmulRowGroup;
-    const int threads = Threads(rows, work / std::max(1, rows));
-    pool_->ParallelFor(groups, threads, RowsPartition(), [&](RowRange g, int) {
-      int first_group = 0;  // of the current job among all jobs' groups
-      for (size_t i = 0; i < jobs.size() && first_group < g.end; i++) {
-        if (p[i].x == nullptr) continue;
-        const ExpertMatmul& j = jobs[i];
-        const int out_dim = static_cast<int>(j.w->rows);
-        const int job_groups = (out_dim + kMatmulRowGroup - 1) / kMatmulRowGroup;
-        const int lo = std::max(g.begin - first_group, 0);
-        const int hi = std::min(g.end - first_group, job_groups);
-        first_group += job_groups;
-        if (lo >= hi) continue;
-        const RowRange r{lo * kMatmulRowGroup, std::min(out_dim, hi * kMatmulRowGroup)};
-        p[i].op->fn(p[i].w, p[i].x, j.y, j.n_rows, in->dim, out_dim, r);
-      }
-    });
+  if (n_octets > 0) {
+    QuantizeExpertOctets(jobs, octet_first, in);
+    const size_t octet_bytes = kernels::Q8ActOctetsBytes(kernels::kQ8ActOctet, in->dim);
+    for (size_t i = 0; i < jobs.size(); i++) {
+      if (octet_first[i] >= 0) p[i].x = act_->xq_octets.data() + octet_bytes * octet_first[i];
+    }
   }
-  if (!octets) return;
-  for (size_t i = 0; i < jobs.size(); i++) {
-    if (p[i].x != nullptr) continue;
-    const ExpertMatmul& j = jobs[i];
-    MatmulSource rows =
-        Source(in->x + static_cast<int64_t>(j.first_row) * in->dim, j.n_rows, in->dim);
-    Matmul(*j.w, &rows, j.y);
-  }
+  if (groups == 0) return;
+  // One profile entry per input width, whichever experts (an entry per expert mix overflowed the
+  // profile, and its time showed as decode_bench's gap).
+  const OpTimer timer(limits_.profile, OpKind::kExpertMatmul, 0, 0, in->dim);
+  const int rows = groups * kMatmulRowGroup;
+  const int threads = Threads(rows, work / std::max(1, rows));
+  pool_->ParallelFor(groups, threads, RowsPartition(), [&](RowRange g, int) {
+    int first_group = 0;  // of the current job among all jobs' groups
+    for (size_t i = 0; i < jobs.size() && first_group < g.end; i++) {
+      const ExpertMatmul& j = jobs[i];
+      const int out_dim = static_cast<int>(j.w->rows);
+      const int job_groups = (out_dim + kMatmulRowGroup - 1) / kMatmulRowGroup;
+      const int lo = std::max(g.begin - first_group, 0);
+      const int hi = std::min(g.end - first_group, job_groups);
+      first_group += job_groups;
+      if (lo >= hi) continue;
+      const RowRange r{lo * kMatmulRowGroup, std::min(out_dim, hi * kMatmulRowGroup)};
+      p[i].op->fn(p[i].w, p[i].x, j.y, j.n_rows, in->dim, out_dim, r);
+    }
+  });
+}
+
+void OpRunner::QuantizeExpertOctets(std::span<const ExpertMatmul> jobs, const int32_t* octet_first,
+                                    const MatmulSource* in) {
+  const OpTimer timer(limits_.profile, OpKind::kQuantize);
+  const size_t octet_bytes = kernels::Q8ActOctetsBytes(kernels::kQ8ActOctet, in->dim);
+  const int n = static_cast<int>(jobs.size());
+  pool_->ParallelFor(
+      n, Threads(n, int64_t{2} * kernels::kQ8ActOctet * in->dim), Partition::kStaticRows,
+      [&](RowRange r, int) {
+        for (int i = r.begin; i < r.end; i++) {
+          if (octet_first[i] < 0 || (i > 0 && octet_first[i - 1] == octet_first[i])) continue;
+          const ExpertMatmul& j = jobs[i];
+          const int octets = (j.n_rows + kernels::kQ8ActOctet - 1) / kernels::kQ8ActOctet;
+          table_.quantize_q8_octets(in->x + static_cast<int64_t>(j.first_row) * in->dim,
+                                    act_->xq_octets.data() + octet_bytes * octet_first[i], in->dim,
+                                    j.n_rows, 0, octets);
+        }
+      });
+  octets_version_++;  // the buffer holds these experts' octets now, not any source's
 }
 
 void OpRunner::WeightedRowSum(const float* y, const int32_t* row, const float* weight, int k, int n,

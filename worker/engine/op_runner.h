@@ -62,8 +62,11 @@ class OpRunner {
   void Matmuls(std::initializer_list<MatmulJob> jobs, MatmulSource* in);
   // A mixture of experts' grouped matmuls: each job's rows of `in` times its expert's matrix, all
   // jobs in one parallel region over their row groups (each expert's weights are read once for
-  // all the rows routed to it), `in` quantized once for all of them. Each output element is the
-  // one Matmul would compute for that row alone.
+  // all the rows routed to it), `in` quantized once for all of them. Where a kernel reads octets
+  // for several rows (the 512-bit Q8_0 / Q4_0 tiles), each expert's rows go into octets of their
+  // own from a whole octet on (an octet holds 8 consecutive rows from its first), one expert
+  // after the other, an expert's gate and up sharing theirs. Each output element is the one
+  // Matmul would compute for that row alone.
   void ExpertMatmuls(std::span<const ExpertMatmul> jobs, MatmulSource* in);
   // out[t, :] = sum over slots j = 0, 1, .., k - 1 in that order of weight[t * k + j] *
   // y[row[t * k + j], :] for t < n: a token's experts combined in a fixed order whatever the batch.
@@ -106,6 +109,10 @@ class OpRunner {
   const uint8_t* QuantizedRows(MatmulSource* in, kernels::MatmulInput input);
   // ... or into act_->xq_octets as octets (kernels/q8_act.h: kQ8Octets matmuls of > 1 token).
   void QuantizeOctets(MatmulSource* in);
+  // ... or each expert job's rows (jobs with octet_first[i] >= 0; consecutive jobs with the same
+  // octet_first share them) into act_->xq_octets from octet octet_first[i] on (ExpertMatmuls).
+  void QuantizeExpertOctets(std::span<const ExpertMatmul> jobs, const int32_t* octet_first,
+                            const MatmulSource* in);
   // How the row-parallel ops (matmul row groups, attention items) split: fixed on the
   // deterministic path (STYLE §14); dynamic parts on the parallel path, where causal rows are
   // uneven and a thread the OS preempts (the gRPC threads share these cores) then holds up one
