@@ -138,6 +138,12 @@ shared::Status MapFfn(TensorMapper& t, const ArchDescription& d, const ModelConf
   SM_ASSIGN_OR_RETURN(lw->gate_exps, t.GetExperts(p + "ffn_gate_exps.weight", c.n_experts));
   SM_ASSIGN_OR_RETURN(lw->up_exps, t.GetExperts(p + "ffn_up_exps.weight", c.n_experts));
   SM_ASSIGN_OR_RETURN(lw->down_exps, t.GetExperts(p + "ffn_down_exps.weight", c.n_experts));
+  if (d.shared_expert) {  // qwen2moe: the shared expert is the layer's dense w1 / w3 / w2
+    SM_ASSIGN_OR_RETURN(lw->w1, t.Get(p + "ffn_gate_shexp.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->w3, t.Get(p + "ffn_up_shexp.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->w2, t.Get(p + "ffn_down_shexp.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->shexp_gate, t.Get(p + "ffn_gate_inp_shexp.weight", true));
+  }
   if (d.expert_biases) {
     SM_ASSIGN_OR_RETURN(lw->router_b, t.Get(p + "ffn_gate_inp.bias", true));
     SM_ASSIGN_OR_RETURN(lw->gate_exps_b, t.Get(p + "ffn_gate_exps.bias", true));
@@ -343,6 +349,13 @@ shared::Status ReadExperts(const GgufFile& f, const ArchDescription& d, ModelCon
   }
   c->expert_weights_norm = d.expert_weights_norm;
   c->expert_gating = d.expert_gating;
+  if (d.shared_expert) {  // llama.cpp's n_ff_shexp: the key, else feed_forward_length
+    c->shared_expert_ffn_dim = c->hidden_dim;
+    const std::string shared_key = a + ".expert_shared_feed_forward_length";
+    if (f.Find(shared_key) != nullptr) {
+      SM_ASSIGN_OR_RETURN(c->shared_expert_ffn_dim, GetDim(f, shared_key, 4 * kMaxDim));
+    }
+  }
   const std::string norm_key = a + ".expert_weights_norm";
   if (f.Find(norm_key) != nullptr) {
     SM_ASSIGN_OR_RETURN(bool norm, f.GetBool(norm_key));
@@ -506,6 +519,7 @@ shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
   SM_RETURN_IF_ERROR(ReadExperts(f, *d, &c));
   if (d->longrope) SM_RETURN_IF_ERROR(ReadRopeAttnFactor(f, a, &c));
   c.rope_style = d->rope_style;
+  c.qk_norm_whole_row = d->qk_norm_whole_row;
   c.no_rope_period = d->no_rope_period;
   SM_RETURN_IF_ERROR(ReadArchOptions(f, *d, &c));
   const GgufTensorInfo* embd = f.FindTensor("token_embd.weight");
