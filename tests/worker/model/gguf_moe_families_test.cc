@@ -118,7 +118,8 @@ TEST(GgufMoeFamiliesTest, Qwen2MoeSharedWidthDefaultsToTheFeedForwardLength) {
 
 // What would compute another model is refused naming it: renormalised weights (llama.cpp's
 // qwen2moe and olmoe graphs never renormalise), a missing shared-expert tensor, a per-head q/k
-// norm in olmoe, and shared-expert tensors in olmoe.
+// norm in olmoe, shared-expert tensors in olmoe, and an olmoe expert width other than
+// feed_forward_length.
 TEST(GgufMoeFamiliesTest, FilesThatComputeSomethingElseAreRefusedNamingWhat) {
   for (const char* arch : {"qwen2moe", "olmoe"}) {
     SCOPED_TRACE(arch);
@@ -147,6 +148,23 @@ TEST(GgufMoeFamiliesTest, FilesThatComputeSomethingElseAreRefusedNamingWhat) {
       Rewritten(*olmoe,
                 [](GgufWriter& w) { w.AddU32("olmoe.expert_shared_feed_forward_length", 96); }),
       "olmoe.expert_shared_feed_forward_length");
+  // A per-head q norm ([head_dim], qwen3's shape) where olmoe norms the whole row.
+  const std::vector<uint8_t> head_norm(16 * sizeof(float));
+  const int64_t head_dims[] = {16};
+  ExpectRefusedMentioning(Rewritten(WithoutTensor(*olmoe, "blk.0.attn_q_norm.weight"),
+                                    [&](GgufWriter& w) {
+                                      w.AddTensor("blk.0.attn_q_norm.weight", kernels::DType::kF32,
+                                                  head_dims, head_norm);
+                                    }),
+                          "q_norm");
+  // llama.cpp's olmoe sizes its experts by feed_forward_length and reads no
+  // expert_feed_forward_length: the key is taken only when it agrees.
+  ExpectRefusedNaming(
+      Rewritten(*olmoe, [](GgufWriter& w) { w.AddU32("olmoe.expert_feed_forward_length", 64); }),
+      "olmoe.expert_feed_forward_length");
+  EXPECT_TRUE(LoadStatus(Rewritten(*olmoe, [](GgufWriter& w) {
+                w.AddU32("olmoe.expert_feed_forward_length", 96);
+              })).ok());
 }
 
 // olmoe: q and k norms over whole rows ([q_dim], [kv_dim]), NeoX RoPE, no renormalisation.

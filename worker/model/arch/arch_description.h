@@ -65,6 +65,10 @@ struct ArchDescription {
   // {arch}.expert_weights_norm, when present, must agree).
   bool expert_weights_norm = false;
   ExpertGating expert_gating = ExpertGating::kSoftmaxTopK;
+  // {arch}.expert_feed_forward_length sizes the experts; false: the family's llama.cpp graph
+  // reads no such key (olmoe: feed_forward_length), and a file whose key says otherwise is
+  // refused.
+  bool expert_ffn_key = true;
   // A shared expert per layer (qwen2moe): ffn_gate_shexp / ffn_up_shexp / ffn_down_shexp (a dense
   // SwiGLU FFN of {arch}.expert_shared_feed_forward_length, absent: feed_forward_length) and
   // ffn_gate_inp_shexp ([dim]) are required; ModelConfig::shared_expert_ffn_dim.

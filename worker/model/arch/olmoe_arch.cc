@@ -18,6 +18,7 @@ const ArchDescription kOlmoeArch = {
     .qk_norm_whole_row = true,
     .experts = ArchDescription::Experts::kRequired,
     .expert_weights_norm = false,
+    .expert_ffn_key = false,
 };
 
 }  // namespace smallmind::worker

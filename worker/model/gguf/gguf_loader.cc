@@ -316,6 +316,32 @@ shared::Status ReadRopeScaling(const GgufFile& f, const ArchDescription& d, Mode
   return shared::Status::Ok();
 }
 
+// The experts' width: expert_feed_forward_length, absent feed_forward_length (a family that
+// reads no such key, olmoe, takes it only when it says feed_forward_length); and a shared
+// expert's: expert_shared_feed_forward_length, absent feed_forward_length (llama.cpp's
+// n_ff_shexp).
+shared::Status ReadExpertWidths(const GgufFile& f, const ArchDescription& d, ModelConfig* c) {
+  const std::string a(d.name);
+  const std::string key = a + ".expert_feed_forward_length";
+  c->expert_ffn_dim = c->hidden_dim;
+  if (f.Find(key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(c->expert_ffn_dim, GetDim(f, key, 4 * kMaxDim));
+    if (!d.expert_ffn_key && c->expert_ffn_dim != c->hidden_dim) {
+      return shared::InvalidArgument(
+          f.path() + ": metadata key '" + key + "' is " + std::to_string(c->expert_ffn_dim) +
+          ", but llama.cpp's " + a + " sizes its experts by feed_forward_length (" +
+          std::to_string(c->hidden_dim) + "): refusing the file rather than guessing");
+    }
+  }
+  if (!d.shared_expert) return shared::Status::Ok();
+  c->shared_expert_ffn_dim = c->hidden_dim;
+  const std::string shared_key = a + ".expert_shared_feed_forward_length";
+  if (f.Find(shared_key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(c->shared_expert_ffn_dim, GetDim(f, shared_key, 4 * kMaxDim));
+  }
+  return shared::Status::Ok();
+}
+
 // The mixture-of-experts keys (docs/moe.md): expert_count (0 or absent: dense, which a kRequired
 // family refuses), expert_used_count in [1, expert_count], expert_feed_forward_length (absent:
 // feed_forward_length, what llama.cpp's llama reads; the experts' shapes are checked against it)
@@ -342,20 +368,9 @@ shared::Status ReadExperts(const GgufFile& f, const ArchDescription& d, ModelCon
                                    ".expert_used_count' is missing");
   }
   SM_ASSIGN_OR_RETURN(c->n_experts_used, GetDim(f, a + ".expert_used_count", count));
-  c->expert_ffn_dim = c->hidden_dim;
-  if (f.Find(a + ".expert_feed_forward_length") != nullptr) {
-    SM_ASSIGN_OR_RETURN(c->expert_ffn_dim,
-                        GetDim(f, a + ".expert_feed_forward_length", 4 * kMaxDim));
-  }
+  SM_RETURN_IF_ERROR(ReadExpertWidths(f, d, c));
   c->expert_weights_norm = d.expert_weights_norm;
   c->expert_gating = d.expert_gating;
-  if (d.shared_expert) {  // llama.cpp's n_ff_shexp: the key, else feed_forward_length
-    c->shared_expert_ffn_dim = c->hidden_dim;
-    const std::string shared_key = a + ".expert_shared_feed_forward_length";
-    if (f.Find(shared_key) != nullptr) {
-      SM_ASSIGN_OR_RETURN(c->shared_expert_ffn_dim, GetDim(f, shared_key, 4 * kMaxDim));
-    }
-  }
   const std::string norm_key = a + ".expert_weights_norm";
   if (f.Find(norm_key) != nullptr) {
     SM_ASSIGN_OR_RETURN(bool norm, f.GetBool(norm_key));
