@@ -2,8 +2,10 @@
 //   smallmind-modelgen [--preset tiny|bench-110M|bench-1B] [--type T] [--seed N]
 //                      [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N] [--vocab N]
 //                      [--context N] [--embd-type T] [--name S]
-//                      [--arch llama|qwen3|qwen3moe|phi3|smollm3|gemma2|gemma3]
-//                      [--experts N --experts-used K] [--window N] [--attn-softcap X]
+//                      [--arch llama|qwen3|qwen3moe|phi3|smollm3|gemma2|gemma3|gpt-oss|
+//                              qwen2moe|olmoe]
+//                      [--experts N --experts-used K [--shared-ffn N]] [--window N]
+//                      [--attn-softcap X]
 //                      [--final-softcap X] [--grow-layers N [--grow-epsilon E]]
 //                      [--chat-template FILE] [--special-token TEXT]... [--bos-token TEXT]
 //                      [--eos-token TEXT] -o out.gguf
@@ -55,7 +57,7 @@ struct Flags {
   std::optional<uint64_t> seed;
   std::optional<std::string> name;
   std::optional<int> dim, layers, heads, kv_heads, head_dim, ffn, vocab, context;
-  std::optional<int> experts, experts_used;
+  std::optional<int> experts, experts_used, shared_ffn;
   std::optional<float> classifier_gain;
   std::optional<float> rope_theta, embd_spread;
   std::optional<int> grow_layers;
@@ -96,6 +98,9 @@ void PrintSummary(const std::string& path, const w::GgufBuildSummary& s) {
   if (c.moe()) {
     std::printf("  experts: %d, %d used per token, each ffn %d\n", c.n_experts, c.n_experts_used,
                 c.expert_ffn_dim);
+    if (c.shared_expert_ffn_dim > 0) {
+      std::printf("  shared expert: ffn %d, sigmoid-gated\n", c.shared_expert_ffn_dim);
+    }
   }
   std::printf("  file type %s; tensors:",
               smallmind::kernels::GetDTypeTraits(static_cast<uint32_t>(s.file_type))->name);
@@ -144,7 +149,7 @@ Result<w::GeneratorOptions> OptionsFromFlags(const Flags& f) {
         std::pair{&f.head_dim, &o.head_dim}, std::pair{&f.ffn, &o.hidden_dim},
         std::pair{&f.vocab, &o.vocab_size}, std::pair{&f.context, &o.context_length},
         std::pair{&f.experts, &o.n_experts}, std::pair{&f.experts_used, &o.n_experts_used},
-        std::pair{&f.rope_dims, &o.rope_dims},
+        std::pair{&f.shared_ffn, &o.shared_expert_ffn_dim}, std::pair{&f.rope_dims, &o.rope_dims},
         std::pair{&f.rope_orig_context, &o.rope_orig_context},
         std::pair{&f.sliding_window, &o.sliding_window}}) {
     if (*flag) *field = **flag;
@@ -200,9 +205,10 @@ Result<w::GgufBuildSummary> Run(const Flags& f) {
   if (f.preset || f.embd_type || f.seed || f.dim || f.layers || f.heads || f.kv_heads ||
       f.head_dim || f.ffn || f.vocab || f.context || f.classifier_gain || f.rope_theta ||
       f.embd_spread || f.tied || !f.rope_freqs.empty() || f.arch || f.experts || f.experts_used ||
-      f.rope_dims || f.rope_orig_context || f.sliding_window || f.longrope || f.yarn_factor ||
-      f.grow_layers || f.grow_epsilon || f.window || f.attn_softcap || f.final_softcap ||
-      !f.chat_template.empty() || f.bos_token || f.eos_token || !f.special_tokens.empty()) {
+      f.shared_ffn || f.rope_dims || f.rope_orig_context || f.sliding_window || f.longrope ||
+      f.yarn_factor || f.grow_layers || f.grow_epsilon || f.window || f.attn_softcap ||
+      f.final_softcap || !f.chat_template.empty() || f.bos_token || f.eos_token ||
+      !f.special_tokens.empty()) {
     return smallmind::shared::InvalidArgument(
         "--from-llama2c takes its shapes, weights and vocabulary from the checkpoint: drop "
         "--preset, --seed, --embd-type, the shape flags and the chat flags");
@@ -286,7 +292,9 @@ void AddFamilyFlags(CLI::App& app, Flags& f) {
          "q/k norms, 5 windowed layers to 1 global, no attention soft-cap); gemma "
          "embeddings are always tied; gpt-oss (--experts with biases, top-k then softmax, "
          "clamped SwiGLU; q/k/v/o biases, attention sinks, even layers windowed, yarn with "
-         "--yarn-factor; untied)")
+         "--yarn-factor; untied); qwen2moe (q/k/v biases, --experts not renormalised plus a "
+         "sigmoid-gated shared expert of --shared-ffn); olmoe (q/k RMSNorm over whole rows, "
+         "--experts not renormalised)")
       ->default_str("llama");
   app.add_option("--window", f.window, "attention.sliding_window (gemma2, gemma3, gpt-oss)")
       ->default_str("gemma2 4096, gemma3 none, gpt-oss 128");
@@ -330,8 +338,11 @@ void AddFlags(CLI::App& app, Flags& f) {
         std::tuple{"--context", &f.context, "context length"},
         std::tuple{"--experts", &f.experts,
                    "mixture of experts: experts per layer, each --ffn wide (llama: Mixtral-style; "
-                   "qwen3moe needs it)"},
-        std::tuple{"--experts-used", &f.experts_used, "experts the router picks per token"}}) {
+                   "qwen3moe, gpt-oss, qwen2moe and olmoe need it)"},
+        std::tuple{"--experts-used", &f.experts_used, "experts the router picks per token"},
+        std::tuple{"--shared-ffn", &f.shared_ffn,
+                   "qwen2moe: the shared expert's width (expert_shared_feed_forward_length; "
+                   "default --ffn)"}}) {
     app.add_option(flag, *field, meaning)->default_str("the preset's");
   }
   app.add_option("--classifier-gain", f.classifier_gain,

@@ -93,6 +93,7 @@ void FillShape(const LoadedModel& model, v1::ModelInfo* info) {
   info->set_experts(static_cast<uint32_t>(c.n_experts));
   info->set_experts_used(static_cast<uint32_t>(c.n_experts_used));
   info->set_expert_ffn_dim(static_cast<uint32_t>(c.expert_ffn_dim));
+  info->set_shared_expert_ffn_dim(static_cast<uint32_t>(c.shared_expert_ffn_dim));
   FillLayerPositions(c, info);
   for (const LoadedModel::TensorTypeUse& use : model.tensor_mix) {
     v1::TensorTypeUse* out = info->add_tensor_mix();

@@ -86,6 +86,15 @@ const kExperts = ["--experts", "8", "--experts-used", "2", "--ffn", "256"];
 const kQwen3MoeShape = [...kQwen3Shape, "--arch", "qwen3moe", ...kExperts];
 // Mixtral-style: the llama architecture with llama.expert_count.
 const kMixtralShape = [...kLlamaShape, ...kExperts];
+// Qwen1.5-MoE / Qwen2-57B-A14B-shaped: qwen2's attention (q/k/v biases, NeoX RoPE, base 1000000;
+// q as wide as the stream, as llama.cpp's qwen2moe requires), the 8 experts' weights not
+// renormalised, and a shared expert of ffn 512 (twice an expert's, as the published models' is
+// wider than theirs) gated by sigmoid(ffn_gate_inp_shexp . x).
+const kQwen2MoeShape = [...kLlamaShape, "--arch", "qwen2moe", "--rope-theta", "1000000",
+                        ...kExperts, "--shared-ffn", "512"];
+// OLMoE-shaped: q/k RMSNorm over whole rows, NeoX RoPE, weights not renormalised; as many KV
+// heads as heads (llama.cpp's olmoe reads attn_k_norm as [n_embd]).
+const kOlmoeShape = [...kLlamaShape, "--arch", "olmoe", "--kv-heads", "4", ...kExperts];
 
 // gpt-oss-shaped (issue 44): 64-wide heads, 8 over 2 KV heads (q 512 wide over the 256-wide
 // stream), q/k/v/o biases, one sink per head, layer 0 windowed (64 positions, shorter than the
@@ -158,6 +167,9 @@ const kCases = {
   "qwen3moe-q8_0": {modelgen: [...kQwen3MoeShape, "--type", "q8_0"]},
   "qwen3moe-mxfp4_moe": {modelgen: [...kQwen3MoeShape, "--type", "mxfp4_moe"]},
   "mixtral-f32": {modelgen: [...kMixtralShape, "--type", "f32"]},
+  "qwen2moe-f32": {modelgen: [...kQwen2MoeShape, "--type", "f32"]},
+  "qwen2moe-q8_0": {modelgen: [...kQwen2MoeShape, "--type", "q8_0"]},
+  "olmoe-f32": {modelgen: [...kOlmoeShape, "--type", "f32"]},
   "gpt-oss-f32": {modelgen: [...kGptOssShape, "--type", "f32"]},
   "gpt-oss-mxfp4_moe": {modelgen: [...kGptOssShape, "--type", "mxfp4_moe"]},
   // An explicit head size (attention.key_length 128 over a 256-wide embedding of 4 heads).

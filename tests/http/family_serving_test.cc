@@ -52,6 +52,7 @@ struct Family {
   uint32_t window = 0;
   uint32_t windowed_layers = 0;
   uint32_t experts = 0;
+  uint32_t shared_expert_ffn = 0;  // qwen2moe's shared expert
 };
 
 void PrintTo(const Family& f, std::ostream* os) { *os << f.name; }
@@ -109,6 +110,31 @@ std::vector<Family> Families() {
   mixtral.flags.insert(mixtral.flags.end(), experts.begin(), experts.end());
   mixtral.experts = 4;
   f.push_back(mixtral);
+  // Qwen2-MoE (ChatML, as Qwen2.5's): q/k/v biases, experts not renormalised, a shared expert.
+  Family qwen2moe{"Qwen2Moe",
+                  "qwen2moe",
+                  "Qwen-Qwen2.5-7B-Instruct.jinja",
+                  true,
+                  {"--arch", "qwen2moe", "--rope-theta", "1000000", "--type", "q8_0",
+                   "--shared-ffn", "512", "--eos-token", "<|im_end|>"},
+                  {"F32", "Q8_0"},
+                  1000000.0f};
+  qwen2moe.flags.insert(qwen2moe.flags.end(), experts.begin(), experts.end());
+  qwen2moe.experts = 4;
+  qwen2moe.shared_expert_ffn = 512;
+  f.push_back(qwen2moe);
+  // OLMoE (its Tulu-style <|user|> / <|assistant|> turns, as Phi-3's template writes them):
+  // whole-row q/k norms over 4 KV heads.
+  Family olmoe{
+      "Olmoe",
+      "olmoe",
+      "microsoft-Phi-3-mini-4k-instruct.jinja",
+      true,
+      {"--arch", "olmoe", "--kv-heads", "4", "--type", "q4_k", "--eos-token", "<|endoftext|>"},
+      {"F32", "Q4_K"}};
+  olmoe.flags.insert(olmoe.flags.end(), experts.begin(), experts.end());
+  olmoe.experts = 4;
+  f.push_back(olmoe);
   const std::vector<std::string> gemma_tokens = {
       "--bos-token",     "<bos>",           "--eos-token",     "<eos>",
       "--special-token", "<start_of_turn>", "--special-token", "<end_of_turn>"};
@@ -382,6 +408,7 @@ TEST_P(FamilyServingTest, ModelInfoModelsAndSmallmindInfoShowArchitectureMixCont
   EXPECT_EQ(info_.sliding_window(), f.window);
   EXPECT_EQ(info_.windowed_layers(), f.windowed_layers);
   EXPECT_EQ(info_.experts(), f.experts);
+  EXPECT_EQ(info_.shared_expert_ffn_dim(), f.shared_expert_ffn);
   if (f.architecture == "gemma3") {
     EXPECT_FLOAT_EQ(info_.rope_theta_windowed(), 10000.0f);
   }
@@ -405,6 +432,8 @@ TEST_P(FamilyServingTest, ModelInfoModelsAndSmallmindInfoShowArchitectureMixCont
   EXPECT_EQ(facts["rope"]["rotary_dims"], f.rotary_dims);
   EXPECT_EQ(facts["sliding_window"], f.window);
   EXPECT_EQ(facts["windowed_layers"], f.windowed_layers);
+  EXPECT_EQ(facts["experts"]["count"], f.experts);
+  EXPECT_EQ(facts["experts"]["shared_ffn_dim"], f.shared_expert_ffn);
 
   const testing::ProgramRun run =
       testing::RunToExit({testing::BinaryPath("smallmind"), "info", "--addr", gateway_->address()});
@@ -415,6 +444,7 @@ TEST_P(FamilyServingTest, ModelInfoModelsAndSmallmindInfoShowArchitectureMixCont
   EXPECT_EQ(lines.at("sliding_window"), std::to_string(f.window));
   EXPECT_EQ(lines.at("windowed_layers"), std::to_string(f.windowed_layers));
   EXPECT_EQ(lines.at("rotary_dims"), std::to_string(f.rotary_dims));
+  EXPECT_EQ(lines.at("shared_expert_ffn_dim"), std::to_string(f.shared_expert_ffn));
   EXPECT_EQ(lines.count("rope_theta"), 1u);
   for (const std::string& type : f.tensor_types) {
     EXPECT_EQ(lines.count("tensor_mix " + type), 1u) << type << " in\n" << run.out;

@@ -133,6 +133,14 @@ TEST(WorkerModelInfoTest, FamiliesShowTheirWindowedLayersRopeLayersAndRotaryDims
   EXPECT_EQ(gpt_oss.windowed_layers(), 1u);
   EXPECT_EQ(gpt_oss.experts(), 4u);
   EXPECT_EQ(gpt_oss.experts_used(), 2u);
+  EXPECT_EQ(gpt_oss.shared_expert_ffn_dim(), 0u);
+  // qwen2moe: its shared expert's width beside the routed experts'.
+  const v1::ModelInfo qwen2moe = InfoOf(Generated(
+      dir, "qwen2moe.gguf",
+      {"--arch", "qwen2moe", "--experts", "4", "--experts-used", "2", "--shared-ffn", "64"}));
+  EXPECT_EQ(qwen2moe.experts(), 4u);
+  EXPECT_EQ(qwen2moe.expert_ffn_dim(), 172u);  // tiny's --ffn
+  EXPECT_EQ(qwen2moe.shared_expert_ffn_dim(), 64u);
 }
 
 }  // namespace

@@ -54,12 +54,12 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
   SM_CHECK(max_tokens > 0 && max_seqs > 0 && max_threads > 0) << "engine limits must be positive";
   const auto n = static_cast<size_t>(max_tokens);
   scores_per_thread = ScoresPerThread(c);
-  // The widest row a matmul reads: dim (qkv, gate/up, classifier), q_dim (wo), hidden (w2).
-  // The experts' down matrices read expert_ffn_dim.
-  const int widest = std::max({c.dim, c.q_dim(), c.hidden_dim, c.expert_ffn_dim});
+  // The widest row a matmul reads: dim, q_dim (wo), hidden (w2, a shared expert's), the experts'.
+  const int hidden = std::max(c.hidden_dim, c.shared_expert_ffn_dim);
+  const int widest = std::max({c.dim, c.q_dim(), hidden, c.expert_ffn_dim});
   const auto rows = static_cast<size_t>(max_source_rows);
-  const size_t experts = c.moe() ? static_cast<size_t>(c.n_experts) : 0;
-  const size_t routed = c.moe() ? rows : 0;
+  const size_t experts = c.moe() ? static_cast<size_t>(c.n_experts) : 0,
+               routed = experts ? rows : 0;
   const auto place = [&](Layout& l) {
     l.Add(&x, n * c.dim);
     l.Add(&xb, n * std::max(c.dim, c.q_dim()));
@@ -67,8 +67,8 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
     l.Add(&q, n * c.q_dim());
     l.Add(&k, n * c.kv_dim());
     l.Add(&v, n * c.kv_dim());
-    l.Add(&hb, n * c.hidden_dim);
-    l.Add(&hb2, n * c.hidden_dim);
+    l.Add(&hb, n * hidden);
+    l.Add(&hb2, n * hidden);
     l.Add(&xq, rows * kernels::Q8ActRowBytes(widest));
     l.Add(&xq_1, rows * kernels::Q8ActRowBytes(widest));
     l.Add(&xq_k, rows * kernels::Q8ActRowBytes(widest));
@@ -84,6 +84,8 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
     l.Add(&moe_gate, routed * c.expert_ffn_dim);
     l.Add(&moe_up, routed * c.expert_ffn_dim);
     l.Add(&moe_y, routed * c.dim);
+    l.Add(&shexp_out, c.shared_expert_ffn_dim > 0 ? n * c.dim : 0);
+    l.Add(&shexp_gate, c.shared_expert_ffn_dim > 0 ? n : 0);
   };
   Layout sizes;
   place(sizes);

@@ -58,9 +58,10 @@ struct Activations {
   std::span<float> q;        // [max_tokens, q_dim] queries
   std::span<float> k;        // [max_tokens, kv_dim] keys of this step's tokens
   std::span<float> v;        // [max_tokens, kv_dim] values of this step's tokens
-  std::span<float> hb;       // [max_tokens, hidden_dim] gate, then silu(gate) * up
-  std::span<float> hb2;      // [max_tokens, hidden_dim] up
-  // [max_source_rows, Q8ActRowBytes(widest)] (widest of dim, q_dim, hidden, expert_ffn_dim)
+  // [max_tokens, max(hidden_dim, shared_expert_ffn_dim)] gate, then silu(gate) * up
+  std::span<float> hb;
+  std::span<float> hb2;  // as many: up
+  // [max_source_rows, Q8ActRowBytes(widest)] (widest of dim, q_dim, hidden, the experts' ffns)
   std::span<uint8_t> xq;
   std::span<uint8_t> xq_1;  // as many: the input as kQ8_1 rows (Q4_1 / Q5_1 matmuls)
   std::span<uint8_t> xq_k;  // as many: the input as kQ8K rows (the K-quants' matmuls)
@@ -85,11 +86,14 @@ struct Activations {
   std::span<float> pooled;
   // Mixture of experts (config.moe(); empty otherwise): MoeFfn's scratch, with R =
   // max_source_rows routed (token, expert) rows, grouped by expert.
-  std::span<float> router_probs;       // [max_tokens, n_experts] router scores, then probabilities
-  std::span<float> moe_x;              // [R, dim] each routed row's input
-  std::span<float> moe_gate;           // [R, expert_ffn_dim] gate, then silu(gate) * up
-  std::span<float> moe_up;             // [R, expert_ffn_dim]
-  std::span<float> moe_y;              // [R, dim] each routed row's expert output
+  std::span<float> router_probs;  // [max_tokens, n_experts] router scores, then probabilities
+  std::span<float> moe_x;         // [R, dim] each routed row's input
+  std::span<float> moe_gate;      // [R, expert_ffn_dim] gate, then silu(gate) * up
+  std::span<float> moe_up;        // [R, expert_ffn_dim]
+  std::span<float> moe_y;         // [R, dim] each routed row's expert output
+  // A shared expert (config.shared_expert_ffn_dim > 0; empty otherwise), its FFN in hb / hb2:
+  std::span<float> shexp_out;          // [max_tokens, dim] its output
+  std::span<float> shexp_gate;         // [max_tokens] its gate's logit, then sigmoid of it
   std::vector<int32_t> moe_expert;     // [max_tokens * n_experts_used] expert of (token, slot)
   std::vector<float> moe_weight;       // as many: its router weight
   std::vector<int32_t> moe_row;        // as many: its row of moe_x / moe_y

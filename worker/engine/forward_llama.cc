@@ -139,15 +139,21 @@ void PoolLastTokens(const LlamaForwardContext& m, const StepPlan& plan, OpRunner
 }
 
 // Layer l's q and k ([n, q_dim], [n, kv_dim] in act) made ready to attend: per-head RMSNorm
-// (qwen3, gemma3), RoPE (not in smollm3's every 4th layer), gemma's query scale.
+// (qwen3, gemma3) or whole-row (olmoe), RoPE (not in smollm3's every 4th layer), gemma's query
+// scale.
 void PositionQk(const LlamaForwardContext& m, int l, int n, OpRunner& ops, Activations* a) {
   const ModelConfig& c = m.config;
   const LayerWeights& w = m.weights.layers[l];
   float* q = a->q.data();
   float* k = a->k.data();
   const float eps = c.rms_norm_eps;
-  if (w.q_norm.present()) ops.RmsNorm(q, w.q_norm, q, n * c.n_heads, c.head_dim(), eps);
-  if (w.k_norm.present()) ops.RmsNorm(k, w.k_norm, k, n * c.n_kv_heads, c.head_dim(), eps);
+  if (c.qk_norm_whole_row) {  // olmoe: each token's q and k rows normed whole
+    if (w.q_norm.present()) ops.RmsNorm(q, w.q_norm, q, n, c.q_dim(), eps);
+    if (w.k_norm.present()) ops.RmsNorm(k, w.k_norm, k, n, c.kv_dim(), eps);
+  } else {
+    if (w.q_norm.present()) ops.RmsNorm(q, w.q_norm, q, n * c.n_heads, c.head_dim(), eps);
+    if (w.k_norm.present()) ops.RmsNorm(k, w.k_norm, k, n * c.n_kv_heads, c.head_dim(), eps);
+  }
   if (c.LayerRotates(l)) {
     const kernels::RopeFreqs freqs = LayerRopeFreqs(m, l);
     const kernels::RopeLayout rope = Layout(c.rope_style);

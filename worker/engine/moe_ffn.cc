@@ -67,6 +67,22 @@ void AddExpertBiases(const TensorView& bias, const int32_t* first, int n_experts
   }
 }
 
+// The shared expert of a qwen2moe layer over the step's n rows of xb (`in`): its SwiGLU FFN
+// (w1, w3, w2) into a->shexp_out, and its gate sigmoid(shexp_gate . x) into a->shexp_gate.
+void SharedExpert(const ModelConfig& c, const LayerWeights& w, MatmulSource* in, int n,
+                  OpRunner& ops, Activations* a) {
+  const int ffn = c.shared_expert_ffn_dim;
+  float* gate = a->shexp_gate.data();  // [n]
+  ops.Matmul(w.shexp_gate, in, gate);
+  for (int t = 0; t < n; t++) gate[t] = 1.0f / (1.0f + std::exp(-gate[t]));
+  float* hb = a->hb.data();    // [n, ffn]
+  float* hb2 = a->hb2.data();  // [n, ffn]
+  ops.Matmuls({{w.w1, hb}, {w.w3, hb2}}, in);
+  ops.GatedActivation(c.ffn_activation, hb, hb2, n, ffn);
+  MatmulSource hidden = OpRunner::Source(hb, n, ffn);
+  ops.Matmul(w.w2, &hidden, a->shexp_out.data());
+}
+
 }  // namespace
 
 void RouteToken(float* probs, int n_experts, int k, bool normalize, int32_t* experts,
@@ -102,6 +118,7 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& w, const float* xb, int n,
   MatmulSource in = OpRunner::Source(xb, n, c.dim);
   ops.Matmul(w.router, &in, probs);
   if (w.router_b.present()) ops.AddBias(probs, w.router_b, n);
+  if (c.shared_expert_ffn_dim > 0) SharedExpert(c, w, &in, n, ops, a);
   for (int t = 0; t < n; t++) {
     RouteToken(probs + static_cast<int64_t>(t) * n_experts, n_experts, k, c.expert_weights_norm,
                a->moe_expert.data() + t * k, a->moe_weight.data() + t * k, c.expert_gating);
@@ -135,6 +152,10 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& w, const float* xb, int n,
 
   // Combine: out[t] = sum_j weight[t, j] * y[row of (t, j)], slots in order.
   ops.WeightedRowSum(y, a->moe_row.data(), a->moe_weight.data(), k, n, c.dim, out);
+  // A shared expert's gated output joins the sum (llama.cpp: moe_out + ffn_shexp * gate).
+  if (c.shared_expert_ffn_dim > 0) {
+    ops.AddScaledRows(out, a->shexp_out.data(), a->shexp_gate.data(), n, c.dim);
+  }
 }
 
 }  // namespace smallmind::worker

@@ -1,5 +1,6 @@
 // MoeFfn: the feed-forward block of a mixture-of-experts layer (qwen3moe, Mixtral-style llama,
-// gpt-oss with its router and expert biases and clamped SwiGLU)
+// olmoe, gpt-oss with its router and expert biases and clamped SwiGLU, qwen2moe with its shared
+// expert: a dense FFN every token runs, gated by a sigmoid, added to the routed sum)
 // over one step's tokens: route each token to its top-k experts, group the step's rows by expert
 // so each expert's weights are read once for every token routed to it (an expert no token picked
 // is not read at all), run the experts, and combine each token's k outputs in slot order. Called

@@ -362,6 +362,22 @@ void OpRunner::WeightedRowSum(const float* y, const int32_t* row, const float* w
                      });
 }
 
+void OpRunner::AddScaledRows(float* out, const float* y, const float* scale, int n, int dim) {
+  const OpTimer timer(limits_.profile, OpKind::kAdd);
+  pool_->ParallelFor(n, Threads(n, int64_t{2} * dim), Partition::kStaticRows,
+                     [&](RowRange tokens, int) {
+                       for (int t = tokens.begin; t < tokens.end; t++) {
+                         float* o = out + static_cast<int64_t>(t) * dim;      // [dim]
+                         const float* r = y + static_cast<int64_t>(t) * dim;  // [dim]
+                         const float s = scale[t];
+                         for (int i = 0; i < dim; i++) {
+                           const float prod = s * r[i];
+                           o[i] += prod;
+                         }
+                       }
+                     });
+}
+
 void OpRunner::RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim,
                        float eps) {
   const OpTimer timer(limits_.profile, OpKind::kRmsNorm);

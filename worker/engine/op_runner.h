@@ -72,6 +72,9 @@ class OpRunner {
   // y[row[t * k + j], :] for t < n: a token's experts combined in a fixed order whatever the batch.
   void WeightedRowSum(const float* y, const int32_t* row, const float* weight, int k, int n,
                       int dim, float* out);
+  // out[t, :] += scale[t] * y[t, :] for t < n, each product rounded then added (llama.cpp's
+  // ggml_mul then ggml_add): a shared expert's gated output joining the routed experts' sum.
+  void AddScaledRows(float* out, const float* y, const float* scale, int n, int dim);
   // out[t, :] = rmsnorm(x[t, :]) * weight for t < n.
   void RmsNorm(const float* x, const TensorView& weight, float* out, int n, int dim, float eps);
   // Rotates the n_heads heads of each of n tokens of x in place.

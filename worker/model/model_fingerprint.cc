@@ -44,10 +44,14 @@ void HashConfig(const ModelConfig& c, shared::StreamHasher* h) {
     for (int v : {c.n_experts, c.n_experts_used, c.expert_ffn_dim, c.expert_weights_norm ? 1 : 0}) {
       h->UpdateWord(static_cast<uint64_t>(v));
     }
+    if (c.shared_expert_ffn_dim > 0) {  // qwen2moe's shared expert (the others' as before)
+      h->UpdateWord(0x73686578u ^ static_cast<uint64_t>(c.shared_expert_ffn_dim));  // "shex"
+    }
     if (c.expert_gating != ExpertGating::kSoftmaxTopK) {  // gpt-oss's (the others' as before)
       h->UpdateWord(0x67617465u ^ static_cast<uint64_t>(c.expert_gating));  // "gate"
     }
   }
+  if (c.qk_norm_whole_row) h->UpdateWord(0x716b726fu);  // "qkro": olmoe's q/k norm of whole rows
   if (c.rope_yarn) {  // the rope_attn_factor above holds YaRN's temperature
     h->UpdateWord(0x7961726eu ^ static_cast<uint64_t>(c.rope_yarn_orig_context));  // "yarn"
   }
@@ -82,7 +86,7 @@ uint64_t ModelFingerprint(const LlamaModel& model) {
       HashTensor(w.storage, *t, &h);
     }
     for (const TensorView* t : {&l.q_norm, &l.k_norm, &l.router, &l.attn_post_norm,
-                                &l.ffn_post_norm}) {  // absent: as before
+                                &l.ffn_post_norm, &l.shexp_gate}) {  // absent: as before
       if (t->present()) HashTensor(w.storage, *t, &h);
     }
     // gpt-oss's sinks and biases (an encoder's bo is left out, as before)

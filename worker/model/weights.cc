@@ -133,8 +133,16 @@ shared::Status CheckFfn(const ModelConfig& c, const LayerWeights& lw, const std:
     return shared::InvalidArgument("experts used per token (" + std::to_string(c.n_experts_used) +
                                    ") must be in [1, " + std::to_string(c.n_experts) + "]");
   }
-  for (const TensorView* t : {&lw.w1, &lw.w2, &lw.w3}) {
-    if (t->present()) return shared::InvalidArgument(p + "has a dense FFN beside its experts");
+  if (c.shared_expert_ffn_dim > 0) {  // qwen2moe: w1 / w3 / w2 are the shared expert
+    const int shared = c.shared_expert_ffn_dim;
+    SM_RETURN_IF_ERROR(CheckShape(lw.w1, p + "ffn_gate_shexp", shared, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w3, p + "ffn_up_shexp", shared, c.dim));
+    SM_RETURN_IF_ERROR(CheckShape(lw.w2, p + "ffn_down_shexp", c.dim, shared));
+    SM_RETURN_IF_ERROR(CheckShape(lw.shexp_gate, p + "ffn_gate_inp_shexp", 1, c.dim));
+  } else {
+    for (const TensorView* t : {&lw.w1, &lw.w2, &lw.w3, &lw.shexp_gate}) {
+      if (t->present()) return shared::InvalidArgument(p + "has a dense FFN beside its experts");
+    }
   }
   const int n = c.n_experts, ffn = c.expert_ffn_dim;
   SM_RETURN_IF_ERROR(CheckShape(lw.router, p + "router", n, c.dim));
@@ -255,8 +263,9 @@ shared::Status ValidateLlamaWeights(const ModelConfig& c, const Weights& w) {
     SM_RETURN_IF_ERROR(CheckOptional(lw.bq, p + "bq", c.q_dim()));
     SM_RETURN_IF_ERROR(CheckOptional(lw.bk, p + "bk", c.kv_dim()));
     SM_RETURN_IF_ERROR(CheckOptional(lw.bv, p + "bv", c.kv_dim()));
-    SM_RETURN_IF_ERROR(CheckOptional(lw.q_norm, p + "q_norm", c.head_dim()));
-    SM_RETURN_IF_ERROR(CheckOptional(lw.k_norm, p + "k_norm", c.head_dim()));
+    const bool whole = c.qk_norm_whole_row;
+    SM_RETURN_IF_ERROR(CheckOptional(lw.q_norm, p + "q_norm", whole ? c.q_dim() : c.head_dim()));
+    SM_RETURN_IF_ERROR(CheckOptional(lw.k_norm, p + "k_norm", whole ? c.kv_dim() : c.head_dim()));
     SM_RETURN_IF_ERROR(CheckOptional(lw.attn_post_norm, p + "attn_post_norm", c.dim));
     SM_RETURN_IF_ERROR(CheckOptional(lw.ffn_post_norm, p + "ffn_post_norm", c.dim));
     SM_RETURN_IF_ERROR(CheckOptionalF32(lw.bo, p + "bo", 1, c.dim));
@@ -283,7 +292,8 @@ std::vector<const TensorView*> MatricesOf(const Weights& w) {
     if (t->present()) m.push_back(t);
   }
   for (const LayerWeights& l : w.layers) {
-    for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3, &l.router}) {
+    for (const TensorView* t :
+         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3, &l.router, &l.shexp_gate}) {
       if (t->present()) m.push_back(t);
     }
     for (const ExpertsView* v : {&l.gate_exps, &l.up_exps, &l.down_exps}) {

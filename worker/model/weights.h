@@ -70,8 +70,10 @@ struct LayerWeights {
   TensorView bq;         // [1, q_dim] optional (qwen2)
   TensorView bk;         // [1, kv_dim] optional
   TensorView bv;         // [1, kv_dim] optional
-  TensorView q_norm;     // [1, head_dim] optional (qwen3): RMSNorm weight of each q head
-  TensorView k_norm;     // [1, head_dim] optional (qwen3): RMSNorm weight of each k head
+  // [1, head_dim] optional (qwen3): RMSNorm weight of each q / k head; [1, q_dim] / [1, kv_dim]
+  // with config.qk_norm_whole_row (olmoe): of each token's whole q / k row
+  TensorView q_norm;
+  TensorView k_norm;
   // [1, dim] optional (gemma): RMSNorm weights of the attention output and the FFN output, each
   // normed before it is added to the residual stream
   TensorView attn_post_norm;
@@ -81,6 +83,11 @@ struct LayerWeights {
   ExpertsView gate_exps;  // [n_experts] x [expert_ffn_dim, dim]
   ExpertsView up_exps;    // [n_experts] x [expert_ffn_dim, dim]
   ExpertsView down_exps;  // [n_experts] x [dim, expert_ffn_dim]
+  // A shared expert (config.shared_expert_ffn_dim > 0, qwen2moe): w1, w3 and w2 above are its
+  // dense SwiGLU FFN ([shared_expert_ffn_dim, dim] ...), run for every token beside the routed
+  // experts, and this [1, dim] vector (ffn_gate_inp_shexp) its gate: sigmoid(shexp_gate . x)
+  // scales its output.
+  TensorView shexp_gate;
   // Optional F32 biases (gpt-oss): the router's [1, n_experts] (added to its scores) and each
   // expert's row of [n_experts, width] (added after its gate / up / down matrix).
   TensorView router_b;
@@ -140,8 +147,8 @@ struct LlamaModel {
 
 // The matrices a forward pass may multiply a token by: the classifier, then each layer's wq, wk,
 // wv, wo, w1, w2, w3 (a tied classifier is the token embedding), or for a mixture of experts its
-// router and every expert's gate, up and down matrix; a reranker's cls and cls_out. Absent tensors
-// are left out.
+// router, its shared expert's w1, w2, w3 and gate (when it has one) and every expert's gate, up
+// and down matrix; a reranker's cls and cls_out. Absent tensors are left out.
 std::vector<const TensorView*> MatricesOf(const Weights& weights);
 
 // Bytes of the matrices one token multiplies by: what a decode step reads from memory, for

@@ -197,11 +197,16 @@ LlamaGgufBuilder::LlamaGgufBuilder(const ModelConfig& c, std::string_view name, 
     writer_.AddU32(a + ".attention.key_length", static_cast<uint32_t>(c.head_size));
     writer_.AddU32(a + ".attention.value_length", static_cast<uint32_t>(c.head_size));
   }
-  if (c.moe()) {  // what llama.cpp's converter writes for Mixtral and Qwen3-MoE
+  if (c.moe()) {  // what llama.cpp's converters write for Mixtral, Qwen3-MoE, Qwen2-MoE, OLMoE
     writer_.AddU32(a + ".expert_count", static_cast<uint32_t>(c.n_experts));
     writer_.AddU32(a + ".expert_used_count", static_cast<uint32_t>(c.n_experts_used));
-    if (a == "qwen3moe" || a == "gpt-oss") {
+    if (a == "qwen3moe" || a == "gpt-oss" || a == "qwen2moe") {
       writer_.AddU32(a + ".expert_feed_forward_length", static_cast<uint32_t>(c.expert_ffn_dim));
+    }
+    if (c.shared_expert_ffn_dim >
+        0) {  // qwen2moe's converter, from shared_expert_intermediate_size
+      writer_.AddU32(a + ".expert_shared_feed_forward_length",
+                     static_cast<uint32_t>(c.shared_expert_ffn_dim));
     }
   }
   writer_.AddF32(a + ".attention.layer_norm_rms_epsilon", c.rms_norm_eps);

@@ -107,6 +107,12 @@ bool IsGemma(const GeneratorOptions& o) {
 }
 
 bool IsGptOss(const GeneratorOptions& o) { return o.architecture == "gpt-oss"; }
+bool IsQwen2Moe(const GeneratorOptions& o) { return o.architecture == "qwen2moe"; }
+bool IsOlmoe(const GeneratorOptions& o) { return o.architecture == "olmoe"; }
+// The families whose every layer is experts (--experts required).
+bool NeedsExperts(const GeneratorOptions& o) {
+  return o.architecture == "qwen3moe" || IsGptOss(o) || IsQwen2Moe(o) || IsOlmoe(o);
+}
 
 // Rows of `cols` from the bias stream at `offset` (row r at offset + r * cols), spread `spread`.
 LlamaGgufBuilder::RowSource BiasRows(const GeneratorOptions& o, uint64_t offset, int64_t cols,
@@ -150,6 +156,39 @@ void AddAttentionBiases(const GeneratorOptions& o, const ModelConfig& c, int l,
                BiasRows(o, at + bl.sinks, c.n_heads, kSinkSpread));
 }
 
+// qwen2moe's q, k and v biases of layer `l` (prefix p): the bias stream's draws at gpt-oss's
+// places (no output bias or sinks).
+void AddQkvBiases(const GeneratorOptions& o, const ModelConfig& c, int l, const std::string& p,
+                  LlamaGgufBuilder* b) {
+  const BiasLayout bl = BiasLayoutOf(c);
+  const uint64_t at = uint64_t(l) * bl.per_layer;
+  b->AddVector(p + "attn_q.bias", c.q_dim(), BiasRows(o, at + bl.bq, c.q_dim(), kBiasSpread));
+  b->AddVector(p + "attn_k.bias", c.kv_dim(), BiasRows(o, at + bl.bk, c.kv_dim(), kBiasSpread));
+  b->AddVector(p + "attn_v.bias", c.kv_dim(), BiasRows(o, at + bl.bv, c.kv_dim(), kBiasSpread));
+}
+
+// qwen2moe's shared expert of layer `l` (prefix p): its gate vector ffn_gate_inp_shexp [dim] (F32,
+// as llama.cpp's quantizer keeps 1-D tensors) and its SwiGLU FFN in the dense FFN's types, drawn
+// after every layer's experts.
+void AddSharedExpert(const GeneratorOptions& o, const ModelConfig& c, uint64_t after_experts, int l,
+                     const std::string& p, LlamaGgufBuilder* b) {
+  const uint64_t dim = c.dim, ffn = c.shared_expert_ffn_dim;
+  const uint64_t first = after_experts + uint64_t(l) * (dim + 3 * ffn * dim);
+  const auto type_of = [&](MixTensor tensor) {
+    return QuantMixTensorType(o.mix, o.weight_type, tensor, l, c.n_layers, c.n_heads / c.n_kv_heads,
+                              o.tied_embeddings);
+  };
+  b->AddVector(p + "ffn_gate_inp_shexp.weight", c.dim,
+               DrawnRows(o, first, c.dim, FanInSpread(c.dim)));
+  const uint64_t gate = first + dim, up = gate + ffn * dim, down = up + ffn * dim;
+  b->AddMatrix(p + "ffn_gate_shexp.weight", ffn, dim, type_of(MixTensor::kFfnGate),
+               DrawnRows(o, gate, c.dim, FanInSpread(c.dim)));
+  b->AddMatrix(p + "ffn_up_shexp.weight", ffn, dim, type_of(MixTensor::kFfnUp),
+               DrawnRows(o, up, c.dim, FanInSpread(c.dim)));
+  b->AddMatrix(p + "ffn_down_shexp.weight", dim, ffn, type_of(MixTensor::kFfnDown),
+               DrawnRows(o, down, c.shared_expert_ffn_dim, FanInSpread(c.shared_expert_ffn_dim)));
+}
+
 // gpt-oss's router and expert biases of layer `l` (prefix p): [n_experts] and [n_experts, width].
 void AddExpertBiases(const GeneratorOptions& o, const ModelConfig& c, int l, const std::string& p,
                      LlamaGgufBuilder* b) {
@@ -188,6 +227,35 @@ void AddExperts(const GeneratorOptions& o, const ModelConfig& c, const DrawLayou
   b->AddExperts(p + "ffn_down_exps.weight", c.n_experts, dim, ffn, type,
                 DrawnRows(o, down, c.expert_ffn_dim, FanInSpread(c.expert_ffn_dim)));
   if (IsGptOss(o)) AddExpertBiases(o, c, l, p, b);
+  if (c.shared_expert_ffn_dim > 0) {
+    AddSharedExpert(o, c, d.output + uint64_t(c.vocab_size) * dim + c.n_layers * per_layer, l, p,
+                    b);
+  }
+}
+
+// The norms some families add to a layer (base layer ul, prefix p): qwen3's / gemma3's per-head
+// q/k norms, olmoe's whole-row ones, gemma's post-attention / post-FFN norms.
+void AddExtraNorms(const GeneratorOptions& o, const ModelConfig& c, uint64_t ul,
+                   const std::string& p, LlamaGgufBuilder* b) {
+  const uint64_t dim = c.dim;
+  const uint64_t head = static_cast<uint64_t>(c.head_dim());
+  const uint64_t qk_norms = (2 * uint64_t(c.n_layers) + 1) * dim;  // after every dim-wide norm
+  if (o.architecture == "qwen3" || o.architecture == "qwen3moe" || o.architecture == "gemma3") {
+    const uint64_t first = qk_norms + 2 * ul * head;
+    b->AddVector(p + "attn_q_norm.weight", c.head_dim(), NormRow(o, first));
+    b->AddVector(p + "attn_k_norm.weight", c.head_dim(), NormRow(o, first + head));
+  }
+  if (IsOlmoe(o)) {  // whole-row norms, after the per-head and gemma norms' draws
+    const uint64_t first =
+        qk_norms + 2 * uint64_t(c.n_layers) * (head + dim) + ul * uint64_t(c.q_dim() + c.kv_dim());
+    b->AddVector(p + "attn_q_norm.weight", c.q_dim(), NormRow(o, first));
+    b->AddVector(p + "attn_k_norm.weight", c.kv_dim(), NormRow(o, first + c.q_dim()));
+  }
+  if (IsGemma(o)) {  // after the q/k norms' draws
+    const uint64_t first = qk_norms + 2 * uint64_t(c.n_layers) * head + 2 * ul * dim;
+    b->AddVector(p + "post_attention_norm.weight", dim, NormRow(o, first));
+    b->AddVector(p + "post_ffw_norm.weight", dim, NormRow(o, first + dim));
+  }
 }
 
 // Layer `l` of the file: base layer `src` (< c.n_layers, the base model's config), its attn_output
@@ -224,21 +292,11 @@ void AddLayer(const GeneratorOptions& o, const ModelConfig& c, const DrawLayout&
   }
   matrix("attn_output.weight", MixTensor::kAttnOutput, dim, q, d.wo, out_scale);
   if (IsGptOss(o)) AddAttentionBiases(o, c, src, p, b);
+  if (IsQwen2Moe(o)) AddQkvBiases(o, c, src, p, b);
   // gpt-oss's files name the FFN's pre-norm post_attention_norm (the same draws).
   b->AddVector(p + (IsGptOss(o) ? "post_attention_norm.weight" : "ffn_norm.weight"), dim,
                NormRow(o, (c.n_layers + ul) * dim));
-  const uint64_t head = static_cast<uint64_t>(c.head_dim());
-  const uint64_t qk_norms = (2 * uint64_t(c.n_layers) + 1) * dim;  // after every dim-wide norm
-  if (o.architecture == "qwen3" || o.architecture == "qwen3moe" || o.architecture == "gemma3") {
-    const uint64_t first = qk_norms + 2 * ul * head;
-    b->AddVector(p + "attn_q_norm.weight", c.head_dim(), NormRow(o, first));
-    b->AddVector(p + "attn_k_norm.weight", c.head_dim(), NormRow(o, first + head));
-  }
-  if (IsGemma(o)) {  // after the q/k norms' draws
-    const uint64_t first = qk_norms + 2 * uint64_t(c.n_layers) * head + 2 * ul * dim;
-    b->AddVector(p + "post_attention_norm.weight", dim, NormRow(o, first));
-    b->AddVector(p + "post_ffw_norm.weight", dim, NormRow(o, first + dim));
-  }
+  AddExtraNorms(o, c, ul, p, b);
   if (c.moe()) return AddExperts(o, c, d, l, b);  // grown models are dense (validated)
   if (fused) {
     b->AddMatrix(
@@ -373,8 +431,13 @@ shared::Status CheckExperts(const GeneratorOptions& o) {
   if (o.architecture == "qwen3" && (o.n_experts != 0 || o.n_experts_used != 0)) {
     return shared::InvalidArgument("qwen3 has no experts: use --arch qwen3moe");
   }
-  if ((o.architecture == "qwen3moe" || IsGptOss(o)) && o.n_experts == 0) {
+  if (NeedsExperts(o) && o.n_experts == 0) {
     return shared::InvalidArgument(o.architecture + " is a mixture of experts: give --experts N");
+  }
+  if (o.shared_expert_ffn_dim != 0 &&
+      (!IsQwen2Moe(o) || o.shared_expert_ffn_dim < 1 || o.shared_expert_ffn_dim > 4 * kMaxDim)) {
+    return shared::InvalidArgument("a shared expert width is for qwen2moe only, in [1, " +
+                                   std::to_string(4 * kMaxDim) + "]");
   }
   if (o.n_experts == 0 && o.n_experts_used == 0) return shared::Status::Ok();
   SM_RETURN_IF_ERROR(CheckRange("experts", o.n_experts, 1, kMaxExperts));
@@ -444,11 +507,11 @@ shared::Status ValidateGeneratorOptions(const GeneratorOptions& o) {
   if (o.name.empty()) return shared::InvalidArgument("the model name must not be empty");
   const ArchDescription* arch = FindArch(o.architecture);
   if (arch == nullptr ||
-      (o.architecture != "llama" && o.architecture != "qwen3" && o.architecture != "qwen3moe" &&
-       o.architecture != "phi3" && o.architecture != "smollm3" && !IsGemma(o) && !IsGptOss(o))) {
+      (o.architecture != "llama" && o.architecture != "qwen3" && o.architecture != "phi3" &&
+       o.architecture != "smollm3" && !IsGemma(o) && !NeedsExperts(o))) {
     return shared::InvalidArgument("architecture '" + o.architecture +
                                    "' is not one modelgen writes (llama, qwen3, qwen3moe, phi3, "
-                                   "smollm3, gemma2, gemma3, gpt-oss)");
+                                   "smollm3, gemma2, gemma3, gpt-oss, qwen2moe, olmoe)");
   }
   SM_RETURN_IF_ERROR(CheckExperts(o));
   SM_RETURN_IF_ERROR(CheckGemmaOptions(o, *arch));
@@ -550,8 +613,13 @@ ModelConfig GeneratorConfig(const GeneratorOptions& o) {
     c.n_experts = o.n_experts;
     c.n_experts_used = o.n_experts_used;
     c.expert_ffn_dim = o.hidden_dim;
-    c.expert_weights_norm = true;  // llama.cpp's llama and qwen3moe both renormalise
+    // llama.cpp's llama and qwen3moe renormalise, qwen2moe and olmoe do not
+    c.expert_weights_norm = !IsQwen2Moe(o) && !IsOlmoe(o);
   }
+  if (IsQwen2Moe(o)) {
+    c.shared_expert_ffn_dim = o.shared_expert_ffn_dim > 0 ? o.shared_expert_ffn_dim : o.hidden_dim;
+  }
+  c.qk_norm_whole_row = IsOlmoe(o);
   if (IsGptOss(o)) SetGptOssConfig(o, &c);
   if (o.rope_dims > 0 && o.rope_dims != c.head_dim()) c.rope_dims = o.rope_dims;
   if (o.longrope) {

@@ -39,7 +39,11 @@ struct GeneratorOptions {
   std::string architecture = "llama";
   // "gpt-oss" (NeoX RoPE with YaRN, biases on q/k/v/o, attention sinks, every other layer
   // windowed, experts with biases picked by top-k then softmax, the clamped SwiGLU; its FFN norm
-  // named post_attention_norm; untied; needs experts).
+  // named post_attention_norm; untied; needs experts). "qwen2moe" (NeoX RoPE, q/k/v biases,
+  // routed experts not renormalised and a shared expert per layer: ffn_{gate,up,down}_shexp of
+  // shared_expert_ffn_dim and its sigmoid gate ffn_gate_inp_shexp; needs experts). "olmoe" (NeoX
+  // RoPE, q/k RMSNorm over whole rows, attn_q_norm [q_dim] / attn_k_norm [kv_dim], experts not
+  // renormalised; needs experts).
   // attention.sliding_window (gemma, gpt-oss); nullopt: the family's converter default (gemma2
   // 4096, gemma3 none, gpt-oss 128).
   std::optional<int> window;
@@ -55,6 +59,8 @@ struct GeneratorOptions {
   // router (ffn_gate_inp, unquantized as llama.cpp's quantizer keeps it) picking n_experts_used.
   int n_experts = 0;
   int n_experts_used = 0;
+  // qwen2moe's shared expert width (expert_shared_feed_forward_length); 0: hidden_dim.
+  int shared_expert_ffn_dim = 0;
   int dim = 64;
   int hidden_dim = 172;
   int n_layers = 2;

@@ -92,6 +92,10 @@ struct ModelConfig {
   // Whether the top-k router weights are divided by their sum (llama.cpp's norm_w).
   bool expert_weights_norm = false;
   ExpertGating expert_gating = ExpertGating::kSoftmaxTopK;
+  // A shared expert beside the routed ones (qwen2moe): every token also runs a dense SwiGLU FFN
+  // of this inner width (LayerWeights w1 / w3 / w2), its output scaled by
+  // sigmoid(shexp_gate . x) and added to the routed experts' sum; 0: none.
+  int shared_expert_ffn_dim = 0;
 
   // An encoder (BERT, docs/embeddings.md): learned position and token-type embeddings and a
   // LayerNorm before the first layer, post-LayerNorm blocks with biases, bidirectional attention
@@ -106,6 +110,10 @@ struct ModelConfig {
   // Values the classification head gives per input (pooling kRank: a reranker's cls.weight /
   // cls.output.weight, docs/embeddings.md); 0 without a head. The first is the relevance score.
   int rank_outputs = 0;
+
+  // q and k are RMS-normed over each token's whole row (q_dim, kv_dim wide: olmoe) rather than
+  // per head (qwen3), when LayerWeights q_norm / k_norm are present.
+  bool qk_norm_whole_row = false;
 
   bool moe() const { return n_experts > 0; }
   int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }

@@ -92,14 +92,16 @@ TEST(EngineAllocTest, QuantizedModelStepsMakeNoHeapAllocation) {
   EXPECT_EQ(AllocationsInSteps(model, 2, kernels::ExecMode::kParallel), 0);
 }
 
-// Mixtures of experts (docs/moe.md): routing, grouping by expert and the expert matmuls use only
-// the scratch planned in the Activations.
+// Mixtures of experts (docs/moe.md): routing, grouping by expert, the expert matmuls and
+// qwen2moe's shared expert use only the scratch planned in the Activations.
 TEST(EngineAllocTest, MixtureOfExpertsStepsMakeNoHeapAllocation) {
-  for (kernels::DType type : {kernels::DType::kF32, kernels::DType::kQ8_0}) {
-    const LlamaModel model = testing::MakeMoeModel("qwen3moe", type);
-    for (kernels::ExecMode mode :
-         {kernels::ExecMode::kDeterministic, kernels::ExecMode::kParallel}) {
-      EXPECT_EQ(AllocationsInSteps(model, 2, mode), 0) << static_cast<int>(type);
+  for (const char* arch : {"qwen3moe", "qwen2moe"}) {
+    for (kernels::DType type : {kernels::DType::kF32, kernels::DType::kQ8_0}) {
+      const LlamaModel model = testing::MakeMoeModel(arch, type);
+      for (kernels::ExecMode mode :
+           {kernels::ExecMode::kDeterministic, kernels::ExecMode::kParallel}) {
+        EXPECT_EQ(AllocationsInSteps(model, 2, mode), 0) << arch << " " << static_cast<int>(type);
+      }
     }
   }
 }

@@ -207,10 +207,12 @@ TEST(EngineDeterminismTest, Q8KvCacheLogitsAreBitwiseTheSameAcrossThreadsBatches
 
 // Mixtures of experts (docs/moe.md): a token's routing, its experts' rows and the slot-order sum
 // of their outputs are its own whatever else the step holds, though the step groups its rows by
-// expert differently for every batch.
+// expert differently for every batch; so are qwen2moe's shared expert (a dense FFN and its
+// sigmoid gate, added after the sum) and olmoe's whole-row q/k norms.
 TEST(EngineDeterminismTest,
      MixtureOfExpertsLogitsAreBitwiseTheSameAcrossThreadsBatchesAndChunking) {
-  for (const char* arch : {"qwen3moe", "llama"}) {
+  for (const char* arch : {"qwen3moe", "llama", "qwen2moe", "olmoe"}) {
+    SCOPED_TRACE(arch);
     for (kernels::DType type : {kernels::DType::kF32, kernels::DType::kQ8_0}) {
       const LlamaModel m = testing::MakeMoeModel(arch, type);
       for (kernels::Isa isa : {kernels::Isa::kRef, kernels::BestIsa()}) {

@@ -73,7 +73,8 @@ Vec SwiGluFfn(const TensorView& w1, const TensorView& w3, const TensorView& w2, 
 }
 
 // A mixture of experts' FFN: softmax of the router's scores, the top k (lower index on a tie),
-// their weights renormalised when the config says so, the weighted sum of those experts' FFNs.
+// their weights renormalised when the config says so, the weighted sum of those experts' FFNs,
+// plus a shared expert's FFN scaled by the sigmoid of its gate when the config has one.
 Vec MoeFfnReference(const ModelConfig& c, const LayerWeights& lw, const Vec& xb) {
   Vec p = MatVec(lw.router, xb);
   const double max_p = *std::max_element(p.begin(), p.end());
@@ -91,6 +92,11 @@ Vec MoeFfnReference(const ModelConfig& c, const LayerWeights& lw, const Vec& xb)
     const double weight = c.expert_weights_norm ? p[e] / picked : p[e];
     const Vec y = SwiGluFfn(lw.gate_exps[e], lw.up_exps[e], lw.down_exps[e], xb);
     for (int i = 0; i < c.dim; i++) out[i] += weight * y[i];
+  }
+  if (c.shared_expert_ffn_dim > 0) {  // qwen2moe: + sigmoid(shexp_gate . xb) * its SwiGLU FFN
+    const double gate = 1.0 / (1.0 + std::exp(-MatVec(lw.shexp_gate, xb)[0]));
+    const Vec y = SwiGluFfn(lw.w1, lw.w3, lw.w2, xb);
+    for (int i = 0; i < c.dim; i++) out[i] += gate * y[i];
   }
   return out;
 }
@@ -111,8 +117,9 @@ Vec ReferenceLogits(const ModelConfig& c, const Weights& w, const std::vector<To
       AddBias(q, lw.bq);
       AddBias(k, lw.bk);
       AddBias(v, lw.bv);
-      HeadNorm(q, lw.q_norm, hd, c.rms_norm_eps);
-      HeadNorm(k, lw.k_norm, hd, c.rms_norm_eps);
+      // olmoe: one "head" of the whole row
+      HeadNorm(q, lw.q_norm, c.qk_norm_whole_row ? c.q_dim() : hd, c.rms_norm_eps);
+      HeadNorm(k, lw.k_norm, c.qk_norm_whole_row ? c.kv_dim() : hd, c.rms_norm_eps);
       Rope(q, c.n_heads, hd, pos, c.rope_theta, c.rope_style);
       Rope(k, c.n_kv_heads, hd, pos, c.rope_theta, c.rope_style);
       k_cache[l].push_back(k);
@@ -214,11 +221,13 @@ TEST(ForwardLlamaTest, MatchesAFloat64LlamaWithPerHeadQkNorms) {
   ExpectEngineMatchesReference(m.config, m.weights);
 }
 
-// Mixtures of experts (qwen3moe with per-head q/k norms and NeoX RoPE; Mixtral-style llama): a
-// 14-token prompt in one step routes its tokens to different experts, which the engine groups by
-// expert; each token must still get the float64 mixture of its own top 2 of 8 experts.
+// Mixtures of experts (qwen3moe with per-head q/k norms and NeoX RoPE; Mixtral-style llama;
+// qwen2moe with q/k/v biases, unrenormalised weights and a gated shared expert; olmoe with
+// whole-row q/k norms and unrenormalised weights): a 14-token prompt in one step routes its tokens
+// to different experts, which the engine groups by expert; each token must still get the float64
+// mixture of its own top 2 of 8 experts.
 TEST(ForwardLlamaTest, MixturesOfExpertsMatchAFloat64MixtureOnEveryThreadCount) {
-  for (const char* arch : {"qwen3moe", "llama"}) {
+  for (const char* arch : {"qwen3moe", "llama", "qwen2moe", "olmoe"}) {
     SCOPED_TRACE(arch);
     const LlamaModel m = testing::MakeMoeModel(arch, kernels::DType::kF32);
     ASSERT_TRUE(m.config.moe());

@@ -170,7 +170,8 @@ TEST(GgufArchTest, UnsupportedArchitecturesAreRefusedListingTheSupportedOnes) {
   auto c = GgufModelConfig(*Parse(mamba));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("'mamba' is not supported (supported: llama, qwen2, qwen3, "
-                                      "qwen3moe, phi3, smollm3, gemma2, gemma3, bert, gpt-oss)"),
+                                      "qwen3moe, phi3, smollm3, gemma2, gemma3, bert, gpt-oss, "
+                                      "qwen2moe, olmoe)"),
             std::string::npos)
       << c.status().message();
 }
@@ -228,7 +229,7 @@ TEST(GgufArchTest, ExpertFilesThatComputeSomethingElseAreRefusedNamingWhat) {
   EXPECT_TRUE(LoadStatus(Rewritten(*bytes, [](GgufWriter& w) {
                 w.AddBool("qwen3moe.expert_weights_norm", true);
               })).ok());
-  // A shared expert (qwen2moe-style) is not implemented: its tensor is named.
+  // A shared expert in a family without one (qwen3moe; qwen2moe has it): its tensor is named.
   const std::vector<uint8_t> data(64 * 96 * sizeof(float));
   const int64_t dims[] = {64, 96};
   ExpectRefusedNaming(Rewritten(*bytes,

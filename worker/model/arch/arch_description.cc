@@ -7,9 +7,9 @@ namespace smallmind::worker {
 namespace {
 
 // One line per family (its description lives in <family>_arch.cc).
-const std::array<const ArchDescription*, 10> kArchs = {
-    &kLlamaArch,   &kQwen2Arch,  &kQwen3Arch,  &kQwen3MoeArch, &kPhi3Arch,
-    &kSmolLm3Arch, &kGemma2Arch, &kGemma3Arch, &kBertArch,     &kGptOssArch};
+const std::array<const ArchDescription*, 12> kArchs = {
+    &kLlamaArch,  &kQwen2Arch,  &kQwen3Arch, &kQwen3MoeArch, &kPhi3Arch,     &kSmolLm3Arch,
+    &kGemma2Arch, &kGemma3Arch, &kBertArch,  &kGptOssArch,   &kQwen2MoeArch, &kOlmoeArch};
 
 }  // namespace
 

@@ -27,6 +27,9 @@ struct ArchDescription {
   // attn_q_norm / attn_k_norm.weight ([head_dim]) are required: each head's q and k RMS-normed
   // before RoPE (qwen3)
   bool qk_norm = false;
+  // With qk_norm: the norms are [q_dim] / [kv_dim], each token's whole q and k row normed at once
+  // (olmoe; ModelConfig::qk_norm_whole_row) instead of each head.
+  bool qk_norm_whole_row = false;
   // post_attention_norm / post_ffw_norm.weight ([dim]) are required: the attention output and the
   // FFN output are each RMS-normed before they are added to the residual stream (gemma)
   bool post_norms = false;
@@ -62,6 +65,14 @@ struct ArchDescription {
   // {arch}.expert_weights_norm, when present, must agree).
   bool expert_weights_norm = false;
   ExpertGating expert_gating = ExpertGating::kSoftmaxTopK;
+  // {arch}.expert_feed_forward_length sizes the experts; false: the family's llama.cpp graph
+  // reads no such key (olmoe: feed_forward_length), and a file whose key says otherwise is
+  // refused.
+  bool expert_ffn_key = true;
+  // A shared expert per layer (qwen2moe): ffn_gate_shexp / ffn_up_shexp / ffn_down_shexp (a dense
+  // SwiGLU FFN of {arch}.expert_shared_feed_forward_length, absent: feed_forward_length) and
+  // ffn_gate_inp_shexp ([dim]) are required; ModelConfig::shared_expert_ffn_dim.
+  bool shared_expert = false;
   // gpt-oss's pieces: attn_output.bias and attn_sinks.weight ([n_heads]) are required; the
   // router and every expert matrix carry biases (ffn_gate_inp.bias, ffn_{gate,up,down}_exps.bias),
   // required; {arch}.rope.scaling.type may be "yarn" (ModelConfig::rope_yarn).
@@ -106,6 +117,8 @@ extern const ArchDescription kGemma2Arch;    // gemma2_arch.cc
 extern const ArchDescription kGemma3Arch;    // gemma3_arch.cc
 extern const ArchDescription kBertArch;      // bert_arch.cc
 extern const ArchDescription kGptOssArch;    // gpt_oss_arch.cc
+extern const ArchDescription kQwen2MoeArch;  // qwen2moe_arch.cc
+extern const ArchDescription kOlmoeArch;     // olmoe_arch.cc
 
 // Every supported family, in the order error messages list them.
 std::span<const ArchDescription* const> SupportedArchs();

@@ -138,6 +138,12 @@ shared::Status MapFfn(TensorMapper& t, const ArchDescription& d, const ModelConf
   SM_ASSIGN_OR_RETURN(lw->gate_exps, t.GetExperts(p + "ffn_gate_exps.weight", c.n_experts));
   SM_ASSIGN_OR_RETURN(lw->up_exps, t.GetExperts(p + "ffn_up_exps.weight", c.n_experts));
   SM_ASSIGN_OR_RETURN(lw->down_exps, t.GetExperts(p + "ffn_down_exps.weight", c.n_experts));
+  if (d.shared_expert) {  // qwen2moe: the shared expert is the layer's dense w1 / w3 / w2
+    SM_ASSIGN_OR_RETURN(lw->w1, t.Get(p + "ffn_gate_shexp.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->w3, t.Get(p + "ffn_up_shexp.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->w2, t.Get(p + "ffn_down_shexp.weight", true));
+    SM_ASSIGN_OR_RETURN(lw->shexp_gate, t.Get(p + "ffn_gate_inp_shexp.weight", true));
+  }
   if (d.expert_biases) {
     SM_ASSIGN_OR_RETURN(lw->router_b, t.Get(p + "ffn_gate_inp.bias", true));
     SM_ASSIGN_OR_RETURN(lw->gate_exps_b, t.Get(p + "ffn_gate_exps.bias", true));
@@ -310,6 +316,32 @@ shared::Status ReadRopeScaling(const GgufFile& f, const ArchDescription& d, Mode
   return shared::Status::Ok();
 }
 
+// The experts' width: expert_feed_forward_length, absent feed_forward_length (a family that
+// reads no such key, olmoe, takes it only when it says feed_forward_length); and a shared
+// expert's: expert_shared_feed_forward_length, absent feed_forward_length (llama.cpp's
+// n_ff_shexp).
+shared::Status ReadExpertWidths(const GgufFile& f, const ArchDescription& d, ModelConfig* c) {
+  const std::string a(d.name);
+  const std::string key = a + ".expert_feed_forward_length";
+  c->expert_ffn_dim = c->hidden_dim;
+  if (f.Find(key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(c->expert_ffn_dim, GetDim(f, key, 4 * kMaxDim));
+    if (!d.expert_ffn_key && c->expert_ffn_dim != c->hidden_dim) {
+      return shared::InvalidArgument(
+          f.path() + ": metadata key '" + key + "' is " + std::to_string(c->expert_ffn_dim) +
+          ", but llama.cpp's " + a + " sizes its experts by feed_forward_length (" +
+          std::to_string(c->hidden_dim) + "): refusing the file rather than guessing");
+    }
+  }
+  if (!d.shared_expert) return shared::Status::Ok();
+  c->shared_expert_ffn_dim = c->hidden_dim;
+  const std::string shared_key = a + ".expert_shared_feed_forward_length";
+  if (f.Find(shared_key) != nullptr) {
+    SM_ASSIGN_OR_RETURN(c->shared_expert_ffn_dim, GetDim(f, shared_key, 4 * kMaxDim));
+  }
+  return shared::Status::Ok();
+}
+
 // The mixture-of-experts keys (docs/moe.md): expert_count (0 or absent: dense, which a kRequired
 // family refuses), expert_used_count in [1, expert_count], expert_feed_forward_length (absent:
 // feed_forward_length, what llama.cpp's llama reads; the experts' shapes are checked against it)
@@ -336,11 +368,7 @@ shared::Status ReadExperts(const GgufFile& f, const ArchDescription& d, ModelCon
                                    ".expert_used_count' is missing");
   }
   SM_ASSIGN_OR_RETURN(c->n_experts_used, GetDim(f, a + ".expert_used_count", count));
-  c->expert_ffn_dim = c->hidden_dim;
-  if (f.Find(a + ".expert_feed_forward_length") != nullptr) {
-    SM_ASSIGN_OR_RETURN(c->expert_ffn_dim,
-                        GetDim(f, a + ".expert_feed_forward_length", 4 * kMaxDim));
-  }
+  SM_RETURN_IF_ERROR(ReadExpertWidths(f, d, c));
   c->expert_weights_norm = d.expert_weights_norm;
   c->expert_gating = d.expert_gating;
   const std::string norm_key = a + ".expert_weights_norm";
@@ -506,6 +534,7 @@ shared::Result<ModelConfig> GgufModelConfig(const GgufFile& f) {
   SM_RETURN_IF_ERROR(ReadExperts(f, *d, &c));
   if (d->longrope) SM_RETURN_IF_ERROR(ReadRopeAttnFactor(f, a, &c));
   c.rope_style = d->rope_style;
+  c.qk_norm_whole_row = d->qk_norm_whole_row;
   c.no_rope_period = d->no_rope_period;
   SM_RETURN_IF_ERROR(ReadArchOptions(f, *d, &c));
   const GgufTensorInfo* embd = f.FindTensor("token_embd.weight");
