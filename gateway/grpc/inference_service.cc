@@ -24,15 +24,11 @@ std::string RandomPrefix() {
 // Sends one unary call to a healthy worker and finishes `reactor` with its answer. The client
 // context inherits the caller's deadline and cancellation. `after` edits a successful response.
 template <typename Request, typename Response, typename Method, typename After>
-grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPool& pool,
-                                  const Request* request, Response* response, Method method,
-                                  After after) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+void Forward(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+             WorkerPool& pool, const Request* request, Response* response, Method method,
+             After after) {
   std::shared_ptr<WorkerClient> link = pool.Pick();
-  if (!link) {
-    reactor->Finish(shared::ToGrpcStatus(pool.NoWorkerStatus()));
-    return reactor;
-  }
+  if (!link) return reactor->Finish(shared::ToGrpcStatus(pool.NoWorkerStatus()));
   grpc::ClientContext* client = grpc::ClientContext::FromCallbackServerContext(*context).release();
   // The context and the link go before Finish, which lets a shutting-down server finish and the
   // gateway destroy the channels: the last channel reference must not drop on this callback thread
@@ -45,6 +41,22 @@ grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPo
            if (s.ok()) after(response);
            reactor->Finish(s);
          });
+}
+
+// Forward once the model `route` goes to is loaded: a call for a model that is not waits at its
+// LoadGate (it loads) until the call's deadline, as Generate waits; the route is held until then.
+template <typename Request, typename Response, typename Method, typename After>
+grpc::ServerUnaryReactor* ForwardWhenLoaded(grpc::CallbackServerContext* context,
+                                            ModelRoutes::Route route, const Request* request,
+                                            Response* response, Method method, After after) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto held = std::make_shared<ModelRoutes::Route>(std::move(route));
+  WhenRouteLoaded(
+      *held, context->deadline(),
+      [context, reactor, held, request, response, method, after](const shared::Status& loaded) {
+        if (!loaded.ok()) return reactor->Finish(shared::ToGrpcStatus(loaded));
+        Forward(context, reactor, *held->env->pool, request, response, method, after);
+      });
   return reactor;
 }
 
@@ -105,8 +117,8 @@ grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext
     reactor->Finish(shared::ToGrpcStatus(route.status()));
     return reactor;
   }
-  return Forward(
-      context, *route->env->pool, request, response,
+  return ForwardWhenLoaded(
+      context, std::move(route).value(), request, response,
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
         stub->Tokenize(client, req, resp, std::move(done));
       },
@@ -140,8 +152,9 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
       return reactor;
     }
   }
-  return Forward(
-      context, *env->pool, request, response,
+  // Never loaded: its facts come from its first load, which the call waits for.
+  return ForwardWhenLoaded(
+      context, std::move(route).value(), request, response,
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
         stub->GetModelInfo(client, req, resp, std::move(done));
       },
