@@ -5,6 +5,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "gateway/grpc/cancellable_reactor.h"
 #include "gateway/relay/embed_call.h"
 #include "gateway/relay/model_routes.h"
 #include "gateway/relay/rerank_call.h"
@@ -170,7 +171,8 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
 grpc::ServerUnaryReactor* InferenceService::Embed(grpc::CallbackServerContext* context,
                                                   const smallmind::v1::EmbedRequest* request,
                                                   smallmind::v1::EmbedResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Its own reactor: a client that goes away cancels the work (EmbedCancel).
+  auto* reactor = new CancellableReactor();
   shared::Status status = Authenticate(*context);
   if (status.ok()) status = CheckEmbedRequest(*request);
   shared::Result<ModelRoutes::Route> route =
@@ -181,19 +183,19 @@ grpc::ServerUnaryReactor* InferenceService::Embed(grpc::CallbackServerContext* c
   }
   smallmind::v1::EmbedRequest copy = *request;
   if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
-  EmbedCall::Run(
+  reactor->SetCancel(EmbedCall::Run(
       route->env, std::move(copy), context->deadline(),
       [reactor, response](const shared::Status& s, const smallmind::v1::EmbedResponse& answer) {
         if (s.ok()) *response = answer;
         reactor->Finish(shared::ToGrpcStatus(s));
-      });
+      }));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* InferenceService::Rerank(grpc::CallbackServerContext* context,
                                                    const smallmind::v1::RerankRequest* request,
                                                    smallmind::v1::RerankResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new CancellableReactor();
   shared::Status status = Authenticate(*context);
   if (status.ok()) status = CheckRerankRequest(*request);
   shared::Result<ModelRoutes::Route> route =
@@ -204,12 +206,12 @@ grpc::ServerUnaryReactor* InferenceService::Rerank(grpc::CallbackServerContext* 
   }
   smallmind::v1::RerankRequest copy = *request;
   if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
-  RunRerank(
+  reactor->SetCancel(RunRerank(
       route->env, std::move(copy), context->deadline(),
       [reactor, response](const shared::Status& s, const smallmind::v1::RerankResponse& answer) {
         if (s.ok()) *response = answer;
         reactor->Finish(shared::ToGrpcStatus(s));
-      });
+      }));
   return reactor;
 }
 
