@@ -168,18 +168,39 @@ void HttpApi::ApplyTemplate(const Request& request, std::shared_ptr<Exchange> ex
 void HttpApi::Tokenize(const Request& request, std::shared_ptr<Exchange> exchange, bool decode) {
   HttpError error;
   std::optional<Json> body = ParseJsonObject(request.body(), &error);
-  if (!body) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
-  auto call = std::make_shared<TokenizeCall>();
-  const bool filled = decode ? FillDetokenize(*body, info_.vocab_size(), *call, &error)
-                             : FillTokenize(*body, *call, &error);
-  if (!filled) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
-  CallTokenize(
-      *env_->pool, call->request, std::move(exchange),
-      [call](const smallmind::v1::TokenizeResponse& response) {
-        call->response = response;
-        return TokenizeAnswer(*call);
-      },
-      [](const HttpError& e) { return JsonResponse(e.status, ErrorBody(e)); });
+  auto reply_error = [](const HttpError& e) { return JsonResponse(e.status, ErrorBody(e)); };
+  if (!body) return exchange->Reply(reply_error(error));
+  // `model` (optional, as llama-server's router takes it): that model's tokenizer, loaded first.
+  std::string model;
+  if (auto v = body->find("model"); v != body->end() && !v->is_null()) {
+    if (!v->is_string()) {
+      return exchange->Reply(reply_error(MakeError(400, "`model` must be a string", "model")));
+    }
+    model = v->get<std::string>();
+  }
+  shared::Result<Route> route = RouteModel(env_, model);
+  if (!route.ok()) {
+    return exchange->Reply(
+        reply_error(MakeError(404, route.status().message(), "model", "model_not_found")));
+  }
+  auto held = std::make_shared<Route>(std::move(route).value());
+  auto parsed = std::make_shared<Json>(std::move(body).value());
+  WithChat(held, TimePoint::max(), exchange, reply_error,
+           [this, held, parsed, exchange, decode,
+            reply_error](const std::shared_ptr<const ChatSettings>& s) {
+             HttpError error;
+             auto call = std::make_shared<TokenizeCall>();
+             const bool filled = decode ? FillDetokenize(*parsed, s->vocab_size, *call, &error)
+                                        : FillTokenize(*parsed, *call, &error);
+             if (!filled) return exchange->Reply(reply_error(error));
+             CallTokenize(
+                 *held->env->pool, call->request, exchange,
+                 [call](const smallmind::v1::TokenizeResponse& response) {
+                   call->response = response;
+                   return TokenizeAnswer(*call);
+                 },
+                 reply_error);
+           });
 }
 
 namespace {

@@ -140,6 +140,23 @@ TEST_F(GatewayModelChatTest, CountTokensOfAnUnloadedModelWaitsForItsLoad) {
             404);
 }
 
+TEST_F(GatewayModelChatTest, LlamaCppsTokenizeTakesAModelAndWaitsForItsLoad) {
+  ASSERT_EQ(State("b"), "unloaded");
+  const HttpReply tokens = Post("/tokenize", R"({"model":"b","content":"Once upon a time"})");
+  ASSERT_EQ(tokens.status, 200) << tokens.body;
+  EXPECT_GT(tokens.json()["tokens"].size(), 1u);
+  EXPECT_EQ(State("b"), "loaded");
+  const HttpReply text =
+      Post("/detokenize", R"({"model":"b","tokens":)" + tokens.json()["tokens"].dump() + "}");
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_NE(text.json()["content"].get<std::string>().find("Once upon a time"), std::string::npos)
+      << text.body;
+  EXPECT_EQ(Post("/detokenize", R"({"model":"b","tokens":[512]})").status, 400)
+      << "an id past b's vocabulary";
+  EXPECT_EQ(Post("/tokenize", R"({"model":"gpt-4","content":"x"})").status, 404);
+  EXPECT_EQ(Post("/tokenize", R"({"model":7,"content":"x"})").status, 400);
+}
+
 TEST_F(GatewayModelChatTest, TokenizeAndGetModelInfoOfAnUnloadedModelWaitForItsLoad) {
   ASSERT_EQ(State("b"), "unloaded");
   ASSERT_EQ(State("c"), "unloaded");
