@@ -1,5 +1,6 @@
 #include "gateway/grpc/inference_service.h"
 
+#include <atomic>
 #include <random>
 #include <utility>
 
@@ -46,18 +47,27 @@ void Forward(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* rea
 
 // Forward once the model `route` goes to is loaded: a call for a model that is not waits at its
 // LoadGate (it loads) until the call's deadline, as Generate waits; the route is held until then.
+// A call cancelled while it waits (its client left, the server stops) finishes CANCELLED at once;
+// `started` makes sure only one of the wait's end and the cancel goes on with the reactor.
 template <typename Request, typename Response, typename Method, typename After>
 grpc::ServerUnaryReactor* ForwardWhenLoaded(grpc::CallbackServerContext* context,
                                             ModelRoutes::Route route, const Request* request,
                                             Response* response, Method method, After after) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new CancellableReactor();
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  reactor->SetCancel([reactor, started] {
+    if (started->exchange(true)) return;  // on a worker: the client context carries the cancel
+    reactor->Finish(shared::ToGrpcStatus(
+        shared::Status(shared::StatusCode::kCancelled, "cancelled while its model was loading")));
+  });
   auto held = std::make_shared<ModelRoutes::Route>(std::move(route));
-  WhenRouteLoaded(
-      *held, context->deadline(),
-      [context, reactor, held, request, response, method, after](const shared::Status& loaded) {
-        if (!loaded.ok()) return reactor->Finish(shared::ToGrpcStatus(loaded));
-        Forward(context, reactor, *held->env->pool, request, response, method, after);
-      });
+  WhenRouteLoaded(*held, context->deadline(),
+                  [context, reactor, started, held, request, response, method,
+                   after](const shared::Status& loaded) {
+                    if (started->exchange(true)) return;  // cancelled: the reactor is done
+                    if (!loaded.ok()) return reactor->Finish(shared::ToGrpcStatus(loaded));
+                    Forward(context, reactor, *held->env->pool, request, response, method, after);
+                  });
   return reactor;
 }
 
