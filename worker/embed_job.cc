@@ -6,7 +6,7 @@
 
 namespace smallmind::worker {
 
-EmbedJob::EmbedJob(int n_inputs, int dimensions, bool rerank, grpc::ServerUnaryReactor* reactor,
+EmbedJob::EmbedJob(int n_inputs, int dimensions, bool rerank, EmbedReactor* reactor,
                    v1::EmbedResponse* response)
     : dimensions_(dimensions),
       rerank_(rerank),
@@ -18,9 +18,9 @@ EmbedJob::EmbedJob(int n_inputs, int dimensions, bool rerank, grpc::ServerUnaryR
   for (int i = 0; i < n_inputs; i++) sinks_.push_back(std::make_unique<InputSink>(this, i));
 }
 
-void EmbedJob::Start(const v1::EmbedWork& work, const LoadedModel& model, CommandQueue* commands,
-                     std::atomic<uint64_t>* next_sequence_id, int worker_id,
-                     grpc::ServerUnaryReactor* reactor, v1::EmbedResponse* response) {
+void EmbedJob::Start(const v1::EmbedWork& work, const LoadedModel& model,
+                     std::atomic<uint64_t>* next_sequence_id, int worker_id, EmbedReactor* reactor,
+                     v1::EmbedResponse* response) {
   shared::Result<EmbedRequests> built = BuildEmbedRequests(work, model);
   if (!built.ok()) {
     reactor->Finish(shared::ToGrpcStatus(built.status()));
@@ -31,14 +31,20 @@ void EmbedJob::Start(const v1::EmbedWork& work, const LoadedModel& model, Comman
   response->set_worker_id(static_cast<uint32_t>(worker_id));
   auto* job = new EmbedJob(n, built->dimensions, built->rerank, reactor, response);
   std::vector<Command> submits;
+  std::vector<uint64_t> ids;
   submits.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; i++) {
     job->tokens_[i] = static_cast<int>(built->inputs[i].prompt.size());
-    submits.emplace_back(SubmitCommand{std::make_unique<Sequence>(
-        next_sequence_id->fetch_add(1), std::move(built->inputs[i]), *model.tokenizer,
-        model.llama.config.vocab_size, job->sinks_[i].get())});
+    ids.push_back(next_sequence_id->fetch_add(1));
+    submits.emplace_back(SubmitCommand{
+        std::make_unique<Sequence>(ids.back(), std::move(built->inputs[i]), *model.tokenizer,
+                                   model.llama.config.vocab_size, job->sinks_[i].get())});
   }
-  commands->PushAll(std::move(submits));  // the job now belongs to its sinks' finishes
+  if (reactor->PushSequences(std::move(submits), std::move(ids))) return;  // the sinks own it now
+  // Cancelled while it waited for its lane: nothing reached the scheduler.
+  delete job;
+  reactor->Finish(shared::ToGrpcStatus(
+      shared::Status(shared::StatusCode::kCancelled, "the Embed call was cancelled")));
 }
 
 void EmbedJob::OnInputDone(int index, const FinishEvent& event) {
@@ -54,6 +60,11 @@ void EmbedJob::OnInputDone(int index, const FinishEvent& event) {
 }
 
 void EmbedJob::Complete() {
+  if (reactor_->cancelled()) {
+    reactor_->Finish(shared::ToGrpcStatus(
+        shared::Status(shared::StatusCode::kCancelled, "the Embed call was cancelled")));
+    return;
+  }
   if (!first_error_.ok()) {
     reactor_->Finish(shared::ToGrpcStatus(first_error_));
     return;

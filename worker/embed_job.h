@@ -2,9 +2,10 @@
 // one command round, so they are scheduled together), one SequenceSink per input collecting the
 // pooled vectors, and, once the last input finished, the response: each vector truncated to the
 // asked dimensions and L2-normalised (a rerank's scores as they are), usage and worker id, then
-// the call finished. Built on a
-// request lane; its sinks are called by the output pump thread only. Deletes itself after its
-// last input's OnFinish (or at once when nothing reached the scheduler).
+// the call finished; CANCELLED when its reactor heard the call cancelled (EmbedReactor pushes the
+// sequences' cancels). Built on a request lane; its sinks are called by the output pump thread
+// only. Deletes itself after its last input's OnFinish (or at once when nothing reached the
+// scheduler).
 #pragma once
 
 #include <atomic>
@@ -14,20 +15,21 @@
 #include <grpcpp/grpcpp.h>
 
 #include "smallmind/v1/worker.pb.h"
+#include "worker/embed_reactor.h"
 #include "worker/loader/model_loader.h"
-#include "worker/sched/command_queue.h"
 #include "worker/sequence_sink.h"
 
 namespace smallmind::worker {
 
 class EmbedJob {
  public:
-  // Builds the inputs (BuildEmbedRequests) and hands them to the scheduler, or finishes `reactor`
-  // with the error. `work` and `response` are gRPC's, valid until the reactor finished.
+  // Builds the inputs (BuildEmbedRequests) and hands them to the scheduler through `reactor`
+  // (EmbedReactor::PushSequences), or finishes `reactor` with the error (CANCELLED when it was
+  // cancelled meanwhile). `work` and `response` are gRPC's, valid until the reactor finished.
   // `next_sequence_id` hands out the sequences' ids.
-  static void Start(const v1::EmbedWork& work, const LoadedModel& model, CommandQueue* commands,
-                    std::atomic<uint64_t>* next_sequence_id, int worker_id,
-                    grpc::ServerUnaryReactor* reactor, v1::EmbedResponse* response);
+  static void Start(const v1::EmbedWork& work, const LoadedModel& model,
+                    std::atomic<uint64_t>* next_sequence_id, int worker_id, EmbedReactor* reactor,
+                    v1::EmbedResponse* response);
 
  private:
   // The sink of input `index`.
@@ -42,7 +44,7 @@ class EmbedJob {
     int index_;
   };
 
-  EmbedJob(int n_inputs, int dimensions, bool rerank, grpc::ServerUnaryReactor* reactor,
+  EmbedJob(int n_inputs, int dimensions, bool rerank, EmbedReactor* reactor,
            v1::EmbedResponse* response);
   void OnInputDone(int index, const FinishEvent& event);
   // Fills the response from every input's event and finishes the call.
@@ -50,7 +52,7 @@ class EmbedJob {
 
   const int dimensions_;
   const bool rerank_;  // the values are a reranker's scores: kept as they are
-  grpc::ServerUnaryReactor* const reactor_;
+  EmbedReactor* const reactor_;
   v1::EmbedResponse* const response_;
   std::vector<std::unique_ptr<InputSink>> sinks_;  // [inputs]
   std::vector<std::vector<float>> vectors_;        // [inputs] pooled, then normalised

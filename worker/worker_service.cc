@@ -9,6 +9,7 @@
 #include "shared/grpc_status.h"
 #include "shared/huge_region.h"
 #include "worker/embed_job.h"
+#include "worker/embed_reactor.h"
 #include "worker/submit_reactor.h"
 #include "worker/tokenizer/detokenizer.h"
 
@@ -136,17 +137,18 @@ grpc::ServerUnaryReactor* WorkerService::Tokenize(grpc::CallbackServerContext* c
   return reactor;
 }
 
-grpc::ServerUnaryReactor* WorkerService::Embed(grpc::CallbackServerContext* context,
+grpc::ServerUnaryReactor* WorkerService::Embed(grpc::CallbackServerContext* /*context*/,
                                                const v1::EmbedWork* request,
                                                v1::EmbedResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Its own reactor (not the default one): a cancelled call cancels its sequences.
+  auto* reactor = new EmbedReactor(commands_);
   size_t input_bytes = 0;
   for (const v1::EmbedInput& in : request->request().inputs()) {
     input_bytes += in.text().size() + in.token_ids().ids_size() * sizeof(uint32_t);
   }
   input_bytes += request->rerank_query().size();  // a rerank's query is tokenized once
   lanes_->Post(input_bytes, [this, reactor, request, response] {
-    EmbedJob::Start(*request, model_, commands_, &next_sequence_id_, worker_id_, reactor, response);
+    EmbedJob::Start(*request, model_, &next_sequence_id_, worker_id_, reactor, response);
   });
   return reactor;
 }

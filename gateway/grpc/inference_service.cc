@@ -1,10 +1,12 @@
 #include "gateway/grpc/inference_service.h"
 
+#include <atomic>
 #include <random>
 #include <utility>
 
 #include <spdlog/fmt/fmt.h>
 
+#include "gateway/grpc/cancellable_reactor.h"
 #include "gateway/relay/embed_call.h"
 #include "gateway/relay/model_routes.h"
 #include "gateway/relay/rerank_call.h"
@@ -24,15 +26,11 @@ std::string RandomPrefix() {
 // Sends one unary call to a healthy worker and finishes `reactor` with its answer. The client
 // context inherits the caller's deadline and cancellation. `after` edits a successful response.
 template <typename Request, typename Response, typename Method, typename After>
-grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPool& pool,
-                                  const Request* request, Response* response, Method method,
-                                  After after) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+void Forward(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+             WorkerPool& pool, const Request* request, Response* response, Method method,
+             After after) {
   std::shared_ptr<WorkerClient> link = pool.Pick();
-  if (!link) {
-    reactor->Finish(shared::ToGrpcStatus(pool.NoWorkerStatus()));
-    return reactor;
-  }
+  if (!link) return reactor->Finish(shared::ToGrpcStatus(pool.NoWorkerStatus()));
   grpc::ClientContext* client = grpc::ClientContext::FromCallbackServerContext(*context).release();
   // The context and the link go before Finish, which lets a shutting-down server finish and the
   // gateway destroy the channels: the last channel reference must not drop on this callback thread
@@ -45,6 +43,31 @@ grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, WorkerPo
            if (s.ok()) after(response);
            reactor->Finish(s);
          });
+}
+
+// Forward once the model `route` goes to is loaded: a call for a model that is not waits at its
+// LoadGate (it loads) until the call's deadline, as Generate waits; the route is held until then.
+// A call cancelled while it waits (its client left, the server stops) finishes CANCELLED at once;
+// `started` makes sure only one of the wait's end and the cancel goes on with the reactor.
+template <typename Request, typename Response, typename Method, typename After>
+grpc::ServerUnaryReactor* ForwardWhenLoaded(grpc::CallbackServerContext* context,
+                                            ModelRoutes::Route route, const Request* request,
+                                            Response* response, Method method, After after) {
+  auto* reactor = new CancellableReactor();
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  reactor->SetCancel([reactor, started] {
+    if (started->exchange(true)) return;  // on a worker: the client context carries the cancel
+    reactor->Finish(shared::ToGrpcStatus(
+        shared::Status(shared::StatusCode::kCancelled, "cancelled while its model was loading")));
+  });
+  auto held = std::make_shared<ModelRoutes::Route>(std::move(route));
+  WhenRouteLoaded(*held, context->deadline(),
+                  [context, reactor, started, held, request, response, method,
+                   after](const shared::Status& loaded) {
+                    if (started->exchange(true)) return;  // cancelled: the reactor is done
+                    if (!loaded.ok()) return reactor->Finish(shared::ToGrpcStatus(loaded));
+                    Forward(context, reactor, *held->env->pool, request, response, method, after);
+                  });
   return reactor;
 }
 
@@ -105,8 +128,8 @@ grpc::ServerUnaryReactor* InferenceService::Tokenize(grpc::CallbackServerContext
     reactor->Finish(shared::ToGrpcStatus(route.status()));
     return reactor;
   }
-  return Forward(
-      context, *route->env->pool, request, response,
+  return ForwardWhenLoaded(
+      context, std::move(route).value(), request, response,
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
         stub->Tokenize(client, req, resp, std::move(done));
       },
@@ -140,8 +163,9 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
       return reactor;
     }
   }
-  return Forward(
-      context, *env->pool, request, response,
+  // Never loaded: its facts come from its first load, which the call waits for.
+  return ForwardWhenLoaded(
+      context, std::move(route).value(), request, response,
       [](auto* stub, auto* client, auto* req, auto* resp, auto done) {
         stub->GetModelInfo(client, req, resp, std::move(done));
       },
@@ -157,7 +181,8 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
 grpc::ServerUnaryReactor* InferenceService::Embed(grpc::CallbackServerContext* context,
                                                   const smallmind::v1::EmbedRequest* request,
                                                   smallmind::v1::EmbedResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Its own reactor: a client that goes away cancels the work (EmbedCancel).
+  auto* reactor = new CancellableReactor();
   shared::Status status = Authenticate(*context);
   if (status.ok()) status = CheckEmbedRequest(*request);
   shared::Result<ModelRoutes::Route> route =
@@ -168,19 +193,19 @@ grpc::ServerUnaryReactor* InferenceService::Embed(grpc::CallbackServerContext* c
   }
   smallmind::v1::EmbedRequest copy = *request;
   if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
-  EmbedCall::Run(
+  reactor->SetCancel(EmbedCall::Run(
       route->env, std::move(copy), context->deadline(),
       [reactor, response](const shared::Status& s, const smallmind::v1::EmbedResponse& answer) {
         if (s.ok()) *response = answer;
         reactor->Finish(shared::ToGrpcStatus(s));
-      });
+      }));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* InferenceService::Rerank(grpc::CallbackServerContext* context,
                                                    const smallmind::v1::RerankRequest* request,
                                                    smallmind::v1::RerankResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new CancellableReactor();
   shared::Status status = Authenticate(*context);
   if (status.ok()) status = CheckRerankRequest(*request);
   shared::Result<ModelRoutes::Route> route =
@@ -191,12 +216,12 @@ grpc::ServerUnaryReactor* InferenceService::Rerank(grpc::CallbackServerContext* 
   }
   smallmind::v1::RerankRequest copy = *request;
   if (copy.request_id().empty()) copy.set_request_id(NextRequestId());
-  RunRerank(
+  reactor->SetCancel(RunRerank(
       route->env, std::move(copy), context->deadline(),
       [reactor, response](const shared::Status& s, const smallmind::v1::RerankResponse& answer) {
         if (s.ok()) *response = answer;
         reactor->Finish(shared::ToGrpcStatus(s));
-      });
+      }));
   return reactor;
 }
 

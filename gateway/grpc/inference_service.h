@@ -1,9 +1,10 @@
 // The public smallmind.v1.Inference service: Generate streams become GenerateReactors, Embed calls
 // EmbedCalls (Rerank calls too, through RunRerank), Tokenize and GetModelInfo are forwarded to a
-// healthy worker. Checks API keys when configured. Generate takes its request as raw bytes and
-// parses it here, so that bytes that are no GenerateRequest get INVALID_ARGUMENT saying so (gRPC's
-// own parse failure is a bare status without a message). Built by Gateway; gRPC calls its handlers
-// concurrently. Thread-safe.
+// healthy worker of the model they name (one that is not loaded is waited for at its LoadGate,
+// with the call's deadline). Checks API keys when configured. Generate takes its request as raw
+// bytes and parses it here, so that bytes that are no GenerateRequest get INVALID_ARGUMENT saying
+// so (gRPC's own parse failure is a bare status without a message). Built by Gateway; gRPC calls
+// its handlers concurrently. Thread-safe.
 #pragma once
 
 #include <atomic>

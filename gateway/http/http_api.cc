@@ -48,10 +48,12 @@ Response MethodNotAllowed(std::string_view path, const char* allow) {
 }  // namespace
 
 HttpApi::HttpApi(std::shared_ptr<RelayEnv> env, smallmind::v1::ModelInfo info,
-                 ChatPrompter prompter, HttpApiOptions options)
+                 std::shared_ptr<ChatSettingsCache> chat,
+                 std::shared_ptr<const ChatSettings> default_chat, HttpApiOptions options)
     : env_(std::move(env)),
       info_(std::move(info)),
-      prompter_(std::move(prompter)),
+      chat_(std::move(chat)),
+      default_chat_(std::move(default_chat)),
       options_(std::move(options)),
       model_id_(env_->served_models.primary()),
       created_(std::chrono::duration_cast<std::chrono::seconds>(
@@ -125,7 +127,7 @@ void HttpApi::Handle(Request request, std::shared_ptr<Exchange> exchange) {
   }
   if (path == "/v1/embeddings") return Embeddings(request, exchange);
   if (rerank) return Rerank(request, exchange);
-  if (path == "/apply-template") return ApplyTemplate(request, *exchange);
+  if (path == "/apply-template") return ApplyTemplate(request, exchange);
   Tokenize(request, exchange, /*decode=*/path == "/detokenize");
 }
 
@@ -246,37 +248,76 @@ void HttpApi::Generate(Endpoint endpoint, const Request& request,
   HttpError error;
   std::optional<OpenAiRequest> r = ParseOpenAiRequest(endpoint, request.body(), &error);
   if (!r) return exchange->Reply(ErrorResponse(error));
-  shared::Result<ModelRoutes::Route> route = RouteModel(env_, r->model, r->keep_alive);
+  shared::Result<Route> route = RouteModel(env_, r->model, r->keep_alive);
   if (!route.ok()) {
     return exchange->Reply(
         ErrorResponse(MakeError(404, route.status().message(), "model", "model_not_found")));
   }
-  const bool chat = endpoint == Endpoint::kChatCompletions;
-  if (chat && !RenderChat(*r, &error)) return exchange->Reply(ErrorResponse(error));
+  const TimePoint deadline = Deadline(r->timeout_s);
+  if (endpoint != Endpoint::kChatCompletions) {
+    return StartCompletion(*r, *route, nullptr, deadline, std::move(exchange));
+  }
+  // The template is the model's: wait for it to load (the route holds it busy meanwhile).
+  auto held = std::make_shared<Route>(std::move(route).value());
+  auto chat = std::make_shared<OpenAiRequest>(std::move(r).value());
+  WithChat(held, deadline, exchange, ErrorResponse,
+           [this, held, chat, deadline, exchange](const std::shared_ptr<const ChatSettings>& s) {
+             HttpError error;
+             if (!RenderChat(*s, *chat, &error)) return exchange->Reply(ErrorResponse(error));
+             StartCompletion(*chat, *held, s.get(), deadline, exchange);
+           });
+}
+
+void HttpApi::StartCompletion(const OpenAiRequest& r, const Route& route, const ChatSettings* chat,
+                              TimePoint deadline, std::shared_ptr<Exchange> exchange) {
   ResponseShape shape;
-  shape.endpoint = endpoint;
+  shape.endpoint = chat ? Endpoint::kChatCompletions : Endpoint::kCompletions;
   shape.id = NextId(chat ? "chatcmpl-" : "cmpl-");
   shape.created = Now();
-  shape.model = route->env->served_models.primary();
-  shape.include_usage = r->include_usage;
-  shape.logprobs = r->logprobs;
-  shape.top_logprobs = r->top_logprobs;
-  if (r->echo) shape.echo_text = r->generate.prompt();
-  if (chat && ShapeChat(*r, shape)) {
+  shape.model = route.env->served_models.primary();
+  shape.include_usage = r.include_usage;
+  shape.logprobs = r.logprobs;
+  shape.top_logprobs = r.top_logprobs;
+  if (r.echo) shape.echo_text = r.generate.prompt();
+  if (chat && ShapeChat(*chat, r, shape)) {
     shape.tool_call_id = "call_" + shape.id.substr(shape.id.find('-') + 1);
   }
   // The route holds its model busy until the relays count in its env.
-  RelayedCompletion::Start(route->env, std::move(exchange), Choices(*r, shape), r->stream,
-                           Deadline(r->timeout_s));
+  RelayedCompletion::Start(route.env, std::move(exchange), Choices(r, shape), r.stream, deadline);
 }
 
-bool HttpApi::RenderChat(OpenAiRequest& r, HttpError* error) const {
+shared::Result<std::shared_ptr<const ChatSettings>> HttpApi::ChatOf(const Route& route) {
+  std::optional<ModelStatus> status = RouteStatus(route);
+  if (!status) return default_chat_;
+  if (!status->info) {
+    return shared::Unavailable(
+        fmt::format("the model `{}` has no known facts yet", route.env->served_models.primary()));
+  }
+  return chat_->Get(route.index, status->loads, *status->info, route.env->served_models.primary());
+}
+
+void HttpApi::WithChat(std::shared_ptr<Route> route, TimePoint deadline,
+                       std::shared_ptr<Exchange> exchange, FailFn fail, ChatThen then) {
+  // Back on the strand whatever thread the load ended on; the route stays held until then.
+  WhenRouteLoaded(*route, deadline,
+                  [this, route, exchange, fail = std::move(fail),
+                   then = std::move(then)](const shared::Status& loaded) {
+                    exchange->Post([this, route, exchange, fail, then, loaded] {
+                      if (!loaded.ok()) return exchange->Reply(fail(ErrorFromStatus(loaded)));
+                      shared::Result<std::shared_ptr<const ChatSettings>> chat = ChatOf(*route);
+                      if (!chat.ok()) return exchange->Reply(fail(ErrorFromStatus(chat.status())));
+                      then(*chat);
+                    });
+                  });
+}
+
+bool HttpApi::RenderChat(const ChatSettings& chat, OpenAiRequest& r, HttpError* error) {
   ChatRequest c;
   c.messages = r.messages;
   c.tools = r.tools;
   c.kwargs = r.chat_template_kwargs;
   c.add_generation_prompt = r.add_generation_prompt;
-  shared::Result<ChatPrompt> prompt = prompter_.Render(c);
+  shared::Result<ChatPrompt> prompt = chat.prompter.Render(c);
   if (!prompt.ok()) {
     *error = MakeError(400, prompt.status().message(), "messages", "template_error");
     return false;
@@ -287,22 +328,22 @@ bool HttpApi::RenderChat(OpenAiRequest& r, HttpError* error) const {
   return true;
 }
 
-bool HttpApi::ShapeChat(const OpenAiRequest& r, ResponseShape& shape) const {
-  if (options_.harmony && r.tool_name.empty() && !r.tool_from_output) {
+bool HttpApi::ShapeChat(const ChatSettings& chat, const OpenAiRequest& r, ResponseShape& shape) {
+  if (chat.harmony && r.tool_name.empty() && !r.tool_from_output) {
     shape.harmony = true;  // harmony names its calls itself: no tool-call syntax to read
     if (!r.tool_choice_none) shape.tool_functions = r.tool_functions;
     return !shape.tool_functions.empty();
   }
   const bool own_calls = !r.tool_functions.empty() && !r.tool_choice_none &&
-                         options_.tool_call_syntax != ToolCallSyntax::kNone;
+                         chat.tool_call_syntax != ToolCallSyntax::kNone;
   if (!r.tool_name.empty() || r.tool_from_output) {
     shape.tool_name = r.tool_name;
     shape.tool_from_output = r.tool_from_output;
   } else if (own_calls) {
-    shape.tool_syntax = options_.tool_call_syntax;
+    shape.tool_syntax = chat.tool_call_syntax;
     shape.tool_functions = r.tool_functions;
   }
-  if (options_.reasoning && r.tool_name.empty() && !r.tool_from_output) {
+  if (chat.reasoning && r.tool_name.empty() && !r.tool_from_output) {
     shape.reasoning = true;
     shape.reasoning_open = PromptOpensThinking(r.generate.prompt());
   }

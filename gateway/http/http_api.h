@@ -3,8 +3,10 @@
 // /v1/messages (+ count_tokens), /health, /metrics and /stats, the web chat at /
 // (gateway/http/web), and llama.cpp's /apply-template, /tokenize and /detokenize. Checks the API
 // key (the gateway's key store, as on the gRPC port), turns bodies into validated requests and
-// hands generation to RelayedCompletion. Built by HttpDoor once the model is known; Handle runs on
-// connection strands concurrently. Thread-safe.
+// hands generation to RelayedCompletion. A chat request renders with the settings of the model it
+// names (ChatSettingsCache), waiting for that model's load first when it is not loaded. Built by
+// HttpDoor once the default model is known; Handle runs on connection strands concurrently.
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -18,6 +20,7 @@
 
 #include "gateway/admission/validate.h"
 #include "gateway/chat/chat_prompt.h"
+#include "gateway/http/chat_settings.h"
 #include "gateway/http/exchange.h"
 #include "gateway/http/openai_format.h"
 #include "gateway/http/openai_request.h"
@@ -37,20 +40,14 @@ struct HttpApiOptions {
   std::function<std::string()> metrics;
   // The JSON of GET /stats (gateway/http/stats_summary.h); null = the route answers 404.
   std::function<std::string()> stats;
-  // How the model writes the tool calls it makes on its own (tool_choice "auto"); kNone leaves
-  // them text.
-  ToolCallSyntax tool_call_syntax = ToolCallSyntax::kNone;
-  // The model thinks in <think> sections first: split them off into `reasoning_content`.
-  bool reasoning = false;
-  // The model replies in harmony channels (gpt-oss): analysis -> `reasoning_content`, final ->
-  // content, calls of the offered functions -> `tool_calls` (HarmonyParser). Replaces
-  // `reasoning` and `tool_call_syntax` for chat replies.
-  bool harmony = false;
 };
 
 class HttpApi {
  public:
-  HttpApi(std::shared_ptr<RelayEnv> env, smallmind::v1::ModelInfo info, ChatPrompter prompter,
+  // `default_chat`: the default model's settings (what a one-env test's every request uses);
+  // `chat` builds every catalogued model's.
+  HttpApi(std::shared_ptr<RelayEnv> env, smallmind::v1::ModelInfo info,
+          std::shared_ptr<ChatSettingsCache> chat, std::shared_ptr<const ChatSettings> default_chat,
           HttpApiOptions options);
 
   void Handle(Request request, std::shared_ptr<Exchange> exchange);
@@ -63,26 +60,44 @@ class HttpApi {
   bool AcceptsModel(std::string_view name) const;
 
  private:
+  using Route = ModelRoutes::Route;
+  using TimePoint = std::chrono::system_clock::time_point;
+  using FailFn = std::function<Response(const HttpError&)>;
+  using ChatThen = std::function<void(const std::shared_ptr<const ChatSettings>&)>;
+
   void Generate(Endpoint endpoint, const Request& request, std::shared_ptr<Exchange> exchange);
+  // Shapes the (rendered) request and hands it to RelayedCompletion on `route`'s env; `chat` =
+  // the model's chat settings for a chat reply, null for /v1/completions.
+  void StartCompletion(const OpenAiRequest& r, const Route& route, const ChatSettings* chat,
+                       TimePoint deadline, std::shared_ptr<Exchange> exchange);
+  // Runs `then` on the exchange's strand with the chat settings of the model `route` goes to,
+  // once it is loaded (waiting at its LoadGate until `deadline`, as Generate does); a failed
+  // load, a passed deadline or a template that does not parse is answered with `fail`'s reply.
+  void WithChat(std::shared_ptr<Route> route, TimePoint deadline,
+                std::shared_ptr<Exchange> exchange, FailFn fail, ChatThen then);
+  // The chat settings of `route`'s model now (the default's without a residency).
+  shared::Result<std::shared_ptr<const ChatSettings>> ChatOf(const Route& route);
   // The chat request's prompt from its messages (a 400 when the template refuses them).
-  bool RenderChat(OpenAiRequest& r, HttpError* error) const;
+  static bool RenderChat(const ChatSettings& chat, OpenAiRequest& r, HttpError* error);
   // A chat reply's tool and reasoning handling into `shape`; true when it may carry tool calls.
-  bool ShapeChat(const OpenAiRequest& r, ResponseShape& shape) const;
+  static bool ShapeChat(const ChatSettings& chat, const OpenAiRequest& r, ResponseShape& shape);
   // The API key check (`authorization: Bearer`, or Anthropic's `x-api-key`); nullopt = allowed.
   std::optional<HttpError> Authenticate(const Request& request) const;
   // Anthropic's /v1/messages and /v1/messages/count_tokens (http_api_anthropic.cc).
   void Anthropic(std::string_view path, const Request& request, std::shared_ptr<Exchange> exchange);
   void Messages(const Request& request, std::shared_ptr<Exchange> exchange);
   void CountTokens(const Request& request, std::shared_ptr<Exchange> exchange);
-  // A worker Tokenize call; `answer` makes the reply from its result, `fail` from an error.
-  void CallTokenize(smallmind::v1::TokenizeRequest request, std::shared_ptr<Exchange> exchange,
+  // A Tokenize call on one of `pool`'s workers; `answer` makes the reply from its result, `fail`
+  // from an error.
+  void CallTokenize(WorkerPool& pool, smallmind::v1::TokenizeRequest request,
+                    std::shared_ptr<Exchange> exchange,
                     std::function<Response(const smallmind::v1::TokenizeResponse&)> answer,
                     std::function<Response(const HttpError&)> fail);
   static std::chrono::system_clock::time_point Deadline(double timeout_s);
   static int64_t Now();
   // One spec per choice of `r` (its `n`), each with its derived seed.
   std::vector<ChoiceSpec> Choices(const OpenAiRequest& r, const ResponseShape& shape) const;
-  void ApplyTemplate(const Request& request, Exchange& exchange);
+  void ApplyTemplate(const Request& request, std::shared_ptr<Exchange> exchange);
   void Tokenize(const Request& request, std::shared_ptr<Exchange> exchange, bool decode);
   // POST /v1/embeddings (http_api_embeddings.cc).
   void Embeddings(const Request& request, std::shared_ptr<Exchange> exchange);
@@ -94,7 +109,8 @@ class HttpApi {
 
   const std::shared_ptr<RelayEnv> env_;
   const smallmind::v1::ModelInfo info_;
-  const ChatPrompter prompter_;
+  const std::shared_ptr<ChatSettingsCache> chat_;
+  const std::shared_ptr<const ChatSettings> default_chat_;
   const HttpApiOptions options_;
   const std::string model_id_;
   const int64_t created_;  // the gateway's start, as /v1/models' `created`

@@ -47,24 +47,32 @@ void HttpApi::Messages(const Request& request, std::shared_ptr<Exchange> exchang
   std::optional<AnthropicRequest> r =
       ParseAnthropicRequest(request.body(), AnthropicRoute::kMessages, &error);
   if (!r) return exchange->Reply(AnthropicError(error));
-  OpenAiRequest& chat = r->chat;
-  shared::Result<ModelRoutes::Route> route = RouteModel(env_, chat.model, chat.keep_alive);
+  shared::Result<Route> route = RouteModel(env_, r->chat.model, r->chat.keep_alive);
   if (!route.ok()) {
     return exchange->Reply(AnthropicError(MakeError(404, route.status().message(), "model")));
   }
-  if (!RenderChat(chat, &error)) return exchange->Reply(AnthropicError(error));
-  ResponseShape shape;
-  shape.endpoint = Endpoint::kChatCompletions;
-  shape.id = NextId("msg_");
-  shape.created = Now();
-  shape.model = route->env->served_models.primary();
-  ShapeChat(chat, shape);
-  shape.tool_call_id = "toolu_" + shape.id.substr(4);
-  std::vector<ChoiceSpec> choices;
-  choices.push_back({std::make_unique<AnthropicFormatter>(shape, std::move(r->stop_sequences)),
-                     Validate(chat.generate, shape.id)});
-  RelayedCompletion::Start(route->env, std::move(exchange), std::move(choices), chat.stream,
-                           Deadline(chat.timeout_s));
+  const TimePoint deadline = Deadline(r->chat.timeout_s);
+  auto held = std::make_shared<Route>(std::move(route).value());
+  auto parsed = std::make_shared<AnthropicRequest>(std::move(r).value());
+  WithChat(held, deadline, exchange, AnthropicError,
+           [this, held, parsed, deadline, exchange](const std::shared_ptr<const ChatSettings>& s) {
+             HttpError error;
+             OpenAiRequest& chat = parsed->chat;
+             if (!RenderChat(*s, chat, &error)) return exchange->Reply(AnthropicError(error));
+             ResponseShape shape;
+             shape.endpoint = Endpoint::kChatCompletions;
+             shape.id = NextId("msg_");
+             shape.created = Now();
+             shape.model = held->env->served_models.primary();
+             ShapeChat(*s, chat, shape);
+             shape.tool_call_id = "toolu_" + shape.id.substr(4);
+             std::vector<ChoiceSpec> choices;
+             choices.push_back(
+                 {std::make_unique<AnthropicFormatter>(shape, std::move(parsed->stop_sequences)),
+                  Validate(chat.generate, shape.id)});
+             RelayedCompletion::Start(held->env, exchange, std::move(choices), chat.stream,
+                                      deadline);
+           });
 }
 
 void HttpApi::CountTokens(const Request& request, std::shared_ptr<Exchange> exchange) {
@@ -72,22 +80,31 @@ void HttpApi::CountTokens(const Request& request, std::shared_ptr<Exchange> exch
   std::optional<AnthropicRequest> r =
       ParseAnthropicRequest(request.body(), AnthropicRoute::kCountTokens, &error);
   if (!r) return exchange->Reply(AnthropicError(error));
-  if (shared::Result<ModelRoutes::Route> route = RouteModel(env_, r->chat.model); !route.ok()) {
+  shared::Result<Route> route = RouteModel(env_, r->chat.model);
+  if (!route.ok()) {
     return exchange->Reply(AnthropicError(MakeError(404, route.status().message(), "model")));
   }
-  if (!RenderChat(r->chat, &error)) return exchange->Reply(AnthropicError(error));
-  // The prompt as the worker will tokenize it for /v1/messages: special tokens parsed, BOS as
-  // the template and the model decide.
-  smallmind::v1::TokenizeRequest tokenize;
-  tokenize.set_text(r->chat.generate.prompt());
-  tokenize.set_parse_special(true);
-  if (r->chat.generate.has_add_bos()) tokenize.set_add_bos(r->chat.generate.add_bos());
-  CallTokenize(
-      std::move(tokenize), std::move(exchange),
-      [](const smallmind::v1::TokenizeResponse& response) {
-        return JsonResponse(200, Json{{"input_tokens", response.token_ids_size()}}.dump() + "\n");
-      },
-      AnthropicError);
+  auto held = std::make_shared<Route>(std::move(route).value());
+  auto parsed = std::make_shared<AnthropicRequest>(std::move(r).value());
+  WithChat(held, Deadline(parsed->chat.timeout_s), exchange, AnthropicError,
+           [this, held, parsed, exchange](const std::shared_ptr<const ChatSettings>& s) {
+             HttpError error;
+             OpenAiRequest& chat = parsed->chat;
+             if (!RenderChat(*s, chat, &error)) return exchange->Reply(AnthropicError(error));
+             // The prompt as the model's worker will tokenize it for /v1/messages: special
+             // tokens parsed, BOS as the template and the model decide.
+             smallmind::v1::TokenizeRequest tokenize;
+             tokenize.set_text(chat.generate.prompt());
+             tokenize.set_parse_special(true);
+             if (chat.generate.has_add_bos()) tokenize.set_add_bos(chat.generate.add_bos());
+             CallTokenize(
+                 *held->env->pool, std::move(tokenize), exchange,
+                 [](const smallmind::v1::TokenizeResponse& response) {
+                   return JsonResponse(
+                       200, Json{{"input_tokens", response.token_ids_size()}}.dump() + "\n");
+                 },
+                 AnthropicError);
+           });
 }
 
 }  // namespace smallmind::gateway::http

@@ -40,7 +40,8 @@ void HttpApi::Embeddings(const Request& request, std::shared_ptr<Exchange> excha
     return exchange->Reply(JsonResponse(e.status, ErrorBody(e)));
   }
   r->embed.set_request_id(NextId("embd-"));
-  EmbedCall::Run(
+  // A client that goes away cancels the work (the worker drops the inputs' sequences).
+  exchange->OnClientGone(EmbedCall::Run(
       route->env, std::move(r->embed), Deadline(0),
       [exchange, base64 = r->base64, model = route->env->served_models.primary()](
           const shared::Status& status, const smallmind::v1::EmbedResponse& answer) {
@@ -52,7 +53,7 @@ void HttpApi::Embeddings(const Request& request, std::shared_ptr<Exchange> excha
           return JsonResponse(200, FormatEmbeddings(answer, base64, model));
         }();
         exchange->Post([exchange, reply = std::move(reply)] { exchange->Reply(std::move(reply)); });
-      });
+      }));
 }
 
 }  // namespace smallmind::gateway::http

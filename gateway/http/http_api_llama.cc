@@ -107,64 +107,100 @@ Response TokenizeAnswer(const TokenizeCall& call) {
 
 }  // namespace
 
-void HttpApi::ApplyTemplate(const Request& request, Exchange& exchange) {
+void HttpApi::ApplyTemplate(const Request& request, std::shared_ptr<Exchange> exchange) {
   HttpError error;
   std::optional<Json> body = ParseJsonObject(request.body(), &error);
-  if (!body) return exchange.Reply(JsonResponse(error.status, ErrorBody(error)));
-  ChatRequest c;
+  if (!body) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
+  auto reply_error = [](const HttpError& e) { return JsonResponse(e.status, ErrorBody(e)); };
+  auto c = std::make_shared<ChatRequest>();
   auto get = [&](const char* name) -> const Json* {
     auto it = body->find(name);
     return it == body->end() || it->is_null() ? nullptr : &*it;
   };
   auto fail = [&](std::string message, const char* param) {
-    const HttpError e = MakeError(400, std::move(message), param);
-    exchange.Reply(JsonResponse(400, ErrorBody(e)));
+    exchange->Reply(reply_error(MakeError(400, std::move(message), param)));
   };
   const Json* messages = get("messages");
   if (!messages) return fail("`messages` is required (an array of messages)", "messages");
-  if (!CheckMessages(*messages, &error)) return exchange.Reply(JsonResponse(400, ErrorBody(error)));
-  c.messages = *messages;
+  if (!CheckMessages(*messages, &error)) return exchange->Reply(reply_error(error));
+  c->messages = *messages;
   if (const Json* v = get("add_generation_prompt")) {
     if (!v->is_boolean())
       return fail("`add_generation_prompt` must be a boolean", "add_generation_prompt");
-    c.add_generation_prompt = v->get<bool>();
+    c->add_generation_prompt = v->get<bool>();
   }
   if (const Json* v = get("chat_template_kwargs")) {
     if (!v->is_object())
       return fail("`chat_template_kwargs` must be an object", "chat_template_kwargs");
-    c.kwargs = *v;
+    c->kwargs = *v;
   }
-  if (const Json* v = get("tools")) c.tools = *v;
+  if (const Json* v = get("tools")) c->tools = *v;
   // Test hook (documented): render with other BOS/EOS texts than the model's.
   for (const char* name : {"bos_token", "eos_token"}) {
     if (const Json* v = get(name)) {
       if (!v->is_string()) return fail(fmt::format("`{}` must be a string", name), name);
-      (name[0] == 'b' ? c.bos_token : c.eos_token) = v->get<std::string>();
+      (name[0] == 'b' ? c->bos_token : c->eos_token) = v->get<std::string>();
     }
   }
-  shared::Result<ChatPrompt> prompt = prompter_.Render(c);
-  if (!prompt.ok()) {
-    const HttpError e = MakeError(400, prompt.status().message(), "messages", "template_error");
-    return exchange.Reply(JsonResponse(400, ErrorBody(e)));
+  // `model` (as llama-server's router takes it): that model's template; absent = the default.
+  std::string model;
+  if (const Json* v = get("model")) {
+    if (!v->is_string()) return fail("`model` must be a string", "model");
+    model = v->get<std::string>();
   }
-  exchange.Reply(JsonResponse(200, Json{{"prompt", prompt->text}}.dump() + "\n"));
+  shared::Result<Route> route = RouteModel(env_, model);
+  if (!route.ok()) {
+    return exchange->Reply(
+        reply_error(MakeError(404, route.status().message(), "model", "model_not_found")));
+  }
+  auto held = std::make_shared<Route>(std::move(route).value());
+  WithChat(held, TimePoint::max(), exchange, reply_error,
+           [c, exchange, reply_error](const std::shared_ptr<const ChatSettings>& s) {
+             shared::Result<ChatPrompt> prompt = s->prompter.Render(*c);
+             if (!prompt.ok()) {
+               return exchange->Reply(reply_error(
+                   MakeError(400, prompt.status().message(), "messages", "template_error")));
+             }
+             exchange->Reply(JsonResponse(200, Json{{"prompt", prompt->text}}.dump() + "\n"));
+           });
 }
 
 void HttpApi::Tokenize(const Request& request, std::shared_ptr<Exchange> exchange, bool decode) {
   HttpError error;
   std::optional<Json> body = ParseJsonObject(request.body(), &error);
-  if (!body) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
-  auto call = std::make_shared<TokenizeCall>();
-  const bool filled = decode ? FillDetokenize(*body, info_.vocab_size(), *call, &error)
-                             : FillTokenize(*body, *call, &error);
-  if (!filled) return exchange->Reply(JsonResponse(error.status, ErrorBody(error)));
-  CallTokenize(
-      call->request, std::move(exchange),
-      [call](const smallmind::v1::TokenizeResponse& response) {
-        call->response = response;
-        return TokenizeAnswer(*call);
-      },
-      [](const HttpError& e) { return JsonResponse(e.status, ErrorBody(e)); });
+  auto reply_error = [](const HttpError& e) { return JsonResponse(e.status, ErrorBody(e)); };
+  if (!body) return exchange->Reply(reply_error(error));
+  // `model` (optional, as llama-server's router takes it): that model's tokenizer, loaded first.
+  std::string model;
+  if (auto v = body->find("model"); v != body->end() && !v->is_null()) {
+    if (!v->is_string()) {
+      return exchange->Reply(reply_error(MakeError(400, "`model` must be a string", "model")));
+    }
+    model = v->get<std::string>();
+  }
+  shared::Result<Route> route = RouteModel(env_, model);
+  if (!route.ok()) {
+    return exchange->Reply(
+        reply_error(MakeError(404, route.status().message(), "model", "model_not_found")));
+  }
+  auto held = std::make_shared<Route>(std::move(route).value());
+  auto parsed = std::make_shared<Json>(std::move(body).value());
+  WithChat(held, TimePoint::max(), exchange, reply_error,
+           [this, held, parsed, exchange, decode,
+            reply_error](const std::shared_ptr<const ChatSettings>& s) {
+             HttpError error;
+             auto call = std::make_shared<TokenizeCall>();
+             const bool filled = decode ? FillDetokenize(*parsed, s->vocab_size, *call, &error)
+                                        : FillTokenize(*parsed, *call, &error);
+             if (!filled) return exchange->Reply(reply_error(error));
+             CallTokenize(
+                 *held->env->pool, call->request, exchange,
+                 [call](const smallmind::v1::TokenizeResponse& response) {
+                   call->response = response;
+                   return TokenizeAnswer(*call);
+                 },
+                 reply_error);
+           });
 }
 
 namespace {
@@ -182,13 +218,13 @@ struct WorkerTokenize {
 
 }  // namespace
 
-void HttpApi::CallTokenize(smallmind::v1::TokenizeRequest request,
+void HttpApi::CallTokenize(WorkerPool& pool, smallmind::v1::TokenizeRequest request,
                            std::shared_ptr<Exchange> exchange,
                            std::function<Response(const smallmind::v1::TokenizeResponse&)> answer,
                            std::function<Response(const HttpError&)> fail) {
   auto call = std::make_unique<WorkerTokenize>();
-  call->link = env_->pool->Pick();
-  if (!call->link) return exchange->Reply(fail(ErrorFromStatus(env_->pool->NoWorkerStatus())));
+  call->link = pool.Pick();
+  if (!call->link) return exchange->Reply(fail(ErrorFromStatus(pool.NoWorkerStatus())));
   call->request = std::move(request);
   call->exchange = std::move(exchange);
   call->answer = std::move(answer);

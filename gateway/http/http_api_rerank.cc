@@ -39,7 +39,8 @@ void HttpApi::Rerank(const Request& request, std::shared_ptr<Exchange> exchange)
     return exchange->Reply(JsonResponse(e.status, ErrorBody(e)));
   }
   r->rerank.set_request_id(NextId("rerank-"));
-  RunRerank(
+  // A client that goes away cancels the work (the worker drops the inputs' sequences).
+  exchange->OnClientGone(RunRerank(
       route->env, std::move(r->rerank), Deadline(0),
       [exchange, model = route->env->served_models.primary()](
           const shared::Status& status, const smallmind::v1::RerankResponse& answer) {
@@ -51,7 +52,7 @@ void HttpApi::Rerank(const Request& request, std::shared_ptr<Exchange> exchange)
           return JsonResponse(200, FormatRerank(answer, model));
         }();
         exchange->Post([exchange, reply = std::move(reply)] { exchange->Reply(std::move(reply)); });
-      });
+      }));
 }
 
 }  // namespace smallmind::gateway::http

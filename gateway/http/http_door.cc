@@ -9,7 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include "gateway/chat/chat_prompt.h"
+#include "gateway/http/chat_settings.h"
 #include "gateway/http/stats_summary.h"
+#include "gateway/relay/model_routes.h"
 #include "shared/grpc_status.h"
 
 namespace smallmind::gateway::http {
@@ -17,9 +19,9 @@ namespace {
 
 constexpr std::chrono::seconds kPiecesTimeout{30};
 
-shared::Result<std::string> ReadFile(const std::string& path) {
+shared::Result<std::string> ReadFile(const std::string& path, const std::string& flag) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return shared::InvalidArgument(fmt::format("--chat-template {}: cannot read it", path));
+  if (!in) return shared::InvalidArgument(fmt::format("{} {}: cannot read it", flag, path));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -52,19 +54,32 @@ std::function<std::string()> StatsRoute(const DoorContext& context) {
   return [families = context.metric_families] { return StatsSummaryJson(families()); };
 }
 
-// How chat replies are split (harmony channels, <think> sections or not at all), from
-// --reasoning-format and the chat template; logged.
-void SetReplyFormat(const std::string& format, const ChatPrompter& prompter,
-                    HttpApiOptions* api_options) {
-  api_options->harmony = format == "harmony" || (format == "auto" && prompter.speaks_harmony());
-  api_options->reasoning = !api_options->harmony &&
-                           (format == "think" || (format == "auto" && prompter.teaches_thinking()));
-  spdlog::info("HTTP reasoning_content: {} ({})",
-               api_options->harmony
-                   ? "harmony channels split (analysis -> reasoning_content, calls -> tool_calls)"
-               : api_options->reasoning ? "<think> sections split off"
-                                        : "none",
-               format == "auto" ? "read off the chat template" : "--reasoning-format");
+// The chat flags with every template file read now (--chat-template, each model's
+// chat-template=FILE), so that a request never reads a file.
+shared::Result<ChatFlags> ReadChatFlags(const HttpOptions& options, const DoorContext& context) {
+  ChatFlags flags;
+  if (!options.chat_template_file.empty()) {
+    SM_ASSIGN_OR_RETURN(flags.fallback.text,
+                        ReadFile(options.chat_template_file, "--chat-template"));
+  }
+  flags.fallback.origin = "--chat-template " + options.chat_template_file;
+  if (!options.chat_template_date.empty()) {
+    SM_ASSIGN_OR_RETURN(flags.pinned_now, ParseTemplateDate(options.chat_template_date));
+  }
+  flags.tool_call_syntax = options.tool_call_syntax;
+  flags.reasoning_format = options.reasoning_format;
+  if (!context.env->models) return flags;
+  for (const CatalogEntry& entry : context.env->models->residency().catalog().entries()) {
+    TemplateSource source;
+    if (!entry.chat_template_file.empty()) {
+      SM_ASSIGN_OR_RETURN(source.text,
+                          ReadFile(entry.chat_template_file,
+                                   fmt::format("--model `{}` chat-template", entry.id())));
+      source.origin = "chat-template=" + entry.chat_template_file;
+    }
+    flags.model_sources.push_back(std::move(source));
+  }
+  return flags;
 }
 
 }  // namespace
@@ -72,34 +87,27 @@ void SetReplyFormat(const std::string& format, const ChatPrompter& prompter,
 HttpDoor::~HttpDoor() { Shutdown(std::chrono::system_clock::now()); }
 
 shared::Status HttpDoor::Start(const DoorContext& context) {
-  std::string source;
-  if (!options_.chat_template_file.empty()) {
-    SM_ASSIGN_OR_RETURN(source, ReadFile(options_.chat_template_file));
+  SM_ASSIGN_OR_RETURN(ChatFlags flags, ReadChatFlags(options_, context));
+  // The default model's settings now: a template that does not parse stops the start; the other
+  // models' are built on their first chat request (ChatSettingsCache).
+  auto chat = std::make_shared<ChatSettingsCache>(std::move(flags));
+  std::shared_ptr<const ChatSettings> default_chat;
+  if (context.env->models) {
+    const ModelStatus status = context.env->models->residency().Status(0);
+    SM_ASSIGN_OR_RETURN(default_chat,
+                        chat->Get(0, status.loads, context.model_info, status.names.front()));
+  } else {
+    SM_ASSIGN_OR_RETURN(ChatSettings settings,
+                        MakeChatSettings(context.model_info, 0, chat->flags()));
+    spdlog::info("HTTP {}", DescribeChatSettings(settings, chat->flags()));
+    default_chat = std::make_shared<const ChatSettings>(std::move(settings));
   }
-  std::optional<std::chrono::system_clock::time_point> pinned;
-  if (!options_.chat_template_date.empty()) {
-    SM_ASSIGN_OR_RETURN(pinned, ParseTemplateDate(options_.chat_template_date));
-  }
-  SM_ASSIGN_OR_RETURN(
-      ChatPrompter prompter,
-      ChatPrompter::Create(context.model_info, source,
-                           "--chat-template " + options_.chat_template_file, pinned));
-  spdlog::info("HTTP chat template: {}", prompter.origin());
   HttpApiOptions api_options;
-  api_options.tool_call_syntax =
-      options_.tool_call_syntax == "auto"
-          ? prompter.tool_call_syntax()
-          : ToolCallSyntaxFromName(options_.tool_call_syntax).value_or(ToolCallSyntax::kNone);
-  spdlog::info(
-      "HTTP tool calls the model makes on its own (tool_choice auto): {} ({})",
-      ToolCallSyntaxName(api_options.tool_call_syntax),
-      options_.tool_call_syntax == "auto" ? "read off the chat template" : "--tool-call-syntax");
-  SetReplyFormat(options_.reasoning_format, prompter, &api_options);
   api_options.authenticate = context.authenticate;
   api_options.metrics = context.metrics;
   api_options.stats = StatsRoute(context);
-  api_ = std::make_unique<HttpApi>(context.env, context.model_info, std::move(prompter),
-                                   std::move(api_options));
+  api_ = std::make_unique<HttpApi>(context.env, context.model_info, std::move(chat),
+                                   std::move(default_chat), std::move(api_options));
   shared::Result<TokenPieces> pieces =
       FetchTokenPieces(*context.env->pool, context.model_info.vocab_size());
   if (pieces.ok()) {

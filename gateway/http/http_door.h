@@ -1,5 +1,6 @@
-// HttpDoor: the OpenAI-compatible HTTP door as a PublicDoor: builds the chat prompter (the model's
-// template, --chat-template, or ChatML), learns each token's text for logprobs (one Tokenize call),
+// HttpDoor: the OpenAI-compatible HTTP door as a PublicDoor: reads the chat template files
+// (--chat-template, each model's chat-template=FILE) into the per-model ChatSettingsCache and
+// builds the default model's settings, learns each token's text for logprobs (one Tokenize call),
 // and runs HttpServer with HttpApi. Built by main() when --http-port is given; Start and Shutdown
 // come from the gateway's control thread.
 #pragma once

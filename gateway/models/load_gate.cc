@@ -13,8 +13,9 @@ LoadGate::LoadGate(std::unique_ptr<Admission> inner, std::function<void()> wante
 
 LoadGate::~LoadGate() {
   std::lock_guard<std::mutex> lock(mu_);
-  SM_CHECK(waiting_.empty()) << "a LoadGate destroyed with " << waiting_.size()
-                             << " request(s) waiting";
+  SM_CHECK(waiting_.empty() && watching_.empty())
+      << "a LoadGate destroyed with " << waiting_.size() + watching_.size()
+      << " request(s) waiting";
 }
 
 void LoadGate::Enter(AdmissionWaiter* waiter, const ValidatedRequest& request,
@@ -27,6 +28,17 @@ void LoadGate::Enter(AdmissionWaiter* waiter, const ValidatedRequest& request,
   }
   if (!wait) return inner_->Enter(waiter, request, deadline);
   // An Open() since the push takes it on; else the loader thread hears of it.
+  if (wanted_) wanted_();
+}
+
+void LoadGate::WhenOpen(Ready ready, std::chrono::system_clock::time_point deadline) {
+  bool wait = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wait = !open_;
+    if (wait) watching_.push_back({std::move(ready), deadline});
+  }
+  if (!wait) return ready(shared::Status::Ok());
   if (wanted_) wanted_();
 }
 
@@ -56,12 +68,15 @@ void LoadGate::Leave(AdmissionWaiter* waiter, const std::optional<ServiceSample>
 
 void LoadGate::Open() {
   std::vector<Waiting> ready;
+  std::vector<Watching> watchers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     open_ = true;
     ready.swap(waiting_);
+    watchers.swap(watching_);
     for (const Waiting& w : ready) handing_.push_back(w.waiter);
   }
+  for (Watching& w : watchers) w.ready(shared::Status::Ok());
   for (Waiting& w : ready) {
     inner_->Enter(w.waiter, w.request, w.deadline);
     bool withdrawn = false;
@@ -81,25 +96,33 @@ void LoadGate::Close() {
 
 void LoadGate::Fail(const shared::Status& why) {
   std::vector<Waiting> failed;
+  std::vector<Watching> watchers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     failed.swap(waiting_);
+    watchers.swap(watching_);
   }
   for (Waiting& w : failed) {
     w.waiter->OnAdmitted({shared::Unavailable(why.message()), std::nullopt});
   }
+  for (Watching& w : watchers) w.ready(shared::Unavailable(why.message()));
 }
 
 void LoadGate::Expire(std::chrono::system_clock::time_point now) {
-  std::vector<Waiting> late = [&] {
+  std::vector<Waiting> late;
+  std::vector<Watching> late_watchers;
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    return TakeLocked([now](const Waiting& w) { return w.deadline <= now; });
-  }();
-  for (Waiting& w : late) {
-    w.waiter->OnAdmitted({shared::Status(shared::StatusCode::kDeadlineExceeded,
-                                         "the deadline passed while its model was loading"),
-                          std::nullopt});
+    late = TakeLocked([now](const Waiting& w) { return w.deadline <= now; });
+    auto keep = std::stable_partition(watching_.begin(), watching_.end(),
+                                      [now](const Watching& w) { return w.deadline > now; });
+    std::move(keep, watching_.end(), std::back_inserter(late_watchers));
+    watching_.erase(keep, watching_.end());
   }
+  const shared::Status passed(shared::StatusCode::kDeadlineExceeded,
+                              "the deadline passed while its model was loading");
+  for (Waiting& w : late) w.waiter->OnAdmitted({passed, std::nullopt});
+  for (Watching& w : late_watchers) w.ready(passed);
 }
 
 bool LoadGate::open() const {
@@ -109,7 +132,7 @@ bool LoadGate::open() const {
 
 size_t LoadGate::waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return waiting_.size();
+  return waiting_.size() + watching_.size();
 }
 
 template <typename Pick>

@@ -1,8 +1,9 @@
 // LoadGate: the admission of one catalogued model (issue 45), in front of its AdmissionQueue.
 // While the model is loaded the gate is open and passes every call straight on; while it is
 // unloaded or loading, requests wait here (bounded by their deadlines) and the first one asks for
-// the load; a load that fails answers the waiting ones UNAVAILABLE with its reason. Opened, closed
-// and failed by ModelResidency's loader thread; Enter/Withdraw/Leave come from relays on any
+// the load; a load that fails answers the waiting ones UNAVAILABLE with its reason. Calls that need
+// the loaded model but no admission (Tokenize, a chat template) wait with WhenOpen. Opened, closed
+// and failed by ModelResidency's loader thread; Enter/Withdraw/Leave/WhenOpen come from any
 // thread. Thread-safe.
 #pragma once
 
@@ -30,16 +31,25 @@ class LoadGate final : public Admission {
   void Withdraw(AdmissionWaiter* waiter) override;
   void Leave(AdmissionWaiter* waiter, const std::optional<ServiceSample>& served) override;
 
+  // `ready` runs once: OK when the model is loaded (inline when it is now), UNAVAILABLE with the
+  // reason when its load fails, DEADLINE_EXCEEDED once `deadline` passed (at the next Expire);
+  // inline or from the thread that opens, fails or expires the gate. Asks for the load as Enter
+  // does, and counts in waiting() meanwhile (the model is busy). `ready` must not block.
+  using Ready = std::function<void(const shared::Status&)>;
+  void WhenOpen(Ready ready, std::chrono::system_clock::time_point deadline);
+
   // The model is up: the waiting requests go on to `inner`, in arrival order, and so do new ones.
   void Open();
   // The model is going down: new requests wait (and ask for a load) from now on.
   void Close();
   // The load failed: every waiting request gets UNAVAILABLE "`model` could not be loaded: why".
   void Fail(const shared::Status& why);
-  // Waiting requests whose deadline is at or before `now` get DEADLINE_EXCEEDED.
+  // Waiting requests (and WhenOpen calls) whose deadline is at or before `now` get
+  // DEADLINE_EXCEEDED.
   void Expire(std::chrono::system_clock::time_point now);
 
   bool open() const;
+  // Requests and WhenOpen calls waiting for the load.
   size_t waiting() const;
   Admission& inner() { return *inner_; }
 
@@ -49,6 +59,10 @@ class LoadGate final : public Admission {
     ValidatedRequest request;
     std::chrono::system_clock::time_point deadline;
   };
+  struct Watching {
+    Ready ready;
+    std::chrono::system_clock::time_point deadline;
+  };
   // Takes out the waiting requests `pick` selects, in order.
   template <typename Pick>
   std::vector<Waiting> TakeLocked(Pick pick);
@@ -56,8 +70,9 @@ class LoadGate final : public Admission {
   const std::unique_ptr<Admission> inner_;
   const std::function<void()> wanted_;
   mutable std::mutex mu_;
-  bool open_ = false;             // guarded by mu_
-  std::vector<Waiting> waiting_;  // guarded by mu_; arrival order
+  bool open_ = false;               // guarded by mu_
+  std::vector<Waiting> waiting_;    // guarded by mu_; arrival order
+  std::vector<Watching> watching_;  // guarded by mu_: WhenOpen calls waiting
   // Guarded by mu_: waiters Open() is handing to `inner` now, and those of them withdrawn
   // meanwhile (their Withdraw goes to `inner` once their Enter did).
   std::vector<AdmissionWaiter*> handing_;

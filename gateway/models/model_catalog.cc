@@ -15,7 +15,8 @@ constexpr int kDefaultKvMemoryMb = 1024;  // smallmind-worker's --kv-memory-mb d
 
 shared::Status BadFlag(std::string_view text, std::string_view why) {
   return shared::InvalidArgument(fmt::format(
-      "--model `{}`: {}; give [NAME=]SPEC[,workers=N,threads=N,kv-memory-mb=N]", text, why));
+      "--model `{}`: {}; give [NAME=]SPEC[,workers=N,threads=N,kv-memory-mb=N,chat-template=FILE]",
+      text, why));
 }
 
 std::optional<int> ParsePositive(std::string_view digits, int max) {
@@ -33,12 +34,19 @@ shared::Status ApplyOption(std::string_view text, std::string_view option, Catal
   if (eq == std::string_view::npos)
     return BadFlag(text, fmt::format("`{}` is not key=value", option));
   const std::string_view key = option.substr(0, eq);
+  if (key == "chat-template") {
+    if (eq + 1 == option.size()) return BadFlag(text, "chat-template needs a FILE");
+    entry.chat_template_file = std::string(option.substr(eq + 1));
+    return shared::Status::Ok();
+  }
   int* field = key == "workers"        ? &entry.workers
                : key == "threads"      ? &entry.threads
                : key == "kv-memory-mb" ? &entry.kv_memory_mb
                                        : nullptr;
   if (!field) {
-    return BadFlag(text, fmt::format("unknown option `{}` (workers, threads, kv-memory-mb)", key));
+    return BadFlag(
+        text,
+        fmt::format("unknown option `{}` (workers, threads, kv-memory-mb, chat-template)", key));
   }
   const int max = key == "kv-memory-mb" ? (1 << 24) : 1024;
   std::optional<int> value = ParsePositive(option.substr(eq + 1), max);

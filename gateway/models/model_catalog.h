@@ -1,7 +1,7 @@
 // ModelCatalog: the models one gateway serves by name (issue 45): each `--model
-// [NAME=]SPEC[,workers=N,threads=N,kv-memory-mb=N]` and every *.gguf of `--models-dir`, with the
-// memory each is estimated to hold once loaded (for --memory-budget). Built once in Gateway::Start
-// from the flags, then read-only; thread-safe for reads.
+// [NAME=]SPEC[,workers=N,threads=N,kv-memory-mb=N,chat-template=FILE]` and every *.gguf of
+// `--models-dir`, with the memory each is estimated to hold once loaded (for --memory-budget).
+// Built once in Gateway::Start from the flags, then read-only; thread-safe for reads.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +24,16 @@ struct CatalogEntry {
   int threads = 0;          // 0 = --threads-per-worker
   int kv_memory_mb = 0;     // 0 = the workers' own (--worker-flags --kv-memory-mb, else 1024)
   uint64_t file_bytes = 0;  // the spec's file size (0 for builtin: models and attached workers)
+  // A Jinja chat template file for this model's chat doors; "" = --chat-template, else the
+  // model's own `tokenizer.chat_template` (gateway/http/chat_settings.h).
+  std::string chat_template_file;
 
   const std::string& id() const { return names.front(); }
 };
 
-// "[NAME=]SPEC[,workers=N,threads=N,kv-memory-mb=N]". NAME defaults to SPEC's file name without
-// its folder ("/m/llama.Q4_0.gguf" -> "llama.Q4_0.gguf"; "builtin:tiny" stays), as the gateway
-// named its one model before. INVALID_ARGUMENT naming --model otherwise.
+// "[NAME=]SPEC[,workers=N,threads=N,kv-memory-mb=N,chat-template=FILE]". NAME defaults to SPEC's
+// file name without its folder ("/m/llama.Q4_0.gguf" -> "llama.Q4_0.gguf"; "builtin:tiny" stays),
+// as the gateway named its one model before. INVALID_ARGUMENT naming --model otherwise.
 shared::Result<CatalogEntry> ParseModelFlag(std::string_view text);
 
 // Every *.gguf directly in `dir`, sorted by name, each named by its file stem ("llama.gguf" ->

@@ -49,6 +49,7 @@ ModelResidency::ModelResidency(ModelCatalog catalog, ResidencyOptions options)
     if (slot->attached) {
       slot->state = ModelState::kLoaded;
       slot->info = options_.attached_info;
+      slot->loads = 1;
       slot->queue->SetContextLength(options_.attached_info.context_length());
       slot->gate->Open();
     }
@@ -296,6 +297,7 @@ void ModelResidency::Load(size_t i, std::stop_token stop) {
       slot.state = ModelState::kLoaded;
       slot.wanted = false;  // asked for again while it loaded: it is here now
       slot.info = *info;
+      ++slot.loads;
       slot.last_error.clear();
     } else {
       slot.state = ModelState::kUnloaded;
@@ -351,6 +353,7 @@ ModelStatus ModelResidency::StatusLocked(const Slot& slot) const {
   status.keep_alive =
       slot.attached ? KeepAlive::Forever() : slot.keep_alive.value_or(options_.keep_alive);
   status.info = slot.info;
+  status.loads = slot.loads;
   status.last_error = slot.last_error;
   return status;
 }

@@ -60,7 +60,10 @@ struct ModelStatus {
   uint64_t estimated_bytes = 0;
   KeepAlive keep_alive;
   std::optional<smallmind::v1::ModelInfo> info;  // once it was loaded
-  std::string last_error;                        // the last failed load's reason
+  // Successful loads so far: what is known of `info` (a chat template parsed from it) is stale once
+  // this changes (a --models-dir file replaced between loads).
+  uint64_t loads = 0;
+  std::string last_error;  // the last failed load's reason
 };
 
 class ModelResidency {
@@ -133,6 +136,7 @@ class ModelResidency {
     Clock::time_point last_used;
     std::optional<KeepAlive> keep_alive;  // a request's; else options_.keep_alive
     std::optional<smallmind::v1::ModelInfo> info;
+    uint64_t loads = 0;
     std::string last_error;
   };
 

@@ -1,5 +1,7 @@
 #include "gateway/relay/embed_call.h"
 
+#include <utility>
+
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
@@ -82,20 +84,53 @@ EmbedCall::~EmbedCall() {
   active.Remove();
 }
 
-void EmbedCall::Run(std::shared_ptr<RelayEnv> env, EmbedRequest request,
-                    std::chrono::system_clock::time_point deadline, Done done,
-                    std::optional<std::string> rerank_query) {
-  auto* call = new EmbedCall(std::move(env), deadline, std::move(done));
+EmbedCancel EmbedCall::Run(std::shared_ptr<RelayEnv> env, EmbedRequest request,
+                           std::chrono::system_clock::time_point deadline, Done done,
+                           std::optional<std::string> rerank_query) {
+  std::shared_ptr<EmbedCall> call(new EmbedCall(std::move(env), deadline, std::move(done)));
+  call->self_ = call;
+  EmbedCancel cancel{std::weak_ptr<EmbedCall>(call)};
   shared::Result<ValidatedRequest> standin = AdmissionStandIn(request, rerank_query);
   *call->work_.mutable_request() = std::move(request);
   if (rerank_query) call->work_.set_rerank_query(std::move(*rerank_query));
-  if (!standin.ok()) return call->Finish(standin.status());
-  call->env_->admission->Enter(call, *standin, deadline);
+  if (!standin.ok()) {
+    call->Finish(standin.status());
+    return cancel;
+  }
+  call->env_->admission->Enter(call.get(), *standin, deadline);
+  return cancel;
+}
+
+void EmbedCancel::operator()() const {
+  if (std::shared_ptr<EmbedCall> call = call_.lock()) call->Cancel();
+}
+
+void EmbedCall::Cancel() {
+  bool withdraw = false, stop_worker = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_ || cancelled_) return;
+    cancelled_ = true;
+    withdraw = !admitted_;
+    stop_worker = on_worker_;
+  }
+  // Outside the lock: either may answer inline (OnAdmitted, the worker call's callback). A
+  // Withdraw that comes after the admission is a no-op there; OnAdmitted sees cancelled_.
+  if (withdraw) env_->admission->Withdraw(this);
+  if (stop_worker) context_.TryCancel();  // before the call starts: it starts cancelled
 }
 
 void EmbedCall::OnAdmitted(AdmissionAnswer answer) {
   if (!answer.status.ok()) return Finish(answer.status);
-  admitted_ = true;
+  bool go = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    admitted_ = true;
+    on_worker_ = go = !cancelled_;
+  }
+  if (!go) {
+    return Finish(shared::Status(shared::StatusCode::kCancelled, "the Embed call was cancelled"));
+  }
   link_ = env_->pool->Pick();
   if (!link_) return Finish(env_->pool->NoWorkerStatus());
   work_.set_gateway_queue_ms(
@@ -108,12 +143,18 @@ void EmbedCall::OnAdmitted(AdmissionAnswer answer) {
 }
 
 void EmbedCall::Finish(const shared::Status& status) {
-  if (admitted_) env_->admission->Leave(this, std::nullopt);
+  bool admitted = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    admitted = admitted_;
+  }
+  if (admitted) env_->admission->Leave(this, std::nullopt);
   spdlog::info("{} {} inputs={} tokens={} status={}", work_.has_rerank_query() ? "rerank" : "embed",
                work_.request().request_id(), work_.request().inputs_size(),
                response_.usage().prompt_tokens(), status.ok() ? "ok" : status.ToString());
   done_(status, response_);
-  delete this;
+  std::shared_ptr<EmbedCall> self = std::move(self_);  // the last reference unless a cancel runs
 }
 
 }  // namespace smallmind::gateway

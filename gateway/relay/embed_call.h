@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,22 @@
 
 namespace smallmind::gateway {
 
+class EmbedCall;
+
+// Cancels the EmbedCall it came from: one still waiting for admission leaves it, one on a worker
+// has its worker call cancelled (the worker's reactor then cancels its sequences, which leave the
+// batch and free their KV); `done` gets CANCELLED. Nothing once the call ended. Copyable; may
+// outlive the call. Thread-safe.
+class EmbedCancel {
+ public:
+  EmbedCancel() = default;
+  explicit EmbedCancel(std::weak_ptr<EmbedCall> call) : call_(std::move(call)) {}
+  void operator()() const;
+
+ private:
+  std::weak_ptr<EmbedCall> call_;
+};
+
 class EmbedCall final : private AdmissionWaiter {
  public:
   // The outcome and, when OK, the response (worker_id set); called once, on any thread.
@@ -25,23 +42,31 @@ class EmbedCall final : private AdmissionWaiter {
   // `request` has request_id set and passed CheckEmbedRequest; `deadline` (system_clock max =
   // none) bounds the wait and the worker call. With `rerank_query`, the inputs are documents the
   // worker scores against it (EmbedWork.rerank_query; RunRerank).
-  static void Run(std::shared_ptr<RelayEnv> env, smallmind::v1::EmbedRequest request,
-                  std::chrono::system_clock::time_point deadline, Done done,
-                  std::optional<std::string> rerank_query = std::nullopt);
+  // Returns the call's cancel (it may have finished already).
+  static EmbedCancel Run(std::shared_ptr<RelayEnv> env, smallmind::v1::EmbedRequest request,
+                         std::chrono::system_clock::time_point deadline, Done done,
+                         std::optional<std::string> rerank_query = std::nullopt);
+  ~EmbedCall();
 
  private:
+  friend class EmbedCancel;
   EmbedCall(std::shared_ptr<RelayEnv> env, std::chrono::system_clock::time_point deadline,
             Done done);
-  ~EmbedCall();
   void OnAdmitted(AdmissionAnswer answer) override;
-  // Ends the call: leaves admission when admitted, answers, deletes this.
+  void Cancel();
+  // Ends the call: leaves admission when admitted, answers, drops its own reference (self_).
   void Finish(const shared::Status& status);
 
   std::shared_ptr<RelayEnv> env_;
   const std::chrono::system_clock::time_point deadline_;
   const std::chrono::steady_clock::time_point start_;
   Done done_;
-  bool admitted_ = false;
+  std::shared_ptr<EmbedCall> self_;  // the call keeps itself until Finish
+  std::mutex mu_;
+  bool admitted_ = false;   // guarded by mu_
+  bool on_worker_ = false;  // guarded by mu_: the worker call is started (or about to be)
+  bool cancelled_ = false;  // guarded by mu_
+  bool finished_ = false;   // guarded by mu_
   std::shared_ptr<WorkerClient> link_;
   grpc::ClientContext context_;
   smallmind::v1::EmbedWork work_;

@@ -30,6 +30,17 @@ shared::Result<ModelRoutes::Route> RouteModel(const std::shared_ptr<RelayEnv>& e
   return route;
 }
 
+void WhenRouteLoaded(const ModelRoutes::Route& route,
+                     std::chrono::system_clock::time_point deadline, LoadGate::Ready ready) {
+  if (!route.env->models) return ready(shared::Status::Ok());
+  route.env->models->residency().gate(route.index)->WhenOpen(std::move(ready), deadline);
+}
+
+std::optional<ModelStatus> RouteStatus(const ModelRoutes::Route& route) {
+  if (!route.env->models) return std::nullopt;
+  return route.env->models->residency().Status(route.index);
+}
+
 smallmind::v1::ListModelsResponse ListServedModels(const RelayEnv& env) {
   smallmind::v1::ListModelsResponse response;
   if (!env.models) {

@@ -5,6 +5,7 @@
 // residency outlive every door. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "gateway/models/keep_alive.h"
+#include "gateway/models/load_gate.h"
 #include "gateway/models/model_residency.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
@@ -48,6 +50,18 @@ class ModelRoutes {
 shared::Result<ModelRoutes::Route> RouteModel(const std::shared_ptr<RelayEnv>& env,
                                               std::string_view name,
                                               std::optional<KeepAlive> keep_alive = std::nullopt);
+
+// `ready` runs once the model `route` goes to is loaded: OK at once when it is (or when the route
+// has no residency: a one-env test), else when its load ends (UNAVAILABLE with the reason) or
+// `deadline` (system_clock max = none) passes first (DEADLINE_EXCEEDED), inline or on the
+// residency's loader thread; waiting at the model's LoadGate as Generate does, without a place in
+// its queue. Keep `route` (its Use) until `ready` ran. `ready` must not block.
+void WhenRouteLoaded(const ModelRoutes::Route& route,
+                     std::chrono::system_clock::time_point deadline, LoadGate::Ready ready);
+
+// The facts of the model `route` goes to as its residency knows them now (nullopt while it was
+// never loaded, or when the route has no residency).
+std::optional<ModelStatus> RouteStatus(const ModelRoutes::Route& route);
 
 // ListModels' answer: every model env->models serves, with its state and (once loaded) facts; an
 // env without routes lists its served names as one loaded model.

@@ -57,15 +57,15 @@ RerankResponse RankResults(const RerankRequest& request, const EmbedResponse& sc
   return out;
 }
 
-void RunRerank(std::shared_ptr<RelayEnv> env, RerankRequest request,
-               std::chrono::system_clock::time_point deadline, RerankDone done) {
+EmbedCancel RunRerank(std::shared_ptr<RelayEnv> env, RerankRequest request,
+                      std::chrono::system_clock::time_point deadline, RerankDone done) {
   smallmind::v1::EmbedRequest embed;
   embed.set_request_id(request.request_id());
   for (const std::string& doc : request.documents()) embed.add_inputs()->set_text(doc);
   *embed.mutable_runtime() = request.runtime();
   if (request.has_model()) embed.set_model(request.model());
   std::string query = request.query();
-  EmbedCall::Run(
+  return EmbedCall::Run(
       std::move(env), std::move(embed), deadline,
       [request = std::move(request), done = std::move(done)](const shared::Status& status,
                                                              const EmbedResponse& scores) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "gateway/relay/embed_call.h"
 #include "gateway/relay/request_relay.h"
 #include "shared/status.h"
 #include "smallmind/v1/inference.pb.h"
@@ -21,9 +22,10 @@ using RerankDone = std::function<void(const shared::Status&, const smallmind::v1
 // the model (a reranker) and the pairs' lengths.
 shared::Status CheckRerankRequest(const smallmind::v1::RerankRequest& request);
 
-// `request` has request_id set and passed CheckRerankRequest; `deadline` as EmbedCall's.
-void RunRerank(std::shared_ptr<RelayEnv> env, smallmind::v1::RerankRequest request,
-               std::chrono::system_clock::time_point deadline, RerankDone done);
+// `request` has request_id set and passed CheckRerankRequest; `deadline` as EmbedCall's. Returns
+// the call's cancel (EmbedCall::Run's).
+EmbedCancel RunRerank(std::shared_ptr<RelayEnv> env, smallmind::v1::RerankRequest request,
+                      std::chrono::system_clock::time_point deadline, RerankDone done);
 
 // The results of `scores` (the worker's answer, one embedding of head values per document in
 // request order) for `request`: by relevance_score (values[0]) highest first, equal scores by

@@ -100,6 +100,62 @@ TEST(HttpCancelTest, ClientLeavingMidStreamCancelsItsWorkerRequestAndFreesItsKvB
   EXPECT_EQ(late.json()["error"]["type"], "timeout_error") << late.body;
 }
 
+// Issue 45: a client that leaves a /v1/embeddings request while the worker runs it cancels the
+// worker call, whose reactor cancels every input's sequence: the worker is idle with its KV free
+// before it could have embedded them all, and the door serves the next request.
+TEST(HttpCancelTest, ClientLeavingAnEmbeddingsRequestCancelsItsSequences) {
+  constexpr int kInputs = 256;
+  constexpr int kTokens = 480;  // stories260K's context is 512
+  testing::GatewayOptions options;
+  options.model = "builtin:stories260K";
+  options.http = true;
+  auto started = testing::GatewayFixture::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  testing::GatewayFixture& gateway = **started;
+  auto before = gateway.WorkerStats(0);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  std::string input = "[";
+  for (int i = 0; i < kInputs; ++i) {
+    input += i ? ",[" : "[";
+    for (int t = 0; t < kTokens; ++t) {
+      input += (t ? "," : "") + std::to_string(1 + (i * 7 + t) % 500);
+    }
+    input += "]";
+  }
+  const std::string body = R"({"input":)" + input + R"(],"pooling":"last"})";
+  using shared::WorkerStat;
+  const auto stat = [](const v1::WorkerStats& s, WorkerStat which) {
+    return shared::ReadWorkerStat(s.values(), which);
+  };
+  bool running = false;
+  {
+    net::io_context io;
+    net::ip::tcp::resolver resolver(io);
+    net::ip::tcp::socket socket(io);
+    auto [host, port] = testing::HostPort(gateway.http_address());
+    net::connect(socket, resolver.resolve(host, port));
+    net::write(socket, net::buffer("POST /v1/embeddings HTTP/1.1\r\nHost: t\r\nContent-Length: " +
+                                   std::to_string(body.size()) + "\r\n\r\n" + body));
+    // Bounded: 2000 polls 5 ms apart, until the worker runs the inputs.
+    for (int polls = 0; polls < 2000 && !running; ++polls) {
+      auto now = gateway.WorkerStats(0);
+      running = now.ok() && stat(*now, WorkerStat::kRunning) + stat(*now, WorkerStat::kWaiting) > 0;
+      if (!running) std::this_thread::sleep_for(milliseconds(5));
+    }
+  }  // the client leaves
+  ASSERT_TRUE(running) << "the worker never ran the embeddings";
+  const shared::Result<v1::WorkerStats> after = gateway.WaitForIdleWorker(0);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(stat(*after, WorkerStat::kRunning) + stat(*after, WorkerStat::kWaiting), 0u);
+  EXPECT_EQ(stat(*after, WorkerStat::kKvPagesUsed), 0u) << "its KV blocks were not freed";
+  EXPECT_LT(stat(*after, WorkerStat::kPrefillTokens) - stat(*before, WorkerStat::kPrefillTokens),
+            static_cast<uint64_t>(kInputs) * kTokens)
+      << "every input was embedded instead of cancelled";
+  const testing::HttpReply next = testing::HttpCall(
+      gateway.http_address(), "POST", "/v1/embeddings", R"({"input":["after"],"pooling":"last"})");
+  EXPECT_EQ(next.status, 200) << next.body;
+}
+
 // Issue 40: every client that leaves is counted as CANCELLED, never as OK (about half were): the
 // streamed ones after their first event and the whole ones while the worker still generates, on
 // the OpenAI and the Anthropic routes.

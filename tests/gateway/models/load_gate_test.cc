@@ -117,6 +117,40 @@ TEST_F(LoadGateTest, DeadlinesAndCancelsEndAWait) {
   EXPECT_EQ(inner_->entered, (std::vector<std::string>{"late"}));
 }
 
+TEST_F(LoadGateTest, WhenOpenWaitsForTheLoadWithoutEnteringTheInnerAdmission) {
+  std::vector<shared::Status> seen;
+  auto record = [&seen](const shared::Status& s) { seen.push_back(s); };
+  const auto t0 = system_clock::now();
+  gate_->WhenOpen(record, system_clock::time_point::max());
+  gate_->WhenOpen(record, t0 + std::chrono::seconds(1));
+  EXPECT_EQ(wanted_, 2) << "a wait asks for the load";
+  EXPECT_EQ(gate_->waiting(), 2u) << "waits count: the model is busy meanwhile";
+  EXPECT_TRUE(seen.empty());
+  gate_->Expire(t0 + std::chrono::seconds(2));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].code(), shared::StatusCode::kDeadlineExceeded);
+  gate_->Open();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_TRUE(seen[1].ok());
+  EXPECT_EQ(gate_->waiting(), 0u);
+  EXPECT_TRUE(inner_->entered.empty()) << "a wait takes no place in the queue";
+  gate_->WhenOpen(record, t0);
+  ASSERT_EQ(seen.size(), 3u) << "an open gate answers inline";
+  EXPECT_TRUE(seen[2].ok());
+  EXPECT_EQ(wanted_, 2);
+}
+
+TEST_F(LoadGateTest, WhenOpenHearsAFailedLoadsReason) {
+  std::vector<shared::Status> seen;
+  gate_->WhenOpen([&seen](const shared::Status& s) { seen.push_back(s); },
+                  system_clock::time_point::max());
+  gate_->Fail(shared::Unavailable("the model `m` could not be loaded: no such file"));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].code(), shared::StatusCode::kUnavailable);
+  EXPECT_EQ(seen[0].message(), "the model `m` could not be loaded: no such file");
+  EXPECT_EQ(gate_->waiting(), 0u);
+}
+
 // A cancel that reaches the gate while Open() hands its waiter over goes to the inner admission
 // after the waiter's Enter there, never before it (where the inner one would not know it yet).
 TEST(LoadGateHandoverTest, AWithdrawDuringOpenFollowsTheEnterInside) {

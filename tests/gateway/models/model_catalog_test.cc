@@ -32,6 +32,16 @@ TEST(ModelCatalogTest, ParsesNameAndPerModelOptions) {
   EXPECT_EQ(e->workers, 3);
   EXPECT_EQ(e->threads, 2);
   EXPECT_EQ(e->kv_memory_mb, 64);
+  EXPECT_EQ(e->chat_template_file, "");
+}
+
+TEST(ModelCatalogTest, TakesAPerModelChatTemplateFile) {
+  shared::Result<CatalogEntry> e =
+      ParseModelFlag("qwen=/m/qwen.gguf,chat-template=/t/qwen2.5.jinja,workers=1");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->id(), "qwen");
+  EXPECT_EQ(e->chat_template_file, "/t/qwen2.5.jinja");
+  EXPECT_EQ(e->workers, 1);
 }
 
 TEST(ModelCatalogTest, AnEqualsSignInAPathIsNoName) {
@@ -49,6 +59,7 @@ TEST(ModelCatalogTest, RejectsBadFlagsNamingTheProblem) {
       {"m.gguf,threads=x", "threads must be an integer"},
       {"m.gguf,color=red", "unknown option `color`"},
       {"m.gguf,workers", "`workers` is not key=value"},
+      {"m.gguf,chat-template=", "chat-template needs a FILE"},
   };
   for (const auto& [flag, why] : cases) {
     shared::Result<CatalogEntry> e = ParseModelFlag(flag);
