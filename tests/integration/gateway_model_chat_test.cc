@@ -3,7 +3,10 @@
 // (both as `chat-template=FILE` options of their --model) and `c` with none (the model has none:
 // ChatML). `b` and `c` are not loaded at start. Each chat door renders with the template of the
 // model the request names, loading that model first; Tokenize and GetModelInfo wait for a load too.
+#include <sys/wait.h>
+
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -11,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/http/http_client.h"
+#include "tests/testing/child_process.h"
 #include "tests/testing/rpc/gateway_fixture.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/shared_data.h"
 
 namespace smallmind {
@@ -182,6 +187,34 @@ TEST_F(GatewayModelChatTest, TokenizeAndGetModelInfoOfAnUnloadedModelWaitForItsL
   EXPECT_EQ(info.workers(), 1u);
   EXPECT_EQ(info.served_model_names(0), "c");
   EXPECT_GT(info.context_length(), 0u);
+}
+
+// A model's chat-template file is read at start: one that cannot be read stops the gateway (its
+// stderr names the model and the file) rather than failing that model's chat requests later; the
+// same flags with the file there start it.
+TEST(GatewayModelChatStartTest, AnUnreadableChatTemplateFileStopsTheStart) {
+  testing::ScopedTempDir runtime("gateway");
+  const std::string file = runtime.File("t.jinja");
+  auto spawn = [&] {
+    return testing::ChildProcess::Spawn(
+        {testing::BinaryPath("smallmind-gateway"), "--port", "0", "--listen-host", "127.0.0.1",
+         "--workers", "1", "--runtime-dir", runtime.path(), "--http-port", "0", "--model",
+         "a=builtin:stories260K,kv-memory-mb=8", "--model",
+         "b=builtin:stories260K,kv-memory-mb=8,chat-template=" + file});
+  };
+  auto missing = spawn();
+  ASSERT_TRUE(missing.ok()) << missing.status().ToString();
+  EXPECT_FALSE((*missing)->WaitForLine("listening on", std::chrono::milliseconds(60000)).ok());
+  const int status = (*missing)->Wait(std::chrono::milliseconds(30000));
+  ASSERT_NE(status, -1) << "the gateway did not exit";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
+
+  std::ofstream(file) << "{{ messages[0].content }}";
+  auto present = spawn();
+  ASSERT_TRUE(present.ok()) << present.status().ToString();
+  EXPECT_TRUE((*present)->WaitForLine("listening on", std::chrono::milliseconds(60000)).ok());
+  const int stopped = (*present)->Terminate(std::chrono::milliseconds(30000));
+  EXPECT_TRUE(WIFEXITED(stopped) && WEXITSTATUS(stopped) == 0) << stopped;
 }
 
 }  // namespace
