@@ -95,16 +95,22 @@ Activations::Activations(const ModelConfig& c, int max_step_tokens, int max_seqs
   SM_CHECK(faulted.ok()) << "activations (" << sizes.bytes() << " bytes): " << faulted.ToString();
   Layout spans(arena.data());
   place(spans);
+  SizeStepIndex(c.encoder);
+  SizeMoeIndex(routed, experts);
+}
+
+// The step's token and attention index vectors, sized once for the largest step.
+void Activations::SizeStepIndex(bool encoder) {
+  const auto n = static_cast<size_t>(max_tokens);
   token_ids.resize(n);
   positions.resize(n);
   // An encoder attends one call per query token (forward_bert.cc).
-  attention.resize(static_cast<size_t>(c.encoder ? std::max(max_seqs, max_tokens) : max_seqs));
+  attention.resize(static_cast<size_t>(encoder ? std::max(max_seqs, max_tokens) : max_seqs));
   // Runs of whole tokens (at most one per token), or when they are fewer than 4 a thread, cut
   // into up to 2 x 4 a thread.
   attention_items.resize(static_cast<size_t>(std::max(max_tokens, 8 * max_threads)));
   attention_items_dealt.resize(attention_items.size());
   logits_row.assign(static_cast<size_t>(max_seqs), -1);
-  SizeMoeIndex(routed, experts);
 }
 
 // The routing's index vectors (the moe_* members), sized once for the largest step.

@@ -104,6 +104,7 @@ struct Activations {
   std::vector<int> logits_row;
 
  private:
+  void SizeStepIndex(bool encoder);
   void SizeMoeIndex(size_t routed, size_t experts);
 };
 
