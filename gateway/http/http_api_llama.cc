@@ -105,6 +105,27 @@ Response TokenizeAnswer(const TokenizeCall& call) {
   return JsonResponse(200, Json{{"tokens", std::move(tokens)}}.dump() + "\n");
 }
 
+// The route of a llama.cpp-style body's optional `model` (absent or null: the default model),
+// as llama-server's router takes it; on a bad one the error to reply (400: not a string, 404:
+// not served).
+std::shared_ptr<ModelRoutes::Route> RouteBodyModel(const std::shared_ptr<RelayEnv>& env,
+                                                   const Json& body, HttpError* error) {
+  std::string model;
+  if (auto v = body.find("model"); v != body.end() && !v->is_null()) {
+    if (!v->is_string()) {
+      *error = MakeError(400, "`model` must be a string", "model");
+      return nullptr;
+    }
+    model = v->get<std::string>();
+  }
+  shared::Result<ModelRoutes::Route> route = RouteModel(env, model);
+  if (!route.ok()) {
+    *error = MakeError(404, route.status().message(), "model", "model_not_found");
+    return nullptr;
+  }
+  return std::make_shared<ModelRoutes::Route>(std::move(route).value());
+}
+
 }  // namespace
 
 void HttpApi::ApplyTemplate(const Request& request, std::shared_ptr<Exchange> exchange) {
@@ -142,18 +163,9 @@ void HttpApi::ApplyTemplate(const Request& request, std::shared_ptr<Exchange> ex
       (name[0] == 'b' ? c->bos_token : c->eos_token) = v->get<std::string>();
     }
   }
-  // `model` (as llama-server's router takes it): that model's template; absent = the default.
-  std::string model;
-  if (const Json* v = get("model")) {
-    if (!v->is_string()) return fail("`model` must be a string", "model");
-    model = v->get<std::string>();
-  }
-  shared::Result<Route> route = RouteModel(env_, model);
-  if (!route.ok()) {
-    return exchange->Reply(
-        reply_error(MakeError(404, route.status().message(), "model", "model_not_found")));
-  }
-  auto held = std::make_shared<Route>(std::move(route).value());
+  // `model`: that model's template; absent = the default.
+  std::shared_ptr<Route> held = RouteBodyModel(env_, *body, &error);
+  if (!held) return exchange->Reply(reply_error(error));
   WithChat(held, TimePoint::max(), exchange, reply_error,
            [c, exchange, reply_error](const std::shared_ptr<const ChatSettings>& s) {
              shared::Result<ChatPrompt> prompt = s->prompter.Render(*c);
@@ -170,20 +182,9 @@ void HttpApi::Tokenize(const Request& request, std::shared_ptr<Exchange> exchang
   std::optional<Json> body = ParseJsonObject(request.body(), &error);
   auto reply_error = [](const HttpError& e) { return JsonResponse(e.status, ErrorBody(e)); };
   if (!body) return exchange->Reply(reply_error(error));
-  // `model` (optional, as llama-server's router takes it): that model's tokenizer, loaded first.
-  std::string model;
-  if (auto v = body->find("model"); v != body->end() && !v->is_null()) {
-    if (!v->is_string()) {
-      return exchange->Reply(reply_error(MakeError(400, "`model` must be a string", "model")));
-    }
-    model = v->get<std::string>();
-  }
-  shared::Result<Route> route = RouteModel(env_, model);
-  if (!route.ok()) {
-    return exchange->Reply(
-        reply_error(MakeError(404, route.status().message(), "model", "model_not_found")));
-  }
-  auto held = std::make_shared<Route>(std::move(route).value());
+  // `model` (optional): that model's tokenizer, loaded first.
+  std::shared_ptr<Route> held = RouteBodyModel(env_, *body, &error);
+  if (!held) return exchange->Reply(reply_error(error));
   auto parsed = std::make_shared<Json>(std::move(body).value());
   WithChat(held, TimePoint::max(), exchange, reply_error,
            [this, held, parsed, exchange, decode,

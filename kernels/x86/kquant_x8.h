@@ -407,7 +407,10 @@ inline void Q6QuarterPair(const Q6_Kx8& blk, const XRow* x, int sb, int h, __m25
 }
 
 // Decode (one token): the four quarters of half h at once, so ql and qh are loaded and unpacked
-// once per step; isum[k][0] as Q6QuarterPair gives it.
+// once per step; isum[k][0] as Q6QuarterPair gives it. On a core whose Add takes any unsigned
+// bytes (VNNI) the quants q (0 .. 63) go in as they are and 32 * (the sub-block's 16 activation
+// quants' sum, from the kQ8K row) comes off before the scale: the same exact integers with 12
+// fewer vector ops a step (no q - 32, no sign / abs pair a quarter).
 template <class Core>
 inline void Q6HalfOneToken(const Q6_Kx8& blk, const XRow& x, int sb, int h, __m256i (*isum)[1]) {
   const int b0 = 8 * sb + 4 * h;
@@ -418,45 +421,28 @@ inline void Q6HalfOneToken(const Q6_Kx8& blk, const XRow& x, int sb, int h, __m2
 #pragma GCC unroll 1
     for (int m = 4 * sub; m < 4 * sub + 4; m++) {
       __m256i w[4];
-      Q6Weights<0>(blk, h, m, &w[0], &w[2]);
-      Q6Weights<1>(blk, h, m, &w[1], &w[3]);
+      if constexpr (Core::kAnyUnsigned) {
+        Q6Quants<0>(blk, h, m, &w[0], &w[2]);
+        Q6Quants<1>(blk, h, m, &w[1], &w[3]);
+      } else {
+        Q6Weights<0>(blk, h, m, &w[0], &w[2]);
+        Q6Weights<1>(blk, h, m, &w[1], &w[3]);
+      }
       for (int k = 0; k < 4; k++) {
-        const __m256i xs = _mm256_sign_epi8(Broadcast4(x.qs + 32 * (b0 + k) + 4 * m), w[k]);
-        acc[k] = Core::Add(acc[k], _mm256_abs_epi8(w[k]), xs);
+        const __m256i xb = Broadcast4(x.qs + 32 * (b0 + k) + 4 * m);
+        if constexpr (Core::kAnyUnsigned) {
+          acc[k] = Core::Add(acc[k], w[k], xb);
+        } else {
+          acc[k] = Core::Add(acc[k], _mm256_abs_epi8(w[k]), _mm256_sign_epi8(xb, w[k]));
+        }
       }
     }
     for (int k = 0; k < 4; k++) {
       const __m256i sc = Core::Factor(Bytes(blk.scales[8 * h + 2 * k + sub]));
+      if constexpr (Core::kAnyUnsigned) {
+        acc[k] = _mm256_sub_epi32(acc[k], _mm256_set1_epi32(32 * x.sum16[2 * (b0 + k) + sub]));
+      }
       isum[k][0] = _mm256_add_epi32(isum[k][0], Core::Scale(acc[k], sc));
-    }
-  }
-}
-
-// Decode on a core whose Add takes any unsigned bytes (VNNI): the quants q (0 .. 63) as they are
-// against the activations, then 32 * (the sub-block's 16 activation quants' sum, from the kQ8K
-// row) taken off before the scale: the exact integers of Q6HalfOneToken with 12 fewer vector ops
-// a step (no q - 32, no sign / abs pair a quarter).
-template <class Core>
-inline void Q6HalfOneTokenUnsigned(const Q6_Kx8& blk, const XRow& x, int sb, int h,
-                                   __m256i (*isum)[1]) {
-  const int b0 = 8 * sb + 4 * h;
-  for (int k = 0; k < 4; k++) isum[k][0] = _mm256_setzero_si256();
-  for (int sub = 0; sub < 2; sub++) {
-    __m256i acc[4];
-    for (int k = 0; k < 4; k++) acc[k] = _mm256_setzero_si256();
-#pragma GCC unroll 1
-    for (int m = 4 * sub; m < 4 * sub + 4; m++) {
-      __m256i q[4];
-      Q6Quants<0>(blk, h, m, &q[0], &q[2]);
-      Q6Quants<1>(blk, h, m, &q[1], &q[3]);
-      for (int k = 0; k < 4; k++) {
-        acc[k] = Core::Add(acc[k], q[k], Broadcast4(x.qs + 32 * (b0 + k) + 4 * m));
-      }
-    }
-    for (int k = 0; k < 4; k++) {
-      const __m256i sc = Core::Factor(Bytes(blk.scales[8 * h + 2 * k + sub]));
-      const __m256i offset = _mm256_set1_epi32(32 * x.sum16[2 * (b0 + k) + sub]);
-      isum[k][0] = _mm256_add_epi32(isum[k][0], Core::Scale(_mm256_sub_epi32(acc[k], offset), sc));
     }
   }
 }
@@ -466,9 +452,7 @@ inline void SuperBlock(const Q6_Kx8& blk, const XRow* x, int sb, __m256* acc) {
   const __m256 d = LoadHalves(blk.d);
   for (int h = 0; h < 2; h++) {
     __m256i isum[4][T];  // by quarter of the half
-    if constexpr (T == 1 && Core::kAnyUnsigned) {
-      Q6HalfOneTokenUnsigned<Core>(blk, x[0], sb, h, isum);
-    } else if constexpr (T == 1) {
+    if constexpr (T == 1) {
       Q6HalfOneToken<Core>(blk, x[0], sb, h, isum);
     } else {  // the unsigned form in these tiles measured 3-7% slower (tokens:128)
       Q6QuarterPair<Core, T, 0>(blk, x, sb, h, isum[0], isum[2]);
