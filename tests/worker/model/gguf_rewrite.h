@@ -50,10 +50,12 @@ inline GgufWriteValue Copy(const GgufValue& v) {
   return GgufWriteValue::Array<int32_t>(n);
 }
 
-// `src` rewritten with `edit` applied to a writer holding its metadata (tensors follow).
+// `src` rewritten with `edit` applied to a writer holding its metadata (tensors follow), without
+// its key `drop_key` and its tensor `drop_tensor` if named.
 inline std::vector<uint8_t> Rewritten(const std::vector<uint8_t>& src,
                                       const std::function<void(GgufWriter&)>& edit,
-                                      const std::string& drop_key = "") {
+                                      const std::string& drop_key = "",
+                                      const std::string& drop_tensor = "") {
   std::unique_ptr<GgufFile> f = Parse(src);
   GgufWriter w;
   for (const GgufKeyValue& kv : f->metadata()) {
@@ -61,6 +63,7 @@ inline std::vector<uint8_t> Rewritten(const std::vector<uint8_t>& src,
   }
   edit(w);
   for (const GgufTensorInfo& t : f->tensors()) {
+    if (t.name == drop_tensor) continue;
     const uint8_t* p = f->TensorData(t);
     w.AddTensor(t.name, t.type, std::span<const int64_t>(t.dims.data(), t.n_dims),
                 std::vector<uint8_t>(p, p + t.n_bytes));
