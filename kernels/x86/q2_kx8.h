@@ -36,18 +36,6 @@ static_assert(sizeof(Q2_Kx8) == kRowGroup * sizeof(BlockQ2_K));
 template <>
 constexpr int kKqPrefetchSupers<Q2_Kx8> = 1;
 
-// The sums of the activation quants xb[0, 16) (*lo) and xb[16, 32) (*hi), exact.
-inline void HalfSums(const int8_t* xb, int* lo, int* hi) {
-  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb));
-  const __m256i pairs = _mm256_maddubs_epi16(_mm256_set1_epi8(1), x);    // int16 pair sums
-  const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));  // lanes 0-3: xb[0, 16)
-  __m128i l = _mm256_castsi256_si128(quads), h = _mm256_extracti128_si256(quads, 1);
-  l = _mm_hadd_epi32(l, l);
-  h = _mm_hadd_epi32(h, h);
-  *lo = _mm_cvtsi128_si32(_mm_hadd_epi32(l, l));
-  *hi = _mm_cvtsi128_si32(_mm_hadd_epi32(h, h));
-}
-
 // One Q2_Kx8 super-block into acc[t] for T tokens.
 template <class Core, int T>
 inline void SuperBlock(const Q2_Kx8& blk, const XRow* x, int sb, __m256* acc) {
@@ -80,8 +68,8 @@ inline void SuperBlock(const Q2_Kx8& blk, const XRow* x, int sb, __m256* acc) {
         const __m256i scaled =
             _mm256_add_epi32(Core::Scale(acc_lo[t], f0), Core::Scale(acc_hi[t], f1));
         isum[t] = _mm256_add_epi32(isum[t], scaled);
-        int lo = 0, hi = 0;
-        HalfSums(x[t].qs + 32 * b, &lo, &hi);
+        // The sub-blocks' activation quant sums, from the kQ8K row (q8_act.h), exact.
+        const int lo = x[t].sum16[2 * b], hi = x[t].sum16[2 * b + 1];
         const __m256i mins = _mm256_add_epi32(_mm256_mullo_epi32(m0, _mm256_set1_epi32(lo)),
                                               _mm256_mullo_epi32(m1, _mm256_set1_epi32(hi)));
         msum[t] = _mm256_add_epi32(msum[t], mins);
