@@ -11,14 +11,12 @@
 // [SEP] after (node-llama-cpp prepends the BOS and appends the EOS/SEP the vocabulary has; the
 // script checks the evaluated length is the ids' + 2), pooled as bert.pooling_type says. The
 // vector is llama.cpp's raw pooled output (llama_get_embeddings_seq), not normalised.
-import {execFileSync} from "node:child_process";
-import {createHash} from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 
 import {LoadNodeLlamaCpp} from "./node_llama_cpp.mjs";
+import {ParseOracleArgs, WithCaseModel} from "./oracle_cases.mjs";
 
 const kHere = path.dirname(fileURLToPath(import.meta.url));
 const kRepo = path.resolve(kHere, "../..");
@@ -40,29 +38,8 @@ const kCases = {
                "{shared}/tokenizer-vectors/ggml-vocab-bert-bge.gguf"]},
 };
 
-function ParseArgs(argv) {
-  const args = {build: path.join(kRepo, "build"), shared: path.join(kRepo, "../shared"),
-                threads: 1, cases: []};
-  for (let i = 0; i < argv.length; i++) {
-    const key = argv[i];
-    if (["--build", "--shared", "--threads"].includes(key)) {
-      args[key.slice(2)] = key === "--threads" ? Number(argv[++i]) : argv[++i];
-    } else if (kCases[key]) {
-      args.cases.push(key);
-    } else {
-      throw new Error(`unknown case or argument ${key} (cases: ${Object.keys(kCases).join(", ")})`);
-    }
-  }
-  if (args.cases.length === 0) args.cases = Object.keys(kCases);
-  return args;
-}
-
 async function RunCase(nlc, llama, name, spec, args) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "embed-oracle-"));
-  try {
-    const file = path.join(dir, `${name}.gguf`);
-    const flags = spec.modelgen.map((f) => f.replace("{shared}", args.shared));
-    execFileSync(path.join(args.build, "bin/smallmind-modelgen"), [...flags, "-o", file]);
+  return WithCaseModel(name, spec, args, async (file) => {
     const model = await llama.loadModel({modelPath: file, gpuLayers: 0, useMmap: true});
     const context = await model.createEmbeddingContext({threads: args.threads});
     const inputs = [];
@@ -78,14 +55,11 @@ async function RunCase(nlc, llama, name, spec, args) {
     }
     await context.dispose();
     await model.dispose();
-    const sha256 = createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-    return {case: name, modelgen: spec.modelgen, sha256, inputs};
-  } finally {
-    fs.rmSync(dir, {recursive: true, force: true});
-  }
+    return {inputs};
+  });
 }
 
-const args = ParseArgs(process.argv.slice(2));
+const args = ParseOracleArgs(process.argv.slice(2), kCases, kRepo);
 const {module: nlc, version} = await LoadNodeLlamaCpp();
 const llama = await nlc.getLlama({gpu: false, build: "never", logLevel: "error",
                                   maxThreads: args.threads});

@@ -14,14 +14,12 @@
 // checks node-llama-cpp evaluates as many. rank() returns sigmoid(score) for a bert model, score
 // being the classification head's first value (llama_get_embeddings_seq); the file keeps both
 // the sigmoid and the logit ln(p / (1 - p)) recovered from it in float64.
-import {execFileSync} from "node:child_process";
-import {createHash} from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 
 import {LoadNodeLlamaCpp} from "./node_llama_cpp.mjs";
+import {ParseOracleArgs, WithCaseModel} from "./oracle_cases.mjs";
 
 const kHere = path.dirname(fileURLToPath(import.meta.url));
 const kRepo = path.resolve(kHere, "../..");
@@ -41,22 +39,6 @@ const kCases = {
   "bert-tiny-rerank-q8_0": {modelgen: ["--bert", "bert-tiny-rerank", "--type", "q8_0"]},
 };
 
-function ParseArgs(argv) {
-  const args = {build: path.join(kRepo, "build"), threads: 1, cases: []};
-  for (let i = 0; i < argv.length; i++) {
-    const key = argv[i];
-    if (["--build", "--threads"].includes(key)) {
-      args[key.slice(2)] = key === "--threads" ? Number(argv[++i]) : argv[++i];
-    } else if (kCases[key]) {
-      args.cases.push(key);
-    } else {
-      throw new Error(`unknown case or argument ${key} (cases: ${Object.keys(kCases).join(", ")})`);
-    }
-  }
-  if (args.cases.length === 0) args.cases = Object.keys(kCases);
-  return args;
-}
-
 // The pair's ids as node-llama-cpp's _getEvaluationInput joins them (no rerank template).
 function PairIds(model, query, doc) {
   const t = model.tokens;
@@ -67,10 +49,7 @@ function PairIds(model, query, doc) {
 }
 
 async function RunCase(llama, name, spec, args) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rerank-oracle-"));
-  try {
-    const file = path.join(dir, `${name}.gguf`);
-    execFileSync(path.join(args.build, "bin/smallmind-modelgen"), [...spec.modelgen, "-o", file]);
+  return WithCaseModel(name, spec, args, async (file) => {
     const model = await llama.loadModel({modelPath: file, gpuLayers: 0, useMmap: true});
     const context = await model.createRankingContext({threads: args.threads});
     const pairs = [];
@@ -86,14 +65,11 @@ async function RunCase(llama, name, spec, args) {
     }
     await context.dispose();
     await model.dispose();
-    const sha256 = createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-    return {case: name, modelgen: spec.modelgen, sha256, query: kQuery, pairs};
-  } finally {
-    fs.rmSync(dir, {recursive: true, force: true});
-  }
+    return {query: kQuery, pairs};
+  });
 }
 
-const args = ParseArgs(process.argv.slice(2));
+const args = ParseOracleArgs(process.argv.slice(2), kCases, kRepo);
 const {module: nlc, version} = await LoadNodeLlamaCpp();
 const llama = await nlc.getLlama({gpu: false, build: "never", logLevel: "error",
                                   maxThreads: args.threads});
